@@ -26,13 +26,15 @@ test-go: native peers
 
 ## fuzz: each fuzz target for FUZZTIME (default 30s)
 FUZZTIME ?= 30s
+FUZZ_PKGS ?= ./codec/ ./logfmt/
 fuzz:
-	@for t in $$($(GO) test -list 'Fuzz.*' ./codec/ | grep ^Fuzz); do \
-		echo "== codec $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) ./codec/ || exit 1; done
+	@for p in $(FUZZ_PKGS); do for t in $$($(GO) test -list 'Fuzz.*' $$p | grep ^Fuzz); do \
+		echo "== $$p $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -parallel 1 $$p || exit 1; done; done
 
 ## bench: the Go benchmarks whose figures are in docs/BENCHMARKS.md
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./codec/
+	$(GO) test -run '^$$' -bench . -benchmem $(BENCH_PKGS)
+BENCH_PKGS ?= ./codec/ ./logfmt/
 
 clean:
 	rm -rf $(BIN)
