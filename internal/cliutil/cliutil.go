@@ -1,0 +1,133 @@
+// Package cliutil holds what every vrlog command shares: exit codes, the
+// error type that carries one, TTY detection, and the runner the binaries'
+// mains call.
+package cliutil
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+)
+
+// Exit codes, the same for every vrlog command (documented in the README and
+// in each command's --help).
+const (
+	ExitOK          = 0 // success
+	ExitCheckFailed = 1 // the command ran, and a check failed (analyze threshold, verify found damage)
+	ExitUsage       = 2 // bad flags or arguments, unreadable or invalid input
+	ExitRuntime     = 3 // a failure while running (transport error, disk full)
+)
+
+// ExitCodesHelp is appended to commands' descriptions.
+const ExitCodesHelp = `EXIT CODES:
+   0  success
+   1  a check failed (analyze: a threshold was crossed; verify: damage found)
+   2  usage or input error (bad flags, unreadable, corrupt or foreign file)
+   3  runtime failure (transport error, disk full, interrupted I/O)`
+
+// Error is an error with an exit code.
+type Error struct {
+	Code int
+	Err  error
+}
+
+func (e *Error) Error() string { return e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+// Usage wraps err with ExitUsage.
+func Usage(format string, args ...any) error {
+	return &Error{Code: ExitUsage, Err: fmt.Errorf(format, args...)}
+}
+
+// Input marks err as an input error (ExitUsage).
+func Input(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &Error{Code: ExitUsage, Err: err}
+}
+
+// Runtime marks err as a runtime failure (ExitRuntime).
+func Runtime(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &Error{Code: ExitRuntime, Err: err}
+}
+
+// CheckFailed marks err as a failed check (ExitCheckFailed).
+func CheckFailed(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &Error{Code: ExitCheckFailed, Err: err}
+}
+
+// Code is the exit code for err: 0 for nil, the carried code for *Error,
+// ExitUsage for flag-parsing errors, ExitRuntime otherwise.
+func Code(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	var ec cli.ExitCoder
+	if errors.As(err, &ec) {
+		return ec.ExitCode()
+	}
+	return ExitRuntime
+}
+
+// IsTerminal reports whether w is a terminal (live status lines, progress
+// bars and keyboard control only then).
+func IsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// Version is set at build time with -ldflags "-X .../cliutil.Version=...".
+var Version = "dev"
+
+// Run runs app with args and exits with the code its error maps to, printing
+// the error to stderr. Usage errors from flag parsing also exit 2.
+func Run(app *cli.App, args []string) {
+	app.Version = Version
+	app.ExitErrHandler = func(*cli.Context, error) {} // we exit below, once
+	app.OnUsageError = usageError
+	for _, c := range app.Commands {
+		if c.OnUsageError == nil {
+			c.OnUsageError = usageError
+		}
+	}
+	err := app.Run(args)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", app.Name, err)
+	}
+	os.Exit(Code(err))
+}
+
+func usageError(_ *cli.Context, err error, _ bool) error {
+	return &Error{Code: ExitUsage, Err: fmt.Errorf("%w (see --help)", err)}
+}
+
+// Single wraps one command as a whole app (the design card's standalone
+// binaries: record, replay, analyze).
+func Single(c *cli.Command) *cli.App {
+	return &cli.App{
+		Name:            c.Name,
+		Usage:           c.Usage,
+		UsageText:       c.UsageText,
+		Description:     c.Description,
+		ArgsUsage:       c.ArgsUsage,
+		Flags:           c.Flags,
+		Action:          c.Action,
+		Before:          c.Before,
+		HideHelpCommand: true,
+	}
+}

@@ -1,0 +1,214 @@
+package sampler
+
+import (
+	"math"
+	"math/rand/v2"
+	"sort"
+	"testing"
+)
+
+const ms = int64(1e6)
+
+// feed adds samples at a 40 ms period with the given seqs and capture times.
+func feed(s *Stream, seqs []uint64, ts []int64) []Event {
+	var evs []Event
+	for i := range seqs {
+		evs = append(evs, s.Add(Sample{Seq: seqs[i], TNs: ts[i], RecvWallNs: ts[i] + 2*ms}))
+	}
+	return evs
+}
+
+func TestStreamSkipsRestartsOutages(t *testing.T) {
+	s := NewStream(Config{})
+	t0 := int64(1_700_000_000_000_000_000)
+	var seqs []uint64
+	var ts []int64
+	// 0..145 at 25 Hz with 312 missing (1 skipped) and 200..202 missing (3).
+	for i := uint64(0); i <= 145; i++ {
+		if i == 12 || i >= 100 && i <= 102 {
+			continue
+		}
+		seqs, ts = append(seqs, i), append(ts, t0+int64(i)*40*ms)
+	}
+	// Outage: the simulator restarts 15.93 s later, seq back to 0.
+	restartAt := ts[len(ts)-1] + 15_930*ms
+	for i := uint64(0); i < 50; i++ {
+		seqs, ts = append(seqs, i), append(ts, restartAt+int64(i)*40*ms)
+	}
+	evs := feed(s, seqs, ts)
+	sum := s.Summary()
+	if sum.Skipped != 4 || sum.SkipEvents != 2 {
+		t.Fatalf("skipped %d in %d gaps, want 4 in 2", sum.Skipped, sum.SkipEvents)
+	}
+	if sum.Skips[0].LastSeq != 11 || sum.Skips[0].Seq != 13 || sum.Skips[1].Skipped != 3 {
+		t.Fatalf("skips %+v", sum.Skips)
+	}
+	if sum.RestartCount != 1 || sum.Restarts[0].LastSeq != 145 || sum.Restarts[0].Seq != 0 ||
+		sum.Restarts[0].AfterTNs-sum.Restarts[0].BeforeTNs != 15_930*ms {
+		t.Fatalf("restarts %+v", sum.Restarts)
+	}
+	// Outages: the 160 ms gap of 3 skipped samples (4× nominal) and the restart.
+	if len(sum.Outages) != 2 || sum.Outages[0].Len() != 160*ms || !sum.Outages[1].Restart || sum.Outages[1].Len() != 15_930*ms {
+		t.Fatalf("outages %+v", sum.Outages)
+	}
+	if d := sum.NominalPeriodNs - 40*ms; d < -40*ms/64 || d > 40*ms/64 {
+		t.Fatalf("nominal %d", sum.NominalPeriodNs)
+	}
+	if evs[12].Kind != Skip || evs[12].Skipped != 1 || evs[12].DtNs != 80*ms {
+		t.Fatalf("event at the first skip: %+v", evs[12])
+	}
+	// A skip of 3 is a 160 ms gap: 4× nominal, an outage by the default factor.
+	var live int
+	for _, e := range evs {
+		if e.Outage {
+			live++
+		}
+	}
+	if live != 2 {
+		t.Fatalf("live outage events %d, want 2 (the 160 ms gap and the restart)", live)
+	}
+	if sum.Duplicates != 0 || sum.Reorders != 0 {
+		t.Fatalf("dups %d reorders %d", sum.Duplicates, sum.Reorders)
+	}
+	if p50 := s.Latency.Quantile(0.5); p50 < 2*ms*63/64 || p50 > 2*ms*65/64 {
+		t.Fatalf("latency p50 %d", p50)
+	}
+}
+
+func TestStreamDuplicateAndReorder(t *testing.T) {
+	s := NewStream(Config{})
+	evs := feed(s, []uint64{1, 2, 2, 4, 3, 5}, []int64{10, 20, 20, 40, 30, 50})
+	want := []Kind{First, Next, Duplicate, Skip, Reorder, Next}
+	for i, e := range evs {
+		if e.Kind != want[i] {
+			t.Fatalf("sample %d: %v, want %v", i, e.Kind, want[i])
+		}
+	}
+	sum := s.Summary()
+	// seq 3 arrived late: it was counted in the skip at 4, and its late
+	// arrival is a reorder (the analyzer reports both).
+	if sum.Duplicates != 1 || sum.Reorders != 1 || sum.Skipped != 1 || sum.RestartCount != 0 {
+		t.Fatalf("%+v", sum)
+	}
+}
+
+func TestPublisherChangeIsRestart(t *testing.T) {
+	s := NewStream(Config{})
+	s.Add(Sample{Seq: 7, TNs: 100, Publisher: "a"})
+	if e := s.Add(Sample{Seq: 7, TNs: 50, Publisher: "b"}); e.Kind != Restart {
+		t.Fatalf("new publisher with seq back: %v", e.Kind)
+	}
+}
+
+func TestHistogramAccuracy(t *testing.T) {
+	var h Histogram
+	r := rand.New(rand.NewPCG(1, 2))
+	vals := make([]int64, 100_000)
+	for i := range vals {
+		vals[i] = int64(r.ExpFloat64()*40e6) - 5e6
+		h.Add(vals[i])
+	}
+	sort.Slice(vals, func(i, j int) bool { return vals[i] < vals[j] })
+	for _, q := range []float64{0.01, 0.1, 0.5, 0.9, 0.99, 0.999} {
+		exact := vals[int(math.Ceil(q*float64(len(vals))))-1]
+		got := h.Quantile(q)
+		if d := math.Abs(float64(got - exact)); d > math.Abs(float64(exact))/64+1 {
+			t.Errorf("q%.3f: %d, exact %d", q, got, exact)
+		}
+	}
+	if h.Quantile(0) != vals[0] || h.Quantile(1) != vals[len(vals)-1] || h.Min() != vals[0] {
+		t.Fatal("min/max must be exact")
+	}
+	var n uint64
+	h.Buckets(func(lo, hi int64, c uint64) {
+		if lo > hi {
+			t.Fatalf("bucket [%d,%d]", lo, hi)
+		}
+		n += c
+	})
+	if n != h.Count() {
+		t.Fatalf("buckets hold %d of %d", n, h.Count())
+	}
+	var e Histogram
+	e.Add(math.MinInt64)
+	e.Add(math.MaxInt64)
+	if e.Quantile(0.5) != math.MinInt64 || e.Quantile(1) != math.MaxInt64 || e.Quantile(0.99) < math.MaxInt64/64*63 {
+		t.Fatalf("extremes: %d %d", e.Quantile(0.5), e.Quantile(0.99))
+	}
+	var m Histogram
+	m.Merge(&h)
+	m.Merge(&e)
+	if m.Count() != h.Count()+2 || m.Min() != math.MinInt64 {
+		t.Fatal("merge")
+	}
+}
+
+func TestLag(t *testing.T) {
+	states := []int64{0, 40, 80, 120}
+	frames := []int64{-5, 12, 39, 45, 80, 200}
+	l := Lag(states, frames, LagConfig{ToleranceNs: 30})
+	if l.Frames != 6 || l.Unpaired != 1 {
+		t.Fatalf("%+v", l)
+	}
+	// latest lags: 12, 39, 5, 0, 80 → rejected 39 and 80
+	if l.Rejected != 2 || l.Latest.Max() != 80 || l.Latest.Min() != 0 {
+		t.Fatalf("rejected %d, latest [%d,%d]", l.Rejected, l.Latest.Min(), l.Latest.Max())
+	}
+	// nearest: -5 (to 0), 12, -1 (to 40), 5, 0, 80
+	if l.Nearest.Min() != -5 || l.Nearest.Count() != 6 {
+		t.Fatalf("nearest min %d", l.Nearest.Min())
+	}
+	if f := l.RejectedFraction(); f != 0.4 {
+		t.Fatalf("fraction %v", f)
+	}
+}
+
+func TestEstimateClock(t *testing.T) {
+	// seeds/002: offset -2000 ns, RTT 104000 ns.
+	p := Probe{1_000_000_000, 1_000_050_000, 1_000_051_000, 1_000_105_000}
+	if p.Offset() != -2000 || p.RTT() != 104_000 {
+		t.Fatal(p.Offset(), p.RTT())
+	}
+	// A remote clock 3 ms ahead and drifting 20 ppm; half the probes queued.
+	var probes []Probe
+	for i := range 40 {
+		t1 := int64(i) * 1e9
+		off := int64(3e6) + t1*20/1e6
+		q := int64(50_000)
+		if i%2 == 1 {
+			q = 5_000_000 // queued on the way out: skews the offset
+		}
+		probes = append(probes, Probe{T1: t1, T2: t1 + q + off, T3: t1 + q + off + 1000, T4: t1 + q + 1000 + 50_000})
+	}
+	est := EstimateClock(probes)
+	if est.Used != 20 || est.RTTNs != 100_000 {
+		t.Fatalf("%+v", est)
+	}
+	wantOff := int64(3e6) + 19e9*20/1e6 // mean over the even probes, t1 = 0, 2, …, 38 s
+	if d := est.OffsetNs - wantOff; d < -1000 || d > 1000 {
+		t.Fatalf("offset %d, want %d", est.OffsetNs, wantOff)
+	}
+	if !est.DriftValid || math.Abs(est.DriftPPM-20) > 0.01 {
+		t.Fatalf("drift %v %v", est.DriftPPM, est.DriftValid)
+	}
+	if e := EstimateClock(nil); e.Used != 0 {
+		t.Fatal("empty")
+	}
+}
+
+func BenchmarkStreamAdd(b *testing.B) {
+	s := NewStream(Config{})
+	t0 := int64(1_700_000_000_000_000_000)
+	r := rand.New(rand.NewPCG(3, 4))
+	var i uint64
+	b.ReportAllocs()
+	for b.Loop() {
+		i++
+		if r.IntN(1000) == 0 {
+			i++
+		}
+		ts := t0 + int64(i)*ms + int64(r.IntN(50_000))
+		s.Add(Sample{Seq: i, TNs: ts, RecvWallNs: ts + 300_000, RecvMonoNs: ts})
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds()/1e6, "Msamples/s")
+}

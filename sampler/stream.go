@@ -1,0 +1,278 @@
+package sampler
+
+import (
+	"container/heap"
+	"slices"
+)
+
+// Sample is what the bookkeeping needs of one received sample.
+type Sample struct {
+	Seq        uint64
+	TNs        int64  // capture stamp (simulator clock)
+	RecvWallNs int64  // receive stamp, recorder wall clock (0: unknown)
+	RecvMonoNs int64  // receive stamp, recorder monotonic clock (0: unknown)
+	Publisher  string // publisher identity ("" unknown); a change with seq going back is a restart
+}
+
+// Kind classifies a sample against the one before it.
+type Kind uint8
+
+const (
+	First     Kind = iota // the stream's first sample
+	Next                  // seq = last+1
+	Skip                  // seq > last+1: samples in between never arrived
+	Duplicate             // seq = last
+	Reorder               // seq < last and captured earlier: arrived out of order
+	Restart               // seq < last and captured later (or a new publisher): publisher restart
+)
+
+func (k Kind) String() string {
+	return [...]string{"first", "next", "skip", "duplicate", "reorder", "restart"}[k]
+}
+
+// Event is what Add learned from one sample.
+type Event struct {
+	Kind    Kind
+	Skipped uint64 // samples missing before this one (Kind Skip)
+	DtNs    int64  // capture-time gap to the previous in-order sample
+	Outage  bool   // DtNs is above the outage threshold as known so far
+}
+
+// Config tunes a Stream. The zero value is usable.
+type Config struct {
+	// OutageFactor: a capture gap above OutageFactor × the nominal period is
+	// an outage. Default 3.
+	OutageFactor float64
+	// NominalPeriodNs: the expected interval; 0 learns it as the median
+	// interval of the stream.
+	NominalPeriodNs int64
+	// MaxEvents caps each kept event list (skips, restarts, reorders) and the
+	// outage candidates; counts go on past it. Default 1000.
+	MaxEvents int
+}
+
+func (c Config) withDefaults() Config {
+	if c.OutageFactor <= 0 {
+		c.OutageFactor = 3
+	}
+	if c.MaxEvents <= 0 {
+		c.MaxEvents = 1000
+	}
+	return c
+}
+
+// SkipEvent is one gap in seq.
+type SkipEvent struct {
+	LastSeq, Seq uint64
+	Skipped      uint64
+	PrevTNs, TNs int64 // capture stamps on either side of the gap
+}
+
+// RestartEvent is one publisher restart: the last sample of the old run and
+// the first of the new.
+type RestartEvent struct {
+	LastSeq, Seq    uint64
+	BeforeTNs       int64
+	AfterTNs        int64
+	PublisherChange bool
+}
+
+// ReorderEvent is one sample that arrived after a later one.
+type ReorderEvent struct {
+	LastSeq, Seq uint64
+	TNs          int64
+}
+
+// Gap is a capture-time interval between consecutive in-order samples.
+type Gap struct {
+	FromTNs, ToTNs int64
+	Restart        bool // the sample after the gap started a new publisher run
+}
+
+// Len is the gap's duration in ns.
+func (g Gap) Len() int64 { return g.ToTNs - g.FromTNs }
+
+// Stream accounts for one channel's samples, in arrival order.
+type Stream struct {
+	cfg     Config
+	n       uint64
+	last    Sample // last in-order sample
+	first   Sample
+	minTNs  int64
+	maxTNs  int64
+	skipped uint64
+	nSkips  uint64
+	dups    uint64
+	reorder uint64
+
+	skips    []SkipEvent
+	restarts []RestartEvent
+	nRestart uint64
+	reorders []ReorderEvent
+	gaps     gapHeap // the largest gaps, for outages
+	median   int64   // cached median interval, refreshed as the stream grows
+
+	Dt      Histogram // capture-time intervals between in-order samples (ns)
+	RecvDt  Histogram // receive-time intervals (monotonic, ns)
+	Latency Histogram // RecvWallNs - TNs (ns): transport latency plus clock offset
+}
+
+// NewStream returns an empty Stream.
+func NewStream(cfg Config) *Stream { return &Stream{cfg: cfg.withDefaults()} }
+
+// Add accounts for x, the next sample to arrive.
+func (s *Stream) Add(x Sample) Event {
+	s.n++
+	if x.RecvWallNs != 0 {
+		s.Latency.Add(x.RecvWallNs - x.TNs)
+	}
+	if s.n == 1 {
+		s.first, s.last, s.minTNs, s.maxTNs = x, x, x.TNs, x.TNs
+		return Event{Kind: First}
+	}
+	s.minTNs, s.maxTNs = min(s.minTNs, x.TNs), max(s.maxTNs, x.TNs)
+	if x.RecvMonoNs != 0 && s.last.RecvMonoNs != 0 {
+		s.RecvDt.Add(x.RecvMonoNs - s.last.RecvMonoNs)
+	}
+	ev := Event{Kind: Next}
+	last := s.last
+	newPub := x.Publisher != "" && last.Publisher != "" && x.Publisher != last.Publisher
+	switch {
+	case x.Seq == last.Seq && !newPub:
+		s.dups++
+		return Event{Kind: Duplicate}
+	case x.Seq <= last.Seq && x.TNs < last.TNs && !newPub:
+		s.reorder++
+		if len(s.reorders) < s.cfg.MaxEvents {
+			s.reorders = append(s.reorders, ReorderEvent{LastSeq: last.Seq, Seq: x.Seq, TNs: x.TNs})
+		}
+		return Event{Kind: Reorder}
+	case x.Seq <= last.Seq:
+		ev.Kind = Restart
+		s.nRestart++
+		if len(s.restarts) < s.cfg.MaxEvents {
+			s.restarts = append(s.restarts, RestartEvent{LastSeq: last.Seq, Seq: x.Seq, BeforeTNs: last.TNs, AfterTNs: x.TNs, PublisherChange: newPub})
+		}
+	case x.Seq > last.Seq+1:
+		ev.Kind, ev.Skipped = Skip, x.Seq-last.Seq-1
+		s.skipped += ev.Skipped
+		s.nSkips++
+		if len(s.skips) < s.cfg.MaxEvents {
+			s.skips = append(s.skips, SkipEvent{LastSeq: last.Seq, Seq: x.Seq, Skipped: ev.Skipped, PrevTNs: last.TNs, TNs: x.TNs})
+		}
+	}
+	ev.DtNs = x.TNs - last.TNs
+	s.Dt.Add(ev.DtNs)
+	if nominal := s.nominal(); nominal > 0 && float64(ev.DtNs) > s.cfg.OutageFactor*float64(nominal) {
+		ev.Outage = true
+	}
+	s.gaps.offer(Gap{FromTNs: last.TNs, ToTNs: x.TNs, Restart: ev.Kind == Restart}, s.cfg.MaxEvents)
+	s.last = x
+	return ev
+}
+
+// nominal is the configured period or the median interval so far (after a
+// few intervals).
+func (s *Stream) nominal() int64 {
+	if s.cfg.NominalPeriodNs > 0 {
+		return s.cfg.NominalPeriodNs
+	}
+	n := s.Dt.Count()
+	if n < 4 {
+		return 0
+	}
+	// A quantile walks the buckets: refresh the cache while the stream is
+	// young (every interval up to 64, then at powers of two and every 4096).
+	if n <= 64 || n&(n-1) == 0 || n%4096 == 0 {
+		s.median = s.Dt.Quantile(0.5)
+	}
+	return s.median
+}
+
+// Summary is a Stream's totals.
+type Summary struct {
+	Count           uint64
+	FirstTNs        int64 // first sample to arrive
+	LastTNs         int64 // last in-order sample
+	MinTNs, MaxTNs  int64
+	FirstSeq        uint64
+	LastSeq         uint64
+	Skipped         uint64 // samples that never arrived (publisher-side or transport loss)
+	SkipEvents      uint64 // gaps in seq
+	Skips           []SkipEvent
+	Restarts        []RestartEvent
+	RestartCount    uint64
+	Duplicates      uint64
+	Reorders        uint64
+	ReorderEvents   []ReorderEvent
+	NominalPeriodNs int64
+	Outages         []Gap // gaps above OutageFactor × nominal, in time order
+}
+
+// RateHz is (count-1) over the capture span; 0 with fewer than 2 samples.
+func (s Summary) RateHz() float64 {
+	if s.Count < 2 || s.MaxTNs <= s.MinTNs {
+		return 0
+	}
+	return float64(s.Count-1) / (float64(s.MaxTNs-s.MinTNs) / 1e9)
+}
+
+// Summary returns the totals so far; the Stream can go on.
+func (s *Stream) Summary() Summary {
+	sum := Summary{
+		Count: s.n, FirstTNs: s.first.TNs, LastTNs: s.last.TNs, MinTNs: s.minTNs, MaxTNs: s.maxTNs,
+		FirstSeq: s.first.Seq, LastSeq: s.last.Seq,
+		Skipped: s.skipped, SkipEvents: s.nSkips, Skips: slices.Clone(s.skips),
+		Restarts: slices.Clone(s.restarts), RestartCount: s.nRestart,
+		Duplicates: s.dups, Reorders: s.reorder, ReorderEvents: slices.Clone(s.reorders),
+	}
+	if s.cfg.NominalPeriodNs > 0 {
+		sum.NominalPeriodNs = s.cfg.NominalPeriodNs
+	} else if s.Dt.Count() >= 4 {
+		sum.NominalPeriodNs = s.Dt.Quantile(0.5)
+	}
+	if sum.NominalPeriodNs > 0 {
+		limit := s.cfg.OutageFactor * float64(sum.NominalPeriodNs)
+		for _, g := range s.gaps {
+			if float64(g.Len()) > limit {
+				sum.Outages = append(sum.Outages, g)
+			}
+		}
+		slices.SortFunc(sum.Outages, func(a, b Gap) int { return cmpInt(a.FromTNs, b.FromTNs) })
+	}
+	return sum
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// gapHeap keeps the largest gaps seen (a min-heap by length), so outages can
+// be judged against the final nominal period with bounded memory.
+type gapHeap []Gap
+
+func (h gapHeap) Len() int           { return len(h) }
+func (h gapHeap) Less(i, j int) bool { return h[i].Len() < h[j].Len() }
+func (h gapHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *gapHeap) Push(x any)        { *h = append(*h, x.(Gap)) }
+func (h *gapHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+func (h *gapHeap) offer(g Gap, capacity int) {
+	if len(*h) < capacity {
+		heap.Push(h, g)
+	} else if g.Len() > (*h)[0].Len() {
+		(*h)[0] = g
+		heap.Fix(h, 0)
+	}
+}
