@@ -1,0 +1,435 @@
+package logfmt
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+)
+
+// Record flags in the record metadata stream.
+const (
+	rfStamp   = 1 << 0 // capture delta and seq delta follow
+	rfPubID   = 1 << 1 // publisher id follows (uvarint length + bytes)
+	rfPubSame = 1 << 2 // publisher id equals the previous one of this group
+	rfPubSN   = 1 << 3 // publisher sequence number delta follows
+	rfHeader  = 1 << 4 // header length follows
+	rfKnown   = rfStamp | rfPubID | rfPubSame | rfPubSN | rfHeader
+)
+
+// groupBuf is one channel's payload block inside the open chunk (writer
+// side): raw header+payload bytes and the statistics that go into the
+// chunk's group directory.
+type groupBuf struct {
+	ch      uint16
+	comp    Compression
+	raw     []byte
+	stored  []byte // compression output, reused
+	out     []byte // what is written: raw or stored
+	outKind CompressionKind
+	crc     uint32
+	n       uint32
+	hasCap  bool
+	first   [3]int64 // mono, wall, capture
+	last    [3]int64
+	prevSeq uint64
+	prevSN  uint64
+	prevPub []byte
+	havePub bool
+}
+
+func (g *groupBuf) reset(ch uint16, comp Compression) {
+	*g = groupBuf{ch: ch, comp: comp, raw: g.raw[:0], stored: g.stored[:0], prevPub: g.prevPub[:0]}
+}
+
+// chunkBuilder is the open chunk (writer side).
+type chunkBuilder struct {
+	meta     []byte
+	groups   []*groupBuf
+	ng       int
+	n        uint32
+	minMono  int64
+	maxMono  int64
+	minWall  int64
+	maxWall  int64
+	sorted   bool
+	prevMono int64
+	prevOff  int64
+	raw      int
+}
+
+func (b *chunkBuilder) reset() {
+	b.meta = b.meta[:0]
+	b.ng = 0
+	b.n = 0
+	b.sorted = true
+	b.prevMono, b.prevOff = 0, 0
+	b.raw = 0
+}
+
+func (b *chunkBuilder) addGroup(ch uint16, comp Compression) int {
+	if b.ng == len(b.groups) {
+		b.groups = append(b.groups, &groupBuf{})
+	}
+	b.groups[b.ng].reset(ch, comp)
+	b.ng++
+	return b.ng - 1
+}
+
+// add appends one record to group gi. The caller has validated sizes.
+func (b *chunkBuilder) add(gi int, r *Record) {
+	g := b.groups[gi]
+	m := b.meta
+	start := len(m)
+	m = binary.AppendUvarint(m, uint64(gi))
+	fpos := len(m)
+	m = append(m, 0)
+	m = binary.AppendVarint(m, r.RecvMonoNs-b.prevMono)
+	off := r.RecvWallNs - r.RecvMonoNs
+	m = binary.AppendVarint(m, off-b.prevOff)
+	var flags byte
+	if r.HasStamp {
+		flags |= rfStamp
+		m = binary.AppendVarint(m, r.CaptureNs-r.RecvWallNs)
+		m = binary.AppendVarint(m, int64(r.Seq-(g.prevSeq+1)))
+		g.prevSeq = r.Seq
+		if !g.hasCap {
+			g.hasCap = true
+			g.first[2] = r.CaptureNs
+		}
+		g.last[2] = r.CaptureNs
+	}
+	if len(r.PublisherID) > 0 {
+		if g.havePub && bytes.Equal(g.prevPub, r.PublisherID) {
+			flags |= rfPubSame
+		} else {
+			flags |= rfPubID
+			m = binary.AppendUvarint(m, uint64(len(r.PublisherID)))
+			m = append(m, r.PublisherID...)
+			g.prevPub = append(g.prevPub[:0], r.PublisherID...)
+			g.havePub = true
+		}
+	}
+	if r.HasPubSN {
+		flags |= rfPubSN
+		m = binary.AppendVarint(m, int64(r.PublisherSN-(g.prevSN+1)))
+		g.prevSN = r.PublisherSN
+	}
+	if len(r.Header) > 0 {
+		flags |= rfHeader
+		m = binary.AppendUvarint(m, uint64(len(r.Header)))
+		g.raw = append(g.raw, r.Header...)
+	}
+	m = binary.AppendUvarint(m, uint64(len(r.Payload)))
+	g.raw = append(g.raw, r.Payload...)
+	m[fpos] = flags
+	b.meta = m
+
+	if b.n == 0 {
+		b.minMono, b.maxMono, b.minWall, b.maxWall = r.RecvMonoNs, r.RecvMonoNs, r.RecvWallNs, r.RecvWallNs
+	} else {
+		if r.RecvMonoNs < b.prevMono {
+			b.sorted = false
+		}
+		b.minMono = min(b.minMono, r.RecvMonoNs)
+		b.maxMono = max(b.maxMono, r.RecvMonoNs)
+		b.minWall = min(b.minWall, r.RecvWallNs)
+		b.maxWall = max(b.maxWall, r.RecvWallNs)
+	}
+	if g.n == 0 {
+		g.first[0], g.first[1] = r.RecvMonoNs, r.RecvWallNs
+	}
+	g.last[0], g.last[1] = r.RecvMonoNs, r.RecvWallNs
+	g.n++
+	b.n++
+	b.prevMono, b.prevOff = r.RecvMonoNs, off
+	b.raw += len(m) - start + len(r.Header) + len(r.Payload)
+}
+
+// appendChunkMetaPrefix appends the fixed chunk prefix and the group
+// directory (everything of the meta section before the stored record
+// metadata).
+func (b *chunkBuilder) appendPrefix(dst []byte, metaKind CompressionKind, metaRaw, metaStored int) []byte {
+	dst = le.AppendUint32(dst, b.n)
+	dst = le.AppendUint16(dst, uint16(b.ng))
+	dst = append(dst, byte(metaKind))
+	dst = appendBool(dst, b.sorted)
+	for _, v := range [...]int64{b.minMono, b.maxMono, b.minWall, b.maxWall} {
+		dst = le.AppendUint64(dst, uint64(v))
+	}
+	dst = le.AppendUint32(dst, uint32(metaRaw))
+	dst = le.AppendUint32(dst, uint32(metaStored))
+	for _, g := range b.groups[:b.ng] {
+		dst = le.AppendUint16(dst, g.ch)
+		dst = append(dst, byte(g.outKind), byte(g.comp.Level))
+		dst = le.AppendUint32(dst, uint32(boolInt(g.hasCap)))
+		dst = le.AppendUint32(dst, g.n)
+		dst = le.AppendUint32(dst, uint32(len(g.raw)))
+		dst = le.AppendUint32(dst, uint32(len(g.out)))
+		dst = le.AppendUint32(dst, g.crc)
+		for _, v := range [...]int64{g.first[0], g.last[0], g.first[1], g.last[1], g.first[2], g.last[2]} {
+			dst = le.AppendUint64(dst, uint64(v))
+		}
+	}
+	return dst
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// ---- reader side ----
+
+// groupEntry is one entry of a chunk's group directory.
+type groupEntry struct {
+	channel   uint16
+	kind      CompressionKind
+	level     uint8
+	hasCap    bool
+	records   uint32
+	rawLen    uint32
+	storedLen uint32
+	crc       uint32
+	dataOff   uint32 // offset of the stored block inside the data section
+	first     [3]int64
+	last      [3]int64
+}
+
+// chunkMeta is a parsed chunk meta section (prefix + directory); the
+// stored record metadata is metaStored.
+type chunkMeta struct {
+	records    uint32
+	metaKind   CompressionKind
+	sorted     bool
+	minMono    int64
+	maxMono    int64
+	minWall    int64
+	maxWall    int64
+	metaRawLen uint32
+	groups     []groupEntry
+	metaStored []byte
+}
+
+// parseChunkMeta parses a CRC-checked meta section. dataLen is the
+// block's data length, which the group sizes must add up to.
+func parseChunkMeta(meta []byte, dataLen uint32, lim *ReaderOptions, cm *chunkMeta) error {
+	if len(meta) < chunkPrefixSize {
+		return fmt.Errorf("%w: chunk meta section of %d bytes", ErrMalformed, len(meta))
+	}
+	d := dec{b: meta}
+	cm.records = d.u32()
+	ng := int(d.u16())
+	cm.metaKind = CompressionKind(d.u8())
+	sorted := d.u8()
+	cm.sorted = sorted == 1
+	cm.minMono, cm.maxMono, cm.minWall, cm.maxWall = d.i64(), d.i64(), d.i64(), d.i64()
+	cm.metaRawLen = d.u32()
+	metaStoredLen := d.u32()
+	if sorted > 1 || cm.metaKind > CompressionZstd {
+		return fmt.Errorf("%w: chunk flags", ErrMalformed)
+	}
+	if ng > lim.MaxChannels || ng > len(d.b)/groupEntrySize {
+		return fmt.Errorf("%w: %d payload blocks", ErrMalformed, ng)
+	}
+	if int64(cm.metaRawLen) > lim.MaxChunkSize {
+		return fmt.Errorf("%w: record metadata of %d bytes", ErrTooLarge, cm.metaRawLen)
+	}
+	if cm.metaKind == CompressionNone && cm.metaRawLen != metaStoredLen {
+		return fmt.Errorf("%w: stored record metadata length", ErrMalformed)
+	}
+	if cap(cm.groups) < ng {
+		cm.groups = make([]groupEntry, ng)
+	}
+	cm.groups = cm.groups[:ng]
+	var off uint64
+	for i := range cm.groups {
+		g := &cm.groups[i]
+		g.channel = d.u16()
+		g.kind = CompressionKind(d.u8())
+		g.level = d.u8()
+		fl := d.u32()
+		g.hasCap = fl&1 != 0
+		g.records = d.u32()
+		g.rawLen = d.u32()
+		g.storedLen = d.u32()
+		g.crc = d.u32()
+		for k := 0; k < 3; k++ {
+			g.first[k] = d.i64()
+			g.last[k] = d.i64()
+		}
+		g.dataOff = uint32(off)
+		off += uint64(g.storedLen)
+		if g.kind > CompressionZstd || fl > 1 || (g.kind == CompressionNone && g.rawLen != g.storedLen) {
+			return fmt.Errorf("%w: payload block %d", ErrMalformed, i)
+		}
+		if int64(g.rawLen) > lim.MaxChunkSize {
+			return fmt.Errorf("%w: payload block of %d bytes", ErrTooLarge, g.rawLen)
+		}
+		for j := 0; j < i; j++ {
+			if cm.groups[j].channel == g.channel {
+				return fmt.Errorf("%w: channel %d has two payload blocks", ErrMalformed, g.channel)
+			}
+		}
+	}
+	if off != uint64(dataLen) {
+		return fmt.Errorf("%w: payload blocks add up to %d bytes, data section is %d", ErrMalformed, off, dataLen)
+	}
+	if d.bad || uint64(len(d.b)) != uint64(metaStoredLen) {
+		return fmt.Errorf("%w: chunk meta section length", ErrMalformed)
+	}
+	cm.metaStored = d.b
+	return nil
+}
+
+// metaEntry is one decoded record's metadata.
+type metaEntry struct {
+	mono, wall, capture int64
+	seq, sn             uint64
+	dataOff             uint32 // offset of header+payload in the group's raw block
+	hdrLen, payLen      uint32
+	pubOff, pubLen      uint32 // publisher id inside the raw metadata
+	group               uint16
+	flags               uint8
+	slot                uint16 // index of the loaded chunk (iterator)
+}
+
+type groupState struct {
+	prevSeq, prevSN uint64
+	pubOff, pubLen  uint32
+	havePub         bool
+	cursor          uint64
+	n               uint32
+}
+
+// decodeRecords decodes the raw record metadata of a chunk and checks it
+// against the directory: counts, byte sums, sortedness. It appends to out.
+func decodeRecords(raw []byte, cm *chunkMeta, maxRecord int64, gs []groupState, out []metaEntry) ([]metaEntry, []groupState, error) {
+	ng := len(cm.groups)
+	if cap(gs) < ng {
+		gs = make([]groupState, ng)
+	}
+	gs = gs[:ng]
+	clear(gs)
+	var prevMono, prevOff int64
+	n := uint32(0)
+	p := 0
+	bad := func(what string) error {
+		return fmt.Errorf("%w: record %d: %s", ErrMalformed, n, what)
+	}
+	for p < len(raw) {
+		if n >= cm.records {
+			return out, gs, bad("more records than the chunk prefix says")
+		}
+		var e metaEntry
+		gi, k := binary.Uvarint(raw[p:])
+		if k <= 0 || gi >= uint64(ng) {
+			return out, gs, bad("payload block index")
+		}
+		p += k
+		if p >= len(raw) {
+			return out, gs, bad("truncated")
+		}
+		flags := raw[p]
+		p++
+		if flags&^rfKnown != 0 || flags&(rfPubID|rfPubSame) == rfPubID|rfPubSame {
+			return out, gs, bad("flags")
+		}
+		g := &gs[gi]
+		dm, k := binary.Varint(raw[p:])
+		if k <= 0 {
+			return out, gs, bad("mono delta")
+		}
+		p += k
+		do, k := binary.Varint(raw[p:])
+		if k <= 0 {
+			return out, gs, bad("wall delta")
+		}
+		p += k
+		e.mono = prevMono + dm
+		off := prevOff + do
+		e.wall = e.mono + off
+		if cm.sorted && n > 0 && e.mono < prevMono {
+			return out, gs, bad("out of order in a chunk marked sorted")
+		}
+		prevMono, prevOff = e.mono, off
+		if flags&rfStamp != 0 {
+			dc, k := binary.Varint(raw[p:])
+			if k <= 0 {
+				return out, gs, bad("capture delta")
+			}
+			p += k
+			ds, k := binary.Varint(raw[p:])
+			if k <= 0 {
+				return out, gs, bad("seq delta")
+			}
+			p += k
+			e.capture = e.wall + dc
+			e.seq = g.prevSeq + 1 + uint64(ds)
+			g.prevSeq = e.seq
+		}
+		switch {
+		case flags&rfPubID != 0:
+			l, k := binary.Uvarint(raw[p:])
+			if k <= 0 || l == 0 || l > MaxPublisherID || l > uint64(len(raw)-p-k) {
+				return out, gs, bad("publisher id")
+			}
+			p += k
+			g.pubOff, g.pubLen, g.havePub = uint32(p), uint32(l), true
+			p += int(l)
+			e.pubOff, e.pubLen = g.pubOff, g.pubLen
+		case flags&rfPubSame != 0:
+			if !g.havePub {
+				return out, gs, bad("repeated publisher id without a first one")
+			}
+			e.pubOff, e.pubLen = g.pubOff, g.pubLen
+		}
+		if flags&rfPubSN != 0 {
+			ds, k := binary.Varint(raw[p:])
+			if k <= 0 {
+				return out, gs, bad("publisher sn delta")
+			}
+			p += k
+			e.sn = g.prevSN + 1 + uint64(ds)
+			g.prevSN = e.sn
+		}
+		var hl uint64
+		if flags&rfHeader != 0 {
+			hl, k = binary.Uvarint(raw[p:])
+			if k <= 0 || hl == 0 {
+				return out, gs, bad("header length")
+			}
+			p += k
+		}
+		pl, k := binary.Uvarint(raw[p:])
+		if k <= 0 {
+			return out, gs, bad("payload length")
+		}
+		p += k
+		if hl > uint64(maxRecord) || pl > uint64(maxRecord) || hl+pl > uint64(maxRecord) {
+			return out, gs, fmt.Errorf("%w: record %d of %d bytes", ErrTooLarge, n, hl+pl)
+		}
+		grp := &cm.groups[gi]
+		if g.cursor+hl+pl > uint64(grp.rawLen) {
+			return out, gs, bad("payload runs past its block")
+		}
+		e.dataOff = uint32(g.cursor)
+		e.hdrLen, e.payLen = uint32(hl), uint32(pl)
+		g.cursor += hl + pl
+		e.group = uint16(gi)
+		e.flags = flags
+		g.n++
+		n++
+		out = append(out, e)
+	}
+	if n != cm.records {
+		return out, gs, fmt.Errorf("%w: %d records, chunk prefix says %d", ErrMalformed, n, cm.records)
+	}
+	for i := range gs {
+		if gs[i].n != cm.groups[i].records || gs[i].cursor != uint64(cm.groups[i].rawLen) {
+			return out, gs, fmt.Errorf("%w: payload block %d: records or bytes disagree with the directory", ErrMalformed, i)
+		}
+	}
+	return out, gs, nil
+}

@@ -1,0 +1,20 @@
+// Package logfmt reads and writes vrlog's on-disk log format: a sequence of
+// CRC-protected blocks (header, channel definitions, chunks, drop statistics)
+// closed by a footer that indexes every chunk.
+//
+// Each chunk keeps record metadata (receive stamps, capture stamp, seq,
+// publisher identity, sizes) in a small compressed section apart from the
+// payloads, which are stored in one block per channel, zstd-compressed or
+// raw as the channel asks. A timing scan reads and decompresses only the
+// metadata sections; payload bytes of a frame-heavy log are never read.
+//
+// A file cut at any byte (kill -9, power loss, full disk) is readable up to
+// its last complete chunk: Open falls back to a linear scan when the footer
+// is missing, and Recover writes a repaired, re-verified copy. A torn tail
+// is told apart from corruption in the middle of the file; the latter is
+// reported as a *CorruptionError naming the file and byte offset.
+//
+// The byte layout is specified in docs/log-format.md. The package imports
+// nothing of vrlog's and builds with CGO_ENABLED=0; schema names are opaque
+// strings.
+package logfmt

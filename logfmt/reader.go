@@ -1,0 +1,400 @@
+package logfmt
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// ReaderOptions bounds what a reader will allocate and says how to treat
+// damage. The zero value gives the defaults.
+type ReaderOptions struct {
+	// Tolerant skips corrupt chunks (reporting them in SkippedChunks)
+	// instead of failing.
+	Tolerant bool
+	// MaxRecordSize bounds one record's header+payload; default 256 MiB.
+	MaxRecordSize int64
+	// MaxChunkSize bounds a chunk's meta section, its data section and
+	// any decompressed block; default 1 GiB.
+	MaxChunkSize int64
+	// MaxChannels bounds the channel table; default 65535.
+	MaxChannels int
+	// MaxIndexSize bounds the footer (chunk index and statistics);
+	// default 256 MiB.
+	MaxIndexSize int64
+	// MaxMergeChunks bounds how many chunks with overlapping time ranges
+	// are loaded together to merge their records by time; default 64.
+	// Longer runs of overlapping chunks are merged in groups of this
+	// size, so their records may come out of time order.
+	MaxMergeChunks int
+	// IgnoreIndex reads the file by linear scan even if it has a footer.
+	IgnoreIndex bool
+	// Name is used in errors; Open sets it to the path.
+	Name string
+}
+
+func (o ReaderOptions) withDefaults() ReaderOptions {
+	if o.MaxRecordSize <= 0 {
+		o.MaxRecordSize = 256 << 20
+	}
+	if o.MaxChunkSize <= 0 {
+		o.MaxChunkSize = 1 << 30
+	}
+	o.MaxChunkSize = min(o.MaxChunkSize, maxSection)
+	if o.MaxChannels <= 0 || o.MaxChannels > 0xFFFF {
+		o.MaxChannels = 0xFFFF
+	}
+	if o.MaxIndexSize <= 0 {
+		o.MaxIndexSize = 256 << 20
+	}
+	o.MaxIndexSize = min(o.MaxIndexSize, maxSection)
+	if o.MaxMergeChunks <= 0 {
+		o.MaxMergeChunks = 64
+	}
+	o.MaxMergeChunks = min(o.MaxMergeChunks, 0xFFFF)
+	return o
+}
+
+// Reader reads a log. Its methods are safe for concurrent use; each
+// Iterator is used by one goroutine.
+type Reader struct {
+	ra   io.ReaderAt
+	size int64
+	file *os.File
+	opts ReaderOptions
+
+	header    Header
+	channels  []Channel
+	chunks    []ChunkInfo // file order
+	order     []int       // chunk indices by (MinMonoNs, Offset)
+	prefixMax []int64     // running max of MaxMonoNs along order
+	stats     []ChannelStats
+	indexed   bool
+	tornTail  *CorruptionError
+	writer    *WriterStats
+
+	bytesRead atomic.Int64
+	mu        sync.Mutex
+	skipped   []*CorruptionError
+	decOnce   sync.Once
+	dec       *zstd.Decoder
+	decErr    error
+	closed    atomic.Bool
+}
+
+// Open opens the log at path: from the footer in a constant number of
+// reads, or by a linear scan of block headers and chunk meta sections
+// when the footer is missing (Indexed reports which).
+func Open(path string, opts ReaderOptions) (*Reader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	opts.Name = path
+	r, err := NewReader(f, st.Size(), opts)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	r.file = f
+	return r, nil
+}
+
+// NewReader reads a log of size bytes from ra. Close does not close ra.
+func NewReader(ra io.ReaderAt, size int64, opts ReaderOptions) (*Reader, error) {
+	o := opts.withDefaults()
+	if o.Name == "" {
+		o.Name = "log"
+	}
+	r := &Reader{ra: ra, size: size, opts: o}
+	major, minor, err := readPrelude(r, size, o.Name)
+	if err != nil {
+		return nil, err
+	}
+	if !o.IgnoreIndex {
+		ok, err := r.openIndexed()
+		if err != nil && !o.Tolerant {
+			return nil, err
+		}
+		if err != nil {
+			r.skip(asCorruption(err, o.Name))
+		}
+		if ok {
+			r.header.VersionMajor, r.header.VersionMinor = major, minor
+			r.finish()
+			return r, nil
+		}
+	}
+	var n int64
+	res, err := scan(r.ra, size, &r.opts, o.Tolerant, &n)
+	r.bytesRead.Add(n)
+	if err != nil {
+		return nil, err
+	}
+	if res.headerOff < 0 && !o.Tolerant && res.tornTail == nil {
+		return nil, corrupt(o.Name, preludeSize, "header block", "a header block after the prelude", ErrMalformed)
+	}
+	r.fromScan(res)
+	r.header.VersionMajor, r.header.VersionMinor = major, minor
+	r.finish()
+	return r, nil
+}
+
+func asCorruption(err error, name string) *CorruptionError {
+	var ce *CorruptionError
+	if errors.As(err, &ce) {
+		return ce
+	}
+	return corrupt(name, -1, "file", "", err)
+}
+
+// ReadAt reads through the byte counter.
+func (r *Reader) ReadAt(p []byte, off int64) (int, error) {
+	n, err := r.ra.ReadAt(p, off)
+	r.bytesRead.Add(int64(n))
+	return n, err
+}
+
+// openIndexed reads the header block, trailer and footer. ok=false with a
+// nil error means there is no footer (fall back to a scan).
+func (r *Reader) openIndexed() (ok bool, err error) {
+	o := &r.opts
+	if r.size < preludeSize+trailerSize+2*blockHeaderSize {
+		return false, nil
+	}
+	var t [trailerSize]byte
+	if _, err := r.ReadAt(t[:], r.size-trailerSize); err != nil {
+		return false, fmt.Errorf("%s: read trailer: %w", o.Name, err)
+	}
+	foff, ok := parseTrailer(t[:])
+	if !ok {
+		return false, nil
+	}
+	var n int64
+	h, body, cerr := readBlockAt(r.ra, r.size-trailerSize, foff, o, nil, &n)
+	r.bytesRead.Add(n)
+	if cerr == nil && (h.kind != kindFooter || foff < preludeSize || foff+h.size() != r.size-trailerSize) {
+		cerr = corrupt(o.Name, foff, "footer block", "a footer block ending at the trailer", ErrMalformed)
+	}
+	if cerr != nil {
+		return false, cerr
+	}
+	f, ok := parseFooterBody(body, o.MaxChannels)
+	if !ok {
+		return false, corrupt(o.Name, foff, "footer block", "", ErrMalformed)
+	}
+	if err := checkFooter(f, foff); err != nil {
+		return false, corrupt(o.Name, foff, "footer block", "", err)
+	}
+	hh, hbody, cerr := readBlockAt(r.ra, foff, preludeSize, o, nil, &n)
+	r.bytesRead.Add(n)
+	if cerr != nil {
+		return false, cerr
+	}
+	hd, ok := parseHeaderBody(hbody)
+	if hh.kind != kindHeader || !ok {
+		return false, corrupt(o.Name, preludeSize, "header block", "a header block after the prelude", ErrMalformed)
+	}
+	r.header = hd
+	r.channels = f.channels
+	r.chunks = f.chunks
+	r.stats = f.stats
+	r.writer = &f.writer
+	r.indexed = true
+	return true, nil
+}
+
+// checkFooter checks the index for consistency before it is trusted:
+// chunks in file order, inside [prelude, footer), channels unique.
+func checkFooter(f *footer, foff int64) error {
+	ids := map[uint16]bool{}
+	for _, c := range f.channels {
+		if c.ID == 0 || ids[c.ID] {
+			return fmt.Errorf("%w: channel id %d", ErrMalformed, c.ID)
+		}
+		ids[c.ID] = true
+	}
+	prev := int64(preludeSize)
+	for i := range f.chunks {
+		c := &f.chunks[i]
+		if c.Offset < prev || c.Offset+c.Size() > foff {
+			return fmt.Errorf("%w: chunk %d at offset %d", ErrMalformed, i, c.Offset)
+		}
+		prev = c.Offset + c.Size()
+		for _, cc := range c.Channels {
+			if !ids[cc.Channel] {
+				return fmt.Errorf("%w: chunk %d references undefined channel %d", ErrMalformed, i, cc.Channel)
+			}
+		}
+	}
+	if len(f.stats) != len(f.channels) {
+		return fmt.Errorf("%w: %d stats for %d channels", ErrMalformed, len(f.stats), len(f.channels))
+	}
+	for i := range f.stats {
+		if f.stats[i].Channel != f.channels[i].ID {
+			return fmt.Errorf("%w: stats %d", ErrMalformed, i)
+		}
+	}
+	return nil
+}
+
+func (r *Reader) fromScan(res *scanResult) {
+	r.header = res.header
+	r.chunks = res.chunks
+	r.tornTail = res.tornTail
+	for _, p := range res.problems {
+		r.skip(p)
+	}
+	r.channels = placeholders(res)
+	for _, c := range r.channels {
+		s := ChannelStats{Channel: c.ID}
+		if p := res.stats[c.ID]; p != nil {
+			s = *p
+		}
+		s.Drops = res.drops[c.ID]
+		r.stats = append(r.stats, s)
+	}
+}
+
+// placeholders returns the scanned channels sorted by id, with a
+// placeholder definition for every channel a chunk uses but no channel
+// block defines (its definition was lost).
+func placeholders(res *scanResult) []Channel {
+	cs := append([]Channel(nil), res.channels...)
+	have := map[uint16]bool{}
+	for _, c := range cs {
+		have[c.ID] = true
+	}
+	for _, ci := range res.chunks {
+		for _, cc := range ci.Channels {
+			if !have[cc.Channel] {
+				have[cc.Channel] = true
+				cs = append(cs, Channel{ID: cc.Channel, Name: fmt.Sprintf("lost-channel-%d", cc.Channel),
+					Meta: map[string]string{"vrlog.placeholder": "definition lost"}})
+			}
+		}
+	}
+	sortChannels(cs)
+	return cs
+}
+
+// finish builds the time order of chunks for seeking.
+func (r *Reader) finish() {
+	r.order = make([]int, len(r.chunks))
+	for i := range r.order {
+		r.order[i] = i
+	}
+	sort.SliceStable(r.order, func(a, b int) bool {
+		return r.chunks[r.order[a]].MinMonoNs < r.chunks[r.order[b]].MinMonoNs
+	})
+	r.prefixMax = make([]int64, len(r.order))
+	for i, ci := range r.order {
+		m := r.chunks[ci].MaxMonoNs
+		if i > 0 && r.prefixMax[i-1] > m {
+			m = r.prefixMax[i-1]
+		}
+		r.prefixMax[i] = m
+	}
+}
+
+func (r *Reader) skip(ce *CorruptionError) {
+	r.mu.Lock()
+	r.skipped = append(r.skipped, ce)
+	r.mu.Unlock()
+}
+
+// Header returns the file header.
+func (r *Reader) Header() Header { return r.header }
+
+// Channels returns the channel definitions sorted by id.
+func (r *Reader) Channels() []Channel { return r.channels }
+
+// Chunks returns the chunk index in file order.
+func (r *Reader) Chunks() []ChunkInfo { return r.chunks }
+
+// Stats returns per-channel statistics, in Channels order.
+func (r *Reader) Stats() []ChannelStats { return r.stats }
+
+// WriterStats returns the writer's counters from the footer, or nil when
+// the file was read by linear scan.
+func (r *Reader) WriterStats() *WriterStats { return r.writer }
+
+// Indexed reports whether the reader opened from the footer (true) or
+// fell back to a linear scan (false).
+func (r *Reader) Indexed() bool { return r.indexed }
+
+// TornTail returns the torn tail found by a linear scan (the file ends
+// mid-block and nothing valid follows), or nil. A torn tail is not an
+// error: everything before it is readable.
+func (r *Reader) TornTail() *CorruptionError { return r.tornTail }
+
+// SkippedChunks returns the damage skipped in tolerant mode: chunks (and
+// other blocks, and a damaged footer) that could not be read.
+func (r *Reader) SkippedChunks() []*CorruptionError {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]*CorruptionError(nil), r.skipped...)
+}
+
+// BytesRead returns the bytes read from the file so far.
+func (r *Reader) BytesRead() int64 { return r.bytesRead.Load() }
+
+// Size returns the file size.
+func (r *Reader) Size() int64 { return r.size }
+
+// Close releases the decoder and closes the file if Open opened it.
+func (r *Reader) Close() error {
+	if r.closed.Swap(true) {
+		return ErrClosed
+	}
+	if r.dec != nil {
+		r.dec.Close()
+	}
+	if r.file != nil {
+		return r.file.Close()
+	}
+	return nil
+}
+
+func (r *Reader) decoder() (*zstd.Decoder, error) {
+	r.decOnce.Do(func() {
+		r.dec, r.decErr = zstd.NewReader(nil, zstd.WithDecoderMaxMemory(uint64(r.opts.MaxChunkSize)), zstd.WithDecoderConcurrency(0))
+	})
+	return r.dec, r.decErr
+}
+
+// decompress decodes a stored block of kind k whose raw length is rawLen
+// (already checked against MaxChunkSize) into dst.
+func (r *Reader) decompress(k CompressionKind, src []byte, rawLen uint32, dst []byte) ([]byte, error) {
+	if k == CompressionNone {
+		return src, nil
+	}
+	d, err := r.decoder()
+	if err != nil {
+		return nil, err
+	}
+	// Allocate for what the input can plausibly hold; DecodeAll grows it
+	// up to MaxChunkSize if the data really expands further.
+	if want := min(int(rawLen), 64*len(src)+4096); cap(dst) < want {
+		dst = make([]byte, 0, want)
+	}
+	out, err := d.DecodeAll(src, dst[:0])
+	if err != nil {
+		return out, fmt.Errorf("%w: zstd: %v", ErrMalformed, err)
+	}
+	if len(out) != int(rawLen) {
+		return out, fmt.Errorf("%w: decompressed %d bytes, expected %d", ErrMalformed, len(out), rawLen)
+	}
+	return out, nil
+}

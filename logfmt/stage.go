@@ -1,0 +1,159 @@
+package logfmt
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+	"time"
+)
+
+// stage is the writer stage: the only goroutine that writes to the file
+// after the header. It writes jobs in queue order, waiting for each
+// chunk's compression, keeps the chunk index and the stored-byte counts,
+// flushes its buffer when the queue runs dry, and syncs per policy.
+type stage struct {
+	out   io.Writer
+	bw    *bufio.Writer
+	opts  *WriterOptions
+	syncF func() error
+
+	mu       sync.Mutex // guards the fields below for Stats and error
+	err      error
+	off      int64
+	index    []ChunkInfo
+	stored   map[uint16]uint64
+	syncs    uint64
+	lastSync time.Time
+	dirty    bool // written since the last sync
+}
+
+func newStage(out io.Writer, opts *WriterOptions) *stage {
+	s := &stage{out: out, bw: bufio.NewWriterSize(out, 256<<10), opts: opts, stored: map[uint16]uint64{}, lastSync: time.Now()}
+	if sy, ok := out.(interface{ Sync() error }); ok {
+		s.syncF = sy.Sync
+		if f, ok := out.(fder); ok {
+			s.syncF = func() error { return fdatasync(f) }
+		}
+	}
+	return s
+}
+
+func (s *stage) error() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+func (s *stage) fail(err error) {
+	s.mu.Lock()
+	if s.err == nil {
+		s.err = fmt.Errorf("logfmt: write: %w", err)
+	}
+	s.mu.Unlock()
+}
+
+// writeRaw writes b at the current offset (header at creation, footer at
+// Close, when the stage goroutine is not running).
+func (s *stage) writeRaw(b []byte) error {
+	if err := s.error(); err != nil {
+		return err
+	}
+	n, err := s.bw.Write(b)
+	s.mu.Lock()
+	s.off += int64(n)
+	s.dirty = true
+	s.mu.Unlock()
+	if err != nil {
+		s.fail(err)
+		return s.error()
+	}
+	return nil
+}
+
+func (s *stage) flush() error {
+	if err := s.error(); err != nil {
+		return err
+	}
+	if err := s.bw.Flush(); err != nil {
+		s.fail(err)
+		return s.error()
+	}
+	return nil
+}
+
+func (s *stage) sync() error {
+	if err := s.flush(); err != nil {
+		return err
+	}
+	if s.syncF == nil {
+		return nil
+	}
+	if err := s.syncF(); err != nil {
+		s.fail(fmt.Errorf("sync: %w", err))
+		return s.error()
+	}
+	s.mu.Lock()
+	s.syncs++
+	s.lastSync = time.Now()
+	s.dirty = false
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *stage) run(in <-chan *job, free chan<- *job) {
+	for j := range in {
+		switch j.kind {
+		case jobChunk:
+			<-j.done
+			s.writeChunk(j)
+			free <- j
+			if s.opts.Sync == SyncOnFlush {
+				s.sync()
+			}
+		case jobBlock:
+			s.writeRaw(j.block)
+		case jobBarrier:
+			var err error
+			if j.sync || (j.tick && s.dirty && time.Since(s.lastSync) >= s.opts.SyncInterval) {
+				err = s.sync()
+			} else {
+				err = s.flush()
+			}
+			if j.result != nil {
+				j.result <- err
+			}
+			continue
+		}
+		if s.opts.Sync == SyncInterval && s.dirty && time.Since(s.lastSync) >= s.opts.SyncInterval {
+			s.sync()
+		} else if len(in) == 0 {
+			s.flush()
+		}
+	}
+}
+
+func (s *stage) writeChunk(j *job) {
+	if s.error() != nil {
+		return
+	}
+	start := s.off
+	if s.writeRaw(j.head) != nil {
+		return
+	}
+	for _, g := range j.b.groups[:j.b.ng] {
+		if s.writeRaw(g.out) != nil {
+			return
+		}
+	}
+	info := j.info
+	info.Offset = start
+	info.Channels = slices.Clone(info.Channels)
+	s.mu.Lock()
+	s.index = append(s.index, info)
+	for _, c := range info.Channels {
+		s.stored[c.Channel] += uint64(c.StoredBytes)
+	}
+	s.mu.Unlock()
+}

@@ -1,0 +1,569 @@
+package logfmt
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// SyncPolicy says when the writer calls fdatasync on the file.
+type SyncPolicy uint8
+
+const (
+	// SyncOnClose (the default) syncs once, at Close. A process crash
+	// (kill -9) loses at most FlushInterval of records either way; power
+	// loss may lose everything since the last sync.
+	SyncOnClose SyncPolicy = iota
+	// SyncNone never syncs, not even at Close (benchmarks, scratch files).
+	SyncNone
+	// SyncOnFlush syncs after every chunk written and on every Flush.
+	SyncOnFlush
+	// SyncInterval syncs at most every SyncInterval while data is
+	// pending, and at Flush and Close.
+	SyncInterval
+)
+
+// WriterOptions configures a Writer. The zero value is usable.
+type WriterOptions struct {
+	// Metadata is stored in the header: note, host, tool version, ...
+	Metadata map[string]string
+	// CreatedAt is the creation time stored in the header; zero means
+	// time.Now(). Set it to make output byte-for-byte reproducible.
+	CreatedAt time.Time
+	// ChunkSize is the target of uncompressed bytes (payloads + record
+	// metadata) per chunk; default 4 MiB. A chunk always holds at least
+	// one record, so a larger record makes a larger chunk.
+	ChunkSize int
+	// FlushInterval bounds how long a record waits before its chunk is
+	// sealed and written; default 1 s; negative disables the timer (only
+	// ChunkSize, Flush and Close seal chunks).
+	FlushInterval time.Duration
+	// Sync is the fdatasync policy; SyncInterval uses SyncInterval
+	// (default 1 s).
+	Sync         SyncPolicy
+	SyncInterval time.Duration
+	// Concurrency is the number of compression workers; default GOMAXPROCS.
+	Concurrency int
+	// MaxChunksInFlight bounds sealed chunks waiting for compression or
+	// writing (memory bound: about (MaxChunksInFlight+1) chunks);
+	// default Concurrency+1.
+	MaxChunksInFlight int
+	// MetaCompression compresses the record-metadata section of every
+	// chunk; default zstd level 1. Use Kind None for output that does not
+	// depend on the zstd encoder's version (golden files).
+	MetaCompression *Compression
+	// MaxRecordSize bounds header+payload of one record; default 256 MiB,
+	// at most 1 GiB.
+	MaxRecordSize int
+	// Overwrite lets Create replace an existing file.
+	Overwrite bool
+}
+
+func (o WriterOptions) withDefaults() (WriterOptions, error) {
+	if o.ChunkSize == 0 {
+		o.ChunkSize = 4 << 20
+	}
+	if o.ChunkSize < 0 || o.ChunkSize > 1<<30 {
+		return o, fmt.Errorf("logfmt: ChunkSize %d out of range 1..1GiB", o.ChunkSize)
+	}
+	if o.FlushInterval == 0 {
+		o.FlushInterval = time.Second
+	}
+	if o.SyncInterval <= 0 {
+		o.SyncInterval = time.Second
+	}
+	if o.Sync > SyncInterval {
+		return o, fmt.Errorf("logfmt: unknown sync policy %d", o.Sync)
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = runtime.GOMAXPROCS(0)
+	}
+	if o.MaxChunksInFlight <= 0 {
+		o.MaxChunksInFlight = o.Concurrency + 1
+	}
+	if o.MetaCompression == nil {
+		o.MetaCompression = &Compression{Kind: CompressionZstd, Level: 1}
+	}
+	if err := o.MetaCompression.validate(); err != nil {
+		return o, err
+	}
+	if o.MaxRecordSize == 0 {
+		o.MaxRecordSize = 256 << 20
+	}
+	if o.MaxRecordSize < 0 || o.MaxRecordSize > 1<<30 {
+		return o, fmt.Errorf("logfmt: MaxRecordSize %d out of range 1..1GiB", o.MaxRecordSize)
+	}
+	return o, nil
+}
+
+// chanState is the writer's per-channel state.
+type chanState struct {
+	c     Channel
+	epoch uint64 // chunk epoch in which gi is valid
+	gi    int
+	stats ChannelStats
+}
+
+// Writer writes a log. Write, AddChannel, AddDrops, Flush and Close may be
+// called from several goroutines; records are written in the order Write
+// calls complete. Compression runs on worker goroutines; a single writer
+// stage writes blocks in order.
+type Writer struct {
+	opts  WriterOptions
+	name  string
+	owned *os.File // closed by Close when Create opened it
+
+	mu       sync.Mutex
+	closed   bool
+	chans    []*chanState // by id
+	names    map[string]uint16
+	cur      *job
+	epoch    uint64
+	drops    map[uint16]uint64
+	dirty    bool // drops changed since the last drops block
+	records  uint64
+	rawBytes uint64
+	dropsSum uint64
+	made     int // jobs allocated
+
+	free     chan *job
+	work     chan *job
+	ordered  chan *job
+	stage    *stage
+	wg       sync.WaitGroup
+	stopTick chan struct{}
+	tickDone chan struct{}
+}
+
+// Create creates a log file at path. It refuses an existing file unless
+// opts.Overwrite.
+func Create(path string, opts WriterOptions) (*Writer, error) {
+	flag := os.O_WRONLY | os.O_CREATE | os.O_EXCL
+	if opts.Overwrite {
+		flag = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	}
+	f, err := os.OpenFile(path, flag, 0o644)
+	if err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("create %s: %w", path, ErrExists)
+		}
+		return nil, fmt.Errorf("create %s: %w", path, err)
+	}
+	w, err := newWriter(f, path, opts)
+	if err != nil {
+		f.Close()
+		os.Remove(path)
+		return nil, err
+	}
+	w.owned = f
+	return w, nil
+}
+
+// NewWriter writes a log to out, which must be positioned at offset 0 of
+// an empty file or stream (chunk offsets in the index count from there).
+// If out has a Sync() error method (an *os.File does), the sync policy
+// uses it. Close does not close out.
+func NewWriter(out io.Writer, opts WriterOptions) (*Writer, error) {
+	return newWriter(out, "", opts)
+}
+
+func newWriter(out io.Writer, name string, opts WriterOptions) (*Writer, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if o.CreatedAt.IsZero() {
+		o.CreatedAt = time.Now()
+	}
+	w := &Writer{
+		opts:    o,
+		name:    name,
+		chans:   make([]*chanState, 1, 16),
+		names:   map[string]uint16{},
+		drops:   map[uint16]uint64{},
+		free:    make(chan *job, o.MaxChunksInFlight+1),
+		work:    make(chan *job, o.MaxChunksInFlight+1),
+		ordered: make(chan *job, 2*o.MaxChunksInFlight+16),
+	}
+	w.stage = newStage(out, &w.opts)
+	head := appendPrelude(nil)
+	head = appendBlock(head, kindHeader, appendHeaderBody(nil, Header{CreatedWallNs: o.CreatedAt.UnixNano(), Metadata: o.Metadata}))
+	if err := w.stage.writeRaw(head); err != nil {
+		return nil, fmt.Errorf("logfmt: write header: %w", err)
+	}
+	for i := 0; i < o.Concurrency; i++ {
+		w.wg.Add(1)
+		go w.compressLoop()
+	}
+	w.wg.Add(1)
+	go func() { defer w.wg.Done(); w.stage.run(w.ordered, w.free) }()
+	w.cur = w.newJob()
+	if o.FlushInterval > 0 {
+		w.stopTick = make(chan struct{})
+		w.tickDone = make(chan struct{})
+		go w.tickLoop(o.FlushInterval / 2)
+	}
+	return w, nil
+}
+
+func (w *Writer) newJob() *job {
+	select {
+	case j := <-w.free:
+		j.reset()
+		return j
+	default:
+	}
+	if w.made < w.opts.MaxChunksInFlight+1 {
+		w.made++
+		j := &job{kind: jobChunk, done: make(chan struct{}, 1)}
+		j.reset()
+		return j
+	}
+	j := <-w.free
+	j.reset()
+	return j
+}
+
+// AddChannel defines a channel and returns its id. Channels may be added
+// at any time before Close; names must be unique.
+func (w *Writer) AddChannel(c Channel) (uint16, error) {
+	if err := c.Compression.validate(); err != nil {
+		return 0, err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return 0, ErrClosed
+	}
+	if err := w.stage.error(); err != nil {
+		return 0, err
+	}
+	if _, dup := w.names[c.Name]; dup {
+		return 0, fmt.Errorf("logfmt: channel name %q already used", c.Name)
+	}
+	if len(w.chans) > 0xFFFF {
+		return 0, fmt.Errorf("%w: more than 65535 channels", ErrTooLarge)
+	}
+	c.ID = uint16(len(w.chans))
+	meta := make(map[string]string, len(c.Meta))
+	for k, v := range c.Meta {
+		meta[k] = v
+	}
+	c.Meta = meta
+	c.Compression.Level = c.Compression.level()
+	if c.Compression.Kind == CompressionNone {
+		c.Compression.Level = 0
+	}
+	w.chans = append(w.chans, &chanState{c: c, epoch: ^uint64(0), stats: ChannelStats{Channel: c.ID}})
+	w.names[c.Name] = c.ID
+	w.ordered <- &job{kind: jobBlock, block: appendBlock(nil, kindChannel, appendChannelBody(nil, &c))}
+	return c.ID, nil
+}
+
+// Write appends a record. It copies what it needs: the caller may reuse
+// r's buffers when Write returns. An error from an earlier asynchronous
+// write (a full disk) is returned here; after it the writer accepts
+// nothing more, and the file is readable up to its last complete chunk.
+func (w *Writer) Write(r *Record) error {
+	size := len(r.Header) + len(r.Payload)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return ErrClosed
+	}
+	if err := w.stage.error(); err != nil {
+		return err
+	}
+	if int(r.Channel) >= len(w.chans) || r.Channel == 0 {
+		return fmt.Errorf("%w: %d", ErrUnknownChannel, r.Channel)
+	}
+	if size > w.opts.MaxRecordSize {
+		return fmt.Errorf("%w: record of %d bytes, MaxRecordSize %d", ErrTooLarge, size, w.opts.MaxRecordSize)
+	}
+	if len(r.PublisherID) > MaxPublisherID {
+		return fmt.Errorf("%w: publisher id of %d bytes", ErrTooLarge, len(r.PublisherID))
+	}
+	cs := w.chans[r.Channel]
+	b := &w.cur.b
+	if cs.epoch != w.epoch {
+		cs.gi = b.addGroup(cs.c.ID, cs.c.Compression)
+		cs.epoch = w.epoch
+	}
+	if b.n == 0 {
+		w.cur.opened = time.Now()
+	}
+	b.add(cs.gi, r)
+	s := &cs.stats
+	if s.Records == 0 {
+		s.FirstMonoNs, s.FirstWallNs = r.RecvMonoNs, r.RecvWallNs
+	}
+	s.LastMonoNs, s.LastWallNs = r.RecvMonoNs, r.RecvWallNs
+	if r.HasStamp {
+		if !s.HasCapture {
+			s.HasCapture = true
+			s.FirstCaptureNs = r.CaptureNs
+		}
+		s.LastCaptureNs = r.CaptureNs
+	}
+	s.Records++
+	s.RawBytes += uint64(size)
+	w.records++
+	w.rawBytes += uint64(size)
+	if b.raw >= w.opts.ChunkSize || b.n == 1<<32-1 {
+		w.sealLocked()
+	}
+	return nil
+}
+
+// AddDrops counts n records of channel lost by the recorder before they
+// reached Write. The counts are stored in drops blocks (written with the
+// next chunk or flush, so recovery keeps them) and in the footer.
+func (w *Writer) AddDrops(channel uint16, n uint64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed || n == 0 {
+		return
+	}
+	w.drops[channel] += n
+	w.dropsSum += n
+	if int(channel) < len(w.chans) && channel != 0 {
+		w.chans[channel].stats.Drops += n
+	}
+	w.dirty = true
+}
+
+// sealLocked hands the open chunk to the compression workers and the
+// writer stage, then opens a new one (blocking while MaxChunksInFlight
+// chunks are pending).
+func (w *Writer) sealLocked() {
+	if w.cur.b.n > 0 {
+		j := w.cur
+		w.work <- j
+		w.ordered <- j
+		w.cur = w.newJob()
+		w.epoch++
+	}
+	if w.dirty {
+		w.dirty = false
+		w.ordered <- &job{kind: jobBlock, block: appendBlock(nil, kindDrops, appendDropsBody(nil, w.drops))}
+	}
+}
+
+// Flush seals the open chunk and returns once everything written so far
+// is in the file (and synced under SyncOnFlush and SyncInterval).
+func (w *Writer) Flush() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return ErrClosed
+	}
+	return w.flushLocked(w.opts.Sync == SyncOnFlush || w.opts.Sync == SyncInterval)
+}
+
+func (w *Writer) flushLocked(sync bool) error {
+	w.sealLocked()
+	b := &job{kind: jobBarrier, sync: sync, result: make(chan error, 1)}
+	w.ordered <- b
+	return <-b.result
+}
+
+func (w *Writer) tickLoop(every time.Duration) {
+	defer close(w.tickDone)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-w.stopTick:
+			return
+		case <-t.C:
+		}
+		w.mu.Lock()
+		if !w.closed && w.stage.error() == nil {
+			w.sealLocked()
+			if w.opts.Sync == SyncInterval {
+				w.ordered <- &job{kind: jobBarrier, sync: false, tick: true}
+			}
+		}
+		w.mu.Unlock()
+	}
+}
+
+// Stats returns counters; Chunks and BytesWritten count what the writer
+// stage has written so far.
+func (w *Writer) Stats() WriterStats {
+	w.mu.Lock()
+	s := WriterStats{Records: w.records, RawBytes: w.rawBytes, Drops: w.dropsSum}
+	w.mu.Unlock()
+	w.stage.mu.Lock()
+	s.Chunks = uint64(len(w.stage.index))
+	s.BytesWritten = w.stage.off
+	s.Syncs = w.stage.syncs
+	w.stage.mu.Unlock()
+	return s
+}
+
+// Close seals the last chunk, writes the drops block, the footer (index,
+// statistics) and the trailer, syncs (unless SyncNone) and closes the
+// file if Create opened it. After a write error it writes nothing more
+// and returns the error; the file then lacks a footer and is read by
+// linear scan or repaired by Recover.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return ErrClosed
+	}
+	err := w.flushLocked(false)
+	w.closed = true
+	close(w.work)
+	close(w.ordered)
+	w.mu.Unlock()
+	if w.stopTick != nil {
+		close(w.stopTick)
+		<-w.tickDone
+	}
+	w.wg.Wait()
+	if err == nil {
+		err = w.stage.error()
+	}
+	if err == nil {
+		err = w.writeFooter()
+	}
+	if err == nil && w.opts.Sync != SyncNone {
+		err = w.stage.sync()
+	}
+	if w.owned != nil {
+		if cerr := w.owned.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("logfmt: close %s: %w", w.name, cerr)
+		}
+	}
+	return err
+}
+
+func (w *Writer) writeFooter() error {
+	st := w.stage
+	f := &footer{chunks: st.index}
+	for _, cs := range w.chans[1:] {
+		f.channels = append(f.channels, cs.c)
+		s := cs.stats
+		s.StoredBytes = st.stored[cs.c.ID]
+		s.Drops = w.drops[cs.c.ID]
+		f.stats = append(f.stats, s)
+	}
+	f.writer = WriterStats{Records: w.records, Chunks: uint64(len(st.index)), RawBytes: w.rawBytes, BytesWritten: st.off, Drops: w.dropsSum}
+	off := st.off
+	buf := appendBlock(nil, kindFooter, appendFooterBody(nil, f))
+	buf = appendTrailer(buf, off)
+	if err := st.writeRaw(buf); err != nil {
+		return fmt.Errorf("logfmt: write footer: %w", err)
+	}
+	return st.flush()
+}
+
+// ---- compression workers ----
+
+type jobKind uint8
+
+const (
+	jobChunk jobKind = iota
+	jobBlock
+	jobBarrier
+)
+
+// job is a unit in the ordered queue: a chunk (compressed by a worker,
+// then written), a small pre-encoded block, or a barrier.
+type job struct {
+	kind    jobKind
+	b       chunkBuilder
+	opened  time.Time
+	done    chan struct{} // chunk: compression finished
+	head    []byte        // block header + meta section
+	info    ChunkInfo
+	block   []byte     // jobBlock
+	sync    bool       // jobBarrier: sync after flushing
+	tick    bool       // jobBarrier from the ticker: sync only if SyncInterval is due
+	result  chan error // jobBarrier: nil for fire-and-forget
+	metaBuf []byte     // compressed record metadata, reused
+}
+
+func (j *job) reset() {
+	j.b.reset()
+	j.info = ChunkInfo{Channels: j.info.Channels[:0]}
+}
+
+type compressor struct {
+	enc [5]*zstd.Encoder
+}
+
+func (c *compressor) encoder(level int) *zstd.Encoder {
+	if c.enc[level] == nil {
+		e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.EncoderLevel(level)),
+			zstd.WithEncoderConcurrency(1), zstd.WithEncoderCRC(false), zstd.WithZeroFrames(true))
+		if err != nil {
+			panic(err) // options are constants
+		}
+		c.enc[level] = e
+	}
+	return c.enc[level]
+}
+
+func (c *compressor) close() {
+	for _, e := range c.enc {
+		if e != nil {
+			e.Close()
+		}
+	}
+}
+
+// compress stores src per comp into *buf and returns the bytes to write and
+// their kind; incompressible data is stored raw.
+func (c *compressor) compress(comp Compression, src []byte, buf *[]byte) ([]byte, CompressionKind) {
+	if comp.Kind == CompressionZstd && len(src) > 0 {
+		*buf = c.encoder(comp.level()).EncodeAll(src, (*buf)[:0])
+		if len(*buf) < len(src) {
+			return *buf, CompressionZstd
+		}
+	}
+	return src, CompressionNone
+}
+
+func (w *Writer) compressLoop() {
+	defer w.wg.Done()
+	var c compressor
+	defer c.close()
+	for j := range w.work {
+		c.sealChunk(j, *w.opts.MetaCompression)
+		j.done <- struct{}{}
+	}
+}
+
+// sealChunk compresses the payload blocks and the record metadata and
+// builds the block header and meta section.
+func (c *compressor) sealChunk(j *job, metaComp Compression) {
+	b := &j.b
+	var dataLen uint64
+	j.info.Channels = j.info.Channels[:0]
+	for _, g := range b.groups[:b.ng] {
+		g.out, g.outKind = c.compress(g.comp, g.raw, &g.stored)
+		g.crc = crc(g.out)
+		dataLen += uint64(len(g.out))
+		j.info.Channels = append(j.info.Channels, ChunkChannel{Channel: g.ch, Records: g.n, RawBytes: uint32(len(g.raw)), StoredBytes: uint32(len(g.out))})
+	}
+	metaOut, metaKind := c.compress(metaComp, b.meta, &j.metaBuf)
+	h := j.head[:0]
+	h = append(h, make([]byte, blockHeaderSize)...)
+	h = b.appendPrefix(h, metaKind, len(b.meta), len(metaOut))
+	h = append(h, metaOut...)
+	meta := h[blockHeaderSize:]
+	var hb [blockHeaderSize]byte
+	copy(h, appendBlockHeader(hb[:0], blockHeader{kind: kindChunk, metaLen: uint32(len(meta)), dataLen: uint32(dataLen), metaCRC: crc(meta)}))
+	j.head = h
+	j.info.MetaLen, j.info.DataLen, j.info.Records, j.info.Sorted = uint32(len(meta)), uint32(dataLen), b.n, b.sorted
+	j.info.MinMonoNs, j.info.MaxMonoNs, j.info.MinWallNs, j.info.MaxWallNs = b.minMono, b.maxMono, b.minWall, b.maxWall
+}
