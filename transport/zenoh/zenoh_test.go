@@ -1,0 +1,275 @@
+//go:build cgo
+
+package zenoh
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/vrlog/vrlog/transport/clock"
+	"github.com/vrlog/vrlog/transport/internal/peertest"
+)
+
+// pair opens a listening and a connecting session on loopback, multicast scouting off.
+func pair(t testing.TB) (a, b *Session, ep string) {
+	t.Helper()
+	ep = fmt.Sprintf("tcp/127.0.0.1:%d", peertest.FreePort(t))
+	a, err := Open(Config{Mode: ModePeer, Listen: []string{ep}, DisableMulticastScouting: true, Timestamping: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err = Open(Config{Mode: ModePeer, Connect: []string{ep}, DisableMulticastScouting: true})
+	if err != nil {
+		a.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close(); a.Close() })
+	return a, b, ep
+}
+
+// receiveN collects n samples or fails after timeout.
+func receiveN(t testing.TB, sub *Subscriber, n int, timeout time.Duration) []Sample {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var got []Sample
+	for len(got) < n {
+		var err error
+		got, err = sub.Receive(ctx, got)
+		if err != nil {
+			t.Fatalf("received %d of %d: %v", len(got), n, err)
+		}
+	}
+	return got
+}
+
+// waitMatched publishes probes until the subscriber sees one (declarations propagate asynchronously).
+func waitMatched(t testing.TB, pub *Publisher, sub *Subscriber) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if err := pub.Put([]byte("probe"), nil); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		got, _ := sub.Receive(ctx, nil)
+		cancel()
+		if len(got) > 0 {
+			// drain remaining probes
+			for {
+				ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+				more, _ := sub.Receive(ctx, nil)
+				cancel()
+				if len(more) == 0 {
+					return
+				}
+			}
+		}
+	}
+	t.Fatal("subscriber never matched the publisher")
+}
+
+func TestPubSubLoopback(t *testing.T) {
+	a, b, _ := pair(t)
+	sub, err := b.Subscribe("vr/test/**", SubscriberOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	pub, err := a.Publisher("vr/test/state", PublisherOptions{Encoding: "application/octet-stream", Block: true, SourceInfo: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close()
+	waitMatched(t, pub, sub)
+	const n = 2000
+	before := clock.MonoNow()
+	for i := 0; i < n; i++ {
+		payload := bytes.Repeat([]byte{byte(i)}, 200)
+		payload[0], payload[1] = byte(i), byte(i>>8)
+		if err := pub.Put(payload, []byte(fmt.Sprintf("att-%d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := receiveN(t, sub, n, 20*time.Second)
+	after := clock.MonoNow()
+	for i, s := range got {
+		if s.Key != "vr/test/state" || s.Encoding != "application/octet-stream" {
+			t.Fatalf("sample %d: key %q encoding %q", i, s.Key, s.Encoding)
+		}
+		if len(s.Payload) != 200 || int(s.Payload[0])|int(s.Payload[1])<<8 != i {
+			t.Fatalf("sample %d out of order or corrupt: % x", i, s.Payload[:4])
+		}
+		if string(s.Attachment) != fmt.Sprintf("att-%d", i) {
+			t.Fatalf("sample %d attachment %q", i, s.Attachment)
+		}
+		if !s.HasTimestamp || s.Timestamp.Time().Sub(time.Now()).Abs() > time.Minute {
+			t.Fatalf("sample %d: timestamp %v %v", i, s.HasTimestamp, s.Timestamp.Time())
+		}
+		if !s.HasSource || len(s.SourceID) < 5 {
+			t.Fatalf("sample %d: source %v %x %d", i, s.HasSource, s.SourceID, s.SourceSN)
+		}
+		if s.RecvMonoNs < before || s.RecvMonoNs > after {
+			t.Fatalf("sample %d: mono stamp %d outside [%d,%d]", i, s.RecvMonoNs, before, after)
+		}
+		if d := s.RecvWallNs - time.Now().UnixNano(); d > 0 || d < -int64(time.Minute) {
+			t.Fatalf("sample %d: wall stamp off by %d ns", i, d)
+		}
+		if i > 0 && got[i].SourceSN != got[i-1].SourceSN+1 {
+			t.Fatalf("sample %d: source sn %d after %d", i, got[i].SourceSN, got[i-1].SourceSN)
+		}
+	}
+	if sub.Dropped() != 0 {
+		t.Fatalf("dropped %d", sub.Dropped())
+	}
+}
+
+func TestBadInputs(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json5")
+	os.WriteFile(bad, []byte("{ mode: 'peer', connect: { endpoints: [ "), 0o644)
+	closedPort := peertest.FreePort(t)
+	cases := []struct {
+		name string
+		cfg  Config
+	}{
+		{"unknown_protocol", Config{Connect: []string{"nosuch/127.0.0.1:7447"}, DisableMulticastScouting: true}},
+		{"unparsable_endpoint", Config{Listen: []string{"tcp/not an address"}, DisableMulticastScouting: true}},
+		{"unparsable_config", Config{ConfigFile: bad}},
+		{"missing_config", Config{ConfigFile: filepath.Join(dir, "nope.json5")}},
+		{"bad_mode", Config{Mode: "router-ish"}},
+		{"bad_option", Config{Options: map[string]string{"no/such/key": "1"}}},
+		{"unreachable_client", Config{Mode: ModeClient, Connect: []string{fmt.Sprintf("tcp/127.0.0.1:%d", closedPort)}, DisableMulticastScouting: true, ConnectTimeout: 500 * time.Millisecond}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			done := make(chan error, 1)
+			go func() {
+				s, err := Open(c.cfg)
+				if s != nil {
+					s.Close()
+				}
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				if err == nil {
+					t.Fatal("Open succeeded")
+				}
+				if !errors.Is(err, ErrInvalid) && !errors.Is(err, ErrNative) {
+					t.Fatalf("error %v matches no sentinel", err)
+				}
+				t.Logf("%v", err)
+			case <-time.After(20 * time.Second):
+				t.Fatal("Open hangs")
+			}
+		})
+	}
+	a, _, _ := pair(t)
+	if _, err := a.Subscribe("a//b", SubscriberOptions{}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("bad key expression: %v", err)
+	}
+	if _, err := a.Publisher("a//b", PublisherOptions{}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("publisher on a bad key expression: %v", err)
+	}
+}
+
+func TestQueryableGet(t *testing.T) {
+	a, b, _ := pair(t)
+	q, err := a.DeclareQueryable("vr/test/time", func(q Query) []Reply {
+		t2 := clock.WallNow()
+		return []Reply{{Payload: []byte(fmt.Sprintf("%s|%s|%d", q.Key, q.Payload, t2)), Encoding: "text/plain"}}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		rs, err := b.Get(context.Background(), "vr/test/time", []byte("probe"), time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rs) == 1 {
+			r := rs[0]
+			if r.Err || r.Key != "vr/test/time" || !bytes.HasPrefix(r.Payload, []byte("vr/test/time|probe|")) || r.Encoding != "text/plain" {
+				t.Fatalf("reply %+v", r)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no reply: %d", len(rs))
+		}
+	}
+	// no queryable: no replies, no hang
+	rs, err := b.Get(context.Background(), "vr/none/time", nil, 200*time.Millisecond)
+	if err != nil || len(rs) != 0 {
+		t.Fatalf("get without queryable: %v %v", rs, err)
+	}
+}
+
+func TestLivePublishers(t *testing.T) {
+	a, b, _ := pair(t)
+	p1, err := a.Publisher("vr/r1/state", PublisherOptions{Liveliness: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p1.Close()
+	p2, err := a.Publisher("vr/r2/state", PublisherOptions{}) // no token: found by its traffic
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p2.Close()
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(10 * time.Millisecond):
+				p2.Put([]byte("x"), nil)
+			}
+		}
+	}()
+	time.Sleep(200 * time.Millisecond) // declarations propagate
+	keys, err := b.LivePublishers(context.Background(), "vr/**", 500*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(keys) != "[vr/r1/state vr/r2/state]" {
+		t.Fatalf("live publishers %v", keys)
+	}
+}
+
+func TestReceiveContextAndClose(t *testing.T) {
+	_, b, _ := pair(t)
+	sub, err := b.Subscribe("vr/quiet/**", SubscriberOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
+	t0 := time.Now()
+	if _, err := sub.Receive(ctx, nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Receive after cancel: %v", err)
+	}
+	if d := time.Since(t0); d > 2*time.Second {
+		t.Fatalf("cancel took %v", d)
+	}
+	go func() { time.Sleep(50 * time.Millisecond); sub.Close() }()
+	if _, err := sub.Receive(context.Background(), nil); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Receive after Close: %v", err)
+	}
+	sub.Close()
+	b.Close()
+	if _, err := b.Subscribe("x", SubscriberOptions{}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("subscribe on a closed session: %v", err)
+	}
+}
