@@ -27,7 +27,7 @@ const (
 	// readers may ignore (new block kinds, appended fields).
 	VersionMinor = 0
 
-	preludeSize     = 16 // magic, major u16, minor u16, flags u32
+	preludeSize     = 16 // magic, major u16, minor u16, crc32c u32
 	blockHeaderSize = 24 // sync, kind, flags, reserved, metaLen, dataLen, metaCRC, headerCRC
 	trailerSize     = 24 // footer offset u64, reserved u32, crc u32, magic
 
@@ -116,7 +116,7 @@ func appendPrelude(dst []byte) []byte {
 	dst = append(dst, fileMagic[:]...)
 	dst = le.AppendUint16(dst, VersionMajor)
 	dst = le.AppendUint16(dst, VersionMinor)
-	return le.AppendUint32(dst, 0)
+	return le.AppendUint32(dst, crc(dst[len(dst)-12:]))
 }
 
 func appendTrailer(dst []byte, footerOff int64) []byte {

@@ -142,8 +142,12 @@ func NewReader(ra io.ReaderAt, size int64, opts ReaderOptions) (*Reader, error) 
 	if err != nil {
 		return nil, err
 	}
-	if res.headerOff < 0 && !o.Tolerant && res.tornTail == nil {
+	if res.headerOff < 0 && !o.Tolerant && len(res.blockSpans) > 0 {
 		return nil, corrupt(o.Name, preludeSize, "header block", "a header block after the prelude", ErrMalformed)
+	}
+	if len(res.blockSpans) == 0 && res.tornTail == nil && len(res.problems) == 0 {
+		// Only the prelude: the writer died before its first write completed.
+		res.tornTail = corrupt(o.Name, preludeSize, "header block", "a header block after the prelude", ErrTornTail)
 	}
 	r.fromScan(res)
 	r.header.VersionMajor, r.header.VersionMinor = major, minor

@@ -48,6 +48,9 @@ func readPrelude(ra io.ReaderAt, size int64, name string) (major, minor uint16, 
 	if [8]byte(p[:8]) != fileMagic {
 		return 0, 0, corrupt(name, 0, "file magic", fmt.Sprintf("% x", fileMagic), ErrBadMagic)
 	}
+	if crc(p[:12]) != le.Uint32(p[12:]) {
+		return 0, 0, corrupt(name, 12, "file prelude", fmt.Sprintf("crc32c %#08x", le.Uint32(p[12:])), ErrBadCRC)
+	}
 	major, minor = le.Uint16(p[8:]), le.Uint16(p[10:])
 	if major != VersionMajor {
 		return major, minor, corrupt(name, 8, "format version", fmt.Sprintf("major version %d", VersionMajor),

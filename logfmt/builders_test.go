@@ -1,0 +1,94 @@
+package logfmt
+
+import (
+	"bytes"
+	"testing"
+)
+
+// Byte-level builders for fixtures: a corruption test reads like the
+// corruption, e.g. file(prelude(), header(), channel(1), chunk(recs...), flip(chunk(...), 40)).
+
+func file(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+
+func prelude() []byte { return appendPrelude(nil) }
+
+func preludeVersion(major uint16) []byte {
+	p := appendPrelude(nil)
+	le.PutUint16(p[8:], major)
+	le.PutUint32(p[12:], crc(p[:12]))
+	return p
+}
+
+func header() []byte {
+	return appendBlock(nil, kindHeader, appendHeaderBody(nil, Header{CreatedWallNs: fixedTime.UnixNano(), Metadata: map[string]string{"note": "fixture"}}))
+}
+
+func channel(id uint16, comp Compression) []byte {
+	c := Channel{ID: id, Name: "ch" + string(rune('0'+id)), Transport: TransportZenoh, Topic: "vr/r1/state", Schema: "vrsdk.State/1", Compression: comp}
+	return appendBlock(nil, kindChannel, appendChannelBody(nil, &c))
+}
+
+func drops(m map[uint16]uint64) []byte { return appendBlock(nil, kindDrops, appendDropsBody(nil, m)) }
+
+var zstd1 = Compression{Kind: CompressionZstd, Level: 1}
+
+// chunk encodes records as one chunk exactly as the writer does.
+func chunk(comp Compression, recs ...Record) []byte {
+	j := &job{kind: jobChunk}
+	j.reset()
+	gi := map[uint16]int{}
+	for i := range recs {
+		g, ok := gi[recs[i].Channel]
+		if !ok {
+			g = j.b.addGroup(recs[i].Channel, comp)
+			gi[recs[i].Channel] = g
+		}
+		j.b.add(g, &recs[i])
+	}
+	var c compressor
+	defer c.close()
+	c.sealChunk(j, zstd1)
+	out := append([]byte(nil), j.head...)
+	for _, g := range j.b.groups[:j.b.ng] {
+		out = append(out, g.out...)
+	}
+	return out
+}
+
+// footerFor indexes the blocks of a fixture and returns footer + trailer.
+func footerFor(t testing.TB, f []byte) []byte {
+	t.Helper()
+	o := ReaderOptions{}.withDefaults()
+	var n int64
+	res, err := scan(bytes.NewReader(f), int64(len(f)), &o, false, &n)
+	if err != nil {
+		t.Fatalf("footerFor: %v", err)
+	}
+	sr := &Reader{}
+	sr.fromScan(res)
+	ft := &footer{channels: sr.channels, chunks: res.chunks, stats: sr.stats}
+	b := appendBlock(nil, kindFooter, appendFooterBody(nil, ft))
+	return appendTrailer(b, int64(len(f)))
+}
+
+// withFooter appends footerFor(f) to f.
+func withFooter(t testing.TB, f []byte) []byte { return append(f, footerFor(t, f)...) }
+
+func flip(b []byte, off int) []byte {
+	c := append([]byte(nil), b...)
+	c[off] ^= 0x10
+	return c
+}
+
+func cut(b []byte, n int) []byte { return append([]byte(nil), b[:len(b)-n]...) }
+
+// recs returns n small records on channel ch starting at mono.
+func recs(ch uint16, mono int64, n int) []Record {
+	out := make([]Record, n)
+	for i := range out {
+		out[i] = Record{Channel: ch, RecvMonoNs: mono + int64(i)*1000, RecvWallNs: 1e18 + mono + int64(i)*1000,
+			HasStamp: true, CaptureNs: 1e18 + mono + int64(i)*1000 - 500, Seq: uint64(mono/1000) + uint64(i),
+			Payload: bytes.Repeat([]byte{byte(ch), byte(i)}, 20+i)}
+	}
+	return out
+}
