@@ -1,0 +1,195 @@
+package mcapexport
+
+import (
+	"encoding/base64"
+	"math"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/vrlog/vrlog/codec"
+)
+
+// Hand-written JSON appenders: exact int64/uint64 digits, NaN/Inf as null
+// (encoding/json refuses them), base64 straight into the reused buffer.
+
+func appendFloat(dst []byte, f float64) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return append(dst, "null"...)
+	}
+	return strconv.AppendFloat(dst, f, 'g', -1, 64)
+}
+
+func appendTimestamp(dst []byte, ns int64) []byte {
+	// foxglove time is unsigned; a stamp before 1970 is clamped to 0.
+	if ns < 0 {
+		ns = 0
+	}
+	dst = append(dst, `{"sec":`...)
+	dst = strconv.AppendInt(dst, ns/1e9, 10)
+	dst = append(dst, `,"nsec":`...)
+	dst = strconv.AppendInt(dst, ns%1e9, 10)
+	return append(dst, '}')
+}
+
+func appendKey(dst []byte, k string) []byte {
+	dst = append(dst, '"')
+	dst = append(dst, k...)
+	return append(dst, '"', ':')
+}
+
+func appendInt(dst []byte, k string, v int64) []byte {
+	return strconv.AppendInt(appendKey(dst, k), v, 10)
+}
+
+func appendUint(dst []byte, k string, v uint64) []byte {
+	return strconv.AppendUint(appendKey(dst, k), v, 10)
+}
+
+func appendVec3(dst []byte, k string, v codec.Vec3) []byte {
+	dst = append(appendKey(dst, k), `{"x":`...)
+	dst = appendFloat(dst, v.X)
+	dst = append(dst, `,"y":`...)
+	dst = appendFloat(dst, v.Y)
+	dst = append(dst, `,"z":`...)
+	dst = appendFloat(dst, v.Z)
+	return append(dst, '}')
+}
+
+func appendBase64(dst []byte, b []byte) []byte {
+	dst = append(dst, '"')
+	n := base64.StdEncoding.EncodedLen(len(b))
+	dst = growLen(dst, n)
+	base64.StdEncoding.Encode(dst[len(dst)-n:], b)
+	return append(dst, '"')
+}
+
+// growLen extends dst by n bytes (contents unspecified).
+func growLen(dst []byte, n int) []byte {
+	if cap(dst)-len(dst) < n {
+		nd := make([]byte, len(dst), 2*cap(dst)+n)
+		copy(nd, dst)
+		dst = nd
+	}
+	return dst[:len(dst)+n]
+}
+
+// appendString appends s as a JSON string.
+func appendString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				dst = append(dst, '\\', c)
+			case c == '\n':
+				dst = append(dst, '\\', 'n')
+			case c == '\t':
+				dst = append(dst, '\\', 't')
+			case c < 0x20 || c == 0x7f:
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			default:
+				dst = append(dst, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, `\ufffd`...)
+		} else {
+			dst = append(dst, s[i:i+size]...)
+		}
+		i += size
+	}
+	return append(dst, '"')
+}
+
+// AppendStateJSON appends s as a vrsdk.State/1 JSON message (stateSchema).
+func AppendStateJSON(dst []byte, s *codec.State) []byte {
+	dst = append(dst, `{"timestamp":`...)
+	dst = appendTimestamp(dst, s.TNs)
+	dst = append(dst, ',')
+	dst = appendUint(dst, "seq", s.Seq)
+	dst = append(dst, ',')
+	dst = appendInt(dst, "t_ns", s.TNs)
+	dst = appendKey(append(dst, ','), "elapsed")
+	dst = appendFloat(dst, s.Elapsed)
+	dst = append(dst, ',')
+	dst = appendInt(dst, "estimate_t_ns", s.EstimateTNs)
+	dst = appendVec3(append(dst, ','), "position", s.Position)
+	dst = append(appendKey(append(dst, ','), "orientation"), `{"x":`...)
+	dst = appendFloat(dst, s.Orientation.X)
+	dst = append(dst, `,"y":`...)
+	dst = appendFloat(dst, s.Orientation.Y)
+	dst = append(dst, `,"z":`...)
+	dst = appendFloat(dst, s.Orientation.Z)
+	dst = append(dst, `,"w":`...)
+	dst = appendFloat(dst, s.Orientation.W)
+	dst = append(dst, '}')
+	dst = appendVec3(append(dst, ','), "linear_velocity", s.LinearVelocity)
+	dst = appendVec3(append(dst, ','), "angular_velocity", s.AngularVelocity)
+	dst = append(appendKey(append(dst, ','), "sensors"), '[')
+	for i, sn := range s.Sensors {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, '{')
+		dst = appendUint(dst, "id", uint64(sn.ID))
+		dst = append(dst, ',')
+		dst = appendInt(dst, "t_ns", sn.TNs)
+		dst = append(dst, '}')
+	}
+	return append(dst, ']', '}')
+}
+
+// AppendRawImageJSON appends f as a foxglove.RawImage JSON message.
+func AppendRawImageJSON(dst []byte, f *codec.Frame) []byte {
+	dst = append(dst, `{"timestamp":`...)
+	dst = appendTimestamp(dst, f.TNs)
+	dst = append(dst, `,"frame_id":"camera_`...)
+	dst = strconv.AppendUint(dst, uint64(f.CameraID), 10)
+	dst = append(dst, `",`...)
+	dst = appendUint(dst, "width", uint64(f.Width))
+	dst = append(dst, ',')
+	dst = appendUint(dst, "height", uint64(f.Height))
+	dst = append(appendKey(append(dst, ','), "encoding"), '"')
+	dst = append(dst, f.Encoding.String()...)
+	dst = append(dst, '"', ',')
+	dst = appendUint(dst, "step", uint64(f.Stride))
+	dst = appendKey(append(dst, ','), "data")
+	dst = appendBase64(dst, f.Pixels)
+	return append(dst, '}')
+}
+
+func appendTimeReplyJSON(dst []byte, r *codec.TimeReply) []byte {
+	dst = append(dst, '{')
+	dst = appendInt(dst, "t2_ns", r.T2Ns)
+	dst = append(dst, ',')
+	dst = appendInt(dst, "t3_ns", r.T3Ns)
+	return append(dst, '}')
+}
+
+func appendClockProbeJSON(dst []byte, p *codec.ClockProbe) []byte {
+	dst = append(dst, '{')
+	dst = appendInt(dst, "t1_ns", p.T1Ns)
+	dst = appendInt(append(dst, ','), "t2_ns", p.T2Ns)
+	dst = appendInt(append(dst, ','), "t3_ns", p.T3Ns)
+	dst = appendInt(append(dst, ','), "t4_ns", p.T4Ns)
+	dst = appendInt(append(dst, ','), "offset_ns", p.Offset())
+	dst = appendInt(append(dst, ','), "rtt_ns", p.RTT())
+	return append(dst, '}')
+}
+
+func appendUndecodableJSON(dst []byte, schema string, err error, header, payload []byte) []byte {
+	dst = appendKey(append(dst, '{'), "schema")
+	dst = appendString(dst, schema)
+	dst = appendKey(append(dst, ','), "error")
+	dst = appendString(dst, err.Error())
+	dst = appendKey(append(dst, ','), "header")
+	dst = appendBase64(dst, header)
+	dst = appendKey(append(dst, ','), "payload")
+	dst = appendBase64(dst, payload)
+	return append(dst, '}')
+}

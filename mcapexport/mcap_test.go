@@ -1,0 +1,340 @@
+package mcapexport
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/foxglove/mcap/go/mcap"
+
+	"github.com/vrlog/vrlog/codec"
+	"github.com/vrlog/vrlog/logfmt"
+)
+
+// expectedMsg is one line of the expectation handed to tools/mcapcheck.
+type expectedMsg struct {
+	Topic       string `json:"topic"`
+	LogTime     uint64 `json:"log_time"`
+	PublishTime uint64 `json:"publish_time"`
+	Sequence    uint32 `json:"sequence"`
+	Schema      string `json:"schema"`
+	Encoding    string `json:"encoding"`
+}
+
+type fixture struct {
+	chans []logfmt.Channel
+	recs  []logfmt.Record
+	want  []expectedMsg
+}
+
+const t0 = int64(1_700_000_000_000_000_000)
+
+func state(seq uint64, t int64) []byte {
+	s := codec.State{Seq: seq, TNs: t, EstimateTNs: t - 1000, Orientation: codec.Quat{W: 1},
+		Position: codec.Vec3{X: float64(seq), Y: -1.5, Z: 1e-9}, Sensors: []codec.Sensor{{ID: 1, TNs: t - 5}, {ID: 7, TNs: t - 9}}}
+	return codec.AppendState(nil, &s)
+}
+
+func frame(seq uint64, t int64, w, h uint32) (hdr, pix []byte) {
+	fh := codec.NewFrameHeader(seq, t, 3, w, h, codec.RGB8)
+	pix = make([]byte, fh.DataSize)
+	for i := range pix {
+		pix[i] = byte(i*7 + int(seq))
+	}
+	return codec.AppendFrameHeader(nil, &fh), pix
+}
+
+func makeFixture() *fixture {
+	f := &fixture{chans: []logfmt.Channel{
+		{ID: 1, Name: "vr/r1/state", Transport: logfmt.TransportZenoh, Topic: "vr/r1/state", Schema: codec.SchemaState},
+		{ID: 2, Name: "vr/r1/camera/front", Transport: logfmt.TransportIceoryx2, Topic: "vr/r1/camera/front", Schema: codec.SchemaFrame,
+			Meta: map[string]string{"type": "u8"}},
+		{ID: 3, Name: "custom/blob", Transport: logfmt.TransportIceoryx2, Topic: "custom/blob", Schema: "acme.Thing/3"},
+		{ID: 4, Name: "vrlog/clock", Transport: logfmt.TransportInternal, Topic: "vr/r1/time", Schema: codec.SchemaClockProbe},
+	}}
+	add := func(r logfmt.Record, topic, schema, enc string, seq uint32) {
+		f.recs = append(f.recs, r)
+		pub := uint64(r.RecvWallNs)
+		if r.HasStamp {
+			pub = uint64(r.CaptureNs)
+		}
+		f.want = append(f.want, expectedMsg{topic, uint64(r.RecvWallNs), pub, seq, schema, enc})
+	}
+	for i := 0; i < 50; i++ {
+		t := t0 + int64(i)*1_000_000
+		seq := uint64(i)
+		if i == 40 {
+			seq = 1 << 33 // beyond uint32: sequence keeps the low 32 bits
+		}
+		add(logfmt.Record{Channel: 1, RecvWallNs: t + 300_000, RecvMonoNs: int64(i) * 1_000_000, CaptureNs: t, Seq: seq, HasStamp: true,
+			Payload: state(seq, t)}, "vr/r1/state", codec.SchemaState, "json", uint32(seq))
+		if i%10 == 0 {
+			h, p := frame(uint64(i/10), t, 8, 4)
+			add(logfmt.Record{Channel: 2, RecvWallNs: t + 900_000, RecvMonoNs: int64(i)*1_000_000 + 600_000, CaptureNs: t, Seq: uint64(i / 10), HasStamp: true,
+				Header: h, Payload: p}, "vr/r1/camera/front", SchemaRawImage, "json", uint32(i/10))
+		}
+	}
+	// A garbage state payload: kept on the :undecodable companion channel.
+	add(logfmt.Record{Channel: 1, RecvWallNs: t0 + 60_000_000, RecvMonoNs: 60_000_000, CaptureNs: t0 + 59_000_000, Seq: 60, HasStamp: true,
+		Payload: []byte("not a state")}, "vr/r1/state:undecodable", SchemaUndecodable, "json", 60)
+	// Raw channel: payload on the channel, header on the companion.
+	for i := 0; i < 3; i++ {
+		r := logfmt.Record{Channel: 3, RecvWallNs: t0 + int64(i)*5_000_000, RecvMonoNs: int64(i) * 5_000_000, Header: []byte{1, 2, byte(i)}, Payload: []byte{9, 9, 9, byte(i)}}
+		f.recs = append(f.recs, r)
+		f.want = append(f.want, expectedMsg{"custom/blob", uint64(r.RecvWallNs), uint64(r.RecvWallNs), uint32(i), "", ""},
+			expectedMsg{"custom/blob:header", uint64(r.RecvWallNs), uint64(r.RecvWallNs), uint32(i), "", ""})
+	}
+	p := codec.AppendClockProbe(nil, codec.ClockProbe{T1Ns: t0, T2Ns: t0 + 500, T3Ns: t0 + 700, T4Ns: t0 + 1000})
+	add(logfmt.Record{Channel: 4, RecvWallNs: t0 + 1000, RecvMonoNs: 1000, Payload: p}, "vrlog/clock", codec.SchemaClockProbe, "json", 0)
+	return f
+}
+
+func export(t *testing.T, f *fixture, opts MCAPOptions) ([]byte, MCAPStats) {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := NewMCAP(&buf, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range f.chans {
+		if err := w.AddChannel(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range f.recs {
+		if err := w.Write(&f.recs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes(), w.Stats()
+}
+
+func TestMCAPGoReader(t *testing.T) {
+	f := makeFixture()
+	data, st := export(t, f, MCAPOptions{EpochNs: t0, Metadata: map[string]string{"note": "unit test"}})
+	if st.Messages != uint64(len(f.want)) || st.Undecodable != 1 {
+		t.Fatalf("stats %+v, want %d messages, 1 undecodable", st, len(f.want))
+	}
+	r, err := mcap.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := r.Info()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Statistics.MessageCount != uint64(len(f.want)) {
+		t.Fatalf("message count %d, want %d", info.Statistics.MessageCount, len(f.want))
+	}
+	if len(info.ChunkIndexes) == 0 || info.ChunkIndexes[0].Compression != mcap.CompressionZSTD {
+		t.Fatalf("chunk indexes %v", info.ChunkIndexes)
+	}
+	it, err := r.Messages(mcap.UsingIndex(true), mcap.InOrder(mcap.FileOrder))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var states int
+	for {
+		sch, ch, msg, err := it.NextInto(nil)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ch.Topic == "vr/r1/state" {
+			states++
+			var m map[string]any
+			if err := json.Unmarshal(msg.Data, &m); err != nil {
+				t.Fatalf("state json: %v: %s", err, msg.Data)
+			}
+			if sch.Name != codec.SchemaState || ch.Metadata["vrlog.transport"] != "zenoh" {
+				t.Fatalf("schema %q metadata %v", sch.Name, ch.Metadata)
+			}
+			if states == 2 && (m["elapsed"].(float64) != 0.001 || m["t_ns"].(float64) != float64(t0+1_000_000)) {
+				t.Fatalf("second state: %s", msg.Data)
+			}
+		}
+	}
+	if states != 50 {
+		t.Fatalf("%d states, want 50", states)
+	}
+	mds, err := r.GetMetadata(info.MetadataIndexes[0].Offset)
+	if err != nil || mds.Metadata["note"] != "unit test" {
+		t.Fatalf("metadata %v %v", mds, err)
+	}
+}
+
+func TestAppendStateJSONNaN(t *testing.T) {
+	s := codec.State{Seq: 1, TNs: -5}
+	s.Position.X = nan()
+	b := AppendStateJSON(nil, &s)
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+	if m["position"].(map[string]any)["x"] != nil || !strings.Contains(string(b), `"timestamp":{"sec":0,"nsec":0}`) {
+		t.Fatalf("%s", b)
+	}
+}
+
+func nan() float64 { var z float64; return z / z }
+
+func TestAppendStringEscapes(t *testing.T) {
+	in := "a\"b\\c\n\x01\xffé"
+	b := appendString(nil, in)
+	var out string
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+	if out != "a\"b\\c\n\x01\ufffdé" {
+		t.Fatalf("%q", out)
+	}
+}
+
+// repoRoot finds the module root (the directory holding go.mod).
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	d, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d
+		}
+		p := filepath.Dir(d)
+		if p == d {
+			t.Fatal("go.mod not found above the test directory")
+		}
+		d = p
+	}
+}
+
+// RunMCAPCheck runs tools/mcapcheck/check.py with the repo's .venv python
+// (made by `make peers`). It fails, never skips, when the venv is missing.
+func runMCAPCheck(t *testing.T, mcapPath string, want []expectedMsg, compression string) {
+	t.Helper()
+	out, err := mcapCheck(t, mcapPath, want, compression)
+	if err != nil {
+		t.Fatalf("tools/mcapcheck/check.py: %v\n%s", err, out)
+	}
+	t.Logf("mcapcheck: %s", bytes.TrimSpace(out))
+}
+
+func mcapCheck(t *testing.T, mcapPath string, want []expectedMsg, compression string) ([]byte, error) {
+	t.Helper()
+	root := repoRoot(t)
+	py := filepath.Join(root, ".venv", "bin", "python")
+	if _, err := os.Stat(py); err != nil {
+		t.Fatalf("independent MCAP check needs %s with tools/mcapcheck/requirements.txt installed: run `make peers` "+
+			"(or python3 -m venv .venv && .venv/bin/pip install -r tools/mcapcheck/requirements.txt): %v", py, err)
+	}
+	exp := filepath.Join(t.TempDir(), "expected.json")
+	b, _ := json.Marshal(map[string]any{"compression": compression, "messages": want})
+	if err := os.WriteFile(exp, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(py, filepath.Join(root, "tools", "mcapcheck", "check.py"), mcapPath, exp).CombinedOutput()
+	return out, err
+}
+
+func TestMCAPPythonReader(t *testing.T) {
+	f := makeFixture()
+	for _, comp := range []string{"zstd", "none"} {
+		t.Run(comp, func(t *testing.T) {
+			data, _ := export(t, f, MCAPOptions{Compression: comp, ChunkSize: 4096})
+			p := filepath.Join(t.TempDir(), "out.mcap")
+			if err := os.WriteFile(p, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			want := comp
+			if comp == "none" {
+				want = ""
+			}
+			runMCAPCheck(t, p, f.want, want)
+		})
+	}
+}
+
+// The checker must notice a wrong stamp and a missing message.
+func TestMCAPCheckerCatchesMismatch(t *testing.T) {
+	f := makeFixture()
+	data, _ := export(t, f, MCAPOptions{})
+	p := filepath.Join(t.TempDir(), "out.mcap")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bad := append([]expectedMsg(nil), f.want...)
+	bad[3].PublishTime++
+	if out, err := mcapCheck(t, p, bad, "zstd"); err == nil {
+		t.Fatalf("checker accepted a wrong publish_time:\n%s", out)
+	}
+	if out, err := mcapCheck(t, p, f.want[1:], "zstd"); err == nil {
+		t.Fatalf("checker accepted an unexpected message:\n%s", out)
+	}
+}
+
+func TestCSV(t *testing.T) {
+	f := makeFixture()
+	var buf bytes.Buffer
+	w, err := NewCSV(&buf, CSVOptions{TimeFormat: codec.TimeElapsed, EpochNs: t0, ChannelColumn: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[uint16]*logfmt.Channel{}
+	for i := range f.chans {
+		byID[f.chans[i].ID] = &f.chans[i]
+	}
+	for i := range f.recs {
+		if err := w.Write(byID[f.recs[i].Channel], &f.recs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != len(f.recs)+1 {
+		t.Fatalf("%d lines for %d records", len(lines), len(f.recs))
+	}
+	if lines[0] != "channel,"+strings.Join(CSVColumns, ",") {
+		t.Fatalf("header %q", lines[0])
+	}
+	// Second state: dt 1 ms, latency 0.3 ms, elapsed 0.001.
+	var second string
+	for _, l := range lines {
+		if strings.HasPrefix(l, "vr/r1/state,1,") {
+			second = l
+		}
+	}
+	want := "vr/r1/state,1,1,0.001000000,1700000000001000000,0.001300000,1700000000001300000,1000000,1000000,1000000,300000,0,0,0,168"
+	if second != want {
+		t.Fatalf("row\n got %s\nwant %s", second, want)
+	}
+	// seq jump 39 -> 2^33 then back to 41: a skip then a restart.
+	var jump, back string
+	for _, l := range lines {
+		if strings.HasPrefix(l, "vr/r1/state,40,") {
+			jump = l
+		}
+		if strings.HasPrefix(l, "vr/r1/state,41,") {
+			back = l
+		}
+	}
+	if c := strings.Split(jump, ","); c[11] != "8589934552" || c[12] != "0" {
+		t.Fatalf("jump row %s", jump)
+	}
+	if c := strings.Split(back, ","); c[11] != "0" || c[12] != "1" {
+		t.Fatalf("restart row %s", back)
+	}
+}
