@@ -1,0 +1,416 @@
+//go:build cgo
+
+package iceoryx2
+
+/*
+#cgo CFLAGS: -I${SRCDIR}/../../native/include
+#cgo LDFLAGS: ${SRCDIR}/../../native/target/release/libvrlog_native.a -ldl -lgcc_s -lutil -lrt -lpthread -lm -lc
+#include <stdlib.h>
+#include "vrlog_native.h"
+*/
+import "C"
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+	"unsafe"
+)
+
+type nativeError struct {
+	msg      string
+	sentinel error
+}
+
+func (e *nativeError) Error() string { return e.msg }
+func (e *nativeError) Unwrap() error { return e.sentinel }
+
+func toErr(code C.int, cerr *C.char) error {
+	msg := "iceoryx2: native call failed"
+	if cerr != nil {
+		msg = C.GoString(cerr)
+		C.vr_string_free(cerr)
+	}
+	switch code {
+	case C.VR_ERR_INVALID:
+		return &nativeError{msg, ErrInvalid}
+	case C.VR_ERR_NOT_FOUND:
+		return &nativeError{msg, ErrServiceNotFound}
+	case C.VR_ERR_INCOMPATIBLE:
+		return &nativeError{msg, ErrIncompatible}
+	case C.VR_ERR_CLOSED:
+		return &nativeError{msg, ErrClosed}
+	}
+	return &nativeError{msg, ErrNative}
+}
+
+// Node is an iceoryx2 node (ipc, thread-safe variant). Safe for concurrent use.
+type Node struct {
+	mu   sync.RWMutex
+	h    *C.vr_inode
+	name string
+}
+
+// NewNode creates a node; name may be empty. iceoryx2's own signal handling
+// is disabled (Go handles signals).
+func NewNode(name string) (*Node, error) {
+	cn := C.CString(name)
+	defer C.free(unsafe.Pointer(cn))
+	var h *C.vr_inode
+	var cerr *C.char
+	if rc := C.vr_inode_create(cn, &h, &cerr); rc != C.VR_OK {
+		return nil, toErr(rc, cerr)
+	}
+	return &Node{h: h, name: name}, nil
+}
+
+func (n *Node) use(f func(h *C.vr_inode) error) error {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	if n.h == nil {
+		return ErrClosed
+	}
+	return f(n.h)
+}
+
+// Close releases the node. Subscribers and publishers created from it keep
+// working until their own Close.
+func (n *Node) Close() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.h != nil {
+		C.vr_inode_free(n.h)
+		n.h = nil
+	}
+	return nil
+}
+
+type jsonType struct {
+	Variant   string `json:"variant"`
+	TypeName  string `json:"type_name"`
+	Size      uint64 `json:"size"`
+	Alignment uint64 `json:"alignment"`
+}
+
+type jsonService struct {
+	Name                         string   `json:"name"`
+	Payload                      jsonType `json:"payload"`
+	UserHeader                   jsonType `json:"user_header"`
+	MaxPublishers                int      `json:"max_publishers"`
+	MaxSubscribers               int      `json:"max_subscribers"`
+	MaxNodes                     int      `json:"max_nodes"`
+	HistorySize                  int      `json:"history_size"`
+	SubscriberMaxBufferSize      int      `json:"subscriber_max_buffer_size"`
+	SubscriberMaxBorrowedSamples int      `json:"subscriber_max_borrowed_samples"`
+	SafeOverflow                 bool     `json:"safe_overflow"`
+}
+
+func (j jsonType) detail() TypeDetail {
+	v, _ := ParseTypeVariant(j.Variant)
+	return TypeDetail{Variant: v, TypeName: j.TypeName, Size: j.Size, Alignment: j.Alignment}
+}
+
+func (j jsonService) info() ServiceInfo {
+	so := j.SafeOverflow
+	return ServiceInfo{
+		Name:  j.Name,
+		Types: TypeDetails{Payload: j.Payload.detail(), UserHeader: j.UserHeader.detail()},
+		Config: ServiceConfig{
+			MaxPublishers: j.MaxPublishers, MaxSubscribers: j.MaxSubscribers, MaxNodes: j.MaxNodes,
+			HistorySize: j.HistorySize, SubscriberMaxBufferSize: j.SubscriberMaxBufferSize,
+			SubscriberMaxBorrowedSamples: j.SubscriberMaxBorrowedSamples, SafeOverflow: &so,
+		},
+	}
+}
+
+func takeJSON(s *C.char, v any) error {
+	defer C.vr_string_free(s)
+	if err := json.Unmarshal([]byte(C.GoString(s)), v); err != nil {
+		return fmt.Errorf("iceoryx2: decode service details: %v: %w", err, ErrNative)
+	}
+	return nil
+}
+
+// ListServices lists the publish-subscribe services of this host (of the
+// node's iceoryx2 configuration).
+func (n *Node) ListServices() ([]ServiceInfo, error) {
+	var js []jsonService
+	err := n.use(func(h *C.vr_inode) error {
+		var out, cerr *C.char
+		if rc := C.vr_inode_list_services(h, &out, &cerr); rc != C.VR_OK {
+			return toErr(rc, cerr)
+		}
+		return takeJSON(out, &js)
+	})
+	if err != nil {
+		return nil, err
+	}
+	infos := make([]ServiceInfo, len(js))
+	for i, j := range js {
+		infos[i] = j.info()
+	}
+	return infos, nil
+}
+
+// ServiceDetails returns one service's static details (ErrServiceNotFound if absent).
+func (n *Node) ServiceDetails(service string) (ServiceInfo, error) {
+	cs := C.CString(service)
+	defer C.free(unsafe.Pointer(cs))
+	var j jsonService
+	err := n.use(func(h *C.vr_inode) error {
+		var out, cerr *C.char
+		if rc := C.vr_inode_service_details(h, cs, &out, &cerr); rc != C.VR_OK {
+			return toErr(rc, cerr)
+		}
+		return takeJSON(out, &j)
+	})
+	if err != nil {
+		return ServiceInfo{}, err
+	}
+	return j.info(), nil
+}
+
+// Subscriber receives the samples of one service, whatever its types.
+type Subscriber struct {
+	service  string
+	types    TypeDetails
+	opts     SubscriberOptions
+	mu       sync.RWMutex
+	recvMu   sync.Mutex
+	h        *C.vr_isub
+	freed    bool
+	shutOnce sync.Once
+}
+
+// Subscribe opens an existing service with the types recorded in its static
+// configuration (as `iox2 service record` does) and subscribes to it.
+// A missing service fails at once with ErrServiceNotFound.
+func (n *Node) Subscribe(service string, opts SubscriberOptions) (*Subscriber, error) {
+	opts = opts.withDefaults()
+	info, err := n.ServiceDetails(service)
+	if err != nil {
+		return nil, err
+	}
+	cs := C.CString(service)
+	defer C.free(unsafe.Pointer(cs))
+	var h *C.vr_isub
+	err = n.use(func(nh *C.vr_inode) error {
+		var cerr *C.char
+		rc := C.vr_isub_create(nh, cs, C.size_t(max(opts.BufferSize, 0)), C.size_t(opts.QueueLen),
+			C.size_t(opts.QueueBytes), C.int64_t(opts.PollInterval.Nanoseconds()), &h, &cerr)
+		if rc != C.VR_OK {
+			return toErr(rc, cerr)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Subscriber{service: service, types: info.Types, opts: opts, h: h}, nil
+}
+
+// Service is the subscribed service's name.
+func (s *Subscriber) Service() string { return s.service }
+
+// Types are the service's type details (what a replay publisher needs).
+func (s *Subscriber) Types() TypeDetails { return s.types }
+
+const receiveSlice = 100 * time.Millisecond
+
+// Receive appends at least one sample to dst and returns it; it blocks until
+// samples arrive, ctx is done (ctx.Err()) or the subscriber is closed (ErrClosed).
+func (s *Subscriber) Receive(ctx context.Context, dst []Sample) ([]Sample, error) {
+	s.recvMu.Lock()
+	defer s.recvMu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.freed {
+		return dst, ErrClosed
+	}
+	stop := context.AfterFunc(ctx, func() {
+		s.mu.RLock()
+		if !s.freed {
+			C.vr_isub_wake(s.h)
+		}
+		s.mu.RUnlock()
+	})
+	defer stop()
+	for {
+		if err := ctx.Err(); err != nil {
+			return dst, err
+		}
+		timeout := receiveSlice
+		if dl, ok := ctx.Deadline(); ok {
+			if d := time.Until(dl); d < timeout {
+				timeout = max(d, 0)
+			}
+		}
+		var descs *C.vr_isample
+		var n C.size_t
+		rc := C.vr_isub_next_batch(s.h, C.size_t(s.opts.MaxBatch), C.int64_t(timeout.Nanoseconds()), &descs, &n)
+		switch rc {
+		case C.VR_OK:
+			for _, d := range unsafe.Slice(descs, int(n)) {
+				hl, pl := int(d.header_len), int(d.payload_len)
+				buf := make([]byte, hl+pl+16)
+				copy(buf, unsafe.Slice((*byte)(unsafe.Pointer(d.header)), hl))
+				copy(buf[hl:], unsafe.Slice((*byte)(unsafe.Pointer(d.payload)), pl))
+				copy(buf[hl+pl:], unsafe.Slice((*byte)(unsafe.Pointer(&d.publisher_id[0])), 16))
+				dst = append(dst, Sample{
+					UserHeader:  buf[:hl:hl],
+					Payload:     buf[hl : hl+pl : hl+pl],
+					PublisherID: buf[hl+pl:],
+					RecvWallNs:  int64(d.recv_wall_ns),
+					RecvMonoNs:  int64(d.recv_mono_ns),
+				})
+			}
+			return dst, nil
+		case C.VR_ERR_CLOSED:
+			return dst, ErrClosed
+		}
+	}
+}
+
+func (s *Subscriber) stats() (dropped, received uint64) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.freed {
+		return 0, 0
+	}
+	var d, r C.uint64_t
+	C.vr_isub_stats(s.h, &d, &r)
+	return uint64(d), uint64(r)
+}
+
+// Dropped counts samples lost because the native queue was full.
+func (s *Subscriber) Dropped() uint64 { d, _ := s.stats(); return d }
+
+// Received counts samples taken from the service (dropped included).
+func (s *Subscriber) Received() uint64 { _, r := s.stats(); return r }
+
+// Close stops the polling thread, releases the port and frees everything.
+func (s *Subscriber) Close() error {
+	s.mu.RLock()
+	if !s.freed {
+		s.shutOnce.Do(func() { C.vr_isub_shutdown(s.h) })
+	}
+	s.mu.RUnlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.freed {
+		return nil
+	}
+	s.freed = true
+	C.vr_isub_free(s.h)
+	s.h = nil
+	return nil
+}
+
+// Publisher sends samples on one service.
+type Publisher struct {
+	mu    sync.RWMutex
+	h     *C.vr_ipub
+	types TypeDetails
+	id    []byte
+}
+
+func cType(t TypeDetail) (C.vr_itype_detail, *C.char) {
+	name := C.CString(t.TypeName)
+	v := C.int32_t(0)
+	if t.Variant == Dynamic {
+		v = 1
+	}
+	return C.vr_itype_detail{variant: v, type_name: name, size: C.size_t(t.Size), alignment: C.size_t(t.Alignment)}, name
+}
+
+// Publisher creates the service with the given types (or opens it if it
+// exists with the same types: otherwise ErrIncompatible) and a publisher on it.
+func (n *Node) Publisher(service string, types TypeDetails, opts PublisherOptions) (*Publisher, error) {
+	if types.Payload.Variant != FixedSize && types.Payload.Variant != Dynamic {
+		return nil, fmt.Errorf("iceoryx2: payload variant %v: %w", types.Payload.Variant, ErrInvalid)
+	}
+	if types.UserHeader.Variant != FixedSize {
+		return nil, fmt.Errorf("iceoryx2: user header must be fixed-size: %w", ErrInvalid)
+	}
+	cs := C.CString(service)
+	defer C.free(unsafe.Pointer(cs))
+	pt, pn := cType(types.Payload)
+	defer C.free(unsafe.Pointer(pn))
+	ht, hn := cType(types.UserHeader)
+	defer C.free(unsafe.Pointer(hn))
+	c := opts.Service
+	so := C.int32_t(-1)
+	if c.SafeOverflow != nil {
+		so = 0
+		if *c.SafeOverflow {
+			so = 1
+		}
+	}
+	copts := C.vr_iservice_opts{
+		max_publishers: C.size_t(c.MaxPublishers), max_subscribers: C.size_t(c.MaxSubscribers),
+		max_nodes: C.size_t(c.MaxNodes), history_size: C.size_t(c.HistorySize),
+		subscriber_max_buffer_size:      C.size_t(c.SubscriberMaxBufferSize),
+		subscriber_max_borrowed_samples: C.size_t(c.SubscriberMaxBorrowedSamples),
+		safe_overflow:                   so,
+	}
+	sl := opts.InitialMaxSliceLen
+	if sl <= 0 {
+		sl = 4096
+	}
+	var h *C.vr_ipub
+	err := n.use(func(nh *C.vr_inode) error {
+		var cerr *C.char
+		rc := C.vr_ipub_create(nh, cs, &pt, &ht, &copts, C.size_t(sl), C.int(opts.AllocationStrategy),
+			C.size_t(max(opts.MaxLoanedSamples, 0)), &h, &cerr)
+		if rc != C.VR_OK {
+			return toErr(rc, cerr)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var id [16]C.uint8_t
+	C.vr_ipub_id(h, &id[0])
+	return &Publisher{h: h, types: types, id: C.GoBytes(unsafe.Pointer(&id[0]), 16)}, nil
+}
+
+// ID is the publisher's unique id (16 bytes), as subscribers see it in Sample.PublisherID.
+func (p *Publisher) ID() []byte { return p.id }
+
+// Send publishes one sample: userHeader must be exactly the user-header
+// size; payload exactly the payload size (FixedSize) or a whole number of
+// elements (Dynamic). It returns how many subscribers it reached.
+func (p *Publisher) Send(userHeader, payload []byte) (int, error) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.h == nil {
+		return 0, ErrClosed
+	}
+	var hp, pp *C.uint8_t
+	if len(userHeader) > 0 {
+		hp = (*C.uint8_t)(unsafe.Pointer(&userHeader[0]))
+	}
+	if len(payload) > 0 {
+		pp = (*C.uint8_t)(unsafe.Pointer(&payload[0]))
+	}
+	var delivered C.size_t
+	var cerr *C.char
+	if rc := C.vr_ipub_send(p.h, hp, C.size_t(len(userHeader)), pp, C.size_t(len(payload)), &delivered, &cerr); rc != C.VR_OK {
+		return 0, toErr(rc, cerr)
+	}
+	return int(delivered), nil
+}
+
+// Close releases the publisher (the service goes away with its last port).
+func (p *Publisher) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.h != nil {
+		C.vr_ipub_free(p.h)
+		p.h = nil
+	}
+	return nil
+}

@@ -1,0 +1,242 @@
+//go:build cgo
+
+package iceoryx2
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/vrlog/vrlog/transport/clock"
+)
+
+// frameTypes are the types of a vrsdk frame service (docs/wire-format.md; peers/vrwire.py).
+var frameTypes = TypeDetails{
+	Payload:    TypeDetail{Variant: Dynamic, TypeName: "u8", Size: 1, Alignment: 1},
+	UserHeader: TypeDetail{Variant: FixedSize, TypeName: "vrsdk::FrameHeader", Size: 48, Alignment: 8},
+}
+
+// serviceName is unique per test and process so parallel runs don't collide.
+func serviceName(t testing.TB) string {
+	return fmt.Sprintf("vrlog/test/%d/%s/%d", os.Getpid(), t.Name(), time.Now().UnixNano())
+}
+
+func newNode(t testing.TB) *Node {
+	t.Helper()
+	n, err := NewNode("vrlog-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { n.Close() })
+	return n
+}
+
+func receiveN(t testing.TB, s *Subscriber, n int, timeout time.Duration) []Sample {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var got []Sample
+	for len(got) < n {
+		var err error
+		if got, err = s.Receive(ctx, got); err != nil {
+			t.Fatalf("received %d of %d: %v", len(got), n, err)
+		}
+	}
+	return got
+}
+
+func header(seq uint64, size int) []byte {
+	h := make([]byte, 48)
+	copy(h, "VRFM")
+	binary.LittleEndian.PutUint16(h[4:], 1)
+	binary.LittleEndian.PutUint16(h[6:], 5)
+	binary.LittleEndian.PutUint64(h[8:], seq)
+	binary.LittleEndian.PutUint64(h[16:], uint64(time.Now().UnixNano()))
+	binary.LittleEndian.PutUint32(h[28:], uint32(size))
+	binary.LittleEndian.PutUint32(h[32:], 1)
+	binary.LittleEndian.PutUint32(h[36:], uint32(size))
+	binary.LittleEndian.PutUint64(h[40:], uint64(size))
+	return h
+}
+
+func TestPubSubFrames(t *testing.T) {
+	n := newNode(t)
+	name := serviceName(t)
+	const size = 6 << 20
+	pub, err := n.Publisher(name, frameTypes, PublisherOptions{
+		Service:            ServiceConfig{SubscriberMaxBufferSize: 4, HistorySize: 0},
+		InitialMaxSliceLen: 1 << 16, // grows (PowerOfTwo) to the 6 MB frames
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close()
+	info, err := n.ServiceDetails(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Types != frameTypes || info.Config.SubscriberMaxBufferSize != 4 {
+		t.Fatalf("service details %+v", info)
+	}
+	sub, err := n.Subscribe(name, SubscriberOptions{QueueLen: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	if sub.Types() != frameTypes {
+		t.Fatalf("subscriber types %+v", sub.Types())
+	}
+	const frames = 12
+	payloads := make([][]byte, frames)
+	for i := range payloads {
+		sz := size
+		if i%3 == 0 {
+			sz = 1000 + i // mixed sizes, including small ones after big ones
+		}
+		payloads[i] = bytes.Repeat([]byte{byte(i), byte(i * 7), byte(i * 13)}, sz/3+1)[:sz]
+	}
+	before := clock.MonoNow()
+	var got []Sample
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for i := 0; i < frames; i++ {
+		d, err := pub.Send(header(uint64(i), len(payloads[i])), payloads[i])
+		if err != nil {
+			t.Fatalf("send %d: %v", i, err)
+		}
+		if d != 1 {
+			t.Fatalf("send %d reached %d subscribers", i, d)
+		}
+		// receive as we go: the service buffer holds 4
+		for len(got) <= i {
+			if got, err = sub.Receive(ctx, got); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for i, s := range got {
+		if !bytes.Equal(s.Payload, payloads[i]) {
+			t.Fatalf("frame %d: payload differs (len %d want %d)", i, len(s.Payload), len(payloads[i]))
+		}
+		if seq := binary.LittleEndian.Uint64(s.UserHeader[8:]); seq != uint64(i) || len(s.UserHeader) != 48 {
+			t.Fatalf("frame %d: header seq %d len %d", i, seq, len(s.UserHeader))
+		}
+		if !bytes.Equal(s.PublisherID, pub.ID()) {
+			t.Fatalf("publisher id %x want %x", s.PublisherID, pub.ID())
+		}
+		if s.RecvMonoNs < before || s.RecvMonoNs > clock.MonoNow() {
+			t.Fatalf("frame %d: mono stamp out of range", i)
+		}
+	}
+	if sub.Dropped() != 0 {
+		t.Fatalf("dropped %d", sub.Dropped())
+	}
+	// wrong sizes are refused, not sent
+	if _, err := pub.Send(make([]byte, 47), nil); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("short header: %v", err)
+	}
+}
+
+func TestListServicesAndMeta(t *testing.T) {
+	n := newNode(t)
+	name := serviceName(t)
+	tr := true
+	cfg := ServiceConfig{MaxPublishers: 3, SubscriberMaxBufferSize: 5, HistorySize: 1, SafeOverflow: &tr}
+	pub, err := n.Publisher(name, frameTypes, PublisherOptions{Service: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close()
+	list, err := n.ListServices()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found *ServiceInfo
+	for i := range list {
+		if list[i].Name == name {
+			found = &list[i]
+		}
+	}
+	if found == nil {
+		t.Fatalf("service %q not listed among %d", name, len(list))
+	}
+	if found.Types != frameTypes || found.Config.MaxPublishers != 3 || found.Config.HistorySize != 1 || !*found.Config.SafeOverflow {
+		t.Fatalf("listed %+v", *found)
+	}
+	m := found.Types.ToMeta()
+	for k, v := range found.Config.ToMeta() {
+		m[k] = v
+	}
+	back, err := TypeDetailsFromMeta(m)
+	if err != nil || back != frameTypes {
+		t.Fatalf("meta round trip: %+v %v (%v)", back, err, m)
+	}
+	bc, err := ServiceConfigFromMeta(m)
+	if err != nil || !reflect.DeepEqual(bc, found.Config) {
+		t.Fatalf("config meta round trip: %+v %v", bc, err)
+	}
+	delete(m, "iox2.payload.size")
+	if _, err := TypeDetailsFromMeta(m); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("missing key: %v", err)
+	}
+	// same name, other types: incompatible, with a clear error
+	other := frameTypes
+	other.UserHeader.TypeName = "other::Header"
+	if _, err := n.Publisher(name, other, PublisherOptions{}); !errors.Is(err, ErrIncompatible) {
+		t.Fatalf("incompatible types: %v", err)
+	}
+}
+
+func TestMissingService(t *testing.T) {
+	n := newNode(t)
+	done := make(chan error, 1)
+	go func() {
+		_, err := n.Subscribe(serviceName(t), SubscriberOptions{})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrServiceNotFound) {
+			t.Fatalf("missing service: %v", err)
+		}
+		t.Log(err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Subscribe to a missing service hangs")
+	}
+	if _, err := n.Subscribe("", SubscriberOptions{}); err == nil {
+		t.Fatal("empty service name accepted")
+	}
+	if _, err := n.Publisher(serviceName(t), TypeDetails{Payload: TypeDetail{TypeName: "u8", Size: 1, Alignment: 3}, UserHeader: NoUserHeader}, PublisherOptions{}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("bad alignment: %v", err)
+	}
+}
+
+func TestReceiveCancelAndClose(t *testing.T) {
+	n := newNode(t)
+	name := serviceName(t)
+	pub, err := n.Publisher(name, frameTypes, PublisherOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close()
+	sub, err := n.Subscribe(name, SubscriberOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := sub.Receive(ctx, nil); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Receive with deadline: %v", err)
+	}
+	go func() { time.Sleep(50 * time.Millisecond); sub.Close() }()
+	if _, err := sub.Receive(context.Background(), nil); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Receive after Close: %v", err)
+	}
+	sub.Close()
+}
