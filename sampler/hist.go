@@ -5,19 +5,26 @@ import (
 	"math/bits"
 )
 
-// Histogram is a log-linear histogram of int64 values (nanoseconds, usually)
-// with a relative error under 1/64 (≈1.6 %), fixed memory, and exact min,
-// max, count and mean. Negative values (lags between two streams can be
+// Histogram summarises int64 values (nanoseconds, usually) in bounded
+// memory. It keeps the first ExactLimit values, so quantiles of a stream of
+// up to that many values are exact; past that it answers from log-linear
+// buckets with a relative error under 1/512 (≈0.2 %). Min, max, count and
+// mean are always exact. Negative values (lags between two streams can be
 // negative) have their own buckets.
 type Histogram struct {
 	pos, neg [nBuckets]uint64
 	n        uint64
 	sum      float64
 	min, max int64
+	exact    []int64 // the first ExactLimit values, partially ordered by selections
 }
 
+// ExactLimit is how many values a Histogram keeps for exact quantiles
+// (8 MiB at most per histogram, allocated as values arrive).
+const ExactLimit = 1 << 20
+
 const (
-	subBits  = 7
+	subBits  = 9
 	subCount = 1 << subBits // values below this are exact
 	nBuckets = subCount + (64-subBits)*(subCount/2)
 )
@@ -42,6 +49,17 @@ func bucketRange(i int) (lo, hi uint64) {
 	return lo, lo + (1 << uint(e)) - 1
 }
 
+// Reserve makes room for n more values without regrowing (a caller that
+// knows the stream's length, e.g. from a log's index, saves the copies).
+func (h *Histogram) Reserve(n int) {
+	if h.n == uint64(len(h.exact)) {
+		want := min(len(h.exact)+n, ExactLimit)
+		if want > cap(h.exact) {
+			h.exact = append(make([]int64, 0, want), h.exact...)
+		}
+	}
+}
+
 // Add records v.
 func (h *Histogram) Add(v int64) {
 	if h.n == 0 || v < h.min {
@@ -52,6 +70,11 @@ func (h *Histogram) Add(v int64) {
 	}
 	h.n++
 	h.sum += float64(v)
+	if h.n <= ExactLimit {
+		h.exact = append(h.exact, v)
+	} else if h.exact != nil {
+		h.exact = nil // past the limit: buckets only, memory back
+	}
 	if v >= 0 {
 		h.pos[bucketOf(uint64(v))]++
 	} else {
@@ -90,6 +113,22 @@ func (h *Histogram) Quantile(q float64) int64 {
 		return h.max
 	}
 	rank := uint64(math.Ceil(q * float64(h.n))) // 1-based
+	if h.exact != nil && uint64(len(h.exact)) == h.n {
+		return selectNth(h.exact, int(rank-1))
+	}
+	return h.bucketQuantile(rank)
+}
+
+// approxQuantile answers from the buckets alone: cheap enough to call while
+// a stream is running.
+func (h *Histogram) approxQuantile(q float64) int64 {
+	if h.n == 0 {
+		return 0
+	}
+	return h.bucketQuantile(max(1, uint64(math.Ceil(q*float64(h.n)))))
+}
+
+func (h *Histogram) bucketQuantile(rank uint64) int64 {
 	var seen uint64
 	for i := nBuckets - 1; i >= 0; i-- { // most negative first
 		if seen += h.neg[i]; seen >= rank && h.neg[i] > 0 {
@@ -129,6 +168,11 @@ func (h *Histogram) Merge(o *Histogram) {
 	if h.n == 0 || o.max > h.max {
 		h.max = o.max
 	}
+	if h.n+o.n <= ExactLimit && uint64(len(h.exact)) == h.n && uint64(len(o.exact)) == o.n {
+		h.exact = append(h.exact, o.exact...)
+	} else {
+		h.exact = nil
+	}
 	h.n += o.n
 	h.sum += o.sum
 	for i := range nBuckets {
@@ -152,4 +196,55 @@ func (h *Histogram) Buckets(f func(lo, hi int64, n uint64)) {
 			f(pos(lo), pos(hi), h.pos[i])
 		}
 	}
+}
+
+// selectNth returns the k-th smallest value of a (0-based), reordering a
+// (quickselect, median-of-three pivots): O(n) where a sort would be
+// O(n log n), and later selections reuse the partial order.
+func selectNth(a []int64, k int) int64 {
+	lo, hi := 0, len(a)-1
+	for hi > lo {
+		if hi-lo < 16 {
+			for i := lo + 1; i <= hi; i++ { // insertion sort the small rest
+				for j := i; j > lo && a[j] < a[j-1]; j-- {
+					a[j], a[j-1] = a[j-1], a[j]
+				}
+			}
+			return a[k]
+		}
+		mid := lo + (hi-lo)/2
+		if a[mid] < a[lo] {
+			a[mid], a[lo] = a[lo], a[mid]
+		}
+		if a[hi] < a[lo] {
+			a[hi], a[lo] = a[lo], a[hi]
+		}
+		if a[hi] < a[mid] {
+			a[hi], a[mid] = a[mid], a[hi]
+		}
+		p := a[mid]
+		i, j := lo, hi
+		for i <= j {
+			for a[i] < p {
+				i++
+			}
+			for a[j] > p {
+				j--
+			}
+			if i <= j {
+				a[i], a[j] = a[j], a[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return a[k]
+		}
+	}
+	return a[k]
 }

@@ -111,9 +111,11 @@ func TestHistogramAccuracy(t *testing.T) {
 	sort.Slice(vals, func(i, j int) bool { return vals[i] < vals[j] })
 	for _, q := range []float64{0.01, 0.1, 0.5, 0.9, 0.99, 0.999} {
 		exact := vals[int(math.Ceil(q*float64(len(vals))))-1]
-		got := h.Quantile(q)
-		if d := math.Abs(float64(got - exact)); d > math.Abs(float64(exact))/64+1 {
-			t.Errorf("q%.3f: %d, exact %d", q, got, exact)
+		if got := h.Quantile(q); got != exact {
+			t.Errorf("q%.3f: %d, exact %d (below ExactLimit quantiles are exact)", q, got, exact)
+		}
+		if got := h.approxQuantile(q); math.Abs(float64(got-exact)) > math.Abs(float64(exact))/512+1 {
+			t.Errorf("bucket q%.3f: %d, exact %d", q, got, exact)
 		}
 	}
 	if h.Quantile(0) != vals[0] || h.Quantile(1) != vals[len(vals)-1] || h.Min() != vals[0] {
@@ -132,8 +134,9 @@ func TestHistogramAccuracy(t *testing.T) {
 	var e Histogram
 	e.Add(math.MinInt64)
 	e.Add(math.MaxInt64)
-	if e.Quantile(0.5) != math.MinInt64 || e.Quantile(1) != math.MaxInt64 || e.Quantile(0.99) < math.MaxInt64/64*63 {
-		t.Fatalf("extremes: %d %d", e.Quantile(0.5), e.Quantile(0.99))
+	if e.Quantile(0.5) != math.MinInt64 || e.Quantile(1) != math.MaxInt64 || e.approxQuantile(0.5) != math.MinInt64 ||
+		e.approxQuantile(0.99) < math.MaxInt64/512*511 {
+		t.Fatalf("extremes: %d %d", e.approxQuantile(0.5), e.approxQuantile(0.99))
 	}
 	var m Histogram
 	m.Merge(&h)
@@ -211,4 +214,23 @@ func BenchmarkStreamAdd(b *testing.B) {
 		s.Add(Sample{Seq: i, TNs: ts, RecvWallNs: ts + 300_000, RecvMonoNs: ts})
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds()/1e6, "Msamples/s")
+}
+
+func TestSelectNth(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{1, 2, 15, 16, 17, 100, 1000, 10_000} {
+		for _, spread := range []int64{1, 3, 1 << 40} {
+			a := make([]int64, n)
+			for i := range a {
+				a[i] = r.Int64N(spread) - spread/2
+			}
+			sorted := append([]int64(nil), a...)
+			sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
+			for _, k := range []int{0, n / 2, n * 9 / 10, n - 1} {
+				if got := selectNth(a, k); got != sorted[k] {
+					t.Fatalf("n %d spread %d k %d: %d, want %d", n, spread, k, got, sorted[k])
+				}
+			}
+		}
+	}
 }

@@ -120,6 +120,13 @@ type Stream struct {
 // NewStream returns an empty Stream.
 func NewStream(cfg Config) *Stream { return &Stream{cfg: cfg.withDefaults()} }
 
+// Reserve prepares for n more samples (see Histogram.Reserve).
+func (s *Stream) Reserve(n int) {
+	s.Dt.Reserve(n)
+	s.RecvDt.Reserve(n)
+	s.Latency.Reserve(n)
+}
+
 // Add accounts for x, the next sample to arrive.
 func (s *Stream) Add(x Sample) Event {
 	s.n++
@@ -184,7 +191,7 @@ func (s *Stream) nominal() int64 {
 	// A quantile walks the buckets: refresh the cache while the stream is
 	// young (every interval up to 64, then at powers of two and every 4096).
 	if n <= 64 || n&(n-1) == 0 || n%4096 == 0 {
-		s.median = s.Dt.Quantile(0.5)
+		s.median = s.Dt.approxQuantile(0.5)
 	}
 	return s.median
 }

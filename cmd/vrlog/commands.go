@@ -1,10 +1,14 @@
 package main
 
-import "github.com/urfave/cli/v2"
+import (
+	"github.com/urfave/cli/v2"
+
+	"github.com/vrlog/vrlog/internal/command/analyze"
+)
 
 // commands lists every verb. Each package under internal/command owns its
 // verbs' definitions; the standalone binaries reuse them.
 func commands() []*cli.Command {
-	var cmds []*cli.Command
+	cmds := []*cli.Command{analyze.Command()}
 	return cmds
 }

@@ -1,0 +1,394 @@
+package analyzer
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/vrlog/vrlog/codec"
+	"github.com/vrlog/vrlog/logfmt"
+	"github.com/vrlog/vrlog/sampler"
+)
+
+// Options tunes an analysis. The zero value is usable.
+type Options struct {
+	// OutageFactor: a capture gap above this × the nominal period is an
+	// outage (default 3).
+	OutageFactor float64
+	// LagTolerance: frames whose lag to the latest state exceeds it are
+	// rejected (default 50 ms).
+	LagTolerance time.Duration
+	// FullDecode decodes every payload with epoch 0 instead of reading the
+	// stamps the recorder stored; slower, and must give the same report.
+	FullDecode bool
+	// Tolerant skips corrupt chunks (listed in the report) instead of failing.
+	Tolerant bool
+	// Timeline, if set, receives a CSV row per sample (see WriteTimelineHeader).
+	Timeline io.Writer
+	// TimeFormat formats the timeline's time column.
+	TimeFormat codec.TimeFormat
+	// PlotBins > 0 collects per-channel series for plots (HTML report).
+	PlotBins int
+	// MaxEvents caps each channel's listed skips, restarts and outages
+	// (counts are exact regardless; default 1000).
+	MaxEvents int
+}
+
+// channel is one channel's running analysis.
+type channel struct {
+	rep    ChannelReport
+	kind   string
+	codec  codec.Codec
+	stream *sampler.Stream
+	stamps []int64 // capture stamps of states and frames, for lag pairing
+	probes []sampler.Probe
+	series *series
+	first  bool   // no record seen yet
+	pub    string // last publisher identity, reused while it does not change
+}
+
+// Analysis accumulates records from one or more logs.
+type Analysis struct {
+	opts     Options
+	byName   map[string]*channel
+	order    []*channel
+	files    []FileReport
+	epoch    int64
+	epochSrc string
+	haveEp   bool
+	timeline *timeline
+	span     [2]int64 // capture range over all stamped channels, for plot bins
+	lags     []namedLag
+}
+
+type namedLag struct {
+	name string
+	sum  *sampler.LagSummary
+}
+
+// AnalyzeFiles analyzes the logs at paths as one session, in order (split
+// files of one recording, or logs of one session from several recorders).
+func AnalyzeFiles(paths []string, opts Options) (*Report, error) {
+	a := New(opts)
+	for _, p := range paths {
+		if err := a.AddFile(p); err != nil {
+			return nil, err
+		}
+	}
+	return a.Report(), nil
+}
+
+// New returns an empty Analysis.
+func New(opts Options) *Analysis {
+	if opts.OutageFactor <= 0 {
+		opts.OutageFactor = 3
+	}
+	if opts.LagTolerance <= 0 {
+		opts.LagTolerance = 50 * time.Millisecond
+	}
+	if opts.MaxEvents <= 0 {
+		opts.MaxEvents = 1000
+	}
+	a := &Analysis{opts: opts, byName: map[string]*channel{}}
+	if opts.Timeline != nil {
+		a.timeline = newTimeline(opts.Timeline, opts.TimeFormat)
+	}
+	return a
+}
+
+// AddFile reads one log into the analysis.
+func (a *Analysis) AddFile(path string) error {
+	r, err := logfmt.Open(path, logfmt.ReaderOptions{Tolerant: a.opts.Tolerant})
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	fr := FileReport{Path: path, Indexed: r.Indexed()}
+	if st, err := os.Stat(path); err == nil {
+		fr.SizeBytes = st.Size()
+	}
+
+	ids := map[uint16]*channel{}
+	var probeIDs, dataIDs []uint16
+	stats := map[uint16]logfmt.ChannelStats{}
+	for _, s := range r.Stats() {
+		stats[s.Channel] = s
+	}
+	for _, c := range r.Channels() {
+		ch := a.channel(c)
+		ids[c.ID] = ch
+		ch.rep.RecorderDrops += stats[c.ID].Drops
+		if n := int(min(stats[c.ID].Records, 1<<26)); n > 0 && ch.kind != KindProbe {
+			ch.stream.Reserve(n)
+			if ch.kind == KindState || ch.kind == KindFrame {
+				ch.stamps = slices.Grow(ch.stamps, n)
+			}
+		}
+		if ch.kind == KindProbe {
+			probeIDs = append(probeIDs, c.ID)
+		} else {
+			dataIDs = append(dataIDs, c.ID)
+		}
+		if s, ok := stats[c.ID]; ok && s.HasCapture && a.opts.PlotBins > 0 {
+			a.widen(s.FirstCaptureNs, s.LastCaptureNs)
+		}
+	}
+	if a.opts.PlotBins > 0 {
+		for _, ch := range a.order {
+			if ch.series == nil && ch.kind != KindProbe {
+				ch.series = newSeries(a.opts.PlotBins)
+			}
+		}
+	}
+
+	// Data channels: metadata only unless FullDecode.
+	if len(dataIDs) > 0 {
+		it := r.Records(logfmt.Filter{Channels: dataIDs, MetaOnly: !a.opts.FullDecode})
+		for it.Next() {
+			rec := it.Record()
+			a.add(ids[rec.Channel], rec)
+		}
+		if err := it.Err(); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	// Clock-sync probes: tiny, always decoded.
+	if len(probeIDs) > 0 {
+		it := r.Records(logfmt.Filter{Channels: probeIDs})
+		for it.Next() {
+			rec := it.Record()
+			ch := ids[rec.Channel]
+			ch.rep.Count++
+			ch.rep.Bytes += uint64(len(rec.Header) + len(rec.Payload))
+			p, err := codec.DecodeClockProbe(rec.Payload)
+			if err != nil {
+				ch.rep.Undecodable++
+				continue
+			}
+			ch.probes = append(ch.probes, sampler.Probe{T1: p.T1Ns, T2: p.T2Ns, T3: p.T3Ns, T4: p.T4Ns})
+		}
+		if err := it.Err(); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	for _, ce := range r.SkippedChunks() {
+		fr.SkippedChunks = append(fr.SkippedChunks, ce.Error())
+	}
+	fr.BytesRead = r.BytesRead()
+	a.files = append(a.files, fr)
+	return nil
+}
+
+func (a *Analysis) widen(lo, hi int64) {
+	if a.span == [2]int64{} {
+		a.span = [2]int64{lo, hi}
+		return
+	}
+	a.span[0], a.span[1] = min(a.span[0], lo), max(a.span[1], hi)
+}
+
+// channel finds or creates the analysis of c, matched by name across files.
+func (a *Analysis) channel(c logfmt.Channel) *channel {
+	if ch, ok := a.byName[c.Name]; ok {
+		return ch
+	}
+	ch := &channel{first: true, rep: ChannelReport{Name: c.Name, Transport: c.Transport.String(), Topic: c.Topic, Schema: c.Schema}}
+	switch c.Schema {
+	case codec.SchemaState:
+		ch.kind = KindState
+	case codec.SchemaFrame:
+		ch.kind = KindFrame
+	case codec.SchemaClockProbe:
+		ch.kind = KindProbe
+	default:
+		ch.kind = KindRaw
+	}
+	ch.codec, _ = codec.Lookup(c.Schema)
+	ch.rep.Kind = ch.kind
+	ch.stream = sampler.NewStream(sampler.Config{OutageFactor: a.opts.OutageFactor, MaxEvents: a.opts.MaxEvents})
+	a.byName[c.Name] = ch
+	a.order = append(a.order, ch)
+	return ch
+}
+
+// add accounts for one data record.
+func (a *Analysis) add(ch *channel, r *logfmt.Record) {
+	ch.rep.Count++
+	ch.rep.Bytes += uint64(r.HeaderLen + r.PayloadLen)
+	if string(r.PublisherID) != ch.pub { // compared without allocating
+		ch.pub = string(r.PublisherID)
+	}
+	s := sampler.Sample{RecvWallNs: r.RecvWallNs, RecvMonoNs: r.RecvMonoNs, Publisher: ch.pub}
+	switch {
+	case ch.kind == KindRaw:
+		// Transport-level facts only: the receive stamp, and the zenoh source
+		// sequence number when the transport gave one.
+		s.TNs, s.Seq = r.RecvWallNs, ch.rep.Count
+		if r.HasPubSN {
+			s.Seq = r.PublisherSN
+		}
+		s.RecvWallNs = 0 // no latency without a capture stamp
+	case a.opts.FullDecode:
+		seq, t, err := ch.codec.Stamp(r.Header, r.Payload)
+		if err != nil {
+			ch.rep.Undecodable++
+			return
+		}
+		s.Seq, s.TNs = seq, t
+	default:
+		if !r.HasStamp {
+			ch.rep.Undecodable++
+			return
+		}
+		s.Seq, s.TNs = r.Seq, r.CaptureNs
+	}
+	if ch.kind == KindState && !a.haveEp {
+		a.epoch, a.epochSrc, a.haveEp = s.TNs, "first state sample on "+ch.rep.Name, true
+	}
+	ev := ch.stream.Add(s)
+	if ch.kind == KindState || ch.kind == KindFrame {
+		ch.stamps = append(ch.stamps, s.TNs)
+	}
+	if ch.series != nil {
+		ch.series.add(a.span, s.TNs, ev)
+	}
+	if a.timeline != nil {
+		a.timeline.row(ch.rep.Name, &s, ev, a.epoch)
+	}
+}
+
+// Report computes the report. Checks and baseline comparison are applied
+// separately (Check, CompareBaseline).
+func (a *Analysis) Report() *Report {
+	if a.timeline != nil {
+		a.timeline.flush()
+	}
+	rep := &Report{Schema: ReportSchema, Files: a.files, Pass: true, Checks: []Check{}, Lag: []LagReport{},
+		OutageFactor: a.opts.OutageFactor, LagToleranceMs: round3(float64(a.opts.LagTolerance) / 1e6)}
+	if !a.haveEp {
+		// No state channel: fall back to the earliest capture stamp anywhere.
+		for _, ch := range a.order {
+			if ch.kind != KindRaw && ch.kind != KindProbe && ch.stream.Summary().Count > 0 {
+				t := ch.stream.Summary().MinTNs
+				if !a.haveEp || t < a.epoch {
+					a.epoch, a.haveEp = t, true
+					a.epochSrc = "no state channel: earliest capture stamp (" + ch.rep.Name + ")"
+				}
+			}
+		}
+		if a.haveEp {
+			rep.Notes = append(rep.Notes, "the log has no state channel; elapsed counts from the earliest frame instead of the robot's first state")
+		}
+	}
+	rep.EpochNs, rep.EpochSource = a.epoch, a.epochSrc
+	el := func(t int64) float64 { return round3(codec.Elapsed(t, a.epoch)*1000) / 1000 }
+
+	var states, frames []*channel
+	var probes []sampler.Probe
+	first := true
+	for _, ch := range a.order {
+		c := ch.rep
+		sum := ch.stream.Summary()
+		if ch.kind == KindProbe {
+			probes = append(probes, ch.probes...)
+			rep.Channels = append(rep.Channels, c)
+			continue
+		}
+		if sum.Count > 0 {
+			c.FirstNs, c.LastNs = sum.MinTNs, sum.MaxTNs
+			if ch.kind != KindRaw {
+				c.FirstElapsed = el(sum.MinTNs)
+				if first || sum.MinTNs < rep.StartNs {
+					rep.StartNs = sum.MinTNs
+				}
+				if first || sum.MaxTNs > rep.EndNs {
+					rep.EndNs = sum.MaxTNs
+				}
+				first = false
+			}
+			c.DurationS = round3(float64(sum.MaxTNs-sum.MinTNs)/1e9*1000) / 1000
+		}
+		c.RateHz = round3(sum.RateHz())
+		c.NominalPeriodMs = round3(float64(sum.NominalPeriodNs) / 1e6)
+		if sum.NominalPeriodNs > 0 {
+			c.NominalRateHz = round3(1e9 / float64(sum.NominalPeriodNs))
+		}
+		c.DtMs = distMs(&ch.stream.Dt)
+		c.RecvDtMs = distMs(&ch.stream.RecvDt)
+		if ch.stream.Latency.Count() > 0 {
+			d := distMs(&ch.stream.Latency)
+			c.LatencyMs = &d
+		}
+		c.Skipped, c.SkipEvents, c.RestartCount = sum.Skipped, sum.SkipEvents, sum.RestartCount
+		c.Duplicates, c.Reorders = sum.Duplicates, sum.Reorders
+		c.Skips, c.Restarts, c.Outages = []SkipItem{}, []RestartItem{}, []OutageItem{}
+		for _, s := range sum.Skips {
+			c.Skips = append(c.Skips, SkipItem{LastSeq: s.LastSeq, Seq: s.Seq, Skipped: s.Skipped, TNs: s.TNs, Elapsed: el(s.TNs)})
+		}
+		for _, r := range sum.Restarts {
+			c.Restarts = append(c.Restarts, RestartItem{LastSeq: r.LastSeq, Seq: r.Seq, BeforeNs: r.BeforeTNs, AfterNs: r.AfterTNs,
+				ElapsedBefore: el(r.BeforeTNs), ElapsedAfter: el(r.AfterTNs), GapS: round3(float64(r.AfterTNs-r.BeforeTNs)/1e9*1000) / 1000,
+				PublisherChange: r.PublisherChange})
+		}
+		for _, g := range sum.Outages {
+			c.Outages = append(c.Outages, OutageItem{FromNs: g.FromTNs, ToNs: g.ToTNs, FromElapsed: el(g.FromTNs), ToElapsed: el(g.ToTNs),
+				GapS: round3(float64(g.Len())/1e9*1000) / 1000, Restart: g.Restart})
+		}
+		if sum.Count > 1 {
+			c.MaxGapS = round3(float64(ch.stream.Dt.Max())/1e9*1000) / 1000
+		}
+		rep.Channels = append(rep.Channels, c)
+		switch ch.kind {
+		case KindState:
+			states = append(states, ch)
+		case KindFrame:
+			frames = append(frames, ch)
+		}
+	}
+	if !first {
+		rep.DurationS = round3(float64(rep.EndNs-rep.StartNs)/1e9*1000) / 1000
+	}
+	for _, f := range frames {
+		s := pairState(f, states)
+		if s == nil {
+			continue
+		}
+		sampler.SortStamps(s.stamps)
+		l := sampler.Lag(s.stamps, f.stamps, sampler.LagConfig{ToleranceNs: a.opts.LagTolerance.Nanoseconds()})
+		a.lags = append(a.lags, namedLag{f.rep.Name + " vs " + s.rep.Name, l})
+		rep.Lag = append(rep.Lag, LagReport{Frames: f.rep.Name, States: s.rep.Name, ToleranceMs: round3(float64(a.opts.LagTolerance) / 1e6),
+			Count: l.Frames, Unpaired: l.Unpaired, Rejected: l.Rejected, RejectedFraction: round3(l.RejectedFraction()*1e4) / 1e4,
+			LatestMs: distMs(&l.Latest), NearestMs: distMs(&l.Nearest)})
+	}
+	if len(probes) > 0 {
+		e := sampler.EstimateClock(probes)
+		rep.Clock = &ClockReport{Probes: e.Probes, Used: e.Used, OffsetMs: round3(float64(e.OffsetNs) / 1e6),
+			RTTMs: round3(float64(e.RTTNs) / 1e6), MinRTTMs: round3(float64(e.MinRTTNs) / 1e6),
+			DriftPPM: round3(e.DriftPPM), DriftValid: e.DriftValid}
+	}
+	return rep
+}
+
+// pairState picks the state channel a frame channel belongs to: the one
+// sharing the longest name prefix (vr/r1/camera/front → vr/r1/state).
+func pairState(f *channel, states []*channel) *channel {
+	var best *channel
+	bestN := -1
+	for _, s := range states {
+		n := commonPrefix(f.rep.Name, s.rep.Name)
+		if n > bestN {
+			best, bestN = s, n
+		}
+	}
+	return best
+}
+
+func commonPrefix(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}

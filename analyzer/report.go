@@ -1,0 +1,192 @@
+package analyzer
+
+import (
+	"math"
+
+	"github.com/vrlog/vrlog/sampler"
+)
+
+// ReportSchema names the JSON layout of Report; it changes only with a new
+// name (docs/analyze-report.md).
+const ReportSchema = "vrlog.analyze/1"
+
+// Report is the result of an analysis. Times are unix ns (…Ns), seconds
+// since the session epoch (…Elapsed, …S), or milliseconds (…Ms).
+type Report struct {
+	Schema      string          `json:"schema"`
+	Files       []FileReport    `json:"files"`
+	EpochNs     int64           `json:"epoch_ns"`
+	EpochSource string          `json:"epoch_source"`
+	StartNs     int64           `json:"start_ns"`
+	EndNs       int64           `json:"end_ns"`
+	DurationS   float64         `json:"duration_s"`
+	// OutageFactor and LagToleranceMs are the settings the report was made with.
+	OutageFactor   float64 `json:"outage_factor"`
+	LagToleranceMs float64 `json:"lag_tolerance_ms"`
+	Channels    []ChannelReport `json:"channels"`
+	Lag         []LagReport     `json:"lag"`
+	Clock       *ClockReport    `json:"clock"`
+	Checks      []Check         `json:"checks"`
+	Regressions []Regression    `json:"regressions,omitempty"`
+	Pass        bool            `json:"pass"`
+	Notes       []string        `json:"notes,omitempty"`
+}
+
+// FileReport says what was read of one input file.
+type FileReport struct {
+	Path          string   `json:"path"`
+	SizeBytes     int64    `json:"size_bytes"`
+	BytesRead     int64    `json:"bytes_read"`
+	Indexed       bool     `json:"indexed"` // opened from the footer index (false: linear scan of an unfinished log)
+	SkippedChunks []string `json:"skipped_chunks,omitempty"`
+}
+
+// Dist summarises a distribution in milliseconds.
+type Dist struct {
+	Count uint64  `json:"count"`
+	Min   float64 `json:"min"`
+	Mean  float64 `json:"mean"`
+	P50   float64 `json:"p50"`
+	P90   float64 `json:"p90"`
+	P99   float64 `json:"p99"`
+	Max   float64 `json:"max"`
+}
+
+func distMs(h *sampler.Histogram) Dist {
+	if h.Count() == 0 {
+		return Dist{}
+	}
+	f := func(v int64) float64 { return round3(float64(v) / 1e6) }
+	return Dist{Count: h.Count(), Min: f(h.Min()), Mean: round3(h.Mean() / 1e6),
+		P50: f(h.Quantile(0.5)), P90: f(h.Quantile(0.9)), P99: f(h.Quantile(0.99)), Max: f(h.Max())}
+}
+
+func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
+
+// Channel kinds.
+const (
+	KindState = "state"
+	KindFrame = "frame"
+	KindProbe = "clock-probe"
+	KindRaw   = "raw" // schema unknown: transport-level facts only
+)
+
+// ChannelReport is one channel's audit.
+type ChannelReport struct {
+	Name      string `json:"name"`
+	Transport string `json:"transport"`
+	Topic     string `json:"topic"`
+	Schema    string `json:"schema"`
+	Kind      string `json:"kind"`
+	// Count is the records read; Undecodable of them had no valid stamp
+	// (payload not of the channel's schema) and were left out of the timing.
+	Count         uint64 `json:"count"`
+	Undecodable   uint64 `json:"undecodable"`
+	RecorderDrops uint64 `json:"recorder_drops"` // dropped by the recorder, never published-side
+	Bytes         uint64 `json:"bytes"`
+	// Stamps: capture stamps for decodable channels; receive wall stamps for raw ones.
+	FirstNs         int64         `json:"first_ns"`
+	LastNs          int64         `json:"last_ns"`
+	FirstElapsed    float64       `json:"first_elapsed"`
+	DurationS       float64       `json:"duration_s"`
+	RateHz          float64       `json:"rate_hz"`         // (count-1) over the capture span, outages included
+	NominalRateHz   float64       `json:"nominal_rate_hz"` // 1 / median interval
+	NominalPeriodMs float64       `json:"nominal_period_ms"`
+	DtMs            Dist          `json:"dt_ms"`
+	RecvDtMs        Dist          `json:"recv_dt_ms"`
+	LatencyMs       *Dist         `json:"latency_ms"` // receive wall minus capture: transport latency plus clock offset
+	Skipped         uint64        `json:"skipped"`    // samples missing from seq (publisher side or transport)
+	SkipEvents      uint64        `json:"skip_events"`
+	Skips           []SkipItem    `json:"skips"`
+	RestartCount    uint64        `json:"restart_count"`
+	Restarts        []RestartItem `json:"restarts"`
+	Outages         []OutageItem  `json:"outages"`
+	MaxGapS         float64       `json:"max_gap_s"`
+	Duplicates      uint64        `json:"duplicates"`
+	Reorders        uint64        `json:"reorders"`
+}
+
+// SkipItem is one gap in seq.
+type SkipItem struct {
+	LastSeq uint64  `json:"last_seq"`
+	Seq     uint64  `json:"seq"`
+	Skipped uint64  `json:"skipped"`
+	TNs     int64   `json:"t_ns"`
+	Elapsed float64 `json:"elapsed"`
+}
+
+// RestartItem is one publisher restart: elapsed froze at ElapsedBefore and
+// resumed at ElapsedAfter.
+type RestartItem struct {
+	LastSeq         uint64  `json:"last_seq"`
+	Seq             uint64  `json:"seq"`
+	BeforeNs        int64   `json:"before_ns"`
+	AfterNs         int64   `json:"after_ns"`
+	ElapsedBefore   float64 `json:"elapsed_before"`
+	ElapsedAfter    float64 `json:"elapsed_after"`
+	GapS            float64 `json:"gap_s"`
+	PublisherChange bool    `json:"publisher_change"`
+}
+
+// OutageItem is a capture gap above OutageFactor × the nominal period.
+type OutageItem struct {
+	FromNs      int64   `json:"from_ns"`
+	ToNs        int64   `json:"to_ns"`
+	FromElapsed float64 `json:"from_elapsed"`
+	ToElapsed   float64 `json:"to_elapsed"`
+	GapS        float64 `json:"gap_s"`
+	Restart     bool    `json:"restart"`
+}
+
+// LagReport is one frame channel paired with one state channel.
+type LagReport struct {
+	Frames           string  `json:"frames"`
+	States           string  `json:"states"`
+	ToleranceMs      float64 `json:"tolerance_ms"`
+	Count            uint64  `json:"count"`
+	Unpaired         uint64  `json:"unpaired"` // captured before the first state
+	Rejected         uint64  `json:"rejected"`
+	RejectedFraction float64 `json:"rejected_fraction"`
+	LatestMs         Dist    `json:"latest_ms"`  // frame t_ns minus the latest state at or before it
+	NearestMs        Dist    `json:"nearest_ms"` // minus the nearest state (signed)
+}
+
+// ClockReport is the recorder/simulator clock offset from clock-sync probes.
+type ClockReport struct {
+	Probes     int     `json:"probes"`
+	Used       int     `json:"used"`
+	OffsetMs   float64 `json:"offset_ms"` // simulator clock minus recorder clock
+	RTTMs      float64 `json:"rtt_ms"`
+	MinRTTMs   float64 `json:"min_rtt_ms"`
+	DriftPPM   float64 `json:"drift_ppm"`
+	DriftValid bool    `json:"drift_valid"`
+}
+
+// Check is one CI-gate threshold applied to one channel (or the session).
+type Check struct {
+	Name    string  `json:"name"` // e.g. max-skips
+	Channel string  `json:"channel,omitempty"`
+	Value   float64 `json:"value"`
+	Limit   float64 `json:"limit"`
+	Unit    string  `json:"unit,omitempty"`
+	Pass    bool    `json:"pass"`
+	Message string  `json:"message"`
+}
+
+// Regression is a metric that got worse than in a baseline report.
+type Regression struct {
+	Channel  string  `json:"channel"`
+	Metric   string  `json:"metric"`
+	Baseline float64 `json:"baseline"`
+	Value    float64 `json:"value"`
+}
+
+// Channel returns the channel report with this name, or nil.
+func (r *Report) Channel(name string) *ChannelReport {
+	for i := range r.Channels {
+		if r.Channels[i].Name == name {
+			return &r.Channels[i]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,152 @@
+package analyzer
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/vrlog/vrlog/codec"
+)
+
+// WriteText prints the report as aligned tables for a person. Event times
+// are printed in tf (elapsed seconds since the session epoch by default).
+func (r *Report) WriteText(w io.Writer, tf codec.TimeFormat) error {
+	at := func(ns int64) string {
+		if tf == codec.TimeElapsed {
+			return fmt.Sprintf("%.3f s", codec.Elapsed(ns, r.EpochNs))
+		}
+		return tf.Format(ns, r.EpochNs)
+	}
+	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	for _, f := range r.Files {
+		how := "index"
+		if !f.Indexed {
+			how = "linear scan: no footer (unfinished or crashed recording; `vrlog recover` writes an indexed copy)"
+		}
+		pct := 0.0
+		if f.SizeBytes > 0 {
+			pct = 100 * float64(f.BytesRead) / float64(f.SizeBytes)
+		}
+		p("file     %s: %s, read %s (%.1f %%) via %s\n", f.Path, human(f.SizeBytes), human(f.BytesRead), pct, how)
+		for _, s := range f.SkippedChunks {
+			p("         SKIPPED CORRUPT CHUNK: %s\n", s)
+		}
+	}
+	if r.EpochSource != "" {
+		p("epoch    %s  (%s)\n", codec.FormatRFC3339(r.EpochNs), r.EpochSource)
+		p("span     %.3f s (capture time, %s .. %s)\n", r.DurationS, at(r.StartNs), at(r.EndNs))
+	}
+	for _, n := range r.Notes {
+		p("note     %s\n", n)
+	}
+	p("\n")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "channel\tkind\tcount\trate Hz\tnominal Hz\tdt p50\tdt p99\tdt max ms\tskipped\trestarts\toutages\tdups\treorders\trec drops\tundecodable\tlatency p50\tp99 ms\t")
+	for _, c := range r.Channels {
+		lat := "-\t-"
+		if c.LatencyMs != nil {
+			lat = fmt.Sprintf("%.3f\t%.3f", c.LatencyMs.P50, c.LatencyMs.P99)
+		}
+		if c.Kind == KindProbe {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t%d\t%d\t-\t-\t\n", c.Name, c.Kind, c.Count, c.RecorderDrops, c.Undecodable)
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t%.2f\t%.3f\t%.3f\t%.3f\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t\n", c.Name, c.Kind, c.Count, c.RateHz, c.NominalRateHz,
+			c.DtMs.P50, c.DtMs.P99, c.DtMs.Max, c.Skipped, c.RestartCount, len(c.Outages), c.Duplicates, c.Reorders,
+			c.RecorderDrops, c.Undecodable, lat)
+	}
+	tw.Flush()
+
+	section := func(title string) { p("\n%s\n", title) }
+	var any bool
+	for _, c := range r.Channels {
+		for i, s := range c.Skips {
+			if !any {
+				section("skips (samples that never arrived, by seq):")
+				any = true
+			}
+			if i == 20 {
+				p("  %s  … %d more gaps\n", c.Name, len(c.Skips)-20)
+				break
+			}
+			p("  %s  seq %d → %d: %d skipped, at %s\n", c.Name, s.LastSeq, s.Seq, s.Skipped, at(s.TNs))
+		}
+	}
+	any = false
+	for _, c := range r.Channels {
+		for _, s := range c.Restarts {
+			if !any {
+				section("restarts (seq went back: the publisher restarted):")
+				any = true
+			}
+			p("  %s  seq %d → %d: elapsed froze at %.2f s, resumed at %.2f s (%.2f s later)\n",
+				c.Name, s.LastSeq, s.Seq, s.ElapsedBefore, s.ElapsedAfter, s.GapS)
+		}
+	}
+	any = false
+	for _, c := range r.Channels {
+		for _, o := range c.Outages {
+			if !any {
+				section(fmt.Sprintf("outages (capture gap above %g × the nominal period):", r.OutageFactor))
+				any = true
+			}
+			tag := ""
+			if o.Restart {
+				tag = ", ended by a restart"
+			}
+			p("  %s  %.3f s gap from %s to %s (nominal %.3f ms)%s\n", c.Name, o.GapS, at(o.FromNs), at(o.ToNs), c.NominalPeriodMs, tag)
+		}
+	}
+	if len(r.Lag) > 0 {
+		section("frame-to-state lag (frame t_ns minus state t_ns, capture clock):")
+		for _, l := range r.Lag {
+			p("  %s vs %s: %d frames; latest state: p50 %.3f p99 %.3f max %.3f ms; nearest: p50 %.3f min %.3f max %.3f ms;\n"+
+				"    rejected above %.3f ms: %d (%.2f %%)", l.Frames, l.States, l.Count, l.LatestMs.P50, l.LatestMs.P99, l.LatestMs.Max,
+				l.NearestMs.P50, l.NearestMs.Min, l.NearestMs.Max, l.ToleranceMs, l.Rejected, 100*l.RejectedFraction)
+			if l.Unpaired > 0 {
+				p("; %d captured before the first state", l.Unpaired)
+			}
+			p("\n")
+		}
+	}
+	if c := r.Clock; c != nil {
+		section("clock (simulator minus recorder, from clock-sync probes):")
+		drift := "n/a (probes span < 10 s)"
+		if c.DriftValid {
+			drift = fmt.Sprintf("%.3f ppm", c.DriftPPM)
+		}
+		p("  offset %+.3f ms from the %d lowest-RTT of %d probes; rtt %.3f ms (min %.3f); drift %s\n",
+			c.OffsetMs, c.Used, c.Probes, c.RTTMs, c.MinRTTMs, drift)
+	}
+	if len(r.Checks) > 0 {
+		section("checks:")
+		for _, c := range r.Checks {
+			mark := "PASS"
+			if !c.Pass {
+				mark = "FAIL"
+			}
+			p("  %s  %s\n", mark, c.Message)
+		}
+		verdict := "PASS"
+		if !r.Pass {
+			verdict = fmt.Sprintf("FAIL (%d of %d checks failed)", len(r.Failed()), len(r.Checks))
+		}
+		p("\nresult: %s\n", verdict)
+	}
+	return nil
+}
+
+func human(n int64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	f := float64(n)
+	i := 0
+	for f >= 1024 && i < len(units)-1 {
+		f /= 1024
+		i++
+	}
+	if i == 0 {
+		return fmt.Sprintf("%d B", n)
+	}
+	return strings.TrimSuffix(fmt.Sprintf("%.1f", f), ".0") + " " + units[i]
+}

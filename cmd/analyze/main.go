@@ -1,0 +1,14 @@
+// Command analyze is vrlog's offline timing audit (the same command as
+// `vrlog analyze`). It needs neither cgo nor Rust:
+//
+//	go install github.com/vrlog/vrlog/cmd/analyze@latest
+package main
+
+import (
+	"os"
+
+	"github.com/vrlog/vrlog/internal/cliutil"
+	"github.com/vrlog/vrlog/internal/command/analyze"
+)
+
+func main() { cliutil.Run(cliutil.Single(analyze.Command()), os.Args) }

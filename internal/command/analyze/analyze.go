@@ -1,0 +1,198 @@
+// Package analyze is the `analyze` command: the offline timing audit and CI
+// gate over one or more .vrlog files.
+package analyze
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/vrlog/vrlog/analyzer"
+	"github.com/vrlog/vrlog/codec"
+	"github.com/vrlog/vrlog/internal/cliutil"
+)
+
+// Command returns the analyze command.
+func Command() *cli.Command {
+	return &cli.Command{
+		Name:      "analyze",
+		Usage:     "audit a log's timing: skips, restarts, outages, frame-to-state lag, rates, latency; a CI gate",
+		ArgsUsage: "FILE.vrlog [FILE.vrlog ...]",
+		Description: `Reads one or more logs (several files are one session, e.g. split files, in
+order) and reports per channel: count, rate, capture interval (dt) p50/p90/p99/max,
+skipped samples (seq gaps: samples that never arrived), publisher restarts (seq
+went back: elapsed froze, then resumed), outages (gaps above --outage-factor ×
+the nominal period), duplicates, reorders, recorder drops (kept apart from
+publisher-side skips), undecodable payloads, and transport latency (receive
+minus capture). Across channels: frame-to-state lag (frame t_ns minus the
+latest state at or before it, and the nearest one) with a tolerance, and the
+recorder/simulator clock offset from clock-sync probes.
+
+Payloads are decoded with epoch 0 (absolute unix seconds); the session epoch is
+the first state sample and elapsed = (t_ns - epoch) / 1e9, as the SDK reports
+it. By default only record metadata is read (no pixel is decompressed);
+--full-decode decodes every payload instead and gives the same report.
+
+Thresholds make it a CI gate. Each takes VALUE (every channel) or
+CHANNEL=VALUE (a name or glob, e.g. 'vr/*/state=0'), and may repeat.
+
+EXAMPLES:
+   analyze testdata/sample.vrlog
+   analyze --json run.vrlog > report.json
+   analyze --max-skips 0 --max-restarts 0 --max-outage 200ms --min-rate 'vr/r1/state=24' \
+           --max-lag 45ms --junit checks.xml --html report.html run.vrlog
+   analyze --baseline last-good.json run.vrlog
+
+` + cliutil.ExitCodesHelp,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON (schema vrlog.analyze/1, docs/analyze-report.md) instead of text"},
+			&cli.StringFlag{Name: "csv", Usage: "write a per-sample timeline CSV to `FILE` (- for stdout)"},
+			&cli.StringFlag{Name: "junit", Usage: "write one JUnit test case per check to `FILE`"},
+			&cli.StringFlag{Name: "html", Usage: "write a self-contained HTML report with plots to `FILE`"},
+			&cli.StringFlag{Name: "time-format", Value: "elapsed", Usage: "times in text and CSV: unix, elapsed, uts or rfc3339"},
+			&cli.Float64Flag{Name: "outage-factor", Value: 3, Usage: "an outage is a capture gap above `K` × the nominal period"},
+			&cli.DurationFlag{Name: "lag-tolerance", Value: analyzerDefaultLag, Usage: "frames lagging the latest state by more are rejected"},
+			&cli.BoolFlag{Name: "full-decode", Usage: "decode every payload (epoch 0) instead of reading stored stamps"},
+			&cli.BoolFlag{Name: "tolerant", Usage: "skip corrupt chunks (listed in the report) instead of failing"},
+			&cli.StringSliceFlag{Name: "max-skips", Usage: "most skipped samples per channel: `[CHANNEL=]N`"},
+			&cli.StringSliceFlag{Name: "max-restarts", Usage: "most publisher restarts per channel: `[CHANNEL=]N`"},
+			&cli.StringSliceFlag{Name: "max-outage", Usage: "longest allowed outage: `[CHANNEL=]DURATION`"},
+			&cli.StringSliceFlag{Name: "min-rate", Usage: "lowest allowed rate: `[CHANNEL=]HZ`"},
+			&cli.StringSliceFlag{Name: "max-lag", Usage: "largest frame-to-latest-state lag: `[FRAME_CHANNEL=]DURATION`"},
+			&cli.StringSliceFlag{Name: "max-lag-reject", Usage: "largest fraction of frames rejected by --lag-tolerance: `[FRAME_CHANNEL=]F` (0..1)"},
+			&cli.StringFlag{Name: "baseline", Usage: "compare with an earlier --json report `OLD.json`; regressions fail"},
+			&cli.Float64Flag{Name: "baseline-tolerance", Value: 0.1, Usage: "relative worsening allowed against --baseline"},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only failed checks and the verdict"},
+		},
+		Action: run,
+	}
+}
+
+const analyzerDefaultLag = 50e6 // 50 ms, as a time.Duration
+
+func run(c *cli.Context) error {
+	if c.NArg() == 0 {
+		return cliutil.Usage("no input: give one or more .vrlog files (see --help)")
+	}
+	tf, err := codec.ParseTimeFormat(c.String("time-format"))
+	if err != nil {
+		return cliutil.Usage("--time-format: %v", err)
+	}
+	th, err := thresholds(c)
+	if err != nil {
+		return err
+	}
+	opts := analyzer.Options{
+		OutageFactor: c.Float64("outage-factor"), LagTolerance: c.Duration("lag-tolerance"),
+		FullDecode: c.Bool("full-decode"), Tolerant: c.Bool("tolerant"), TimeFormat: tf,
+	}
+	var closers []func() error
+	defer func() {
+		for _, f := range closers {
+			f()
+		}
+	}()
+	if p := c.String("csv"); p != "" {
+		if p == "-" {
+			opts.Timeline = c.App.Writer
+		} else {
+			f, err := os.Create(p)
+			if err != nil {
+				return cliutil.Usage("--csv: %v", err)
+			}
+			closers = append(closers, f.Close)
+			opts.Timeline = f
+		}
+	}
+	if c.String("html") != "" {
+		opts.PlotBins = 600
+	}
+	var base *analyzer.Report
+	if p := c.String("baseline"); p != "" {
+		if base, err = analyzer.LoadReport(p); err != nil {
+			return cliutil.Usage("--baseline: %v", err)
+		}
+	}
+
+	a := analyzer.New(opts)
+	for _, p := range c.Args().Slice() {
+		if err := a.AddFile(p); err != nil {
+			return cliutil.Input(err)
+		}
+	}
+	rep := a.Report()
+	rep.ApplyChecks(th)
+	if base != nil {
+		rep.CompareBaseline(base, c.Float64("baseline-tolerance"))
+	}
+
+	out := c.App.Writer
+	switch {
+	case c.Bool("json"):
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return cliutil.Runtime(err)
+		}
+	case c.Bool("quiet"):
+		for _, f := range rep.Failed() {
+			fmt.Fprintf(out, "FAIL  %s\n", f.Message)
+		}
+	default:
+		rep.WriteText(out, tf)
+	}
+	if p := c.String("junit"); p != "" {
+		if err := writeFile(p, func(f *os.File) error { return rep.WriteJUnit(f) }); err != nil {
+			return cliutil.Runtime(err)
+		}
+	}
+	if p := c.String("html"); p != "" {
+		if err := writeFile(p, func(f *os.File) error { return a.WriteHTML(f, rep) }); err != nil {
+			return cliutil.Runtime(err)
+		}
+	}
+	if !rep.Pass {
+		failed := rep.Failed()
+		msg := fmt.Sprintf("%d of %d checks failed", len(failed), len(rep.Checks))
+		if len(failed) > 0 {
+			msg += "; first: " + failed[0].Message
+		}
+		return cliutil.CheckFailed(fmt.Errorf("%s", msg))
+	}
+	return nil
+}
+
+func writeFile(path string, f func(*os.File) error) error {
+	fh, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := f(fh); err != nil {
+		fh.Close()
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return fh.Close()
+}
+
+func thresholds(c *cli.Context) (analyzer.Thresholds, error) {
+	var t analyzer.Thresholds
+	for _, x := range []struct {
+		flag string
+		dst  *[]analyzer.Limit
+		dur  bool
+	}{
+		{"max-skips", &t.MaxSkips, false}, {"max-restarts", &t.MaxRestarts, false}, {"max-outage", &t.MaxOutageMs, true},
+		{"min-rate", &t.MinRate, false}, {"max-lag", &t.MaxLagMs, true}, {"max-lag-reject", &t.MaxLagReject, false},
+	} {
+		for _, s := range c.StringSlice(x.flag) {
+			l, err := analyzer.ParseLimit(s, x.dur)
+			if err != nil {
+				return t, cliutil.Usage("--%s: %v", x.flag, err)
+			}
+			*x.dst = append(*x.dst, l)
+		}
+	}
+	return t, nil
+}
