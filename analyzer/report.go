@@ -13,23 +13,23 @@ const ReportSchema = "vrlog.analyze/1"
 // Report is the result of an analysis. Times are unix ns (…Ns), seconds
 // since the session epoch (…Elapsed, …S), or milliseconds (…Ms).
 type Report struct {
-	Schema      string          `json:"schema"`
-	Files       []FileReport    `json:"files"`
-	EpochNs     int64           `json:"epoch_ns"`
-	EpochSource string          `json:"epoch_source"`
-	StartNs     int64           `json:"start_ns"`
-	EndNs       int64           `json:"end_ns"`
-	DurationS   float64         `json:"duration_s"`
+	Schema      string       `json:"schema"`
+	Files       []FileReport `json:"files"`
+	EpochNs     int64        `json:"epoch_ns"`
+	EpochSource string       `json:"epoch_source"`
+	StartNs     int64        `json:"start_ns"`
+	EndNs       int64        `json:"end_ns"`
+	DurationS   float64      `json:"duration_s"`
 	// OutageFactor and LagToleranceMs are the settings the report was made with.
-	OutageFactor   float64 `json:"outage_factor"`
-	LagToleranceMs float64 `json:"lag_tolerance_ms"`
-	Channels    []ChannelReport `json:"channels"`
-	Lag         []LagReport     `json:"lag"`
-	Clock       *ClockReport    `json:"clock"`
-	Checks      []Check         `json:"checks"`
-	Regressions []Regression    `json:"regressions,omitempty"`
-	Pass        bool            `json:"pass"`
-	Notes       []string        `json:"notes,omitempty"`
+	OutageFactor   float64         `json:"outage_factor"`
+	LagToleranceMs float64         `json:"lag_tolerance_ms"`
+	Channels       []ChannelReport `json:"channels"`
+	Lag            []LagReport     `json:"lag"`
+	Clock          *ClockReport    `json:"clock"`
+	Checks         []Check         `json:"checks"`
+	Regressions    []Regression    `json:"regressions,omitempty"`
+	Pass           bool            `json:"pass"`
+	Notes          []string        `json:"notes,omitempty"`
 }
 
 // FileReport says what was read of one input file.

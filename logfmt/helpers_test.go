@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"sort"
 	"testing"
 	"time"
 )
@@ -131,4 +132,8 @@ func writeFile(t testing.TB, path string, data []byte) {
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func sortByMono(rs []Record) {
+	sort.SliceStable(rs, func(a, b int) bool { return rs[a].RecvMonoNs < rs[b].RecvMonoNs })
 }
