@@ -105,7 +105,10 @@ func (a *Analysis) AddFile(path string) error {
 		return err
 	}
 	defer r.Close()
-	fr := FileReport{Path: path, Indexed: r.Indexed()}
+	fr := FileReport{Path: path, Indexed: r.Indexed(), TornTail: -1}
+	if tt := r.TornTail(); tt != nil {
+		fr.TornTail = tt.Offset
+	}
 	if st, err := os.Stat(path); err == nil {
 		fr.SizeBytes = st.Size()
 	}

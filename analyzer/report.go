@@ -39,6 +39,9 @@ type FileReport struct {
 	BytesRead     int64    `json:"bytes_read"`
 	Indexed       bool     `json:"indexed"` // opened from the footer index (false: linear scan of an unfinished log)
 	SkippedChunks []string `json:"skipped_chunks,omitempty"`
+	// TornTail is where an unfinished log's last incomplete chunk starts
+	// (-1: none); what follows it was never completely written.
+	TornTail int64 `json:"torn_tail"`
 }
 
 // Dist summarises a distribution in milliseconds.

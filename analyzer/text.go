@@ -29,6 +29,9 @@ func (r *Report) WriteText(w io.Writer, tf codec.TimeFormat) error {
 			pct = 100 * float64(f.BytesRead) / float64(f.SizeBytes)
 		}
 		p("file     %s: %s, read %s (%.1f %%) via %s\n", f.Path, human(f.SizeBytes), human(f.BytesRead), pct, how)
+		if f.TornTail >= 0 {
+			p("         torn tail at byte %d: the recording stopped mid-chunk; everything before it is analyzed\n", f.TornTail)
+		}
 		for _, s := range f.SkippedChunks {
 			p("         SKIPPED CORRUPT CHUNK: %s\n", s)
 		}

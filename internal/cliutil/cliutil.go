@@ -94,9 +94,12 @@ func IsTerminal(w io.Writer) bool {
 // Version is set at build time with -ldflags "-X .../cliutil.Version=...".
 var Version = "dev"
 
-// Run runs app with args and exits with the code its error maps to, printing
-// the error to stderr. Usage errors from flag parsing also exit 2.
-func Run(app *cli.App, args []string) {
+// Run runs app with args and exits with the code its error maps to.
+func Run(app *cli.App, args []string) { os.Exit(Execute(app, args)) }
+
+// Execute runs app with args, prints an error to app.ErrWriter (stderr by
+// default) and returns the exit code. Usage errors from flag parsing are 2.
+func Execute(app *cli.App, args []string) int {
 	app.Version = Version
 	app.ExitErrHandler = func(*cli.Context, error) {} // we exit below, once
 	app.OnUsageError = usageError
@@ -107,9 +110,13 @@ func Run(app *cli.App, args []string) {
 	}
 	err := app.Run(args)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "%s: %v\n", app.Name, err)
+		w := app.ErrWriter
+		if w == nil {
+			w = os.Stderr
+		}
+		fmt.Fprintf(w, "%s: %v\n", app.Name, err)
 	}
-	os.Exit(Code(err))
+	return Code(err)
 }
 
 func usageError(_ *cli.Context, err error, _ bool) error {

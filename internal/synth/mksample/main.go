@@ -22,7 +22,7 @@ func main() {
 	none := logfmt.Compression{Kind: logfmt.CompressionNone}
 	tr, err := synth.WriteFile(*out, cfg, logfmt.WriterOptions{
 		Overwrite: true, CreatedAt: cfg.Start.Add(cfg.Duration + time.Second), Concurrency: 1,
-		MetaCompression: &none, FlushInterval: -1,
+		MetaCompression: &none, FlushInterval: -1, ChunkSize: 16 << 10,
 		Metadata: map[string]string{"note": "synthetic sample session: state seq gaps, one frame gap, a simulator restart (elapsed froze at 5.84 s, resumed at 21.77 s), stray payloads", "tool": "vrlog mksample"},
 	})
 	if err != nil {
