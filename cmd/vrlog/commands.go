@@ -4,11 +4,13 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/vrlog/vrlog/internal/command/analyze"
+	"github.com/vrlog/vrlog/internal/command/logtools"
 )
 
 // commands lists every verb. Each package under internal/command owns its
 // verbs' definitions; the standalone binaries reuse them.
 func commands() []*cli.Command {
 	cmds := []*cli.Command{analyze.Command()}
+	cmds = append(cmds, logtools.Commands()...)
 	return cmds
 }
