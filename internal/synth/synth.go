@@ -105,7 +105,8 @@ func Write(w *logfmt.Writer, cfg Config) (Truth, error) {
 	frameCh, err := w.AddChannel(logfmt.Channel{Name: CameraKey(cfg.Robot), Transport: logfmt.TransportIceoryx2,
 		Topic: CameraKey(cfg.Robot), Schema: codec.SchemaFrame, Compression: logfmt.Compression{Kind: logfmt.CompressionZstd},
 		Meta: map[string]string{"iox2.payload.type_name": "u8", "iox2.payload.size": "1", "iox2.payload.alignment": "1",
-			"iox2.payload.variant": "dynamic", "iox2.header.type_name": "VrFrameHeader", "iox2.header.size": "48", "iox2.header.alignment": "8"}})
+			"iox2.payload.variant": "dynamic", "iox2.user_header.type_name": "vrsdk::FrameHeader", "iox2.user_header.size": "48",
+			"iox2.user_header.alignment": "8", "iox2.user_header.variant": "fixed"}})
 	if err != nil {
 		return tr, err
 	}
