@@ -109,7 +109,7 @@ def main():
         common.status("no zenoh subscriber matched")
         return 3
     if service is not None and not common.wait_until(
-        lambda: service.dynamic_config.number_of_subscribers() > 0, a.wait_subscribers
+        lambda: service.dynamic_config.number_of_subscribers > 0, a.wait_subscribers
     ):
         common.status("no iceoryx2 subscriber")
         return 3

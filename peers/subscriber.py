@@ -43,7 +43,8 @@ def main():
             payload = s.payload.to_bytes()
             seq, t_ns = vrwire.seq_t_ns("state", b"", payload)
             out.write(common.record("state:" + str(s.key_expr), seq, t_ns, b"", payload))
-            got["state"] += 1
+            if seq is not None:  # only valid states count towards --states (not probes)
+                got["state"] += 1
 
         zsub = session.declare_subscriber(a.state_key, on_sample)
 
@@ -65,8 +66,9 @@ def main():
                     break
                 busy = True
                 header = ctypes.string_at(s.user_header_ptr, ctypes.sizeof(vrwire.FrameHeader))
-                n = s.header().number_of_elements
-                payload = ctypes.string_at(s.payload_ptr, n) if n else b""
+                p = s.payload()
+                n = p.len()
+                payload = ctypes.string_at(p.as_ptr(), n) if n else b""
                 del s  # release the shared-memory sample
                 seq, t_ns = vrwire.seq_t_ns("frame", header, payload)
                 out.write(common.record("frame:" + a.service, seq, t_ns, header, payload))

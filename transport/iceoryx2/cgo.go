@@ -284,6 +284,21 @@ func (s *Subscriber) stats() (dropped, received uint64) {
 	return uint64(d), uint64(r)
 }
 
+// lastError is the polling thread's last receive error ("" if none).
+func (s *Subscriber) lastError() string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.freed {
+		return ""
+	}
+	e := C.vr_isub_last_error(s.h)
+	if e == nil {
+		return ""
+	}
+	defer C.vr_string_free(e)
+	return C.GoString(e)
+}
+
 // Dropped counts samples lost because the native queue was full.
 func (s *Subscriber) Dropped() uint64 { d, _ := s.stats(); return d }
 

@@ -45,7 +45,7 @@ func receiveN(t testing.TB, s *Subscriber, n int, timeout time.Duration) []Sampl
 	for len(got) < n {
 		var err error
 		if got, err = s.Receive(ctx, got); err != nil {
-			t.Fatalf("received %d of %d: %v", len(got), n, err)
+			t.Fatalf("received %d of %d: %v (native: %s)", len(got), n, err, s.lastError())
 		}
 	}
 	return got

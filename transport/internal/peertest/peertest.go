@@ -164,3 +164,70 @@ func Records(t testing.TB, path string) []Record {
 	}
 	return out
 }
+
+// Run runs peers/<script> to completion and returns its combined output.
+func Run(t testing.TB, script string, args ...string) ([]byte, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, Python(t), append([]string{filepath.Join(Root(), "peers", script)}, args...)...)
+	return cmd.CombinedOutput()
+}
+
+// Vector is one valid codec test vector's bytes.
+type Vector struct {
+	Name            string
+	Header, Payload []byte // states: Payload only
+}
+
+// Vectors reads the valid test vectors of schema from testdata/codec, in
+// the order the publisher peer sends them (sorted by JSON file name).
+func Vectors(t testing.TB, schema string) []Vector {
+	t.Helper()
+	dir := filepath.Join(Root(), "testdata", "codec")
+	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no test vectors in %s: %v", dir, err)
+	}
+	var out []Vector
+	for _, f := range files { // Glob sorts
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v struct {
+			Schema      string          `json:"schema"`
+			File        string          `json:"file"`
+			HeaderFile  string          `json:"header_file"`
+			PayloadFile string          `json:"payload_file"`
+			Error       json.RawMessage `json:"error"`
+		}
+		if err := json.Unmarshal(b, &v); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if v.Schema != schema || v.Error != nil {
+			continue
+		}
+		read := func(name string) []byte {
+			if name == "" {
+				return nil
+			}
+			b, err := os.ReadFile(filepath.Join(dir, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return b
+		}
+		vec := Vector{Name: strings.TrimSuffix(filepath.Base(f), ".json")}
+		if v.File != "" {
+			vec.Payload = read(v.File)
+		} else {
+			vec.Header, vec.Payload = read(v.HeaderFile), read(v.PayloadFile)
+		}
+		out = append(out, vec)
+	}
+	if len(out) == 0 {
+		t.Fatalf("no valid %s vectors in %s", schema, dir)
+	}
+	return out
+}
