@@ -75,6 +75,9 @@ func blockLimit(k byte, o *ReaderOptions) int64 {
 // and the meta section (in buf, reused).
 func readBlockAt(ra io.ReaderAt, size, off int64, o *ReaderOptions, buf []byte, counter *int64) (blockHeader, []byte, *CorruptionError) {
 	name := o.Name
+	if off < 0 || off > size {
+		return blockHeader{}, nil, corrupt(name, off, "block", fmt.Sprintf("an offset inside the file (%d bytes)", size), ErrMalformed)
+	}
 	var hb [blockHeaderSize]byte
 	n := int64(blockHeaderSize)
 	if size-off < n {

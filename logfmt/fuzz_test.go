@@ -1,0 +1,157 @@
+package logfmt
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+// fuzzLimits keep allocations small while fuzzing.
+var fuzzLimits = ReaderOptions{MaxRecordSize: 1 << 20, MaxChunkSize: 1 << 20, MaxIndexSize: 1 << 20, MaxChannels: 64}
+
+// addSeeds adds the golden files, a small log and named corruptions of it.
+func addSeeds(f *testing.F) {
+	files, _ := filepath.Glob(filepath.Join(goldenDir, "*.vrlog"))
+	for _, p := range files {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b)
+		}
+	}
+	a, b := recs(1, 1000, 3), recs(2, 9000, 2)
+	clean := file(prelude(), header(), channel(1, zstd1), channel(2, Compression{}), chunk(zstd1, a...), drops(map[uint16]uint64{1: 4}), chunk(Compression{}, b...))
+	f.Add(clean)
+	ft := footerFor(f, clean)
+	f.Add(append(append([]byte(nil), clean...), ft...))
+	f.Add(cut(clean, 7))
+	f.Add(flip(clean, 100))
+	f.Add(file(prelude(), header()))
+	f.Add(prelude())
+	f.Add([]byte{})
+}
+
+func FuzzOpen(f *testing.F) {
+	addSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, o := range []ReaderOptions{fuzzLimits, func() ReaderOptions { o := fuzzLimits; o.Tolerant = true; return o }()} {
+			r, err := openBytes(data, o)
+			if err != nil {
+				continue
+			}
+			_ = r.Header()
+			_ = r.Stats()
+			_ = r.Chunks()
+			it := r.Records(Filter{})
+			for it.Next() {
+				_ = it.Record()
+			}
+			r.Close()
+		}
+		if _, err := verify(bytes.NewReader(data), int64(len(data)), fuzzLimits); err != nil {
+			return
+		}
+	})
+}
+
+// FuzzIterate is differential: on a file that verifies clean, the
+// indexed reader and the linear scan must agree on channels, chunks,
+// statistics and records, in full and metadata-only reads.
+func FuzzIterate(f *testing.F) {
+	addSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		type result struct {
+			ch    []Channel
+			ck    []ChunkInfo
+			st    []ChannelStats
+			recs  []Record
+			metas []Record
+		}
+		read := func(o ReaderOptions) (*result, error) {
+			r, err := openBytes(data, o)
+			if err != nil {
+				return nil, err
+			}
+			defer r.Close()
+			res := &result{ch: normChannels(r.Channels()), ck: r.Chunks(), st: r.Stats()}
+			for _, meta := range []bool{false, true} {
+				it := r.Records(Filter{MetaOnly: meta})
+				for it.Next() {
+					rec := *it.Record()
+					rec.Payload = bytes.Clone(rec.Payload)
+					rec.Header = bytes.Clone(rec.Header)
+					rec.PublisherID = bytes.Clone(rec.PublisherID)
+					if meta {
+						res.metas = append(res.metas, rec)
+					} else {
+						res.recs = append(res.recs, rec)
+					}
+				}
+				if err := it.Err(); err != nil {
+					return res, err
+				}
+			}
+			return res, nil
+		}
+		idx, err1 := read(fuzzLimits)
+		lin := fuzzLimits
+		lin.IgnoreIndex = true
+		scn, err2 := read(lin)
+		v, err := verify(bytes.NewReader(data), int64(len(data)), fuzzLimits)
+		if err != nil || !v.OK() {
+			return
+		}
+		if err1 != nil || err2 != nil {
+			t.Fatalf("file verifies clean but reading fails: indexed %v, scan %v", err1, err2)
+		}
+		if !reflect.DeepEqual(idx, scn) {
+			t.Fatalf("indexed and linear reads differ")
+		}
+		if len(idx.recs) != len(idx.metas) || uint64(len(idx.recs)) != v.Records {
+			t.Fatalf("full %d, meta-only %d, verify %d records", len(idx.recs), len(idx.metas), v.Records)
+		}
+		for i := range idx.recs {
+			a, m := idx.recs[i], idx.metas[i]
+			a.Payload, a.Header = nil, nil
+			if !reflect.DeepEqual(a, m) {
+				t.Fatalf("record %d: metadata path differs from full decode", i)
+			}
+		}
+	})
+}
+
+// FuzzRecover checks that Recover never fails on a vrlog file, that its
+// output verifies clean, and that it keeps every record a tolerant scan
+// can read.
+func FuzzRecover(f *testing.F) {
+	addSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var out bytes.Buffer
+		rep, err := recoverTo(bytes.NewReader(data), int64(len(data)), &out, fuzzLimits)
+		if err != nil {
+			if _, _, perr := readPrelude(bytes.NewReader(data), int64(len(data)), "x"); perr == nil {
+				t.Fatalf("recover failed on a file with a valid prelude: %v", err)
+			}
+			return
+		}
+		v, err := verify(bytes.NewReader(out.Bytes()), int64(out.Len()), fuzzLimits)
+		if err != nil || !v.OK() || v.Records != rep.RecordsKept {
+			t.Fatalf("recovered copy does not verify: %v %+v (kept %d)", err, v, rep.RecordsKept)
+		}
+		o := fuzzLimits
+		o.Tolerant, o.IgnoreIndex = true, true
+		r, err := openBytes(data, o)
+		if err != nil {
+			return
+		}
+		defer r.Close()
+		n := 0
+		it := r.Records(Filter{MetaOnly: true})
+		for it.Next() {
+			n++
+		}
+		if uint64(n) < rep.RecordsKept {
+			t.Fatalf("recover kept %d records, tolerant scan reads %d", rep.RecordsKept, n)
+		}
+	})
+}

@@ -1,0 +1,16 @@
+package logfmt
+
+import (
+	"os"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	if path := os.Getenv(childEnv); path != "" {
+		childWriter(path) // re-executed as the writer killed by TestKill9
+		os.Exit(0)
+	}
+	goleak.VerifyTestMain(m)
+}
