@@ -16,7 +16,10 @@ func appendFloat(dst []byte, f float64) []byte {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return append(dst, "null"...)
 	}
-	return strconv.AppendFloat(dst, f, 'g', -1, 64)
+	if a := math.Abs(f); a != 0 && (a < 1e-6 || a >= 1e21) {
+		return strconv.AppendFloat(dst, f, 'g', -1, 64)
+	}
+	return strconv.AppendFloat(dst, f, 'f', -1, 64) // as encoding/json: no exponent in the usual range
 }
 
 func appendTimestamp(dst []byte, ns int64) []byte {

@@ -90,6 +90,10 @@ func runRecover(c *cli.Context) error {
 		}
 		return cliutil.Runtime(err)
 	}
+	if rep.TornTail != nil && rep.TornTail.Offset < 16 && rep.ChunksKept == 0 {
+		o.abort()
+		return cliutil.Input(fmt.Errorf("recover: nothing to recover: %w", rep.TornTail))
+	}
 	// Read the copy back ourselves too: every record, payloads included.
 	n, err := readBack(o.tmp)
 	if err != nil {

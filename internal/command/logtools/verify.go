@@ -40,16 +40,17 @@ EXIT CODES:
 
 // VerifyResult is `verify --json`'s object for one file.
 type VerifyResult struct {
-	File      string   `json:"file"`
-	OK        bool     `json:"ok"`
-	HasFooter bool     `json:"has_footer"`
-	Chunks    int      `json:"chunks"`
-	Records   uint64   `json:"records"`
-	Channels  int      `json:"channels"`
-	Problems  []string `json:"problems,omitempty"`
-	Offsets   []int64  `json:"offsets,omitempty"`
-	TornTail  string   `json:"torn_tail,omitempty"`
-	Error     string   `json:"error,omitempty"`
+	File         string   `json:"file"`
+	OK           bool     `json:"ok"`
+	HasFooter    bool     `json:"has_footer"`
+	Chunks       int      `json:"chunks"`
+	Records      uint64   `json:"records"`
+	Channels     int      `json:"channels"`
+	Problems     []string `json:"problems,omitempty"`
+	Offsets      []int64  `json:"offsets,omitempty"`       // byte offset of each damaged structure
+	ChunkOffsets []int64  `json:"chunk_offsets,omitempty"` // offset of the chunk holding it, -1 if none
+	TornTail     string   `json:"torn_tail,omitempty"`
+	Error        string   `json:"error,omitempty"`
 }
 
 func runVerify(c *cli.Context) error {
@@ -68,8 +69,19 @@ func runVerify(c *cli.Context) error {
 			res.Error = lastErr.Error()
 		} else {
 			res.OK, res.HasFooter, res.Chunks, res.Records, res.Channels = rep.OK(), rep.HasFooter, rep.Chunks, rep.Records, rep.Channels
+			var chunks []logfmt.ChunkInfo
+			if len(rep.Problems) > 0 {
+				chunks = chunkIndex(path)
+			}
 			for _, p := range rep.Problems {
-				res.Problems = append(res.Problems, p.Error())
+				msg := p.Error()
+				if ci := chunkAt(chunks, p.Offset); ci != nil {
+					msg = fmt.Sprintf("chunk at offset %d (%d records, receive times %d..%d): %s", ci.Offset, ci.Records, ci.MinWallNs, ci.MaxWallNs, msg)
+					res.ChunkOffsets = append(res.ChunkOffsets, ci.Offset)
+				} else {
+					res.ChunkOffsets = append(res.ChunkOffsets, -1)
+				}
+				res.Problems = append(res.Problems, msg)
 				res.Offsets = append(res.Offsets, p.Offset)
 			}
 			if rep.TornTail != nil {
@@ -112,6 +124,28 @@ func runVerify(c *cli.Context) error {
 		return cliutil.Input(fmt.Errorf("verify: %d of %d files could not be checked", unreadable, c.NArg()))
 	case bad > 0:
 		return cliutil.CheckFailed(fmt.Errorf("verify: %d of %d files damaged", bad, c.NArg()))
+	}
+	return nil
+}
+
+// chunkIndex returns the chunks of a damaged file as far as they can be
+// found (its footer index, or a tolerant scan), to name the chunk a
+// problem lies in; nil if the file cannot be opened at all.
+func chunkIndex(path string) []logfmt.ChunkInfo {
+	r, err := logfmt.Open(path, logfmt.ReaderOptions{Tolerant: true})
+	if err != nil {
+		return nil
+	}
+	defer r.Close()
+	return r.Chunks()
+}
+
+// chunkAt returns the chunk whose bytes include off.
+func chunkAt(cs []logfmt.ChunkInfo, off int64) *logfmt.ChunkInfo {
+	for i := range cs {
+		if off >= cs[i].Offset && off < cs[i].Offset+cs[i].Size() {
+			return &cs[i]
+		}
 	}
 	return nil
 }

@@ -1,0 +1,521 @@
+package logtools
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/vrlog/vrlog/codec"
+	"github.com/vrlog/vrlog/internal/cliutil"
+	"github.com/vrlog/vrlog/logfmt"
+)
+
+// run runs the vrlog app with the log tools and returns stdout, stderr and
+// the exit code.
+func run(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	app := &cli.App{Name: "vrlog", Commands: Commands(), Writer: &out, ErrWriter: &errb, HideHelpCommand: true}
+	code := cliutil.Execute(app, append([]string{"vrlog"}, args...))
+	return out.String(), errb.String(), code
+}
+
+const t0 = int64(1_700_000_000_000_000_000)
+const mono0 = int64(5_000_000_000)
+
+// rec is a record's identity for comparisons: what must survive a copy.
+type rec struct {
+	Channel          string
+	Wall, Mono, Capt int64
+	Seq              uint64
+	Stamp            bool
+	Header, Payload  string
+}
+
+// makeLog writes a log of states (zenoh, 100 Hz), small frames (iceoryx2,
+// 20 Hz) and a raw channel with a header, over dur, in small chunks.
+func makeLog(t *testing.T, path string, dur time.Duration, chunk int) []rec {
+	t.Helper()
+	w, err := logfmt.Create(path, logfmt.WriterOptions{ChunkSize: chunk, FlushInterval: -1, Sync: logfmt.SyncNone,
+		CreatedAt: time.Unix(0, t0), Metadata: map[string]string{"note": "logtools test", "host": "testhost", "tool": "vrlog test"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := w.AddChannel(logfmt.Channel{Name: "vr/r1/state", Transport: logfmt.TransportZenoh, Topic: "vr/r1/state", Schema: codec.SchemaState,
+		Compression: logfmt.Compression{Kind: logfmt.CompressionZstd}})
+	fr, _ := w.AddChannel(logfmt.Channel{Name: "vr/r1/camera/front", Transport: logfmt.TransportIceoryx2, Topic: "vr/r1/camera/front", Schema: codec.SchemaFrame})
+	raw, _ := w.AddChannel(logfmt.Channel{Name: "acme/blob", Transport: logfmt.TransportIceoryx2, Topic: "acme/blob", Schema: "acme.Blob/1"})
+	names := map[uint16]string{st: "vr/r1/state", fr: "vr/r1/camera/front", raw: "acme/blob"}
+	var out []rec
+	write := func(r logfmt.Record) {
+		if err := w.Write(&r); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, rec{names[r.Channel], r.RecvWallNs, r.RecvMonoNs, r.CaptureNs, r.Seq, r.HasStamp, string(r.Header), string(r.Payload)})
+	}
+	n := int(dur / (10 * time.Millisecond))
+	for i := 0; i < n; i++ {
+		tc := t0 + int64(i)*10_000_000
+		s := codec.State{Seq: uint64(i), TNs: tc, EstimateTNs: tc - 2000, Orientation: codec.Quat{W: 1}, Position: codec.Vec3{X: float64(i) / 100},
+			Sensors: []codec.Sensor{{ID: 1, TNs: tc - 1000}}}
+		write(logfmt.Record{Channel: st, RecvWallNs: tc + 250_000, RecvMonoNs: mono0 + int64(i)*10_000_000 + 250_000, CaptureNs: tc, Seq: uint64(i), HasStamp: true,
+			PublisherID: []byte("sim"), Payload: codec.AppendState(nil, &s)})
+		if i%5 == 2 {
+			fh := codec.NewFrameHeader(uint64(i/5), tc, 1, 16, 8, codec.Mono8)
+			pix := make([]byte, fh.DataSize)
+			for k := range pix {
+				pix[k] = byte(k + i)
+			}
+			write(logfmt.Record{Channel: fr, RecvWallNs: tc + 700_000, RecvMonoNs: mono0 + int64(i)*10_000_000 + 700_000, CaptureNs: tc, Seq: uint64(i / 5), HasStamp: true,
+				Header: codec.AppendFrameHeader(nil, &fh), Payload: pix})
+		}
+		if i%25 == 7 {
+			write(logfmt.Record{Channel: raw, RecvWallNs: tc + 900_000, RecvMonoNs: mono0 + int64(i)*10_000_000 + 900_000,
+				Header: []byte{0xAB, byte(i)}, Payload: []byte(fmt.Sprintf("blob %d", i))})
+		}
+	}
+	w.AddDrops(fr, 3)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// readAll reads every record of a log in iteration order.
+func readAll(t *testing.T, path string) []rec {
+	t.Helper()
+	r, err := logfmt.Open(path, logfmt.ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	names := map[uint16]string{}
+	for _, c := range r.Channels() {
+		names[c.ID] = c.Name
+	}
+	var out []rec
+	it := r.Records(logfmt.Filter{})
+	for it.Next() {
+		x := it.Record()
+		out = append(out, rec{names[x.Channel], x.RecvWallNs, x.RecvMonoNs, x.CaptureNs, x.Seq, x.HasStamp, string(x.Header), string(x.Payload)})
+	}
+	if err := it.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func equalRecs(t *testing.T, what string, got, want []rec) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d records, want %d", what, len(got), len(want))
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("%s: record %d differs:\n got %+v\nwant %+v", what, i, got[i], want[i])
+		}
+	}
+}
+
+func TestInfo(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "a.vrlog")
+	recs := makeLog(t, p, 2*time.Second, 8<<10)
+	out, errs, code := run(t, "info", p)
+	if code != 0 {
+		t.Fatalf("code %d: %s", code, errs)
+	}
+	for _, want := range []string{"footer:    present", "note: logtools test", "host: testhost", "vr/r1/state", "iceoryx2", "vrsdk.Frame/1", "acme.Blob/1 (raw)", "100.00 Hz", "duration:  1.99s"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("info lacks %q:\n%s", want, out)
+		}
+	}
+	out, _, code = run(t, "info", "--json", "--time-format", "unix", p)
+	var in Info
+	if err := json.Unmarshal([]byte(out), &in); err != nil || code != 0 {
+		t.Fatalf("json %v code %d: %s", err, code, out)
+	}
+	if in.Records != uint64(len(recs)) || !in.Finished || len(in.Channels) != 3 || in.Channels[1].Drops != 3 || in.Start != codec.FormatSeconds(t0+250_000) {
+		t.Fatalf("info %+v", in)
+	}
+	if in.Channels[0].CompressionRatio <= 1 || in.Channels[0].RateHz < 99.9 || in.Channels[0].RateHz > 100.1 {
+		t.Fatalf("state channel %+v", in.Channels[0])
+	}
+
+	// An unfinished log: no footer, a hint to recover.
+	b, _ := os.ReadFile(p)
+	cut := filepath.Join(dir, "cut.vrlog")
+	os.WriteFile(cut, b[:len(b)*2/3], 0o644)
+	out, errs, code = run(t, "info", cut)
+	if code != 0 || !strings.Contains(out, "footer:    MISSING") || !strings.Contains(out, "vrlog recover "+cut) || !strings.Contains(out, "torn tail") {
+		t.Fatalf("unfinished log: code %d\n%s%s", code, out, errs)
+	}
+}
+
+func TestCat(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "a.vrlog")
+	makeLog(t, p, time.Second, 8<<10)
+	out, errs, code := run(t, "cat", p, "--channel", "vr/*/state", "--start", "0.1", "--end", "0.2", "--json")
+	if code != 0 {
+		t.Fatalf("code %d: %s", code, errs)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 10 {
+		t.Fatalf("%d lines in [0.1, 0.2) s of a 100 Hz channel:\n%s", len(lines), out)
+	}
+	var cr struct {
+		CatRecord
+		Decoded codec.State `json:"decoded"`
+	}
+	if err := json.Unmarshal([]byte(lines[0]), &cr); err != nil {
+		t.Fatal(err)
+	}
+	if cr.Channel != "vr/r1/state" || *cr.Seq != 10 || cr.Decoded.Seq != 10 || cr.Decoded.Elapsed != float64(t0+100_000_000)/1e9 {
+		t.Fatalf("first record %+v", cr)
+	}
+	out, _, code = run(t, "cat", "-n", "3", "--raw", "--channel", "acme/blob", p)
+	if code != 0 || strings.Count(out, "payload: ") != 3 || !strings.Contains(out, "header:  ab07") {
+		t.Fatalf("raw cat code %d:\n%s", code, out)
+	}
+	_, errs, code = run(t, "cat", p, "--channel", "nope/*")
+	if code != cliutil.ExitUsage || !strings.Contains(errs, "matches no channel") {
+		t.Fatalf("unknown channel: code %d %s", code, errs)
+	}
+}
+
+func TestCutMergeRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src.vrlog")
+	all := makeLog(t, src, 3*time.Second, 16<<10)
+	a, b, m := filepath.Join(dir, "a.vrlog"), filepath.Join(dir, "b.vrlog"), filepath.Join(dir, "m.vrlog")
+	if out, errs, code := run(t, "cut", src, "-o", a, "--end", "1.5"); code != 0 {
+		t.Fatalf("cut a: %d %s %s", code, out, errs)
+	}
+	if _, errs, code := run(t, "filter", src, "-o", b, "--start", codec.FormatRFC3339(t0+250_000+1_500_000_000)); code != 0 {
+		t.Fatalf("cut b: %d %s", code, errs)
+	}
+	ra, rb := readAll(t, a), readAll(t, b)
+	if len(ra) == 0 || len(rb) == 0 || len(ra)+len(rb) != len(all) {
+		t.Fatalf("cut sizes %d + %d != %d", len(ra), len(rb), len(all))
+	}
+	for _, x := range ra {
+		if x.Wall >= t0+250_000+1_500_000_000 {
+			t.Fatalf("record past --end in a: %+v", x)
+		}
+	}
+	if out, errs, code := run(t, "merge", b, a, "-o", m); code != 0 {
+		t.Fatalf("merge: %d %s %s", code, out, errs)
+	}
+	if out, _, code := run(t, "verify", m); code != 0 || !strings.HasPrefix(out, "OK ") {
+		t.Fatalf("verify merged: %d %s", code, out)
+	}
+	equalRecs(t, "merge(cut, cut)", readAll(t, m), all)
+	r, err := logfmt.Open(a, logfmt.ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := r.Header().Metadata
+	chans := r.Channels()
+	r.Close()
+	if md["note"] != "logtools test" || !strings.Contains(md["vrlog.cut"], "end=") || md["vrlog.cut_from"] != src || len(chans) != 3 || chans[0].Compression.Kind != logfmt.CompressionZstd {
+		t.Fatalf("cut metadata %v channels %+v", md, chans)
+	}
+
+	// Channel selection, and no overwrite without --force.
+	if _, errs, code := run(t, "cut", src, "-o", a, "--channel", "acme/*"); code != cliutil.ExitUsage || !strings.Contains(errs, "--force") {
+		t.Fatalf("overwrite without --force: %d %s", code, errs)
+	}
+	if _, errs, code := run(t, "cut", src, "-o", a, "--channel", "acme/*", "--force"); code != 0 {
+		t.Fatalf("cut --force: %d %s", code, errs)
+	}
+	var want []rec
+	for _, x := range all {
+		if x.Channel == "acme/blob" {
+			want = append(want, x)
+		}
+	}
+	equalRecs(t, "cut --channel", readAll(t, a), want)
+	if _, errs, code := run(t, "merge", a, a, "-o", a+".x"); code != 0 {
+		t.Fatalf("merge self: %d %s", code, errs)
+	}
+	if got := readAll(t, a+".x"); len(got) != 2*len(want) {
+		t.Fatalf("merge of a file with itself: %d records, want %d", len(got), 2*len(want))
+	}
+	if _, errs, code := run(t, "merge", a, b, "-o", b); code != cliutil.ExitUsage {
+		t.Fatalf("merge into an input: %d %s", code, errs)
+	}
+}
+
+// chunkOffsets returns the chunk index of a log.
+func chunks(t *testing.T, path string) []logfmt.ChunkInfo {
+	t.Helper()
+	r, err := logfmt.Open(path, logfmt.ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	return append([]logfmt.ChunkInfo(nil), r.Chunks()...)
+}
+
+func TestRecoverAndVerify(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src.vrlog")
+	makeLog(t, src, 2*time.Second, 4<<10)
+	orig, _ := os.ReadFile(src)
+	cs := chunks(t, src)
+	if len(cs) < 6 {
+		t.Fatalf("want several chunks, have %d", len(cs))
+	}
+	all := readAll(t, src)
+	// records of chunks [0, k) in iteration order: the records whose mono
+	// stamp is at most the last of chunk k-1 (chunks are time-ordered here).
+	prefix := func(k int) []rec {
+		var out []rec
+		for _, x := range all {
+			if k > 0 && x.Mono <= cs[k-1].MaxMonoNs {
+				out = append(out, x)
+			}
+		}
+		return out
+	}
+	without := func(k int) []rec {
+		var out []rec
+		for _, x := range all {
+			if x.Mono < cs[k].MinMonoNs || x.Mono > cs[k].MaxMonoNs {
+				out = append(out, x)
+			}
+		}
+		return out
+	}
+	mid := len(cs) / 2
+	cases := []struct {
+		name    string
+		damage  func([]byte) []byte
+		want    []rec
+		verify  int    // verify's exit code on the damaged file
+		message string // in recover's report
+	}{
+		{"torn_last_chunk", func(b []byte) []byte { return b[:cs[len(cs)-1].Offset+40] }, prefix(len(cs) - 1), 1, "torn tail"},
+		{"torn_mid_file", func(b []byte) []byte { return b[:cs[mid].Offset+cs[mid].Size()/2] }, prefix(mid), 1, "torn tail"},
+		{"no_footer", func(b []byte) []byte { return b[:cs[len(cs)-1].Offset+cs[len(cs)-1].Size()] }, all, 1, "no footer"},
+		{"bit_flip_payload", func(b []byte) []byte {
+			b[cs[mid].Offset+cs[mid].Size()-10] ^= 0x10
+			return b
+		}, without(mid), 1, "CORRUPTION"},
+		{"intact", func(b []byte) []byte { return b }, all, 0, "nothing was damaged"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			bad := filepath.Join(dir, tc.name+".vrlog")
+			fixed := filepath.Join(dir, tc.name+".fixed.vrlog")
+			os.WriteFile(bad, tc.damage(append([]byte(nil), orig...)), 0o644)
+			out, errs, code := run(t, "verify", bad)
+			if code != tc.verify {
+				t.Fatalf("verify damaged: code %d, want %d\n%s%s", code, tc.verify, out, errs)
+			}
+			if tc.name == "bit_flip_payload" && !strings.Contains(out, fmt.Sprintf("chunk at offset %d ", cs[mid].Offset)) {
+				t.Fatalf("verify does not name the chunk at offset %d:\n%s", cs[mid].Offset, out)
+			}
+			out, errs, code = run(t, "recover", bad, "-o", fixed)
+			if code != 0 {
+				t.Fatalf("recover: code %d\n%s%s", code, out, errs)
+			}
+			if !strings.Contains(out, tc.message) || !strings.Contains(out, "verified") {
+				t.Fatalf("recover report lacks %q:\n%s", tc.message, out)
+			}
+			if out, _, code := run(t, "verify", fixed); code != 0 {
+				t.Fatalf("verify recovered: %d\n%s", code, out)
+			}
+			equalRecs(t, "recovered", readAll(t, fixed), tc.want)
+			// A second recover refuses to overwrite.
+			if _, _, code := run(t, "recover", bad, "-o", fixed); code != cliutil.ExitUsage {
+				t.Fatalf("recover over an existing file: code %d", code)
+			}
+			if out, _, code := run(t, "recover", "--json", bad, "-o", fixed, "--force"); code != 0 || !strings.Contains(out, `"records_kept":`) {
+				t.Fatalf("recover --json --force: %d %s", code, out)
+			}
+		})
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.vrlog")
+	makeLog(t, good, 500*time.Millisecond, 4<<10)
+	b, _ := os.ReadFile(good)
+	files := map[string][]byte{
+		"empty":   {},
+		"foreign": []byte("%PDF-1.7 this is not a log at all, just some bytes that go on for a while........"),
+		"short":   b[:5],
+		"future":  futureVersion(b),
+	}
+	for name, data := range files {
+		p := filepath.Join(dir, name+".vrlog")
+		os.WriteFile(p, data, 0o644)
+		for _, args := range [][]string{{"info", p}, {"cat", p}, {"verify", p}, {"cut", p, "-o", p + ".cut"}, {"merge", p, good, "-o", p + ".m"},
+			{"export", p, "--format", "mcap", "-o", p + ".mcap"}, {"export", p, "--format", "csv", "-o", p + ".csv"}, {"recover", p, "-o", p + ".rec"}} {
+			out, errs, code := run(t, args...)
+			if code != cliutil.ExitUsage {
+				t.Errorf("%s %v: code %d, want 2\n%s%s", name, args[0], code, out, errs)
+			}
+			if !strings.Contains(errs, p) {
+				t.Errorf("%s %v: error does not name the file: %s", name, args[0], errs)
+			}
+			if name == "future" && args[0] != "recover" && !strings.Contains(errs, "newer") {
+				t.Errorf("future %v: %s", args[0], errs)
+			}
+			if name == "foreign" && !strings.Contains(errs, "offset 0") {
+				t.Errorf("foreign %v: no offset: %s", args[0], errs)
+			}
+		}
+	}
+	if _, errs, code := run(t, "info", filepath.Join(dir, "missing.vrlog")); code != cliutil.ExitUsage || !strings.Contains(errs, "missing.vrlog") {
+		t.Errorf("missing file: %d %s", code, errs)
+	}
+	if _, errs, code := run(t, "cat", good, "--bogus"); code != cliutil.ExitUsage {
+		t.Errorf("unknown flag: %d %s", code, errs)
+	}
+	if out, _, code := run(t, "recover", "--help"); code != 0 || !strings.Contains(out, "EXIT CODES") {
+		t.Errorf("help: %d %s", code, out)
+	}
+}
+
+// futureVersion rewrites a log's prelude to major version 9 (with a
+// correct prelude CRC: magic, major, minor, crc32c of those 12 bytes).
+func futureVersion(b []byte) []byte {
+	out := append([]byte(nil), b...)
+	binary.LittleEndian.PutUint16(out[8:], 9)
+	binary.LittleEndian.PutUint32(out[12:], crc32.Checksum(out[:12], crc32.MakeTable(crc32.Castagnoli)))
+	return out
+}
+
+// expectedMsg mirrors tools/mcapcheck's expectation format.
+type expectedMsg struct {
+	Topic       string `json:"topic"`
+	LogTime     uint64 `json:"log_time"`
+	PublishTime uint64 `json:"publish_time"`
+	Sequence    uint32 `json:"sequence"`
+	Schema      string `json:"schema"`
+	Encoding    string `json:"encoding"`
+}
+
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	d, _ := os.Getwd()
+	for {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d
+		}
+		p := filepath.Dir(d)
+		if p == d {
+			t.Fatal("go.mod not found")
+		}
+		d = p
+	}
+}
+
+func TestExportMCAPIndependentReader(t *testing.T) {
+	root := repoRoot(t)
+	py := filepath.Join(root, ".venv", "bin", "python")
+	if _, err := os.Stat(py); err != nil {
+		t.Fatalf("the independent MCAP check needs %s with tools/mcapcheck/requirements.txt: run `make peers` "+
+			"(or python3 -m venv .venv && .venv/bin/pip install -r tools/mcapcheck/requirements.txt): %v", py, err)
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src.vrlog")
+	all := makeLog(t, src, time.Second, 8<<10)
+	out := filepath.Join(dir, "out.mcap")
+	if o, errs, code := run(t, "export", src, "--format", "mcap", "-o", out); code != 0 {
+		t.Fatalf("export: %d %s %s", code, o, errs)
+	}
+	var want []expectedMsg
+	perChan := map[string]uint32{}
+	for _, x := range all {
+		m := expectedMsg{Topic: x.Channel, LogTime: uint64(x.Wall), PublishTime: uint64(x.Wall), Sequence: perChan[x.Channel]}
+		perChan[x.Channel]++
+		if x.Stamp {
+			m.PublishTime, m.Sequence = uint64(x.Capt), uint32(x.Seq)
+		}
+		switch x.Channel {
+		case "vr/r1/state":
+			m.Schema, m.Encoding = codec.SchemaState, "json"
+		case "vr/r1/camera/front":
+			m.Schema, m.Encoding = "foxglove.RawImage", "json"
+		default:
+			h := m
+			h.Topic += ":header"
+			want = append(want, h)
+		}
+		want = append(want, m)
+	}
+	exp := filepath.Join(dir, "expected.json")
+	b, _ := json.Marshal(map[string]any{"compression": "zstd", "messages": want})
+	os.WriteFile(exp, b, 0o644)
+	res, err := exec.Command(py, filepath.Join(root, "tools", "mcapcheck", "check.py"), out, exp).CombinedOutput()
+	if err != nil {
+		t.Fatalf("tools/mcapcheck/check.py: %v\n%s", err, res)
+	}
+	t.Logf("mcapcheck: %s", bytes.TrimSpace(res))
+
+	// A window and a channel selection; refusing to overwrite.
+	if _, _, code := run(t, "export", src, "--format", "mcap", "-o", out); code != cliutil.ExitUsage {
+		t.Fatalf("export over an existing file: %d", code)
+	}
+	if o, errs, code := run(t, "export", src, "-o", out, "--force", "--channel", "vr/r1/state", "--start", "0.5", "--compression", "none"); code != 0 || !strings.Contains(o, "wrote ") {
+		t.Fatalf("export --force: %d %s %s", code, o, errs)
+	}
+	var sub []expectedMsg
+	for _, m := range want {
+		if m.Topic == "vr/r1/state" && m.LogTime >= uint64(t0+250_000+500_000_000) {
+			sub = append(sub, m)
+		}
+	}
+	b, _ = json.Marshal(map[string]any{"compression": "", "messages": sub})
+	os.WriteFile(exp, b, 0o644)
+	if res, err := exec.Command(py, filepath.Join(root, "tools", "mcapcheck", "check.py"), out, exp).CombinedOutput(); err != nil {
+		t.Fatalf("windowed export: %v\n%s", err, res)
+	}
+}
+
+func TestExportCSV(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src.vrlog")
+	all := makeLog(t, src, time.Second, 8<<10)
+	outDir := filepath.Join(dir, "csv")
+	if o, errs, code := run(t, "export", src, "--format", "csv", "-o", outDir, "--time-format", "elapsed", "--epoch", "log-start"); code != 0 {
+		t.Fatalf("export csv: %d %s %s", code, o, errs)
+	}
+	ents, _ := os.ReadDir(outDir)
+	if len(ents) != 3 {
+		t.Fatalf("%d csv files", len(ents))
+	}
+	b, _ := os.ReadFile(filepath.Join(outDir, "vr_r1_state.csv"))
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	n := 0
+	for _, x := range all {
+		if x.Channel == "vr/r1/state" {
+			n++
+		}
+	}
+	if len(lines) != n+1 || !strings.HasPrefix(lines[2], "1,1,0.009750000,") || !strings.Contains(lines[2], ",10000000,10000000,250000,0,0,0,") {
+		t.Fatalf("state csv (%d lines):\n%s\n%s", len(lines), lines[0], lines[2])
+	}
+	one := filepath.Join(dir, "all.csv")
+	if _, errs, code := run(t, "export", src, "--format", "csv", "-o", one); code != 0 {
+		t.Fatalf("single csv: %d %s", code, errs)
+	}
+	b, _ = os.ReadFile(one)
+	if got := strings.Count(string(b), "\n"); got != len(all)+1 {
+		t.Fatalf("single csv has %d lines, want %d", got, len(all)+1)
+	}
+}
