@@ -46,10 +46,10 @@ func (*Session) LivePublishers(context.Context, string, time.Duration) ([]string
 }
 
 func (*Subscriber) Receive(context.Context, []Sample) ([]Sample, error) { return nil, ErrUnavailable }
-func (*Subscriber) Dropped() uint64                                      { return 0 }
-func (*Subscriber) Received() uint64                                     { return 0 }
-func (*Subscriber) Close() error                                         { return ErrUnavailable }
-func (*Publisher) Put([]byte, []byte) error                              { return ErrUnavailable }
-func (*Publisher) Close() error                                          { return ErrUnavailable }
-func (*Queryable) Close() error                                          { return ErrUnavailable }
-func (*Token) Close() error                                              { return ErrUnavailable }
+func (*Subscriber) Dropped() uint64                                     { return 0 }
+func (*Subscriber) Received() uint64                                    { return 0 }
+func (*Subscriber) Close() error                                        { return ErrUnavailable }
+func (*Publisher) Put([]byte, []byte) error                             { return ErrUnavailable }
+func (*Publisher) Close() error                                         { return ErrUnavailable }
+func (*Queryable) Close() error                                         { return ErrUnavailable }
+func (*Token) Close() error                                             { return ErrUnavailable }
