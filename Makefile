@@ -4,7 +4,7 @@ BIN      := bin
 PYTHON   ?= python3
 
 # Packages that must build without cgo or Rust (go install .../cmd/analyze@latest).
-PURE_PKGS := ./codec/... ./logfmt/... ./sampler/... ./cmd/analyze/...
+PURE_PKGS := ./codec/... ./logfmt/... ./sampler/... ./analyzer/... ./mcapexport/... ./internal/command/analyze/... ./cmd/analyze/...
 
 .PHONY: all build test test-pure test-go demo fuzz bench clean tidy
 
@@ -32,9 +32,9 @@ fuzz:
 		echo "== $$p $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -parallel 1 $$p || exit 1; done; done
 
 ## bench: the Go benchmarks whose figures are in docs/BENCHMARKS.md
+BENCH_PKGS ?= ./codec/ ./logfmt/ ./sampler/ ./analyzer/
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(BENCH_PKGS)
-BENCH_PKGS ?= ./codec/ ./logfmt/
 
 clean:
 	rm -rf $(BIN)
@@ -51,7 +51,8 @@ native:
 .PHONY: peers
 VENV := .venv
 peers: $(VENV)/.peers-stamp
-$(VENV)/.peers-stamp: peers/requirements.txt
+$(VENV)/.peers-stamp: peers/requirements.txt tools/mcapcheck/requirements.txt
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q -r peers/requirements.txt
+	$(VENV)/bin/pip install -q -r tools/mcapcheck/requirements.txt
 	@touch $@

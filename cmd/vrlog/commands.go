@@ -5,12 +5,14 @@ import (
 
 	"github.com/vrlog/vrlog/internal/command/analyze"
 	"github.com/vrlog/vrlog/internal/command/logtools"
+	"github.com/vrlog/vrlog/internal/command/record"
+	"github.com/vrlog/vrlog/internal/command/sim"
 )
 
 // commands lists every verb. Each package under internal/command owns its
 // verbs' definitions; the standalone binaries reuse them.
 func commands() []*cli.Command {
-	cmds := []*cli.Command{analyze.Command()}
+	cmds := []*cli.Command{record.Command(), analyze.Command(), sim.Command()}
 	cmds = append(cmds, logtools.Commands()...)
 	return cmds
 }

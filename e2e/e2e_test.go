@@ -1,0 +1,244 @@
+// Package e2e runs vrlog's binaries end to end on this machine's real
+// transports: the bundled simulator and the Python peers publish over zenoh
+// (loopback TCP, multicast scouting off) and iceoryx2 (shared memory), the
+// recorder records, and the tests compare the log with what was published.
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vrlog/vrlog/logfmt"
+)
+
+var vrlogBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "vrlog-e2e-")
+	if err != nil {
+		panic(err)
+	}
+	vrlogBin = filepath.Join(dir, "vrlog")
+	build := exec.Command("go", "build", "-o", vrlogBin, "./cmd/vrlog")
+	build.Dir = root()
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: building vrlog: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func root() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), ".."))
+}
+
+func freePort(t *testing.T) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// robot is a name unique to this test run, so iceoryx2 services of parallel
+// runs never meet.
+func robot(t *testing.T) string {
+	return fmt.Sprintf("e2e%d%s", os.Getpid(), strings.ToLower(strings.ReplaceAll(t.Name(), "/", "")))
+}
+
+type proc struct {
+	cmd    *exec.Cmd
+	stderr *bytes.Buffer
+	done   chan error
+}
+
+func start(t *testing.T, name string, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	var errb bytes.Buffer
+	cmd.Stderr, cmd.Stdout = &errb, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{cmd: cmd, stderr: &errb, done: make(chan error, 1)}
+	go func() { p.done <- cmd.Wait() }()
+	t.Cleanup(func() { cmd.Process.Kill() })
+	return p
+}
+
+func (p *proc) wait(t *testing.T, timeout time.Duration) int {
+	t.Helper()
+	select {
+	case err := <-p.done:
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return 0
+	case <-time.After(timeout):
+		p.cmd.Process.Kill()
+		t.Fatalf("%s did not finish within %s:\n%s", p.cmd.Args[0], timeout, p.stderr)
+	}
+	return -1
+}
+
+func (p *proc) signal(sig syscall.Signal) { p.cmd.Process.Signal(sig) }
+
+// truth is one published sample as the simulator's --log and the Python
+// peers write it.
+type truth struct {
+	Channel       string `json:"channel"`
+	Seq           uint64 `json:"seq"`
+	TNs           int64  `json:"t_ns"`
+	HeaderSHA256  string `json:"header_sha256"`
+	PayloadSHA256 string `json:"payload_sha256"`
+}
+
+func readTruth(t *testing.T, path string) []truth {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []truth
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var x truth
+		if err := json.Unmarshal(sc.Bytes(), &x); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+func hexsum(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// logged is one record of a log, hashed like a truth line.
+type logged struct {
+	channel string
+	truth
+	drops uint64
+}
+
+func readLog(t *testing.T, path string) (recs []logged, r *logfmt.Reader) {
+	t.Helper()
+	r, err := logfmt.Open(path, logfmt.ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	names := map[uint16]string{}
+	for _, c := range r.Channels() {
+		names[c.ID] = c.Name
+	}
+	it := r.Records(logfmt.Filter{})
+	for it.Next() {
+		rec := it.Record()
+		recs = append(recs, logged{channel: names[rec.Channel], truth: truth{Channel: names[rec.Channel], Seq: rec.Seq, TNs: rec.CaptureNs,
+			HeaderSHA256: hexsum(rec.Header), PayloadSHA256: hexsum(rec.Payload)}})
+	}
+	if err := it.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return recs, r
+}
+
+// contains checks that every truth line of channel ch appears in the log's
+// records of that channel, byte-exact and in the published order.
+func contains(t *testing.T, recs []logged, published []truth, ch string) int {
+	t.Helper()
+	var got []truth
+	for _, r := range recs {
+		if r.channel == ch {
+			got = append(got, r.truth)
+		}
+	}
+	var want []truth
+	for _, p := range published {
+		if p.Channel == ch {
+			want = append(want, p)
+		}
+	}
+	if len(want) == 0 {
+		t.Fatalf("nothing published on %s", ch)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%s: log has %d records, %d were published", ch, len(got), len(want))
+	}
+	for i := range want {
+		w, g := want[i], got[i]
+		w.Channel, g.Channel = "", ""
+		if w != g {
+			t.Fatalf("%s record %d: log %+v, published %+v", ch, i, g, w)
+		}
+	}
+	return len(want)
+}
+
+func analyzeJSON(t *testing.T, path string) map[string]any {
+	t.Helper()
+	out, err := exec.Command(vrlogBin, "analyze", "--json", path).Output()
+	if err != nil {
+		t.Fatalf("analyze %s: %v", path, err)
+	}
+	var rep map[string]any
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func channelReport(t *testing.T, rep map[string]any, name string) map[string]any {
+	t.Helper()
+	for _, c := range rep["channels"].([]any) {
+		if m := c.(map[string]any); m["name"] == name {
+			return m
+		}
+	}
+	t.Fatalf("report has no channel %s", name)
+	return nil
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("timed out waiting for %s", what)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func execCommand(name string, args ...string) (string, error) {
+	out, err := exec.Command(name, args...).CombinedOutput()
+	return string(out), err
+}

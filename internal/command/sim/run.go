@@ -1,0 +1,265 @@
+package sim
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/vrlog/vrlog/codec"
+	"github.com/vrlog/vrlog/transport/clock"
+	"github.com/vrlog/vrlog/transport/iceoryx2"
+	"github.com/vrlog/vrlog/transport/zenoh"
+)
+
+type simulator struct {
+	cfg   config
+	sess  *zenoh.Session
+	node  *iceoryx2.Node
+	truth *truthLog
+	start time.Time
+	// runStart is the first tick of the current run (after --start-delay).
+	runStart time.Time
+	mu       sync.Mutex // guards rng
+	rng      *rand.Rand
+	states   atomic.Uint64
+	frames   atomic.Uint64
+}
+
+// now is the simulator's clock: this host's wall clock plus --clock-offset.
+func (s *simulator) now() int64 { return clock.WallNow() + s.cfg.offset.Nanoseconds() }
+
+// run publishes until ctx ends, with one restart if configured.
+func (s *simulator) run(ctx context.Context, c *cli.Context) error {
+	status := time.NewTicker(5 * time.Second)
+	defer status.Stop()
+	for runNo := 0; ; runNo++ {
+		runCtx, cancel := context.WithCancel(ctx)
+		if s.cfg.restartAfter > 0 && runNo == 0 {
+			runCtx, cancel = context.WithTimeout(ctx, s.cfg.restartAfter)
+		}
+		errc := make(chan error, 8)
+		var wg sync.WaitGroup
+		q, err := s.sess.DeclareQueryable(TimeKey(s.cfg.robot), s.answerTime)
+		if err != nil {
+			cancel()
+			return fmt.Errorf("time service: %w", err)
+		}
+		start := func(f func(context.Context) error) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := f(runCtx); err != nil {
+					errc <- err
+					cancel()
+				}
+			}()
+		}
+		s.runStart = time.Now()
+		if runNo == 0 {
+			s.runStart = s.runStart.Add(s.cfg.startDelay)
+		}
+		start(s.publishStates)
+		for i, cam := range s.cfg.cameras {
+			start(func(ctx context.Context) error { return s.publishFrames(ctx, uint32(i+1), cam) })
+		}
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+	wait:
+		for {
+			select {
+			case <-done:
+				break wait
+			case <-status.C:
+				if !c.Bool("quiet") {
+					fmt.Fprintf(c.App.ErrWriter, "sim: %s: %d states, %d frames\n", time.Since(s.start).Round(time.Second), s.states.Load(), s.frames.Load())
+				}
+			}
+		}
+		q.Close()
+		cancel()
+		select {
+		case err := <-errc:
+			return err
+		default:
+		}
+		if ctx.Err() != nil || runNo > 0 || s.cfg.restartAfter <= 0 {
+			return nil
+		}
+		if !c.Bool("quiet") {
+			fmt.Fprintf(c.App.ErrWriter, "sim: restarting: publishers away for %s, then seq from 0\n", s.cfg.outage)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(s.cfg.outage):
+		}
+	}
+}
+
+func (s *simulator) answerTime(q zenoh.Query) []zenoh.Reply {
+	t2 := q.RecvWallNs + s.cfg.offset.Nanoseconds()
+	return []zenoh.Reply{{Key: TimeKey(s.cfg.robot), Payload: codec.AppendTimeReply(nil, codec.TimeReply{T2Ns: t2, T3Ns: s.now()}),
+		Encoding: "application/octet-stream"}}
+}
+
+// ticker calls f at hz with absolute deadlines (no drift), applying pause,
+// jitter and drops; f gets the seq and whether to publish it.
+func (s *simulator) ticker(ctx context.Context, hz float64, f func(seq uint64) error) error {
+	period := time.Duration(float64(time.Second) / hz)
+	next := s.runStart
+	paused := false
+	for seq := uint64(0); ; seq++ {
+		if s.cfg.pauseFor > 0 && !paused && time.Since(s.runStart) >= s.cfg.pauseAt {
+			paused = true
+			next = next.Add(s.cfg.pauseFor)
+		}
+		at := next
+		if s.cfg.jitter > 0 {
+			s.mu.Lock()
+			at = at.Add(time.Duration(s.rng.NormFloat64() * float64(s.cfg.jitter)))
+			s.mu.Unlock()
+		}
+		t := time.NewTimer(time.Until(at))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C:
+		}
+		next = next.Add(period)
+		if s.drop(seq) {
+			continue
+		}
+		if err := f(seq); err != nil {
+			return err
+		}
+	}
+}
+
+func (s *simulator) drop(seq uint64) bool {
+	if s.cfg.dropEvery > 0 && seq%uint64(s.cfg.dropEvery) == uint64(s.cfg.dropEvery-1) {
+		return true
+	}
+	if s.cfg.dropRandom > 0 {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.rng.Float64() < s.cfg.dropRandom
+	}
+	return false
+}
+
+func (s *simulator) publishStates(ctx context.Context) error {
+	key := StateKey(s.cfg.robot)
+	pub, err := s.sess.Publisher(key, zenoh.PublisherOptions{Encoding: "application/octet-stream", SourceInfo: true, Liveliness: true, Block: true})
+	if err != nil {
+		return fmt.Errorf("state publisher %s: %w", key, err)
+	}
+	defer pub.Close()
+	st := codec.State{Sensors: make([]codec.Sensor, s.cfg.sensors)}
+	var buf []byte
+	return s.ticker(ctx, s.cfg.stateHz, func(seq uint64) error {
+		t := s.now()
+		x := float64(time.Since(s.start)) / 1e9
+		st.Seq, st.TNs, st.EstimateTNs = seq, t, t-4_000_000
+		st.Position = codec.Vec3{X: math.Sin(x), Y: math.Cos(x), Z: 0.85}
+		st.Orientation = codec.Quat{Z: math.Sin(x / 2), W: math.Cos(x / 2)}
+		st.LinearVelocity = codec.Vec3{X: math.Cos(x), Y: -math.Sin(x)}
+		st.AngularVelocity = codec.Vec3{Z: 0.5}
+		for i := range st.Sensors {
+			st.Sensors[i] = codec.Sensor{ID: uint32(i + 1), TNs: t - int64(i+1)*1_000_000}
+		}
+		buf = codec.AppendState(buf[:0], &st)
+		if err := pub.Put(buf, nil); err != nil {
+			return fmt.Errorf("publish %s seq %d: %w", key, seq, err)
+		}
+		s.states.Add(1)
+		s.truth.add(key, seq, t, nil, buf)
+		return nil
+	})
+}
+
+func (s *simulator) publishFrames(ctx context.Context, camID uint32, cam string) error {
+	service := CameraService(s.cfg.robot, cam)
+	h := codec.NewFrameHeader(0, 0, camID, s.cfg.width, s.cfg.height, s.cfg.enc)
+	pub, err := s.node.Publisher(service, FrameTypes, iceoryx2.PublisherOptions{
+		InitialMaxSliceLen: int(h.DataSize), Service: iceoryx2.ServiceConfig{SubscriberMaxBufferSize: 8, MaxPublishers: 4, MaxSubscribers: 16}})
+	if err != nil {
+		return fmt.Errorf("camera %s: %w", service, err)
+	}
+	defer pub.Close()
+	pix := make([]byte, h.DataSize)
+	var hdr []byte
+	return s.ticker(ctx, s.cfg.frameHz, func(seq uint64) error {
+		t := s.now() - s.cfg.frameLag.Nanoseconds()
+		paint(pix, h.Stride, seq)
+		h.Seq, h.TNs = seq, t
+		hdr = codec.AppendFrameHeader(hdr[:0], &h)
+		if _, err := pub.Send(hdr, pix); err != nil {
+			return fmt.Errorf("publish %s seq %d: %w", service, seq, err)
+		}
+		s.frames.Add(1)
+		s.truth.add(service, seq, t, hdr, pix)
+		return nil
+	})
+}
+
+// paint fills an image with a diagonal gradient that moves every frame, so
+// every frame differs and compresses like a real one does not.
+func paint(pix []byte, stride uint32, seq uint64) {
+	if stride == 0 {
+		return
+	}
+	for y := 0; y < len(pix)/int(stride); y++ {
+		row := pix[y*int(stride) : (y+1)*int(stride)]
+		base := byte(uint64(y) + seq*4)
+		for x := range row {
+			row[x] = base + byte(x/3)
+		}
+	}
+}
+
+// truthLog is --log: one JSON line per published sample, the same fields as
+// the Python subscriber peer writes.
+type truthLog struct {
+	mu sync.Mutex
+	w  *bufio.Writer
+	f  *os.File
+}
+
+type truthLine struct {
+	Channel       string `json:"channel"`
+	Seq           uint64 `json:"seq"`
+	TNs           int64  `json:"t_ns"`
+	HeaderSHA256  string `json:"header_sha256"`
+	PayloadSHA256 string `json:"payload_sha256"`
+	Size          int    `json:"size"`
+}
+
+func (l *truthLog) add(ch string, seq uint64, t int64, header, payload []byte) {
+	if l == nil {
+		return
+	}
+	hs, ps := sha256.Sum256(header), sha256.Sum256(payload)
+	b, _ := json.Marshal(truthLine{ch, seq, t, hex.EncodeToString(hs[:]), hex.EncodeToString(ps[:]), len(payload)})
+	l.mu.Lock()
+	l.w.Write(append(b, '\n'))
+	l.mu.Unlock()
+}
+
+func (l *truthLog) close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.w.Flush()
+	l.f.Close()
+}

@@ -1,0 +1,11 @@
+// Package recorder subscribes to zenoh key expressions and iceoryx2
+// services and writes every sample, raw, with the recorder's receive stamps
+// and the capture stamps the codec can decode, into a .vrlog log; it probes
+// the simulator's time service for clock offset, counts its own drops per
+// channel, rotates files by size or duration, and finishes the log cleanly
+// when its context ends.
+//
+// Data flows one way: transport receivers (one goroutine per subscription,
+// draining the native queues in batches) → one bounded channel → one writer
+// goroutine, the only owner of the log and of the per-channel bookkeeping.
+package recorder

@@ -1,0 +1,495 @@
+package recorder
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/vrlog/vrlog/codec"
+	"github.com/vrlog/vrlog/logfmt"
+	"github.com/vrlog/vrlog/sampler"
+	"github.com/vrlog/vrlog/transport/clock"
+	"github.com/vrlog/vrlog/transport/iceoryx2"
+	"github.com/vrlog/vrlog/transport/zenoh"
+)
+
+// Config says what to record and how.
+type Config struct {
+	Output string // log path; with splitting, the base of numbered files
+	Force  bool   // overwrite existing files
+	// ZenohKeys are key expressions (wildcards allowed); IceoryxServices are
+	// pub-sub service names. All records every zenoh key (**) and every
+	// iceoryx2 pub-sub service, including ones that appear later.
+	ZenohKeys       []string
+	IceoryxServices []string
+	All             bool
+	Zenoh           zenoh.Config
+	// Split into numbered files by size (bytes) or duration; MaxFiles > 0
+	// keeps only the newest files (a ring).
+	SplitSize     int64
+	SplitDuration time.Duration
+	MaxFiles      int
+	// Compression per channel: the last entry whose Glob matches the channel
+	// name wins; default zstd level 1.
+	Compression []ChannelCompression
+	// FlushInterval bounds how long a record may sit in memory before it
+	// reaches the file (default 1 s): what kill -9 can cost.
+	FlushInterval time.Duration
+	Sync          logfmt.SyncPolicy
+	Note          string
+	Metadata      map[string]string
+	// TimeKeys are zenoh selectors of clock-sync time services, probed
+	// every ProbeInterval (default 1 s; negative disables). Default vr/*/time.
+	TimeKeys      []string
+	ProbeInterval time.Duration
+	// ServicePoll is how often new iceoryx2 services are looked for (250 ms).
+	ServicePoll time.Duration
+	// OnStatus, if set, is called about once a second with a snapshot.
+	OnStatus func(Status)
+	// IceoryxBuffer is the subscriber buffer per service (default 8).
+	IceoryxBuffer int
+}
+
+// ChannelCompression picks a compression for channels matching Glob.
+type ChannelCompression struct {
+	Glob        string
+	Compression logfmt.Compression
+}
+
+// ErrExists: the output exists and Force is off.
+var ErrExists = errors.New("recorder: output exists (use --force to overwrite)")
+
+// item is one received sample on its way to the writer.
+type item struct {
+	name      string
+	transport logfmt.Transport
+	topic     string
+	meta      map[string]string // channel meta, read on the channel's first record
+	schema    string            // a schema known from the transport (iceoryx2 type names), or ""
+	sub       *subInfo
+	rec       logfmt.Record
+}
+
+// subInfo is one subscription, for drop accounting.
+type subInfo struct {
+	name    string
+	dropped func() uint64
+	seen    uint64 // drops already booked
+	last    string // channel that received most recently
+}
+
+// Run records until ctx ends or a write fails, then closes the log. The
+// returned Summary is valid in both cases.
+func Run(ctx context.Context, cfg Config) (*Summary, error) {
+	if cfg.FlushInterval == 0 {
+		cfg.FlushInterval = time.Second
+	}
+	if cfg.ProbeInterval == 0 {
+		cfg.ProbeInterval = time.Second
+	}
+	if cfg.ServicePoll == 0 {
+		cfg.ServicePoll = 250 * time.Millisecond
+	}
+	if cfg.IceoryxBuffer == 0 {
+		cfg.IceoryxBuffer = 8
+	}
+	if len(cfg.TimeKeys) == 0 {
+		cfg.TimeKeys = []string{"vr/*/time"}
+	}
+	if len(cfg.ZenohKeys) == 0 && len(cfg.IceoryxServices) == 0 && !cfg.All {
+		return nil, errors.New("recorder: nothing to record: give zenoh keys, iceoryx2 services or --all")
+	}
+	out, err := newRotator(cfg)
+	if err != nil {
+		return nil, err
+	}
+	r := &rec{cfg: cfg, out: out, in: make(chan []item, 64), chans: map[string]*channel{}, subs: map[*subInfo]bool{}}
+
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	var setupErr error
+	var sess *zenoh.Session
+	if len(cfg.ZenohKeys) > 0 || cfg.All || cfg.ProbeInterval > 0 {
+		if sess, err = zenoh.Open(cfg.Zenoh); err != nil {
+			setupErr = fmt.Errorf("zenoh: %w", err)
+		} else {
+			defer sess.Close()
+		}
+	}
+	var node *iceoryx2.Node
+	if setupErr == nil && (len(cfg.IceoryxServices) > 0 || cfg.All) {
+		if node, err = iceoryx2.NewNode("vrlog-record"); err != nil {
+			setupErr = fmt.Errorf("iceoryx2: %w", err)
+		} else {
+			defer node.Close()
+		}
+	}
+	keys := cfg.ZenohKeys
+	if cfg.All {
+		keys = []string{"**"}
+	}
+	for _, k := range keys {
+		if setupErr != nil {
+			break
+		}
+		setupErr = r.subscribeZenoh(rctx, &wg, sess, k)
+	}
+	var pending []string // named services that do not exist yet
+	for _, s := range cfg.IceoryxServices {
+		if setupErr != nil {
+			break
+		}
+		if err := r.subscribeIceoryx(rctx, &wg, node, s); errors.Is(err, iceoryx2.ErrServiceNotFound) {
+			pending = append(pending, s)
+		} else {
+			setupErr = err
+		}
+	}
+	if setupErr != nil {
+		cancel()
+		wg.Wait()
+		out.abandon()
+		return nil, setupErr
+	}
+	if cfg.All || len(pending) > 0 {
+		wg.Add(1)
+		go func() { defer wg.Done(); r.discover(rctx, &wg, node, pending) }()
+	}
+	if sess != nil && cfg.ProbeInterval > 0 {
+		wg.Add(1)
+		go func() { defer wg.Done(); r.probe(rctx, sess) }()
+	}
+	go func() { wg.Wait(); close(r.in) }()
+
+	werr := r.write(rctx, cancel)
+	cerr := out.close()
+	sum := r.summary()
+	if werr != nil {
+		return sum, werr
+	}
+	return sum, cerr
+}
+
+// rec is one recording's state; write's goroutine owns chans and out.
+type rec struct {
+	cfg        Config
+	out        *rotator
+	in         chan []item
+	mu         sync.Mutex // guards subs (receivers add, writer reads)
+	subs       map[*subInfo]bool
+	chans      map[string]*channel
+	order      []*channel
+	start      time.Time
+	discovered sync.Map // iceoryx2 services already subscribed
+}
+
+// channel is the writer's view of one recorded channel.
+type channel struct {
+	def         logfmt.Channel
+	codec       codec.Codec
+	stream      *sampler.Stream
+	msgs        uint64
+	bytes       uint64
+	undecodable uint64
+	drops       uint64
+	lastMsgs    uint64
+	lastBytes   uint64
+	hz, mbps    float64
+}
+
+func (r *rec) addSub(s *subInfo) {
+	r.mu.Lock()
+	r.subs[s] = true
+	r.mu.Unlock()
+}
+
+func (r *rec) subscribeZenoh(ctx context.Context, wg *sync.WaitGroup, sess *zenoh.Session, key string) error {
+	sub, err := sess.Subscribe(key, zenoh.SubscriberOptions{})
+	if err != nil {
+		return fmt.Errorf("zenoh subscribe %q: %w", key, err)
+	}
+	si := &subInfo{name: key, dropped: sub.Dropped}
+	r.addSub(si)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer sub.Close()
+		var buf []zenoh.Sample
+		for {
+			got, err := sub.Receive(ctx, buf[:0])
+			if err != nil {
+				return // ctx done or subscriber closed
+			}
+			batch := make([]item, 0, len(got))
+			for i := range got {
+				s := &got[i]
+				if s.Kind != zenoh.KindPut || strings.HasPrefix(s.Key, "@") {
+					continue
+				}
+				it := item{name: s.Key, transport: logfmt.TransportZenoh, topic: s.Key, sub: si,
+					rec: logfmt.Record{RecvWallNs: s.RecvWallNs, RecvMonoNs: s.RecvMonoNs, Header: s.Attachment, Payload: s.Payload}}
+				if s.HasSource {
+					it.rec.PublisherID, it.rec.PublisherSN, it.rec.HasPubSN = s.SourceID, s.SourceSN, true
+				}
+				if s.Encoding != "" {
+					it.meta = map[string]string{"zenoh.encoding": s.Encoding, "zenoh.subscription": key}
+				}
+				batch = append(batch, it)
+			}
+			if len(batch) > 0 {
+				select {
+				case r.in <- batch:
+				case <-ctx.Done():
+					return
+				}
+			}
+			buf = got
+		}
+	}()
+	return nil
+}
+
+func (r *rec) subscribeIceoryx(ctx context.Context, wg *sync.WaitGroup, node *iceoryx2.Node, service string) error {
+	sub, err := node.Subscribe(service, iceoryx2.SubscriberOptions{BufferSize: r.cfg.IceoryxBuffer})
+	if err != nil {
+		return fmt.Errorf("iceoryx2 subscribe %q: %w", service, err)
+	}
+	r.discovered.Store(service, true)
+	types := sub.Types()
+	meta := types.ToMeta()
+	if info, err := node.ServiceDetails(service); err == nil {
+		for k, v := range info.Config.ToMeta() {
+			meta[k] = v
+		}
+	}
+	schema := ""
+	if types.UserHeader.TypeName == "vrsdk::FrameHeader" {
+		schema = codec.SchemaFrame
+	}
+	si := &subInfo{name: service, dropped: sub.Dropped, last: service}
+	r.addSub(si)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer sub.Close()
+		var buf []iceoryx2.Sample
+		for {
+			got, err := sub.Receive(ctx, buf[:0])
+			if err != nil {
+				return
+			}
+			batch := make([]item, len(got))
+			for i := range got {
+				s := &got[i]
+				batch[i] = item{name: service, transport: logfmt.TransportIceoryx2, topic: service, meta: meta, schema: schema, sub: si,
+					rec: logfmt.Record{RecvWallNs: s.RecvWallNs, RecvMonoNs: s.RecvMonoNs, PublisherID: s.PublisherID,
+						Header: s.UserHeader, Payload: s.Payload}}
+			}
+			if len(batch) > 0 {
+				select {
+				case r.in <- batch:
+				case <-ctx.Done():
+					return
+				}
+			}
+			buf = got
+		}
+	}()
+	return nil
+}
+
+// discover subscribes to iceoryx2 pub-sub services as they appear: every
+// service with --all, and named services that did not exist at the start.
+func (r *rec) discover(ctx context.Context, wg *sync.WaitGroup, node *iceoryx2.Node, pending []string) {
+	t := time.NewTicker(r.cfg.ServicePoll)
+	defer t.Stop()
+	for {
+		for i := 0; i < len(pending); i++ {
+			err := r.subscribeIceoryx(ctx, wg, node, pending[i])
+			if err == nil || !errors.Is(err, iceoryx2.ErrServiceNotFound) {
+				pending = append(pending[:i], pending[i+1:]...)
+				i--
+			}
+		}
+		if !r.cfg.All && len(pending) == 0 {
+			return
+		}
+		if svcs, err := node.ListServices(); r.cfg.All && err == nil {
+			for _, s := range svcs {
+				if _, ok := r.discovered.Load(s.Name); !ok {
+					if err := r.subscribeIceoryx(ctx, wg, node, s.Name); err != nil {
+						r.discovered.Store(s.Name, true) // do not retry every poll
+					}
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// probe asks every time service for its stamps once per ProbeInterval and
+// records the four-stamp exchange on an internal channel per service.
+func (r *rec) probe(ctx context.Context, sess *zenoh.Session) {
+	t := time.NewTicker(r.cfg.ProbeInterval)
+	defer t.Stop()
+	for {
+		for _, key := range r.cfg.TimeKeys {
+			t1 := clock.WallNow()
+			replies, err := sess.Get(ctx, key, nil, min(r.cfg.ProbeInterval, 500*time.Millisecond))
+			if err != nil {
+				continue
+			}
+			var batch []item
+			for _, rep := range replies {
+				tr, err := codec.DecodeTimeReply(rep.Payload)
+				if rep.Err || err != nil {
+					continue
+				}
+				t4 := rep.RecvWallNs
+				if t4 == 0 {
+					t4 = clock.WallNow()
+				}
+				p := codec.ClockProbe{T1Ns: t1, T2Ns: tr.T2Ns, T3Ns: tr.T3Ns, T4Ns: t4}
+				batch = append(batch, item{name: "vrlog/clock/" + rep.Key, transport: logfmt.TransportInternal, topic: rep.Key,
+					schema: codec.SchemaClockProbe, rec: logfmt.Record{RecvWallNs: t4, RecvMonoNs: rep.RecvMonoNs, Payload: codec.AppendClockProbe(nil, p)}})
+			}
+			if len(batch) > 0 {
+				select {
+				case r.in <- batch:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// compression picks the channel's compression.
+func (r *rec) compression(name string) logfmt.Compression {
+	c := logfmt.Compression{Kind: logfmt.CompressionZstd, Level: 1}
+	for _, cc := range r.cfg.Compression {
+		if ok, _ := path.Match(cc.Glob, name); ok || cc.Glob == name || cc.Glob == "" {
+			c = cc.Compression
+		}
+	}
+	return c
+}
+
+// detectSchema names the codec of a new channel from its first sample.
+func detectSchema(it *item) string {
+	if it.schema != "" {
+		return it.schema
+	}
+	if _, _, err := codec.StateStamp(it.rec.Payload); err == nil {
+		return codec.SchemaState
+	}
+	if _, _, err := codec.FrameStamp(it.rec.Header); err == nil {
+		return codec.SchemaFrame
+	}
+	return ""
+}
+
+// write is the single owner of the log: it numbers channels, decodes stamps,
+// keeps the bookkeeping and hands records to the rotator.
+func (r *rec) write(ctx context.Context, cancel context.CancelFunc) error {
+	r.start = time.Now()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	var failed error
+	for {
+		select {
+		case batch, ok := <-r.in:
+			if !ok {
+				r.bookDrops()
+				return failed
+			}
+			if failed != nil {
+				continue // drain so receivers can stop
+			}
+			for i := range batch {
+				if err := r.writeOne(&batch[i]); err != nil {
+					failed = err
+					cancel()
+					break
+				}
+			}
+		case <-tick.C:
+			r.bookDrops()
+			if err := r.out.tick(); err != nil && failed == nil {
+				failed = err
+				cancel()
+			}
+			r.status()
+		}
+	}
+}
+
+func (r *rec) writeOne(it *item) error {
+	ch := r.chans[it.name]
+	if ch == nil {
+		ch = &channel{def: logfmt.Channel{Name: it.name, Transport: it.transport, Topic: it.topic, Schema: detectSchema(it),
+			Compression: r.compression(it.name), Meta: it.meta}, stream: sampler.NewStream(sampler.Config{})}
+		ch.codec, _ = codec.Lookup(ch.def.Schema)
+		if err := r.out.addChannel(&ch.def); err != nil {
+			return err
+		}
+		r.chans[it.name] = ch
+		r.order = append(r.order, ch)
+	}
+	rec := &it.rec
+	rec.Channel = r.out.id(it.name)
+	if ch.codec != nil && ch.def.Schema != codec.SchemaClockProbe {
+		if seq, t, err := ch.codec.Stamp(rec.Header, rec.Payload); err == nil {
+			rec.Seq, rec.CaptureNs, rec.HasStamp = seq, t, true
+			ch.stream.Add(sampler.Sample{Seq: seq, TNs: t, RecvWallNs: rec.RecvWallNs, RecvMonoNs: rec.RecvMonoNs, Publisher: string(rec.PublisherID)})
+		} else {
+			ch.undecodable++
+		}
+	}
+	ch.msgs++
+	ch.bytes += uint64(len(rec.Header) + len(rec.Payload))
+	if it.sub != nil {
+		it.sub.last = it.name
+	}
+	return r.out.write(rec)
+}
+
+// bookDrops moves the subscribers' drop counters into the log.
+func (r *rec) bookDrops() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for s := range r.subs {
+		d := s.dropped()
+		if d <= s.seen {
+			continue
+		}
+		if ch := r.chans[s.last]; ch != nil {
+			r.out.addDrops(s.last, d-s.seen)
+			ch.drops += d - s.seen
+			s.seen = d
+		}
+	}
+}
+
+// ExistsError reports the file that Force would overwrite.
+func existsErr(p string) error { return fmt.Errorf("%s: %w", p, ErrExists) }
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}

@@ -1,0 +1,151 @@
+package recorder
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/vrlog/vrlog/logfmt"
+)
+
+// rotator owns the current log file and starts the next one when the split
+// size or duration is reached; every file repeats the channel definitions so
+// each one stands alone.
+type rotator struct {
+	cfg     Config
+	w       *logfmt.Writer
+	n       int      // files opened
+	files   []string // files kept, oldest first
+	opened  time.Time
+	defs    []*logfmt.Channel
+	ids     map[string]uint16
+	written int64 // bytes in closed files
+}
+
+func (o *rotator) split() bool { return o.cfg.SplitSize > 0 || o.cfg.SplitDuration > 0 }
+
+// name is the i-th file: the output itself, or base_NNN.vrlog when splitting.
+func (o *rotator) name(i int) string {
+	if !o.split() {
+		return o.cfg.Output
+	}
+	base := strings.TrimSuffix(o.cfg.Output, ".vrlog")
+	return fmt.Sprintf("%s_%03d.vrlog", base, i)
+}
+
+func newRotator(cfg Config) (*rotator, error) {
+	o := &rotator{cfg: cfg}
+	if !cfg.Force {
+		if p := o.name(0); fileExists(p) {
+			return nil, existsErr(p)
+		}
+	}
+	if err := o.open(); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+func (o *rotator) open() error {
+	p := o.name(o.n)
+	md := map[string]string{"tool": "vrlog record"}
+	for k, v := range o.cfg.Metadata {
+		md[k] = v
+	}
+	if o.cfg.Note != "" {
+		md["note"] = o.cfg.Note
+	}
+	if h, err := os.Hostname(); err == nil {
+		md["host"] = h
+	}
+	if o.split() {
+		md["split_index"] = fmt.Sprint(o.n)
+	}
+	w, err := logfmt.Create(p, logfmt.WriterOptions{Metadata: md, FlushInterval: o.cfg.FlushInterval, Sync: o.cfg.Sync, Overwrite: o.cfg.Force})
+	if err != nil {
+		return fmt.Errorf("create %s: %w", p, err)
+	}
+	o.w, o.opened, o.ids = w, time.Now(), map[string]uint16{}
+	o.n++
+	o.files = append(o.files, p)
+	for _, d := range o.defs {
+		if err := o.add(d); err != nil {
+			return err
+		}
+	}
+	for o.cfg.MaxFiles > 0 && len(o.files) > o.cfg.MaxFiles {
+		os.Remove(o.files[0])
+		o.files = o.files[1:]
+	}
+	return nil
+}
+
+func (o *rotator) add(d *logfmt.Channel) error {
+	id, err := o.w.AddChannel(*d)
+	if err != nil {
+		return fmt.Errorf("%s: channel %s: %w", o.files[len(o.files)-1], d.Name, err)
+	}
+	o.ids[d.Name] = id
+	return nil
+}
+
+func (o *rotator) addChannel(d *logfmt.Channel) error {
+	o.defs = append(o.defs, d)
+	return o.add(d)
+}
+
+func (o *rotator) id(name string) uint16 { return o.ids[name] }
+
+func (o *rotator) addDrops(name string, n uint64) { o.w.AddDrops(o.ids[name], n) }
+
+func (o *rotator) write(r *logfmt.Record) error {
+	if err := o.w.Write(r); err != nil {
+		return fmt.Errorf("write %s: %w", o.files[len(o.files)-1], err)
+	}
+	if o.cfg.SplitSize > 0 && o.w.Stats().BytesWritten >= o.cfg.SplitSize {
+		return o.rotate()
+	}
+	return nil
+}
+
+// tick rotates by duration.
+func (o *rotator) tick() error {
+	if o.cfg.SplitDuration > 0 && time.Since(o.opened) >= o.cfg.SplitDuration {
+		return o.rotate()
+	}
+	return nil
+}
+
+func (o *rotator) rotate() error {
+	if err := o.closeCurrent(); err != nil {
+		return err
+	}
+	return o.open()
+}
+
+func (o *rotator) closeCurrent() error {
+	st := o.w.Stats()
+	err := o.w.Close()
+	o.written += st.BytesWritten
+	if err != nil {
+		return fmt.Errorf("close %s: %w", o.files[len(o.files)-1], err)
+	}
+	return nil
+}
+
+func (o *rotator) close() error { return o.closeCurrent() }
+
+// bytes is what has been written so far, all files.
+func (o *rotator) bytes() (written int64, raw uint64) {
+	st := o.w.Stats()
+	return o.written + st.BytesWritten, st.RawBytes
+}
+
+// abandon removes the first file when recording never started.
+func (o *rotator) abandon() {
+	o.w.Close()
+	if o.n == 1 {
+		os.Remove(o.files[0])
+	}
+}

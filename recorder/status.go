@@ -1,0 +1,61 @@
+package recorder
+
+import (
+	"time"
+)
+
+// ChannelStatus is one channel's live figures.
+type ChannelStatus struct {
+	Name        string
+	Transport   string
+	Schema      string
+	Msgs        uint64
+	Bytes       uint64
+	Hz          float64 // over the last second
+	MBps        float64 // over the last second
+	Skipped     uint64  // publisher-side seq gaps
+	Restarts    uint64
+	Undecodable uint64
+	Drops       uint64 // recorder-side drops
+}
+
+// Status is a snapshot of a recording; Summary is the last one.
+type Status struct {
+	Elapsed      time.Duration
+	Files        []string
+	BytesWritten int64
+	RawBytes     uint64 // in the current file
+	Channels     []ChannelStatus
+}
+
+// Summary is what Run returns.
+type Summary = Status
+
+func (r *rec) snapshot() Status {
+	written, raw := r.out.bytes()
+	s := Status{Elapsed: time.Since(r.start), Files: append([]string(nil), r.out.files...), BytesWritten: written, RawBytes: raw}
+	for _, ch := range r.order {
+		sum := ch.stream.Summary()
+		s.Channels = append(s.Channels, ChannelStatus{Name: ch.def.Name, Transport: ch.def.Transport.String(), Schema: ch.def.Schema,
+			Msgs: ch.msgs, Bytes: ch.bytes, Hz: ch.hz, MBps: ch.mbps, Skipped: sum.Skipped, Restarts: sum.RestartCount,
+			Undecodable: ch.undecodable, Drops: ch.drops})
+	}
+	return s
+}
+
+// status refreshes the per-second rates and reports a snapshot.
+func (r *rec) status() {
+	for _, ch := range r.order {
+		ch.hz = float64(ch.msgs - ch.lastMsgs)
+		ch.mbps = float64(ch.bytes-ch.lastBytes) / 1e6
+		ch.lastMsgs, ch.lastBytes = ch.msgs, ch.bytes
+	}
+	if r.cfg.OnStatus != nil {
+		r.cfg.OnStatus(r.snapshot())
+	}
+}
+
+func (r *rec) summary() *Summary {
+	s := r.snapshot()
+	return &s
+}
