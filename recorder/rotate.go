@@ -101,7 +101,7 @@ func (o *rotator) addDrops(name string, n uint64) { o.w.AddDrops(o.ids[name], n)
 
 func (o *rotator) write(r *logfmt.Record) error {
 	if err := o.w.Write(r); err != nil {
-		return fmt.Errorf("write %s: %w", o.files[len(o.files)-1], err)
+		return err // logfmt names the file
 	}
 	if o.cfg.SplitSize > 0 && o.w.Stats().BytesWritten >= o.cfg.SplitSize {
 		return o.rotate()
