@@ -6,7 +6,7 @@ PYTHON   ?= python3
 # Packages that must build without cgo or Rust (go install .../cmd/analyze@latest).
 PURE_PKGS := ./codec/... ./logfmt/... ./sampler/... ./analyzer/... ./internal/command/analyze/... ./cmd/analyze/...
 
-.PHONY: all build test test-pure test-go demo fuzz bench clean tidy
+.PHONY: all build test test-pure test-go demo sample fuzz bench clean
 
 all: build
 
@@ -39,6 +39,15 @@ BENCH_PKGS ?= ./codec/ ./logfmt/ ./sampler/ ./analyzer/
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(BENCH_PKGS)
 
+## demo: the main job end to end: simulate, record ~10 s, analyze, replay
+demo: build
+	./scripts/demo.sh
+
+## sample: regenerate the bundled sample log and its golden report
+sample:
+	$(GO) run ./internal/synth/mksample -o testdata/sample.vrlog
+	$(GO) test ./analyzer -run Golden -update
+
 clean:
 	rm -rf $(BIN)
 
@@ -49,6 +58,13 @@ NATIVE_LIB := native/target/release/libvrlog_native.a
 # Always ask cargo: it knows best whether the library is fresh (~0.3 s when it is).
 native:
 	cd native && $(CARGO) build --release --locked -j2
+
+## bench-transport: transport benchmarks (figures in docs/transports.md)
+.PHONY: bench-transport
+bench-transport: native peers
+	cd native && $(CARGO) build --release --locked -j2 --example zbench
+	$(GO) test -run '^$$' -bench . -benchtime=1x ./transport/zenoh/
+	$(GO) test -run '^$$' -bench . -benchtime=2s ./transport/iceoryx2/
 
 # ---- Python interop peers (official eclipse-zenoh and iceoryx2 wheels) ----
 .PHONY: peers

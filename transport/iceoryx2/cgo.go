@@ -254,7 +254,12 @@ func (s *Subscriber) Receive(ctx context.Context, dst []Sample) ([]Sample, error
 		case C.VR_OK:
 			for _, d := range unsafe.Slice(descs, int(n)) {
 				hl, pl := int(d.header_len), int(d.payload_len)
-				buf := make([]byte, hl+pl+16)
+				var buf []byte
+				if s.opts.Alloc != nil {
+					buf = s.opts.Alloc(hl + pl + 16)[:hl+pl+16]
+				} else {
+					buf = make([]byte, hl+pl+16)
+				}
 				copy(buf, unsafe.Slice((*byte)(unsafe.Pointer(d.header)), hl))
 				copy(buf[hl:], unsafe.Slice((*byte)(unsafe.Pointer(d.payload)), pl))
 				copy(buf[hl+pl:], unsafe.Slice((*byte)(unsafe.Pointer(&d.publisher_id[0])), 16))

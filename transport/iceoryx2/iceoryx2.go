@@ -275,6 +275,12 @@ type SubscriberOptions struct {
 	PollInterval time.Duration
 	// MaxBatch is the most samples one Receive returns (default 64).
 	MaxBatch int
+	// Alloc, if set, provides the Go memory of each sample: it must return a
+	// slice of length n (header + payload + 16 bytes of publisher id; the
+	// sample's fields alias it). Callers that recycle frames (e.g. from a
+	// sync.Pool once written to disk) avoid a fresh 6 MB allocation per frame.
+	// Default: make([]byte, n).
+	Alloc func(n int) []byte
 }
 
 func (o SubscriberOptions) withDefaults() SubscriberOptions {
