@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -19,6 +20,21 @@ func countDir(path string) int {
 		return 0
 	}
 	return len(es)
+}
+
+// countPrefix counts the entries of path whose names start with prefix.
+func countPrefix(path, prefix string) int {
+	es, err := os.ReadDir(path)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, e := range es {
+		if strings.HasPrefix(e.Name(), prefix) {
+			n++
+		}
+	}
+	return n
 }
 
 // countTree counts the entries below path (iceoryx2 keeps its static
@@ -38,14 +54,17 @@ func countTree(path string) int {
 	return n
 }
 
-// Snapshot reads the current counts. Shm counts /dev/shm entries plus the
-// files under /tmp/iceoryx2.
+// Snapshot reads the current counts. Shm counts iceoryx2's /dev/shm
+// segments (iox2_*) plus its files under /tmp/iceoryx2; other programs'
+// segments (e.g. the Python zenoh peers' *.zenoh) are not counted, since
+// tests of other packages may run at the same time. Those are host-wide
+// counts, so CheckNoGrowth waits for them to settle.
 func Snapshot() Resources {
 	return Resources{
 		Threads:    countDir("/proc/self/task"),
 		FDs:        countDir("/proc/self/fd"),
 		Goroutines: runtime.NumGoroutine(),
-		Shm:        countDir("/dev/shm") + countTree("/tmp/iceoryx2"),
+		Shm:        countPrefix("/dev/shm", "iox2_") + countTree("/tmp/iceoryx2"),
 	}
 }
 
