@@ -87,7 +87,10 @@ def main():
 
     if a.state_key:
         session = zenoh.open(common.zenoh_config(a.connect, a.listen, a.mode, a.zenoh_config))
-        pub = session.declare_publisher(a.state_key, encoding=zenoh.Encoding(a.encoding))
+        # Block, not Drop: an interop test must see every sample even on a loaded machine.
+        pub = session.declare_publisher(
+            a.state_key, encoding=zenoh.Encoding(a.encoding), congestion_control=zenoh.CongestionControl.BLOCK
+        )
         if a.liveliness:
             token = session.liveliness().declare_token(a.state_key)
 

@@ -87,6 +87,15 @@ func TestInteropPythonSubscriberFrames(t *testing.T) {
 		binary.LittleEndian.PutUint32(hdr[28:], w)
 		binary.LittleEndian.PutUint32(hdr[32:], h)
 		binary.LittleEndian.PutUint32(hdr[36:], w*3)
+		// keep at most 4 frames ahead of the (slower) python side: its
+		// service buffer holds 8 and overflows by overwriting
+		deadline := time.Now().Add(30 * time.Second)
+		for len(peertest.Records(t, p.Log)) < i-4 {
+			if time.Now().After(deadline) {
+				t.Fatalf("python stuck at %d frames\n%s", len(peertest.Records(t, p.Log)), p.Stderr())
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
 		d, err := pub.Send(hdr, payload)
 		if err != nil {
 			t.Fatal(err)
@@ -95,7 +104,7 @@ func TestInteropPythonSubscriberFrames(t *testing.T) {
 			t.Fatalf("frame %d reached %d subscribers", i, d)
 		}
 		sent = append(sent, [2][]byte{hdr, payload})
-		time.Sleep(40 * time.Millisecond) // 25 Hz: the python side hashes 6 MB per frame
+		time.Sleep(20 * time.Millisecond)
 	}
 	if err := p.Wait(60 * time.Second); err != nil {
 		t.Fatalf("subscriber: %v\n%s", err, p.Stderr())
