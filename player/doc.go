@@ -1,0 +1,48 @@
+// Package player is replay's pacing engine: it takes records from a Source,
+// schedules each at an absolute deadline on the monotonic clock, applies
+// rate, loop, delay, pause, step, fault injection and restamping, and hands
+// each record to a Sink at its deadline, measuring how late it was.
+//
+// It imports no transport: the replay command wires it to zenoh and
+// iceoryx2 publishers, tests to a Sink that records call times, benchmarks
+// to a no-op Sink.
+//
+// # Data flow
+//
+// One reader goroutine runs Source.Pass (once per loop pass) and copies
+// each record into a bounded read-ahead queue: at most MaxQueueMsgs
+// records, MaxQueueBytes bytes and ReadAhead of log time ahead of the
+// oldest queued record, whichever binds first. Memory is bounded by those
+// options, not by the log's length, and disk reads and zstd decompression
+// happen off the publishing goroutine. The reader refills the queue
+// continuously (not only when it runs low), so a fast replay does not
+// starve (the failure of rosbag2 #1963).
+//
+// One publishing goroutine (the caller of Run) takes records from the
+// queue in the Source's order and publishes them one at a time: there is
+// one ordered stream for all channels, so a high rate cannot reorder
+// channels against each other (rosbag2 #2091). Faults that move records
+// in time (jitter, lag) and the capture clock, whose order is not the
+// receive order, go through a small reorder heap whose horizon is the
+// largest shift plus ReorderWindow; without them the heap holds one record.
+//
+// # Timing
+//
+// A record's log time (Rec.Key, e.g. the recorder's monotonic receive
+// stamp) maps to a deadline on the monotonic clock through an anchor:
+//
+//	deadline = anchorMono + (key - anchorKey) / rate
+//
+// The anchor moves only when the rate changes or playback resumes, so
+// deadlines are absolute: lateness of one record does not shift the next
+// and no drift accumulates. The publishing goroutine sleeps until
+// deadline - margin, then spins on the clock for the last stretch. The
+// margin adapts to the sleep overshoot the scheduler actually delivers
+// (a decaying maximum, between SpinMin and SpinMax), because on Linux a
+// Go sleep shorter than a millisecond can wake a millisecond late.
+//
+// The timing error of a record is the clock reading taken just before the
+// Sink is called minus its deadline; it is kept per channel in a
+// sampler.Histogram. Records published by a step, and every record at
+// rate max, have no deadline and no error sample.
+package player

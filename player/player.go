@@ -1,0 +1,802 @@
+package player
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/vrlog/vrlog/codec"
+	"github.com/vrlog/vrlog/sampler"
+)
+
+// Rec is one record handed to the player by a Source. The player copies
+// Header and Payload; the Source may reuse them after emit returns.
+type Rec struct {
+	Channel   int   // index into Options.Channels
+	Key       int64 // log time in ns on the pacing clock (receive mono or capture t_ns)
+	CaptureNs int64 // capture t_ns (valid if HasStamp): restamp's reference
+	Seq       uint64
+	HasStamp  bool
+	Header    []byte
+	Payload   []byte
+}
+
+// Source yields the records of one pass in publishing order (non-decreasing
+// Key, except for the capture clock's disorder within ReorderWindow). Pass
+// is called once per loop pass, from the reader goroutine; it stops early,
+// returning nil, when emit returns false.
+type Source interface {
+	Pass(ctx context.Context, emit func(*Rec) bool) error
+}
+
+// Sink publishes one record. It is called from one goroutine, in order.
+type Sink interface {
+	Publish(channel int, header, payload []byte) error
+}
+
+// SinkFunc adapts a function to Sink.
+type SinkFunc func(channel int, header, payload []byte) error
+
+// Publish calls f.
+func (f SinkFunc) Publish(channel int, header, payload []byte) error { return f(channel, header, payload) }
+
+// Channel is what the player needs to know of an output channel.
+type Channel struct {
+	Name   string
+	Schema string // codec schema; "" or unknown = raw (never restamped)
+	Frame  bool   // a frame stream (lag applies to it)
+}
+
+// Options configure a Player. The zero value of each field gives its default.
+type Options struct {
+	Channels []Channel
+	// Rate is the speed factor (default 1); RateMax publishes as fast as
+	// the sink takes records, without deadlines.
+	Rate    float64
+	RateMax bool
+	// Loops is the number of passes; 0 = forever.
+	Loops int
+	// Delay waits before the first record.
+	Delay time.Duration
+	// StartPaused waits for Resume (or Step) before the first record.
+	StartPaused bool
+	// Origin is the log time of offset 0 (the replay window's start): fault
+	// times and the position are relative to it. Default: the first key.
+	Origin int64
+	// Span is the window's length in log time (progress, loop period);
+	// default: measured per pass.
+	Span time.Duration
+	// Restamp shifts every stamp of decodable records by one constant so
+	// the first stamped record's capture t_ns maps to the wall time at which
+	// it is published.
+	Restamp bool
+	Faults  Faults
+	Seed    uint64
+	// ReorderWindow is how far back in Key a record may arrive after a
+	// later one (capture clock); such records are re-sorted.
+	ReorderWindow time.Duration
+	// Read-ahead bounds: records, bytes, log time (defaults 65536, 64 MiB, 2 s).
+	MaxQueueMsgs  int
+	MaxQueueBytes int
+	ReadAhead     time.Duration
+	// SpinMin, SpinMax bound the adaptive sleep-then-spin margin (defaults
+	// 200 µs, 2 ms). Equal values fix it.
+	SpinMin, SpinMax time.Duration
+	// Now is the monotonic clock in ns (default: Go's monotonic clock);
+	// WallNow the wall clock in unix ns (default time.Now).
+	Now     func() int64
+	WallNow func() int64
+}
+
+func (o Options) withDefaults() (Options, error) {
+	if o.RateMax {
+		o.Rate = 1
+	}
+	if o.Rate == 0 {
+		o.Rate = 1
+	}
+	if !(o.Rate > 0) || math.IsInf(o.Rate, 0) {
+		return o, fmt.Errorf("player: rate %v must be > 0", o.Rate)
+	}
+	if o.Loops < 0 {
+		return o, fmt.Errorf("player: loops %d must be >= 0", o.Loops)
+	}
+	if o.MaxQueueMsgs <= 0 {
+		o.MaxQueueMsgs = 65536
+	}
+	if o.MaxQueueBytes <= 0 {
+		o.MaxQueueBytes = 64 << 20
+	}
+	if o.ReadAhead <= 0 {
+		o.ReadAhead = 2 * time.Second
+	}
+	if o.SpinMin <= 0 {
+		o.SpinMin = 200 * time.Microsecond
+	}
+	if o.SpinMax <= 0 {
+		o.SpinMax = 2 * time.Millisecond
+	}
+	o.SpinMax = max(o.SpinMax, o.SpinMin)
+	if o.Now == nil {
+		base := time.Now()
+		o.Now = func() int64 { return int64(time.Since(base)) }
+	}
+	if o.WallNow == nil {
+		o.WallNow = func() int64 { return time.Now().UnixNano() }
+	}
+	return o, nil
+}
+
+// ChannelStats is one channel's outcome.
+type ChannelStats struct {
+	Name       string
+	Sent       uint64 // records handed to the sink
+	Bytes      uint64 // header + payload bytes sent
+	Dropped    uint64 // records not sent: drop=P
+	OutageSkip uint64 // records not sent: inside an outage
+	Reseq      uint64 // records whose seq was rewritten (restart)
+	RestampErr uint64 // stamped-schema records left unshifted (payload does not decode)
+	Steps      uint64 // records published by Step (no error sample)
+	// Err holds actual minus scheduled publish time, ns.
+	Err sampler.Histogram
+}
+
+// Summary is the result of Run.
+type Summary struct {
+	Channels       []ChannelStats
+	Passes         int
+	Elapsed        time.Duration // first publish to last
+	RestampDelta   int64         // ns added by Restamp (valid if HasRestamp)
+	HasRestamp     bool
+	Interrupted    bool // the context was cancelled or Stop was called
+	PeakQueueMsgs  int
+	PeakQueueBytes int
+	SpinMargin     time.Duration // the margin at the end
+}
+
+// Status is a snapshot for progress lines.
+type Status struct {
+	Position time.Duration // log time of the last published record, from Origin
+	Span     time.Duration // window length (0 if unknown)
+	Pass     int           // 0-based
+	Sent     uint64
+	Rate     float64
+	RateMax  bool
+	Paused   bool
+}
+
+type cmdKind int
+
+const (
+	cmdToggle cmdKind = iota
+	cmdPause
+	cmdResume
+	cmdStep
+	cmdRate
+	cmdStop
+)
+
+type command struct {
+	kind cmdKind
+	rate float64
+}
+
+// Player runs one replay. Control methods are safe from any goroutine.
+type Player struct {
+	o    Options
+	src  Source
+	sink Sink
+	ctl  chan command
+
+	status   sync.Mutex
+	st       Status
+	finished atomic.Bool
+}
+
+// New validates the options.
+func New(src Source, sink Sink, o Options) (*Player, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if err := validateFaults(&o.Faults); err != nil {
+		return nil, err
+	}
+	p := &Player{o: o, src: src, sink: sink, ctl: make(chan command, 64)}
+	p.st = Status{Span: o.Span, Rate: o.Rate, RateMax: o.RateMax, Paused: o.StartPaused}
+	return p, nil
+}
+
+func validateFaults(f *Faults) error {
+	if f.Drop < 0 || f.Drop > 1 || math.IsNaN(f.Drop) {
+		return fmt.Errorf("%w: drop %v not in [0, 1]", ErrBadInject, f.Drop)
+	}
+	if f.Jitter < 0 {
+		return fmt.Errorf("%w: jitter %v < 0", ErrBadInject, f.Jitter)
+	}
+	return nil
+}
+
+func (p *Player) send(c command) {
+	select {
+	case p.ctl <- c:
+	default: // a flood of keys: drop the excess
+	}
+}
+
+// TogglePause pauses or resumes.
+func (p *Player) TogglePause() { p.send(command{kind: cmdToggle}) }
+
+// Pause pauses playback.
+func (p *Player) Pause() { p.send(command{kind: cmdPause}) }
+
+// Resume resumes playback; the next record is due after its gap to the
+// last published one, at the current rate.
+func (p *Player) Resume() { p.send(command{kind: cmdResume}) }
+
+// Step publishes the next record now, when paused (ignored otherwise).
+func (p *Player) Step() { p.send(command{kind: cmdStep}) }
+
+// SetRate changes the rate from now on (ignored at rate max).
+func (p *Player) SetRate(r float64) {
+	if r > 0 && !math.IsInf(r, 0) {
+		p.send(command{kind: cmdRate, rate: r})
+	}
+}
+
+// Stop ends the replay after the current record.
+func (p *Player) Stop() { p.send(command{kind: cmdStop}) }
+
+// Status returns a snapshot.
+func (p *Player) Status() Status {
+	p.status.Lock()
+	defer p.status.Unlock()
+	return p.st
+}
+
+// Rate returns the current rate.
+func (p *Player) Rate() float64 { return p.Status().Rate }
+
+// mheap orders msgs by effective time, then by arrival.
+type mheap []*msg
+
+func (h mheap) Len() int { return len(h) }
+func (h mheap) Less(i, j int) bool {
+	if h[i].e != h[j].e {
+		return h[i].e < h[j].e
+	}
+	return h[i].idx < h[j].idx
+}
+func (h mheap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *mheap) Push(x any)   { *h = append(*h, x.(*msg)) }
+func (h *mheap) Pop() any {
+	old := *h
+	m := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return m
+}
+
+// run is the state of one Run.
+type run struct {
+	*Player
+	ctx   context.Context
+	q     *queue
+	h     mheap
+	stats []ChannelStats
+	rng   *rand.Rand
+
+	// pacing
+	rate       float64
+	anchorKey  int64
+	anchorMono int64
+	anchored   bool
+	paused     bool
+	margin     int64
+	firstPub   int64
+	lastPub    int64
+	lastPubE   int64
+	published  bool
+	stopped    bool
+
+	// input
+	inputDone  bool
+	inErr      error
+	lastBase   int64
+	pulled     uint64
+	minShift   int64 // most negative shift of e below base, incl. reorder window
+	pass       int
+	passOffset int64
+	passFirst  int64
+	passLast   int64
+	passCount  uint64
+	havePass   bool
+	origin     int64
+	haveOrigin bool
+
+	// faults
+	lastE       []int64
+	haveLastE   []bool
+	restartBase []uint64
+	restartSet  []bool
+	restartOff  []bool
+	lastSeq     []uint64
+	haveLastSeq []bool
+	state       codec.State
+	tmp         []byte
+	codecs      []codec.Codec
+	restampD    int64
+	haveRestamp bool
+}
+
+// Run replays until the source is exhausted (all loops), ctx is
+// cancelled, Stop is called or the sink fails. The summary is valid in
+// every case; the error is the source's or the sink's.
+func (p *Player) Run(ctx context.Context) (*Summary, error) {
+	o := &p.o
+	r := &run{Player: p, ctx: ctx, rate: o.Rate, paused: o.StartPaused,
+		q:      newQueue(o.MaxQueueMsgs, o.MaxQueueBytes, int64(o.ReadAhead)),
+		stats:  make([]ChannelStats, len(o.Channels)),
+		rng:    rand.New(rand.NewPCG(o.Seed, 0x7265706c6179)), // "replay"
+		margin: int64(o.SpinMin),
+	}
+	n := len(o.Channels)
+	r.lastE, r.haveLastE = make([]int64, n), make([]bool, n)
+	r.restartBase, r.restartSet, r.restartOff = make([]uint64, n), make([]bool, n), make([]bool, n)
+	r.lastSeq, r.haveLastSeq = make([]uint64, n), make([]bool, n)
+	r.codecs = make([]codec.Codec, n)
+	for i, c := range o.Channels {
+		r.stats[i].Name = c.Name
+		if cd, ok := codec.Lookup(c.Schema); ok {
+			r.codecs[i] = cd
+		}
+	}
+	f := &o.Faults
+	r.minShift = -int64(o.ReorderWindow)
+	if f.Jitter > 0 {
+		r.minShift -= 4 * int64(f.Jitter)
+	}
+	if f.Lag < 0 {
+		r.minShift += int64(f.Lag)
+	}
+	if o.Origin != 0 {
+		r.origin, r.haveOrigin = o.Origin, true
+	}
+
+	rctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		r.read(rctx)
+	}()
+	err := r.loop()
+	cancel()
+	r.q.stop()
+	wg.Wait()
+	p.finished.Store(true)
+
+	s := &Summary{Channels: r.stats, Passes: r.pass + 1, RestampDelta: r.restampD, HasRestamp: r.haveRestamp,
+		Interrupted: r.stopped || ctx.Err() != nil, PeakQueueMsgs: r.q.peakN, PeakQueueBytes: r.q.peakB,
+		SpinMargin: time.Duration(r.margin)}
+	if !r.havePass {
+		s.Passes = 0
+	}
+	if r.published {
+		s.Elapsed = time.Duration(r.lastPub - r.firstPub)
+	}
+	if err == nil && r.inErr != nil && !errors.Is(r.inErr, context.Canceled) {
+		err = r.inErr
+	}
+	return s, err
+}
+
+// read is the reader goroutine: every pass into the queue.
+func (r *run) read(ctx context.Context) {
+	var err error
+	for pass := 0; r.o.Loops == 0 || pass < r.o.Loops; pass++ {
+		count := 0
+		stopped := false
+		err = r.src.Pass(ctx, func(rec *Rec) bool {
+			m := r.q.get(rec)
+			m.pass = pass
+			if !r.q.push(m) {
+				stopped = true
+				return false
+			}
+			count++
+			return true
+		})
+		if err != nil || stopped || count == 0 || ctx.Err() != nil {
+			break
+		}
+	}
+	if ctx.Err() != nil && err == nil {
+		err = ctx.Err()
+	}
+	r.q.finish(err)
+}
+
+// pull moves one msg from the queue into the heap; false at the end.
+func (r *run) pull() bool {
+	if r.inputDone {
+		return false
+	}
+	m, err := r.q.pop()
+	if m == nil {
+		r.inputDone, r.inErr = true, err
+		return false
+	}
+	if m.pass != r.pass || !r.havePass {
+		if r.havePass {
+			r.passOffset += r.passPeriod()
+		}
+		r.pass, r.havePass = m.pass, true
+		r.passFirst, r.passLast, r.passCount = m.Key, m.Key, 0
+	}
+	if !r.haveOrigin {
+		r.origin, r.haveOrigin = m.Key, true
+	}
+	r.passFirst = min(r.passFirst, m.Key)
+	r.passLast = max(r.passLast, m.Key)
+	r.passCount++
+	m.base = m.Key + r.passOffset
+	m.idx = r.pulled
+	r.pulled++
+	r.lastBase = max(r.lastBase, m.base)
+	if r.pulled == 1 {
+		r.lastBase = m.base
+	}
+	if !r.admit(m) {
+		r.q.put(m)
+		return true
+	}
+	heap.Push(&r.h, m)
+	return true
+}
+
+// passPeriod is the log time from one pass's start to the next's.
+func (r *run) passPeriod() int64 {
+	if r.o.Span > 0 {
+		return int64(r.o.Span)
+	}
+	span := r.passLast - r.passFirst
+	if r.passCount > 1 {
+		return span + span/int64(r.passCount-1)
+	}
+	return max(span, int64(time.Second))
+}
+
+// admit applies drop/outage/restart/jitter/lag; false = not published.
+func (r *run) admit(m *msg) bool {
+	f := &r.o.Faults
+	st := &r.stats[m.Channel]
+	off := m.Key - r.origin
+	if f.Drop > 0 {
+		if r.rng.Float64() < f.Drop {
+			st.Dropped++
+			return false
+		}
+	}
+	for _, w := range f.Outages {
+		if off >= int64(w.At) && off < int64(w.At+w.For) {
+			st.OutageSkip++
+			return false
+		}
+	}
+	e := m.base
+	if f.Jitter > 0 {
+		j := r.rng.NormFloat64() * float64(f.Jitter)
+		j = max(-4*float64(f.Jitter), min(4*float64(f.Jitter), j))
+		e += int64(j)
+	}
+	if f.Lag != 0 && r.o.Channels[m.Channel].Frame {
+		e += int64(f.Lag)
+	}
+	if f.Jitter > 0 || f.Lag != 0 {
+		if r.haveLastE[m.Channel] {
+			e = max(e, r.lastE[m.Channel])
+		}
+		r.lastE[m.Channel], r.haveLastE[m.Channel] = e, true
+	}
+	m.e = e
+	if f.RestartAt > 0 && m.HasStamp && r.codecs[m.Channel] != nil {
+		r.restart(m, off)
+	}
+	return true
+}
+
+func (r *run) restart(m *msg, off int64) {
+	c := m.Channel
+	if r.haveLastSeq[c] && m.pass == 0 && m.Seq < r.lastSeq[c] && r.restartSet[c] {
+		r.restartOff[c] = true // the log restarts by itself
+	}
+	r.lastSeq[c], r.haveLastSeq[c] = m.Seq, true
+	if off < int64(r.o.Faults.RestartAt) || r.restartOff[c] {
+		return
+	}
+	if !r.restartSet[c] {
+		r.restartBase[c], r.restartSet[c] = m.Seq, true
+	}
+	if m.Seq < r.restartBase[c] {
+		return
+	}
+	if setSeq(r.o.Channels[c].Schema, m.Header, m.Payload, m.Seq-r.restartBase[c], &r.state, &r.tmp) {
+		m.Seq -= r.restartBase[c]
+		r.stats[c].Reseq++
+	}
+}
+
+// ready reports whether the heap's top can go: no record still to come
+// can be due before it.
+func (r *run) ready() bool {
+	if len(r.h) == 0 {
+		return false
+	}
+	return r.inputDone || r.h[0].e <= r.lastBase+r.minShift
+}
+
+func (r *run) setStatus(f func(*Status)) {
+	r.status.Lock()
+	f(&r.st)
+	r.status.Unlock()
+}
+
+func (r *run) loop() error {
+	o := &r.o
+	startMono := o.Now()
+	if o.Delay > 0 && !o.StartPaused {
+		if r.sleepUntil(startMono+int64(o.Delay), true) {
+			return nil
+		}
+	}
+	for {
+		for !r.ready() && r.pull() {
+		}
+		if len(r.h) == 0 {
+			return nil
+		}
+		m := r.h[0]
+		if r.paused {
+			c, ok := r.waitCommand()
+			if !ok {
+				return nil
+			}
+			if c.kind == cmdStep {
+				heap.Pop(&r.h)
+				if err := r.publish(m, 0, false); err != nil {
+					return err
+				}
+				r.stats[m.Channel].Steps++
+			}
+			continue
+		}
+		if !r.anchored {
+			r.anchorKey, r.anchorMono, r.anchored = m.e, o.Now(), true
+			if r.o.Delay > 0 && r.o.StartPaused {
+				r.anchorMono += int64(o.Delay)
+			}
+		}
+		if r.poll() { // commands and cancellation, once per record
+			if r.stopped || r.ctx.Err() != nil {
+				return nil
+			}
+			continue
+		}
+		var deadline int64
+		timed := !o.RateMax
+		if timed {
+			deadline = r.anchorMono + int64(float64(m.e-r.anchorKey)/r.rate)
+		}
+		if !m.prepared {
+			r.prepare(m, deadline)
+		}
+		if timed && r.sleepUntil(deadline, false) {
+			if r.stopped || r.ctx.Err() != nil {
+				return nil
+			}
+			continue // a command changed the schedule
+		}
+		heap.Pop(&r.h)
+		if err := r.publish(m, deadline, timed); err != nil {
+			return err
+		}
+	}
+}
+
+// prepare restamps m (once), before its deadline.
+func (r *run) prepare(m *msg, deadline int64) {
+	m.prepared = true
+	if !r.o.Restamp || r.codecs[m.Channel] == nil {
+		return
+	}
+	if !r.haveRestamp {
+		if !m.HasStamp {
+			return
+		}
+		at := r.o.WallNow()
+		if !r.o.RateMax {
+			at += deadline - r.o.Now()
+		}
+		r.restampD, r.haveRestamp = at-m.CaptureNs, true
+	}
+	if err := r.codecs[m.Channel].Restamp(m.Header, m.Payload, r.restampD); err != nil {
+		r.stats[m.Channel].RestampErr++
+	}
+}
+
+func (r *run) publish(m *msg, deadline int64, timed bool) error {
+	if !m.prepared {
+		r.prepare(m, r.o.Now())
+	}
+	now := r.o.Now()
+	err := r.sink.Publish(m.Channel, m.Header, m.Payload)
+	st := &r.stats[m.Channel]
+	if err != nil {
+		r.q.put(m)
+		return fmt.Errorf("publish %s: %w", st.Name, err)
+	}
+	if timed {
+		st.Err.Add(now - deadline)
+	}
+	st.Sent++
+	st.Bytes += uint64(len(m.Header) + len(m.Payload))
+	if !r.published {
+		r.firstPub, r.published = now, true
+	}
+	r.lastPub, r.lastPubE = now, m.e
+	pos, pass := m.e-r.passOffset-r.origin, m.pass
+	r.setStatus(func(s *Status) { s.Position, s.Pass = time.Duration(pos), pass; s.Sent++ })
+	r.q.put(m)
+	return nil
+}
+
+// position is the log time the anchor maps now to.
+func (r *run) position(now int64) int64 {
+	return r.anchorKey + int64(float64(now-r.anchorMono)*r.rate)
+}
+
+// apply handles a command; it reports whether the schedule changed.
+func (r *run) apply(c command) bool {
+	now := r.o.Now()
+	switch c.kind {
+	case cmdStop:
+		r.stopped = true
+		return true
+	case cmdToggle:
+		if r.paused {
+			return r.apply(command{kind: cmdResume})
+		}
+		return r.apply(command{kind: cmdPause})
+	case cmdPause:
+		if r.paused {
+			return false
+		}
+		r.paused = true
+		r.setStatus(func(s *Status) { s.Paused = true })
+		return true
+	case cmdResume:
+		if !r.paused {
+			return false
+		}
+		r.paused = false
+		// The next record is due after its gap to the last published one.
+		if r.published {
+			r.anchorKey, r.anchorMono, r.anchored = r.lastPubE, now, true
+		} else {
+			r.anchored = false
+		}
+		r.setStatus(func(s *Status) { s.Paused = false })
+		return true
+	case cmdRate:
+		if r.o.RateMax {
+			return false
+		}
+		if r.anchored && !r.paused {
+			r.anchorKey, r.anchorMono = r.position(now), now
+		}
+		r.rate = c.rate
+		r.setStatus(func(s *Status) { s.Rate = c.rate })
+		return true
+	case cmdStep:
+		return false // only while paused (waitCommand)
+	}
+	return false
+}
+
+// waitCommand blocks while paused; ok is false when the run must end.
+func (r *run) waitCommand() (command, bool) {
+	for {
+		select {
+		case <-r.ctx.Done():
+			return command{}, false
+		case c := <-r.ctl:
+			if c.kind == cmdStep {
+				return c, true
+			}
+			r.apply(c)
+			if r.stopped {
+				return c, false
+			}
+			if !r.paused {
+				return c, true
+			}
+		}
+	}
+}
+
+// poll applies pending commands without blocking (rate max).
+func (r *run) poll() bool {
+	changed := false
+	for {
+		select {
+		case <-r.ctx.Done():
+			return true
+		case c := <-r.ctl:
+			changed = r.apply(c) || changed
+		default:
+			return changed
+		}
+	}
+}
+
+// sleepUntil sleeps until deadline - margin, then spins to the deadline.
+// It returns true when interrupted: ctx cancelled or a command changed the
+// schedule (the caller recomputes). delayOnly ignores the schedule commands
+// except stop (the initial --delay).
+func (r *run) sleepUntil(deadline int64, delayOnly bool) bool {
+	now := r.o.Now()
+	var t *time.Timer
+	defer func() {
+		if t != nil {
+			t.Stop()
+		}
+	}()
+	for rem := deadline - now; rem > r.margin; rem = deadline - now {
+		target := deadline - r.margin
+		d := time.Duration(target - now)
+		if t == nil {
+			t = time.NewTimer(d)
+		} else {
+			t.Reset(d)
+		}
+		select {
+		case <-r.ctx.Done():
+			return true
+		case c := <-r.ctl:
+			if delayOnly {
+				if c.kind == cmdStop {
+					r.stopped = true
+					return true
+				}
+				r.apply(c)
+				now = r.o.Now()
+				continue
+			}
+			if r.apply(c) {
+				return true
+			}
+			now = r.o.Now()
+			continue
+		case <-t.C:
+		}
+		now = r.o.Now()
+		r.adapt(now - target)
+	}
+	for r.o.Now() < deadline {
+	}
+	return false
+}
+
+// adapt moves the spin margin toward the sleep overshoot the scheduler
+// delivers: a decaying maximum, between SpinMin and SpinMax.
+func (r *run) adapt(over int64) {
+	m := r.margin - r.margin/64
+	m = max(m, over+over/4+20_000)
+	r.margin = min(max(m, int64(r.o.SpinMin)), int64(r.o.SpinMax))
+}
