@@ -44,7 +44,9 @@ type Sink interface {
 type SinkFunc func(channel int, header, payload []byte) error
 
 // Publish calls f.
-func (f SinkFunc) Publish(channel int, header, payload []byte) error { return f(channel, header, payload) }
+func (f SinkFunc) Publish(channel int, header, payload []byte) error {
+	return f(channel, header, payload)
+}
 
 // Channel is what the player needs to know of an output channel.
 type Channel struct {

@@ -6,6 +6,7 @@ import (
 	"github.com/vrlog/vrlog/internal/command/analyze"
 	"github.com/vrlog/vrlog/internal/command/logtools"
 	"github.com/vrlog/vrlog/internal/command/record"
+	"github.com/vrlog/vrlog/internal/command/replay"
 	"github.com/vrlog/vrlog/internal/command/sim"
 )
 
@@ -14,5 +15,6 @@ import (
 func commands() []*cli.Command {
 	cmds := []*cli.Command{record.Command(), analyze.Command(), sim.Command()}
 	cmds = append(cmds, logtools.Commands()...)
+	cmds = append(cmds, replay.Command())
 	return cmds
 }

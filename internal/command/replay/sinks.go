@@ -1,0 +1,122 @@
+package replay
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/vrlog/vrlog/logfmt"
+	"github.com/vrlog/vrlog/transport/iceoryx2"
+	"github.com/vrlog/vrlog/transport/zenoh"
+)
+
+// frameTypes are a vrsdk frame service's types (docs/wire-format.md), used
+// when a frame channel's log lacks iceoryx2 type details.
+var frameTypes = iceoryx2.TypeDetails{
+	Payload:    iceoryx2.TypeDetail{Variant: iceoryx2.Dynamic, TypeName: "u8", Size: 1, Alignment: 1},
+	UserHeader: iceoryx2.TypeDetail{Variant: iceoryx2.FixedSize, TypeName: "vrsdk::FrameHeader", Size: 48, Alignment: 8},
+}
+
+// publishers holds one publisher per output; it implements player.Sink.
+type publishers struct {
+	zs    *zenoh.Session
+	node  *iceoryx2.Node
+	zpub  []*zenoh.Publisher
+	ipub  []*iceoryx2.Publisher
+	iUser []int // iceoryx2 user-header size, to pad a missing header
+}
+
+// transportOptions are the zenoh session settings from the flags.
+type transportOptions struct {
+	zenoh   zenoh.Config
+	express bool
+	warn    io.Writer
+}
+
+// openPublishers creates every output's publisher, so subscribers can
+// discover them before the first record (see --delay).
+func openPublishers(outs []output, o transportOptions) (*publishers, error) {
+	p := &publishers{zpub: make([]*zenoh.Publisher, len(outs)), ipub: make([]*iceoryx2.Publisher, len(outs)), iUser: make([]int, len(outs))}
+	var err error
+	for i, out := range outs {
+		switch out.Transport {
+		case logfmt.TransportZenoh:
+			if p.zs == nil {
+				if p.zs, err = zenoh.Open(o.zenoh); err != nil {
+					return p, fmt.Errorf("zenoh session: %w", err)
+				}
+			}
+			enc := out.Meta["zenoh.encoding"]
+			p.zpub[i], err = p.zs.Publisher(out.Topic, zenoh.PublisherOptions{Encoding: enc, Block: true, Express: o.express})
+			if err != nil {
+				return p, fmt.Errorf("zenoh publisher %s: %w", out.Topic, err)
+			}
+		case logfmt.TransportIceoryx2:
+			if p.node == nil {
+				if p.node, err = iceoryx2.NewNode("vrlog-replay"); err != nil {
+					return p, fmt.Errorf("iceoryx2 node: %w", err)
+				}
+			}
+			types, terr := iceoryx2.TypeDetailsFromMeta(out.Meta)
+			if terr != nil {
+				if !isFrameSchema(out.Schema) {
+					return p, fmt.Errorf("channel %s: the log has no iceoryx2 type details to recreate service %s: %w", out.Name, out.Topic, terr)
+				}
+				fmt.Fprintf(o.warn, "replay: channel %s: %v; using the vrsdk frame types\n", out.Name, terr)
+				types = frameTypes
+			}
+			cfg, cerr := iceoryx2.ServiceConfigFromMeta(out.Meta)
+			if cerr != nil {
+				return p, fmt.Errorf("channel %s: %w", out.Name, cerr)
+			}
+			opts := iceoryx2.PublisherOptions{Service: cfg}
+			if types.Payload.Variant == iceoryx2.Dynamic && types.Payload.Size > 0 {
+				opts.InitialMaxSliceLen = max(4096, out.MaxRecord/int(types.Payload.Size))
+			}
+			p.ipub[i], err = p.node.Publisher(out.Topic, types, opts)
+			if err != nil {
+				return p, fmt.Errorf("iceoryx2 publisher %s: %w", out.Topic, err)
+			}
+			p.iUser[i] = int(types.UserHeader.Size)
+		default:
+			return p, fmt.Errorf("channel %s: transport %v cannot be replayed", out.Name, out.Transport)
+		}
+	}
+	return p, nil
+}
+
+func isFrameSchema(s string) bool { return s == "vrsdk.Frame/1" }
+
+// Publish implements player.Sink.
+func (p *publishers) Publish(ch int, header, payload []byte) error {
+	if z := p.zpub[ch]; z != nil {
+		return z.Put(payload, header)
+	}
+	if len(header) != p.iUser[ch] {
+		return fmt.Errorf("record's user header is %d bytes, the service's is %d", len(header), p.iUser[ch])
+	}
+	_, err := p.ipub[ch].Send(header, payload)
+	return err
+}
+
+// Close releases every publisher, then the session and node.
+func (p *publishers) Close() error {
+	var errs []error
+	for _, z := range p.zpub {
+		if z != nil {
+			errs = append(errs, z.Close())
+		}
+	}
+	for _, i := range p.ipub {
+		if i != nil {
+			errs = append(errs, i.Close())
+		}
+	}
+	if p.zs != nil {
+		errs = append(errs, p.zs.Close())
+	}
+	if p.node != nil {
+		errs = append(errs, p.node.Close())
+	}
+	return errors.Join(errs...)
+}
