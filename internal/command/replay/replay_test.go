@@ -125,7 +125,7 @@ type zenohPeer struct {
 	ep string
 }
 
-func newZenohPeer(t *testing.T) *zenohPeer {
+func newZenohPeer(t testing.TB) *zenohPeer {
 	t.Helper()
 	ep := "tcp/127.0.0.1:" + strconv.Itoa(freePort(t))
 	s, err := zenoh.Open(zenoh.Config{Mode: zenoh.ModePeer, Listen: []string{ep}, DisableMulticastScouting: true})
@@ -145,7 +145,7 @@ type collected[T any] struct {
 
 func (c *collected[T]) items() []T { c.mu.Lock(); defer c.mu.Unlock(); return slices.Clone(c.got) }
 
-func zenohCollect(t *testing.T, p *zenohPeer, key string) (*collected[zenoh.Sample], func()) {
+func zenohCollect(t testing.TB, p *zenohPeer, key string) (*collected[zenoh.Sample], func()) {
 	t.Helper()
 	sub, err := p.s.Subscribe(key, zenoh.SubscriberOptions{})
 	if err != nil {
@@ -221,7 +221,7 @@ func iceoryxCollect(t *testing.T, service string) (*collected[iceoryx2.Sample], 
 	return c, stop
 }
 
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -238,7 +238,7 @@ type replayResult struct {
 	rep            Report
 }
 
-func runReplay(t *testing.T, args ...string) replayResult {
+func runReplay(t testing.TB, args ...string) replayResult {
 	t.Helper()
 	app := cliutil.Single(Command())
 	var out, errb bytes.Buffer
