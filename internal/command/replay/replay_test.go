@@ -73,7 +73,6 @@ func writeLog(t *testing.T, span time.Duration) *fixture {
 	pc, _ := w.AddChannel(logfmt.Channel{Name: "vrlog/clock/t", Transport: logfmt.TransportInternal, Topic: "t/time", Schema: codec.SchemaClockProbe})
 	t0 := int64(1_764_446_400_000_000_000)
 	const mono0 = int64(5_000_000_000_000)
-	f.logStartMon = mono0
 	var all []logfmt.Record
 	jit := func(i int) int64 { return int64((i*7919)%601-300) * 1000 } // ±300 µs, deterministic
 	for i := 0; int64(i)*1e9/stateHz < int64(span); i++ {
@@ -103,6 +102,9 @@ func writeLog(t *testing.T, span time.Duration) *fixture {
 	for i := range all {
 		if err := w.Write(&all[i]); err != nil {
 			t.Fatal(err)
+		}
+		if all[i].Channel != pc && (f.logStartMon == 0 || all[i].RecvMonoNs < f.logStartMon) {
+			f.logStartMon = all[i].RecvMonoNs
 		}
 		switch all[i].Channel {
 		case sc:
@@ -482,6 +484,41 @@ func TestInjectDropIsSeeded(t *testing.T) {
 	}
 	if !slices.Equal(runs[0], runs[1]) {
 		t.Fatal("same seed, different drops")
+	}
+}
+
+func TestInjectOutageAndRestart(t *testing.T) {
+	f := writeLog(t, time.Second)
+	got, r := statesOnly(t, f, "--rate", "4", "--inject", "outage=0.3:0.2", "--inject", "restart=0.5")
+	var want []uint64
+	var orig [][]byte
+	base := int64(-1)
+	for _, s := range f.states {
+		off := s.RecvMonoNs - f.logStartMon
+		switch {
+		case off < 300e6:
+			want, orig = append(want, s.Seq), append(orig, s.Payload)
+		case off >= 500e6:
+			if base < 0 {
+				base = int64(s.Seq)
+			}
+			want, orig = append(want, s.Seq-uint64(base)), append(orig, s.Payload)
+		}
+	}
+	var seqs []uint64
+	for i, s := range got {
+		seqs = append(seqs, seqOf(t, s))
+		// Only seq (bytes 8..15) changed.
+		if i < len(orig) && (!bytes.Equal(s.Payload[:8], orig[i][:8]) || !bytes.Equal(s.Payload[16:], orig[i][16:])) {
+			t.Fatalf("state %d changed beyond seq", i)
+		}
+	}
+	c := r.channel(t, f.stateKey)
+	if !slices.Equal(seqs, want) || c.Reseq != uint64(len(want)-int(c.Sent-c.Reseq)) || c.OutageSkipped == 0 {
+		t.Fatalf("seqs %v\nwant %v\nsummary %+v", seqs, want, c)
+	}
+	if seqs[len(seqs)-1] >= seqs[0]+100 {
+		t.Fatal("no restart visible")
 	}
 }
 
