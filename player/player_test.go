@@ -141,16 +141,23 @@ func TestPacingFollowsKeys(t *testing.T) {
 		time.Duration(s.Channels[0].Err.Quantile(.99)), time.Duration(worst), s.SpinMargin)
 }
 
+// within: elapsed (first to last publish) is want, give or take the spread
+// of the measured timing errors (each publish is late by its error).
+func within(t *testing.T, what string, s *Summary, want time.Duration) {
+	t.Helper()
+	h := &s.Channels[0].Err
+	slack := time.Duration(h.Max()-h.Min()) + time.Millisecond
+	if d := s.Elapsed - want; d < -slack || d > slack {
+		t.Fatalf("%s took %v, want %v ± %v", what, s.Elapsed, want, slack)
+	}
+}
+
 func TestRateHalvesDuration(t *testing.T) {
 	recs := states(101, 4*time.Millisecond, false) // 400 ms
 	s1, _ := play(t, recs, Options{Loops: 1})
 	s2, _ := play(t, recs, Options{Loops: 1, Rate: 2})
-	if d := s1.Elapsed - 400*time.Millisecond; d < -time.Millisecond || d > 20*time.Millisecond {
-		t.Fatalf("1x took %v", s1.Elapsed)
-	}
-	if d := s2.Elapsed - 200*time.Millisecond; d < -time.Millisecond || d > 20*time.Millisecond {
-		t.Fatalf("2x took %v", s2.Elapsed)
-	}
+	within(t, "1x", s1, 400*time.Millisecond)
+	within(t, "2x", s2, 200*time.Millisecond)
 }
 
 func TestLoopRepeatsWithPeriod(t *testing.T) {
@@ -164,8 +171,10 @@ func TestLoopRepeatsWithPeriod(t *testing.T) {
 			t.Fatalf("call %d is not record %d", i, i%10)
 		}
 	}
-	if d := sink.calls[10].at - sink.calls[0].at; d < int64(49*time.Millisecond) || d > int64(60*time.Millisecond) {
-		t.Fatalf("loop period %v, want 50ms", time.Duration(d))
+	h := &s.Channels[0].Err
+	slack := h.Max() - h.Min() + int64(time.Millisecond)
+	if d := sink.calls[10].at - sink.calls[0].at - int64(50*time.Millisecond); d < -slack || d > slack {
+		t.Fatalf("loop period off by %v, want 50ms ± %v", time.Duration(d), time.Duration(slack))
 	}
 }
 
@@ -414,17 +423,21 @@ func waitFor(t *testing.T, f func() bool) {
 func TestSetRateMidway(t *testing.T) {
 	recs := states(201, time.Millisecond, false) // 200 ms at 1x
 	now := monoClock()
-	sink := &recSink{now: now}
-	p, _ := New(&sliceSource{recs: recs}, sink, Options{Loops: 1, Channels: chans, Now: now})
-	go func() { time.Sleep(100 * time.Millisecond); p.SetRate(4) }()
+	var p *Player
+	n := 0
+	sink := SinkFunc(func(int, []byte, []byte) error {
+		if n++; n == 101 {
+			p.SetRate(4) // after record 100 (100 ms of log)
+		}
+		return nil
+	})
+	p, _ = New(&sliceSource{recs: recs}, sink, Options{Loops: 1, Channels: chans, Now: now})
 	s, err := p.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 100 ms at 1x, then the other ~100 ms of log at 4x: ~125 ms.
-	if s.Elapsed < 110*time.Millisecond || s.Elapsed > 160*time.Millisecond {
-		t.Fatalf("took %v", s.Elapsed)
-	}
+	// 100 ms at 1x, then the other 100 ms of log at 4x: 125 ms.
+	within(t, "1x then 4x", s, 125*time.Millisecond)
 }
 
 func TestStopAndCancel(t *testing.T) {
@@ -432,7 +445,7 @@ func TestStopAndCancel(t *testing.T) {
 	p, _ := New(&sliceSource{recs: recs}, SinkFunc(func(int, []byte, []byte) error { return nil }), Options{Loops: 0, Channels: chans})
 	go func() { time.Sleep(30 * time.Millisecond); p.Stop() }()
 	s, err := p.Run(context.Background())
-	if err != nil || !s.Interrupted || s.Channels[0].Sent == 0 || s.Channels[0].Sent > 200 {
+	if err != nil || !s.Interrupted || s.Channels[0].Sent == 0 {
 		t.Fatalf("stop: %v %+v", err, s)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
