@@ -99,6 +99,10 @@ pub struct BatchQueue<T> {
     pub received: AtomicU64,
 }
 
+/// How long a drain that found its queue idle waits for a burst to build up.
+const LINGER: Duration = Duration::from_micros(50);
+const LINGER_MIN_ITEMS: usize = 16;
+
 pub enum Drained {
     Items,
     Timeout,
@@ -166,6 +170,15 @@ impl<T> BatchQueue<T> {
                 g = self.cv.wait_timeout(g, deadline - now).unwrap().0;
             }
             g.waiters -= 1;
+            // Woken by a first item into an idle queue: linger a moment so a
+            // burst becomes one batch (one cgo crossing) instead of one
+            // wake-up per sample. Costs at most LINGER of delivery latency;
+            // receive stamps were taken before queueing, so they are unaffected.
+            if !g.items.is_empty() && g.items.len() < LINGER_MIN_ITEMS && !g.closed && g.wake == wake0 {
+                drop(g);
+                std::thread::sleep(LINGER);
+                g = self.inner.lock().unwrap();
+            }
         }
         if g.items.is_empty() {
             return if g.closed { Drained::Closed } else { Drained::Timeout };
