@@ -149,6 +149,20 @@ impl<T> BatchQueue<T> {
         Ok(())
     }
 
+    /// Would an item of `size` bytes be dropped now? Lets a producer skip
+    /// the copy of a sample it could not queue (it must then call
+    /// `count_drop`).
+    pub fn full(&self, size: usize) -> bool {
+        let g = self.inner.lock().unwrap();
+        g.closed || g.items.len() >= self.cap_items || (g.bytes + size > self.cap_bytes && !g.items.is_empty())
+    }
+
+    /// Counts an item dropped without being offered to `push`.
+    pub fn count_drop(&self) {
+        self.received.fetch_add(1, Ordering::Relaxed);
+        self.dropped.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// Moves up to `max` items into `out`, waiting up to `timeout` for the first.
     pub fn drain(
         &self,

@@ -331,6 +331,12 @@ pub unsafe extern "C" fn vr_isub_create(
                                     std::slice::from_raw_parts(pl.as_ptr().cast::<u8>(), pl.len())
                                 };
                                 let total = header_len + pl.len();
+                                if q2.full(total) {
+                                    // no room: release at once and count, without copying
+                                    drop(sample);
+                                    q2.count_drop();
+                                    continue;
+                                }
                                 let mut buf = {
                                     let mut p = pool2.lock().unwrap();
                                     // take a pooled buffer that is big enough, if any
