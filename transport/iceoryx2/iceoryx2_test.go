@@ -240,3 +240,36 @@ func TestReceiveCancelAndClose(t *testing.T) {
 	}
 	sub.Close()
 }
+
+// TestCloseOrder: closing the node first leaves its ports working and safe to close.
+func TestCloseOrder(t *testing.T) {
+	n, err := NewNode("order")
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := serviceName(t)
+	pub, err := n.Publisher(name, frameTypes, PublisherOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, err := n.Subscribe(name, SubscriberOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Close()
+	if _, err := n.ListServices(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("ListServices on a closed node: %v", err)
+	}
+	if _, err := pub.Send(make([]byte, 48), []byte("still works")); err != nil {
+		t.Fatal(err)
+	}
+	got := receiveN(t, sub, 1, 5*time.Second)
+	if string(got[0].Payload) != "still works" {
+		t.Fatalf("payload %q", got[0].Payload)
+	}
+	sub.Close()
+	pub.Close()
+	if _, err := pub.Send(make([]byte, 48), nil); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Send after Close: %v", err)
+	}
+}

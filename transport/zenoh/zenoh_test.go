@@ -273,3 +273,31 @@ func TestReceiveContextAndClose(t *testing.T) {
 		t.Fatalf("subscribe on a closed session: %v", err)
 	}
 }
+
+// TestCloseOrder: closing the session first leaves the other handles safe to use and close.
+func TestCloseOrder(t *testing.T) {
+	s := loopbackSession(t)
+	sub, err := s.Subscribe("order/**", SubscriberOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := s.Publisher("order/a", PublisherOptions{Liveliness: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := s.DeclareQueryable("order/q", func(Query) []Reply { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	_ = pub.Put([]byte("after close"), nil) // an error or nothing, never a crash
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if _, err := sub.Receive(ctx, nil); err == nil {
+		t.Fatal("Receive on a closed session returned samples")
+	}
+	q.Close()
+	pub.Close()
+	sub.Close()
+	s.Close()
+}
