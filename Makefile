@@ -54,7 +54,6 @@ clean:
 # ---- native transport library (Rust, over the official zenoh and iceoryx2 crates) ----
 .PHONY: native
 CARGO ?= cargo
-NATIVE_LIB := native/target/release/libvrlog_native.a
 # Always ask cargo: it knows best whether the library is fresh (~0.3 s when it is).
 native:
 	cd native && $(CARGO) build --release --locked -j2

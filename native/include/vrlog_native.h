@@ -168,6 +168,8 @@ typedef struct vr_isample {
 
 int vr_inode_create(const char *name, vr_inode **out, char **err);
 void vr_inode_free(vr_inode *n);
+/* removes the stale resources of nodes whose processes died */
+void vr_inode_cleanup_dead(const vr_inode *n, uint64_t *cleaned, uint64_t *failed);
 /* JSON array of service objects; free *out_json with vr_string_free */
 int vr_inode_list_services(const vr_inode *n, char **out_json, char **err);
 int vr_inode_service_details(const vr_inode *n, const char *service, char **out_json, char **err);

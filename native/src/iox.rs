@@ -104,6 +104,25 @@ pub unsafe extern "C" fn vr_inode_free(n: *mut INode) {
     }
 }
 
+/// Removes the stale resources (shared memory, files, service registrations)
+/// of nodes whose processes died (e.g. a publisher killed with SIGKILL).
+/// Writes the number of cleaned and failed nodes.
+#[no_mangle]
+pub unsafe extern "C" fn vr_inode_cleanup_dead(n: *const INode, cleaned: *mut u64, failed: *mut u64) {
+    let node = &(*n).node;
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| node.try_cleanup_dead_nodes()));
+    match r {
+        Ok(st) => {
+            *cleaned = st.cleanups;
+            *failed = st.failed_cleanups;
+        }
+        Err(_) => {
+            *cleaned = 0;
+            *failed = 0;
+        }
+    }
+}
+
 fn json_str(out: &mut String, s: &str) {
     out.push('"');
     for c in s.chars() {

@@ -87,6 +87,20 @@ func (n *Node) Close() error {
 	return nil
 }
 
+// CleanupDeadNodes removes the stale resources (shared memory, files,
+// service registrations) left by nodes whose processes died, e.g. a
+// publisher killed with SIGKILL, and returns how many nodes it cleaned and
+// how many it could not (e.g. insufficient permissions).
+func (n *Node) CleanupDeadNodes() (cleaned, failed int, err error) {
+	err = n.use(func(h *C.vr_inode) error {
+		var c, f C.uint64_t
+		C.vr_inode_cleanup_dead(h, &c, &f)
+		cleaned, failed = int(c), int(f)
+		return nil
+	})
+	return cleaned, failed, err
+}
+
 type jsonType struct {
 	Variant   string `json:"variant"`
 	TypeName  string `json:"type_name"`

@@ -143,3 +143,49 @@ func TestInteropVectorsOverIceoryx2(t *testing.T) {
 		}
 	}
 }
+
+// TestInteropPublisherRestart: the Python frame publisher stops (cleanly,
+// then with SIGKILL) and a new process publishes on the same service; the Go
+// subscriber, which keeps the service alive, receives the new run.
+func TestInteropPublisherRestart(t *testing.T) {
+	n := newNode(t)
+	name := serviceName(t)
+	args := []string{"--service", name, "--width", "64", "--height", "48", "--buffer", "8"}
+	p := peertest.Start(t, "publisher.py", append(args, "--frames", "10", "--frame-hz", "200")...)
+	sub, err := n.Subscribe(name, SubscriberOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	got := receiveN(t, sub, 10, 30*time.Second)
+	if err := p.Wait(30 * time.Second); err != nil {
+		t.Fatalf("first run: %v\n%s", err, p.Stderr())
+	}
+	// second run: killed with SIGKILL mid-stream
+	p = peertest.Start(t, "publisher.py", append(args, "--frames", "100000", "--frame-hz", "200")...)
+	got = append(got, receiveN(t, sub, 5, 30*time.Second)...)
+	p.Kill()
+	if cleaned, failed, err := n.CleanupDeadNodes(); err != nil || cleaned < 1 || failed != 0 {
+		t.Fatalf("cleanup after SIGKILL: cleaned %d failed %d: %v", cleaned, failed, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	for err == nil {
+		got, err = sub.Receive(ctx, got) // whatever was still queued
+	}
+	cancel()
+	// third run after the kill: a new process opens the service again
+	p = peertest.Start(t, "publisher.py", append(args, "--frames", "10", "--frame-hz", "200")...)
+	third := receiveN(t, sub, 10, 30*time.Second)
+	if err := p.Wait(30 * time.Second); err != nil {
+		t.Fatalf("third run: %v\n%s", err, p.Stderr())
+	}
+	sent := peertest.Records(t, p.Log)
+	for i, r := range sent {
+		if sha(third[i].Payload) != r.PayloadSHA256 || sha(third[i].UserHeader) != r.HeaderSHA256 {
+			t.Fatalf("third run frame %d differs", i)
+		}
+	}
+	if seq := binary.LittleEndian.Uint64(third[0].UserHeader[8:]); seq != 0 {
+		t.Fatalf("third run starts at seq %d", seq)
+	}
+}

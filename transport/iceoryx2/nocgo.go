@@ -17,6 +17,7 @@ type Publisher struct{}
 func NewNode(string) (*Node, error) { return nil, ErrUnavailable }
 
 func (*Node) Close() error                               { return ErrUnavailable }
+func (*Node) CleanupDeadNodes() (int, int, error)        { return 0, 0, ErrUnavailable }
 func (*Node) ListServices() ([]ServiceInfo, error)       { return nil, ErrUnavailable }
 func (*Node) ServiceDetails(string) (ServiceInfo, error) { return ServiceInfo{}, ErrUnavailable }
 func (*Node) Subscribe(string, SubscriberOptions) (*Subscriber, error) {
