@@ -28,8 +28,18 @@ echo
 echo "== 2. analyze (what a CI gate would check: --max-skips 0 fails on the injected drops)"
 "$BIN"/vrlog analyze "$OUT" || true
 
-if "$BIN"/vrlog replay --help >/dev/null 2>&1; then
-	echo
-	echo "== 3. replay at the original pacing into the real transports, with the timing error"
-	"$BIN"/vrlog replay "$OUT" --connect "tcp/127.0.0.1:$PORT" "${ZARGS[@]}"
-fi
+echo
+echo "== 3. replay at the original pacing into the real transports (recorded again by a second"
+echo "      recorder, standing in for a controller), restamped to look live, with replay's own timing error"
+"$BIN"/vrlog record -o "${OUT%.vrlog}-replayed.vrlog" --force -q --connect "tcp/127.0.0.1:$PORT" "${ZARGS[@]}" \
+	-k 'vr/demo/**' -s vr/demo/camera/front --probe-interval 0 &
+REC=$!
+trap 'kill $REC 2>/dev/null || true' EXIT
+"$BIN"/vrlog replay --listen "tcp/127.0.0.1:$PORT" "${ZARGS[@]}" --delay 2s --restamp "$OUT"
+sleep 0.5
+kill -INT $REC
+wait $REC
+trap - EXIT
+echo
+echo "== 4. the replayed stream, as the second recorder saw it"
+"$BIN"/vrlog analyze "${OUT%.vrlog}-replayed.vrlog" | sed -n '4,9p'

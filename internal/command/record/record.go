@@ -18,7 +18,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/vrlog/vrlog/internal/cliutil"
-	"github.com/vrlog/vrlog/internal/command/sim"
+	"github.com/vrlog/vrlog/internal/zenohflags"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/recorder"
 )
@@ -53,7 +53,7 @@ EXAMPLES:
    record -o s.vrlog -k 'vr/**' --compression 'vr/*/camera/*=none' --compression 'vr/*/state=zstd-3'
 
 ` + cliutil.ExitCodesHelp,
-		Flags: append(sim.ZenohFlags(),
+		Flags: append(zenohflags.Flags(),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "log `FILE` (.vrlog); with splitting, FILE_000.vrlog, FILE_001.vrlog, ..."},
 			&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "overwrite an existing log"},
 			&cli.StringSliceFlag{Name: "key", Aliases: []string{"k"}, Usage: "zenoh key `EXPR` to record (repeatable; wildcards * and ** allowed)"},
@@ -85,7 +85,7 @@ func run(c *cli.Context) error {
 	}
 	cfg := recorder.Config{
 		Output: out, Force: c.Bool("force"), ZenohKeys: c.StringSlice("key"), IceoryxServices: c.StringSlice("service"),
-		All: c.Bool("all"), Zenoh: sim.ZenohConfig(c), SplitDuration: c.Duration("split-duration"), MaxFiles: c.Int("max-files"),
+		All: c.Bool("all"), Zenoh: zenohflags.Config(c), SplitDuration: c.Duration("split-duration"), MaxFiles: c.Int("max-files"),
 		FlushInterval: c.Duration("flush-interval"), Note: c.String("note"), TimeKeys: c.StringSlice("time-service"),
 		ProbeInterval: c.Duration("probe-interval"),
 	}

@@ -21,9 +21,9 @@ import (
 
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/internal/cliutil"
+	"github.com/vrlog/vrlog/internal/zenohflags"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/player"
-	"github.com/vrlog/vrlog/transport/zenoh"
 )
 
 // Command returns the replay command.
@@ -67,7 +67,7 @@ EXAMPLES:
    replay --rate max --quiet --json run.vrlog > timing.json
 
 ` + cliutil.ExitCodesHelp,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringSliceFlag{Name: "channel", Aliases: []string{"c"}, Usage: "replay channels whose name or topic matches `NAME|GLOB` (* within a level, ** across); repeatable; default all data channels"},
 			&cli.StringSliceFlag{Name: "remap", Usage: "publish topic or channel `FROM` as TO (FROM/** remaps a prefix); repeatable"},
 			&cli.StringFlag{Name: "prefix", Usage: "prepend `P/` to every published key and service"},
@@ -90,12 +90,7 @@ EXAMPLES:
 			&cli.IntFlag{Name: "read-ahead-bytes", Value: 64 << 20, Usage: "read-ahead queue bound in `BYTES`"},
 			&cli.DurationFlag{Name: "read-ahead", Value: 2 * time.Second, Usage: "read-ahead queue bound in log time"},
 			&cli.DurationFlag{Name: "spin", Usage: "fix the sleep-then-spin margin (default adaptive, 200µs..2ms)"},
-			&cli.StringFlag{Name: "zenoh-config", Usage: "zenoh JSON5 configuration `FILE`"},
-			&cli.StringSliceFlag{Name: "connect", Usage: "zenoh `ENDPOINT` to connect to, e.g. tcp/127.0.0.1:7447; repeatable"},
-			&cli.StringSliceFlag{Name: "listen", Usage: "zenoh `ENDPOINT` to listen on; repeatable"},
-			&cli.StringFlag{Name: "mode", Usage: "zenoh mode: peer or client"},
-			&cli.BoolFlag{Name: "no-multicast-scouting", Usage: "disable zenoh multicast discovery (give --connect)"},
-		},
+		}, zenohflags.Flags()...),
 		Action: run,
 	}
 }
@@ -367,8 +362,7 @@ func run(c *cli.Context) error {
 		opts.SpinMin, opts.SpinMax = d, d
 	}
 
-	zc := zenoh.Config{ConfigFile: c.String("zenoh-config"), Mode: zenoh.Mode(c.String("mode")),
-		Connect: c.StringSlice("connect"), Listen: c.StringSlice("listen"), DisableMulticastScouting: c.Bool("no-multicast-scouting")}
+	zc := zenohflags.Config(c)
 	pubs, err := openPublishers(s.outs, transportOptions{zenoh: zc, express: !cfg.rateMax, warn: stderr})
 	if err != nil {
 		pubs.Close()

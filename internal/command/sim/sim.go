@@ -22,6 +22,7 @@ import (
 
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/internal/cliutil"
+	"github.com/vrlog/vrlog/internal/zenohflags"
 	"github.com/vrlog/vrlog/transport/iceoryx2"
 	"github.com/vrlog/vrlog/transport/zenoh"
 )
@@ -37,26 +38,6 @@ var FrameTypes = iceoryx2.TypeDetails{
 func StateKey(robot string) string           { return "vr/" + robot + "/state" }
 func CameraService(robot, cam string) string { return "vr/" + robot + "/camera/" + cam }
 func TimeKey(robot string) string            { return "vr/" + robot + "/time" }
-
-// ZenohFlags are the zenoh session flags shared by sim, record and replay.
-func ZenohFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.StringSliceFlag{Name: "connect", Usage: "zenoh `ENDPOINT` to connect to, e.g. tcp/127.0.0.1:7447 (repeatable)"},
-		&cli.StringSliceFlag{Name: "listen", Usage: "zenoh `ENDPOINT` to listen on (repeatable)"},
-		&cli.StringFlag{Name: "mode", Value: "peer", Usage: "zenoh mode: peer or client (through a router)"},
-		&cli.StringFlag{Name: "zenoh-config", Usage: "zenoh JSON5 configuration `FILE` (flags override it)"},
-		&cli.BoolFlag{Name: "no-multicast", Usage: "disable zenoh multicast scouting (loopback-only set-ups: give --connect/--listen)"},
-	}
-}
-
-// ZenohConfig reads the ZenohFlags.
-func ZenohConfig(c *cli.Context) zenoh.Config {
-	return zenoh.Config{
-		ConfigFile: c.String("zenoh-config"), Mode: zenoh.Mode(c.String("mode")),
-		Connect: c.StringSlice("connect"), Listen: c.StringSlice("listen"),
-		DisableMulticastScouting: c.Bool("no-multicast"),
-	}
-}
 
 // Command returns the sim command.
 func Command() *cli.Command {
@@ -84,7 +65,7 @@ EXAMPLES:
    sim --listen tcp/127.0.0.1:7447 --no-multicast --drop-every 50 --restart-after 5s --outage 3s --log truth.jsonl
 
 ` + cliutil.ExitCodesHelp,
-		Flags: append(ZenohFlags(),
+		Flags: append(zenohflags.Flags(),
 			&cli.StringFlag{Name: "robot", Value: "r1", Usage: "robot `NAME` in keys and services"},
 			&cli.StringSliceFlag{Name: "camera", Value: cli.NewStringSlice("front"), Usage: "camera `NAME` (repeatable; none with --camera '')"},
 			&cli.Float64Flag{Name: "state-hz", Value: 25, Usage: "state rate"},
@@ -180,7 +161,7 @@ func run(c *cli.Context) error {
 		defer truth.close()
 	}
 
-	sess, err := zenoh.Open(ZenohConfig(c))
+	sess, err := zenoh.Open(zenohflags.Config(c))
 	if err != nil {
 		return cliutil.Runtime(fmt.Errorf("zenoh: %w", err))
 	}
