@@ -242,12 +242,8 @@ func (r *rec) subscribeZenoh(ctx context.Context, wg *sync.WaitGroup, sess *zeno
 				}
 				batch = append(batch, it)
 			}
-			if len(batch) > 0 {
-				select {
-				case r.in <- batch:
-				case <-ctx.Done():
-					return
-				}
+			if !r.send(ctx, batch) {
+				return
 			}
 			buf = got
 		}
@@ -291,17 +287,26 @@ func (r *rec) subscribeIceoryx(ctx context.Context, wg *sync.WaitGroup, node *ic
 					rec: logfmt.Record{RecvWallNs: s.RecvWallNs, RecvMonoNs: s.RecvMonoNs, PublisherID: s.PublisherID,
 						Header: s.UserHeader, Payload: s.Payload}}
 			}
-			if len(batch) > 0 {
-				select {
-				case r.in <- batch:
-				case <-ctx.Done():
-					return
-				}
+			if !r.send(ctx, batch) {
+				return
 			}
 			buf = got
 		}
 	}()
 	return nil
+}
+
+// send hands a batch to the writer; false when the recording is over.
+func (r *rec) send(ctx context.Context, batch []item) bool {
+	if len(batch) == 0 {
+		return true
+	}
+	select {
+	case r.in <- batch:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // discover subscribes to iceoryx2 pub-sub services as they appear: every
@@ -363,12 +368,8 @@ func (r *rec) probe(ctx context.Context, sess *zenoh.Session) {
 				batch = append(batch, item{name: "vrlog/clock/" + rep.Key, transport: logfmt.TransportInternal, topic: rep.Key,
 					schema: codec.SchemaClockProbe, rec: logfmt.Record{RecvWallNs: t4, RecvMonoNs: rep.RecvMonoNs, Payload: codec.AppendClockProbe(nil, p)}})
 			}
-			if len(batch) > 0 {
-				select {
-				case r.in <- batch:
-				case <-ctx.Done():
-					return
-				}
+			if !r.send(ctx, batch) {
+				return
 			}
 		}
 		select {
@@ -440,6 +441,9 @@ func (r *rec) write(ctx context.Context, cancel context.CancelFunc) error {
 }
 
 func (r *rec) writeOne(it *item) error {
+	if err := r.out.ensure(); err != nil {
+		return err
+	}
 	ch := r.chans[it.name]
 	if ch == nil {
 		ch = &channel{def: logfmt.Channel{Name: it.name, Transport: it.transport, Topic: it.topic, Schema: detectSchema(it),

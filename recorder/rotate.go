@@ -11,12 +11,15 @@ import (
 
 // rotator owns the current log file and starts the next one when the split
 // size or duration is reached; every file repeats the channel definitions so
-// each one stands alone.
+// each one stands alone. The next file is opened by the first record after a
+// rotation, so a split recording never ends with an empty file and a ring
+// never deletes a file for an empty one.
 type rotator struct {
 	cfg     Config
-	w       *logfmt.Writer
-	n       int      // files opened
-	files   []string // files kept, oldest first
+	w       *logfmt.Writer    // nil between a rotation and the next record
+	drops   map[string]uint64 // drops counted while no file is open
+	n       int               // files opened
+	files   []string          // files kept, oldest first
 	opened  time.Time
 	defs    []*logfmt.Channel
 	ids     map[string]uint16
@@ -92,12 +95,40 @@ func (o *rotator) add(d *logfmt.Channel) error {
 
 func (o *rotator) addChannel(d *logfmt.Channel) error {
 	o.defs = append(o.defs, d)
+	if o.w == nil {
+		return nil // added when the next file opens
+	}
 	return o.add(d)
 }
 
+// ensure opens the next file after a rotation.
+func (o *rotator) ensure() error {
+	if o.w != nil {
+		return nil
+	}
+	if err := o.open(); err != nil {
+		return err
+	}
+	for name, n := range o.drops {
+		o.w.AddDrops(o.ids[name], n)
+	}
+	o.drops = nil
+	return nil
+}
+
+// id is the channel's id in the current file (call after ensure).
 func (o *rotator) id(name string) uint16 { return o.ids[name] }
 
-func (o *rotator) addDrops(name string, n uint64) { o.w.AddDrops(o.ids[name], n) }
+func (o *rotator) addDrops(name string, n uint64) {
+	if o.w == nil {
+		if o.drops == nil {
+			o.drops = map[string]uint64{}
+		}
+		o.drops[name] += n
+		return
+	}
+	o.w.AddDrops(o.ids[name], n)
+}
 
 func (o *rotator) write(r *logfmt.Record) error {
 	if err := o.w.Write(r); err != nil {
@@ -111,17 +142,16 @@ func (o *rotator) write(r *logfmt.Record) error {
 
 // tick rotates by duration.
 func (o *rotator) tick() error {
-	if o.cfg.SplitDuration > 0 && time.Since(o.opened) >= o.cfg.SplitDuration {
+	if o.w != nil && o.cfg.SplitDuration > 0 && time.Since(o.opened) >= o.cfg.SplitDuration {
 		return o.rotate()
 	}
 	return nil
 }
 
 func (o *rotator) rotate() error {
-	if err := o.closeCurrent(); err != nil {
-		return err
-	}
-	return o.open()
+	err := o.closeCurrent()
+	o.w = nil
+	return err
 }
 
 func (o *rotator) closeCurrent() error {
@@ -134,10 +164,18 @@ func (o *rotator) closeCurrent() error {
 	return nil
 }
 
-func (o *rotator) close() error { return o.closeCurrent() }
+func (o *rotator) close() error {
+	if o.w == nil {
+		return nil
+	}
+	return o.closeCurrent()
+}
 
 // bytes is what has been written so far, all files.
 func (o *rotator) bytes() (written int64, raw uint64) {
+	if o.w == nil {
+		return o.written, 0
+	}
 	st := o.w.Stats()
 	return o.written + st.BytesWritten, st.RawBytes
 }

@@ -1,6 +1,7 @@
 package sampler
 
 import (
+	"cmp"
 	"container/heap"
 	"slices"
 )
@@ -245,19 +246,9 @@ func (s *Stream) Summary() Summary {
 				sum.Outages = append(sum.Outages, g)
 			}
 		}
-		slices.SortFunc(sum.Outages, func(a, b Gap) int { return cmpInt(a.FromTNs, b.FromTNs) })
+		slices.SortFunc(sum.Outages, func(a, b Gap) int { return cmp.Compare(a.FromTNs, b.FromTNs) })
 	}
 	return sum
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // gapHeap keeps the largest gaps seen (a min-heap by length), so outages can

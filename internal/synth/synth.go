@@ -7,6 +7,7 @@
 package synth
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -227,7 +228,7 @@ func Write(w *logfmt.Writer, cfg Config) (Truth, error) {
 			tr.Raw++
 		}
 	}
-	slices.SortStableFunc(recs, func(a, b rec) int { return cmp64(a.RecvMonoNs, b.RecvMonoNs) })
+	slices.SortStableFunc(recs, func(a, b rec) int { return cmp.Compare(a.RecvMonoNs, b.RecvMonoNs) })
 	for i := range recs {
 		if err := w.Write(&recs[i].Record); err != nil {
 			return tr, err
@@ -237,16 +238,6 @@ func Write(w *logfmt.Writer, cfg Config) (Truth, error) {
 		w.AddDrops(frameCh, cfg.RecorderDrops)
 	}
 	return tr, nil
-}
-
-func cmp64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // WriteFile creates path and writes the session into it.
