@@ -113,7 +113,7 @@ func (a *Analysis) AddFile(path string) error {
 		fr.SizeBytes = st.Size()
 	}
 
-	ids := map[uint16]*channel{}
+	var ids []*channel // by channel id: the hot loop indexes, never hashes
 	var probeIDs, dataIDs []uint16
 	stats := map[uint16]logfmt.ChannelStats{}
 	for _, s := range r.Stats() {
@@ -121,6 +121,9 @@ func (a *Analysis) AddFile(path string) error {
 	}
 	for _, c := range r.Channels() {
 		ch := a.channel(c)
+		if int(c.ID) >= len(ids) {
+			ids = append(ids, make([]*channel, int(c.ID)+1-len(ids))...)
+		}
 		ids[c.ID] = ch
 		ch.rep.RecorderDrops += stats[c.ID].Drops
 		if n := int(min(stats[c.ID].Records, 1<<26)); n > 0 && ch.kind != KindProbe {
@@ -151,7 +154,9 @@ func (a *Analysis) AddFile(path string) error {
 		it := r.Records(logfmt.Filter{Channels: dataIDs, MetaOnly: !a.opts.FullDecode})
 		for it.Next() {
 			rec := it.Record()
-			a.add(ids[rec.Channel], rec)
+			if int(rec.Channel) < len(ids) && ids[rec.Channel] != nil {
+				a.add(ids[rec.Channel], rec)
+			}
 		}
 		if err := it.Err(); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
@@ -162,6 +167,9 @@ func (a *Analysis) AddFile(path string) error {
 		it := r.Records(logfmt.Filter{Channels: probeIDs})
 		for it.Next() {
 			rec := it.Record()
+			if int(rec.Channel) >= len(ids) || ids[rec.Channel] == nil {
+				continue
+			}
 			ch := ids[rec.Channel]
 			ch.rep.Count++
 			ch.rep.Bytes += uint64(len(rec.Header) + len(rec.Payload))
