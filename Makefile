@@ -6,7 +6,7 @@ PYTHON   ?= python3
 # Packages that must build without cgo or Rust (go install .../cmd/analyze@latest).
 PURE_PKGS := ./codec/... ./logfmt/... ./sampler/... ./analyzer/... ./internal/command/analyze/... ./cmd/analyze/...
 
-.PHONY: all build test test-pure test-go demo sample fuzz bench clean
+.PHONY: all build test test-pure test-go test-race demo sample fuzz bench clean
 
 all: build
 
@@ -14,8 +14,8 @@ all: build
 build: native
 	$(GO) build -o $(BIN)/ ./cmd/...
 
-## test: every test: pure packages without cgo, then everything with the real transports
-test: test-pure test-go
+## test: every test: pure packages without cgo, everything with the real transports, the race detector
+test: test-pure test-go test-race
 
 # Without cgo the whole tree must build (transports report ErrUnavailable),
 # and the pure packages must pass their tests.
@@ -26,6 +26,11 @@ test-pure:
 
 test-go: native peers
 	$(GO) test -count=1 ./...
+
+# The concurrent pieces under the race detector (-short thins logfmt's
+# every-byte corruption loops).
+test-race: native
+	$(GO) test -count=1 -race -short ./logfmt/ ./player/ ./sampler/
 
 ## fuzz: each fuzz target for FUZZTIME (default 30s)
 FUZZTIME ?= 30s
