@@ -168,7 +168,9 @@ func (o *rotator) close() error {
 	if o.w == nil {
 		return nil
 	}
-	return o.closeCurrent()
+	err := o.closeCurrent()
+	o.w = nil
+	return err
 }
 
 // bytes is what has been written so far, all files.
