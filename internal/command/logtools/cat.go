@@ -90,19 +90,11 @@ func runCat(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	r, err := openLog(path, c.Bool("tolerant"))
+	r, ids, w, err := openSelection(c, path, c.Bool("tolerant"))
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	ids, err := selectChannels(path, r.Channels(), c.StringSlice("channel"))
-	if err != nil {
-		return err
-	}
-	w, err := parseWindow(c, r)
-	if err != nil {
-		return err
-	}
 	chans := map[uint16]*logfmt.Channel{}
 	codecs := map[uint16]codec.Codec{}
 	for i, ch := range r.Channels() {

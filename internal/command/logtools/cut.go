@@ -93,19 +93,11 @@ func runCut(c *cli.Context) error {
 		return cliutil.Usage("cut: give one input file and -o OUT (see --help)")
 	}
 	path := c.Args().First()
-	r, err := openLog(path, false)
+	r, ids, win, err := openSelection(c, path, false)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	ids, err := selectChannels(path, r.Channels(), c.StringSlice("channel"))
-	if err != nil {
-		return err
-	}
-	win, err := parseWindow(c, r)
-	if err != nil {
-		return err
-	}
 	if same(path, c.String("output")) {
 		return cliutil.Usage("cut: the output must differ from the input")
 	}

@@ -109,19 +109,11 @@ func runExport(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	r, err := openLog(path, false)
+	r, ids, win, err := openSelection(c, path, false)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	ids, err := selectChannels(path, r.Channels(), c.StringSlice("channel"))
-	if err != nil {
-		return err
-	}
-	win, err := parseWindow(c, r)
-	if err != nil {
-		return err
-	}
 	epoch, err := exportEpoch(c, r)
 	if err != nil {
 		return err

@@ -206,6 +206,22 @@ func globRE(pat string) *regexp.Regexp {
 
 // selectChannels returns the ids of chans matching any pattern (all when
 // there is none). A pattern that matches nothing is a usage error.
+// openSelection opens path and reads the --channel and --start/--end flags
+// against it: what cat, cut and export all begin with. The caller closes r.
+func openSelection(c *cli.Context, path string, tolerant bool) (r *logfmt.Reader, ids []uint16, w window, err error) {
+	if r, err = openLog(path, tolerant); err != nil {
+		return nil, nil, w, err
+	}
+	if ids, err = selectChannels(path, r.Channels(), c.StringSlice("channel")); err == nil {
+		w, err = parseWindow(c, r)
+	}
+	if err != nil {
+		r.Close()
+		return nil, nil, w, err
+	}
+	return r, ids, w, nil
+}
+
 func selectChannels(path string, chans []logfmt.Channel, pats []string) ([]uint16, error) {
 	if len(pats) == 0 {
 		ids := make([]uint16, len(chans))
