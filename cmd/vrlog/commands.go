@@ -10,11 +10,19 @@ import (
 	"github.com/vrlog/vrlog/internal/command/sim"
 )
 
-// commands lists every verb. Each package under internal/command owns its
-// verbs' definitions; the standalone binaries reuse them.
+// commands lists every verb, grouped for --help. Each package under
+// internal/command owns its verbs' definitions; the standalone binaries
+// reuse them.
 func commands() []*cli.Command {
-	cmds := []*cli.Command{record.Command(), analyze.Command(), sim.Command()}
-	cmds = append(cmds, logtools.Commands()...)
-	cmds = append(cmds, replay.Command())
+	var cmds []*cli.Command
+	add := func(category string, cs ...*cli.Command) {
+		for _, c := range cs {
+			c.Category = category
+			cmds = append(cmds, c)
+		}
+	}
+	add("the three jobs", record.Command(), replay.Command(), analyze.Command())
+	add("log tools", logtools.Commands()...)
+	add("testing", sim.Command())
 	return cmds
 }
