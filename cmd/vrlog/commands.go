@@ -21,8 +21,8 @@ func commands() []*cli.Command {
 			cmds = append(cmds, c)
 		}
 	}
-	add("the three jobs", record.Command(), replay.Command(), analyze.Command())
+	add("jobs", record.Command(), replay.Command(), analyze.Command())
 	add("log tools", logtools.Commands()...)
-	add("testing", sim.Command())
+	add("simulator", sim.Command())
 	return cmds
 }
