@@ -85,7 +85,7 @@ func (h *Histogram) Add(v int64) {
 		h.pos[b]++
 		h.psum[b] += float64(v)
 	} else {
-		m := uint64(-(v+1)) + 1
+		m := uint64(-(v + 1)) + 1
 		b := bucketOf(m)
 		h.neg[b]++
 		h.nsum[b] += float64(m)
