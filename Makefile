@@ -10,9 +10,14 @@ PURE_PKGS := ./codec/... ./logfmt/... ./sampler/... ./analyzer/... ./internal/co
 
 all: build
 
+# Go's build cache does not see inside the static library that cgo links, so
+# a rebuilt library would not be relinked: its hash in the link flags makes
+# every binary and test binary relink when the library changes.
+NATIVE_LDFLAGS = -ldflags=-X=main.nativeLib=$(shell sha256sum native/target/release/libvrlog_native.a 2>/dev/null | cut -c1-16)
+
 ## build: the native transport library and every binary into ./bin
 build: native
-	$(GO) build -o $(BIN)/ ./cmd/...
+	$(GO) build $(NATIVE_LDFLAGS) -o $(BIN)/ ./cmd/...
 
 ## test: every test: pure packages without cgo, everything with the real transports, the race detector
 test: test-pure test-go test-race
@@ -25,12 +30,12 @@ test-pure:
 	CGO_ENABLED=0 $(GO) test -count=1 $(PURE_PKGS)
 
 test-go: native peers
-	$(GO) test -count=1 ./...
+	$(GO) test $(NATIVE_LDFLAGS) -count=1 ./...
 
 # The concurrent pieces under the race detector (-short thins logfmt's
 # every-byte corruption loops).
 test-race: native
-	$(GO) test -count=1 -race -short ./logfmt/ ./player/ ./sampler/
+	$(GO) test $(NATIVE_LDFLAGS) -count=1 -race -short ./logfmt/ ./player/ ./sampler/
 
 ## fuzz: each fuzz target for FUZZTIME (default 30s)
 FUZZTIME ?= 30s

@@ -560,7 +560,8 @@ pub unsafe extern "C" fn vr_ipub_create(
             Ok(s) => s,
             Err(e) => {
                 let s = format!("{e:?}");
-                let code = if s.contains("Incompatible") { VR_ERR_INCOMPATIBLE } else { VR_ERR };
+                // Types or limits that the existing service does not meet.
+                let code = if s.contains("Incompatible") || s.contains("DoesNotSupport") { VR_ERR_INCOMPATIBLE } else { VR_ERR };
                 return set_err(err, code, format!("iceoryx2: open or create service {name:?}: {s}"));
             }
         };

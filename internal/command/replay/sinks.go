@@ -74,6 +74,13 @@ func openPublishers(outs []output, o transportOptions) (*publishers, error) {
 				opts.InitialMaxSliceLen = max(4096, out.MaxRecord/int(types.Payload.Size))
 			}
 			p.ipub[i], err = p.node.Publisher(out.Topic, types, opts)
+			if errors.Is(err, iceoryx2.ErrIncompatible) && cfg != (iceoryx2.ServiceConfig{}) {
+				// The service exists already (the controller under test made
+				// it) with other limits: join it as it is, same types.
+				fmt.Fprintf(o.warn, "replay: service %s exists with other settings than recorded (%v); publishing into it as it is\n", out.Topic, err)
+				opts.Service = iceoryx2.ServiceConfig{}
+				p.ipub[i], err = p.node.Publisher(out.Topic, types, opts)
+			}
 			if err != nil {
 				return p, fmt.Errorf("iceoryx2 publisher %s: %w", out.Topic, err)
 			}
