@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -124,6 +125,11 @@ func run(c *cli.Context) error {
 		cfg.Compression = append(cfg.Compression, cc)
 	}
 
+	// Frames arrive as fresh allocations at hundreds of MB/s: a soft memory
+	// limit makes the GC keep up instead of letting the heap double.
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(512 << 20)
+	}
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	signal.Ignore(syscall.SIGXFSZ) // a file size limit surfaces as EFBIG, handled like a full disk
