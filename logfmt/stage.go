@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -19,7 +20,8 @@ type stage struct {
 	opts  *WriterOptions
 	syncF func() error
 
-	mu       sync.Mutex // guards the fields below for Stats and error
+	failed   atomic.Bool // set with err: Write's check without the lock
+	mu       sync.Mutex  // guards the fields below for Stats and error
 	err      error
 	off      int64
 	index    []ChunkInfo
@@ -41,6 +43,9 @@ func newStage(out io.Writer, opts *WriterOptions) *stage {
 }
 
 func (s *stage) error() error {
+	if !s.failed.Load() {
+		return nil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.err
@@ -50,6 +55,7 @@ func (s *stage) fail(err error) {
 	s.mu.Lock()
 	if s.err == nil {
 		s.err = fmt.Errorf("logfmt: write: %w", err)
+		s.failed.Store(true)
 	}
 	s.mu.Unlock()
 }
