@@ -12,16 +12,15 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/vrlog/vrlog/internal/peertest"
 	"github.com/vrlog/vrlog/logfmt"
 )
 
@@ -47,19 +46,9 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func root() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), ".."))
-}
+func root() string { return peertest.Root() }
 
-func freePort(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
+func freePort(t *testing.T) int { return peertest.FreePort(t) }
 
 // robot is a name unique to this test run, so iceoryx2 services of parallel
 // runs never meet.

@@ -1,22 +1,15 @@
 package e2e
 
 import (
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
-)
 
-func python(t *testing.T) string {
-	p := filepath.Join(root(), ".venv", "bin", "python")
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("interop peers: %s missing: run `make peers`", p)
-	}
-	return p
-}
+	"github.com/vrlog/vrlog/internal/peertest"
+)
 
 // The independent Python publisher (official eclipse-zenoh and iceoryx2
 // wheels, wire format written from docs/wire-format.md) is recorded
@@ -29,7 +22,7 @@ func TestRecordPythonPublisher(t *testing.T) {
 	state, cam := "vr/"+r+"/state", "vr/"+r+"/camera/front"
 	rec := start(t, vrlogBin, "record", "--listen", "tcp/127.0.0.1:"+port, "--no-multicast", "-q", "-o", logPath,
 		"-k", state, "-s", cam, "--probe-interval", "0")
-	pub := start(t, python(t), filepath.Join(root(), "peers", "publisher.py"), "--connect", "tcp/127.0.0.1:"+port,
+	pub := start(t, peertest.Python(t), filepath.Join(root(), "peers", "publisher.py"), "--connect", "tcp/127.0.0.1:"+port,
 		"--state-key", state, "--states", "300", "--state-hz", "300", "--service", cam, "--frames", "20", "--frame-hz", "30",
 		"--width", "320", "--height", "240", "--log", truthPath)
 	if code := pub.wait(t, 60*time.Second); code != 0 {

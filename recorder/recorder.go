@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -23,8 +24,10 @@ type Config struct {
 	Output string // log path; with splitting, the base of numbered files
 	Force  bool   // overwrite existing files
 	// ZenohKeys are key expressions (wildcards allowed); IceoryxServices are
-	// pub-sub service names. All records every zenoh key (**) and every
-	// iceoryx2 pub-sub service, including ones that appear later.
+	// pub-sub service names, or patterns with * (one level) and ** (any
+	// levels) matched against services as they appear. All records every
+	// zenoh key (**) and every iceoryx2 pub-sub service, including ones that
+	// appear later.
 	ZenohKeys       []string
 	IceoryxServices []string
 	All             bool
@@ -141,9 +144,14 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		setupErr = r.subscribeZenoh(rctx, &wg, sess, k)
 	}
 	var pending []string // named services that do not exist yet
+	var globs []*regexp.Regexp
 	for _, s := range cfg.IceoryxServices {
 		if setupErr != nil {
 			break
+		}
+		if strings.Contains(s, "*") {
+			globs = append(globs, serviceGlob(s)) // found by discover
+			continue
 		}
 		if err := r.subscribeIceoryx(rctx, &wg, node, s); errors.Is(err, iceoryx2.ErrServiceNotFound) {
 			pending = append(pending, s)
@@ -157,9 +165,9 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		out.abandon()
 		return nil, setupErr
 	}
-	if cfg.All || len(pending) > 0 {
+	if cfg.All || len(pending) > 0 || len(globs) > 0 {
 		wg.Add(1)
-		go func() { defer wg.Done(); r.discover(rctx, &wg, node, pending) }()
+		go func() { defer wg.Done(); r.discover(rctx, &wg, node, pending, globs) }()
 	}
 	if sess != nil && cfg.ProbeInterval > 0 {
 		wg.Add(1)
@@ -310,8 +318,9 @@ func (r *rec) send(ctx context.Context, batch []item) bool {
 }
 
 // discover subscribes to iceoryx2 pub-sub services as they appear: every
-// service with --all, and named services that did not exist at the start.
-func (r *rec) discover(ctx context.Context, wg *sync.WaitGroup, node *iceoryx2.Node, pending []string) {
+// service with --all, those matching a glob, and named services that did not
+// exist at the start.
+func (r *rec) discover(ctx context.Context, wg *sync.WaitGroup, node *iceoryx2.Node, pending []string, globs []*regexp.Regexp) {
 	t := time.NewTicker(r.cfg.ServicePoll)
 	defer t.Stop()
 	for {
@@ -322,12 +331,12 @@ func (r *rec) discover(ctx context.Context, wg *sync.WaitGroup, node *iceoryx2.N
 				i--
 			}
 		}
-		if !r.cfg.All && len(pending) == 0 {
+		if !r.cfg.All && len(pending) == 0 && len(globs) == 0 {
 			return
 		}
-		if svcs, err := node.ListServices(); r.cfg.All && err == nil {
+		if svcs, err := node.ListServices(); (r.cfg.All || len(globs) > 0) && err == nil {
 			for _, s := range svcs {
-				if _, ok := r.discovered.Load(s.Name); !ok {
+				if _, ok := r.discovered.Load(s.Name); !ok && (r.cfg.All || matchAny(globs, s.Name)) {
 					if err := r.subscribeIceoryx(ctx, wg, node, s.Name); err != nil {
 						r.discovered.Store(s.Name, true) // do not retry every poll
 					}
@@ -340,6 +349,35 @@ func (r *rec) discover(ctx context.Context, wg *sync.WaitGroup, node *iceoryx2.N
 		case <-t.C:
 		}
 	}
+}
+
+// serviceGlob compiles a service pattern: * matches within one /-separated
+// level, ** across levels (as in zenoh key expressions).
+func serviceGlob(p string) *regexp.Regexp {
+	var b strings.Builder
+	b.WriteString("^")
+	for i := 0; i < len(p); i++ {
+		switch {
+		case strings.HasPrefix(p[i:], "**"):
+			b.WriteString(".*")
+			i++
+		case p[i] == '*':
+			b.WriteString("[^/]*")
+		default:
+			b.WriteString(regexp.QuoteMeta(p[i : i+1]))
+		}
+	}
+	b.WriteString("$")
+	return regexp.MustCompile(b.String())
+}
+
+func matchAny(res []*regexp.Regexp, s string) bool {
+	for _, re := range res {
+		if re.MatchString(s) {
+			return true
+		}
+	}
+	return false
 }
 
 // probe asks every time service for its stamps once per ProbeInterval and

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vrlog/vrlog/transport/internal/peertest"
+	"github.com/vrlog/vrlog/internal/peertest"
 )
 
 func sha(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vrlog/vrlog/transport/internal/peertest"
+	"github.com/vrlog/vrlog/internal/peertest"
 )
 
 // TestCloseReleasesEverything opens and closes 1,000 subscribers (each with

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vrlog/vrlog/transport/internal/peertest"
+	"github.com/vrlog/vrlog/internal/peertest"
 )
 
 func zbench(b *testing.B) string {

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vrlog/vrlog/transport/internal/peertest"
+	"github.com/vrlog/vrlog/internal/peertest"
 )
 
 func sha(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }

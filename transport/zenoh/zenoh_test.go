@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vrlog/vrlog/internal/peertest"
 	"github.com/vrlog/vrlog/transport/clock"
-	"github.com/vrlog/vrlog/transport/internal/peertest"
 )
 
 // pair opens a listening and a connecting session on loopback, multicast scouting off.

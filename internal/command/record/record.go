@@ -58,7 +58,7 @@ EXAMPLES:
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "log `FILE` (.vrlog); with splitting, FILE_000.vrlog, FILE_001.vrlog, ..."},
 			&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "overwrite an existing log"},
 			&cli.StringSliceFlag{Name: "key", Aliases: []string{"k"}, Usage: "zenoh key `EXPR` to record (repeatable; wildcards * and ** allowed)"},
-			&cli.StringSliceFlag{Name: "service", Aliases: []string{"s"}, Usage: "iceoryx2 pub-sub `SERVICE` to record (repeatable)"},
+			&cli.StringSliceFlag{Name: "service", Aliases: []string{"s"}, Usage: "iceoryx2 pub-sub `SERVICE` to record (repeatable; * and ** patterns also record services that appear later)"},
 			&cli.BoolFlag{Name: "all", Aliases: []string{"a"}, Usage: "record every zenoh key and every iceoryx2 pub-sub service, including new ones"},
 			&cli.DurationFlag{Name: "duration", Aliases: []string{"d"}, Usage: "stop after this long (default: until SIGINT/SIGTERM)"},
 			&cli.StringFlag{Name: "split-size", Usage: "start a new file after about `SIZE` bytes (e.g. 512M, 2G)"},

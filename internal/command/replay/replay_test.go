@@ -10,11 +10,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -25,6 +23,7 @@ import (
 
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/internal/cliutil"
+	"github.com/vrlog/vrlog/internal/peertest"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/transport/iceoryx2"
 	"github.com/vrlog/vrlog/transport/zenoh"
@@ -223,15 +222,7 @@ func iceoryxCollect(t *testing.T, service string) (*collected[iceoryx2.Sample], 
 	return c, stop
 }
 
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
+func freePort(t testing.TB) int { return peertest.FreePort(t) }
 
 // replayResult is one in-process run of the command.
 type replayResult struct {
@@ -689,21 +680,13 @@ type pyPeer struct {
 	errb bytes.Buffer
 }
 
-func repoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..", ".."))
-}
-
 // startPython runs peers/subscriber.py listening on a loopback port and
 // waits for its "ready" line.
 func startPython(t *testing.T, args ...string) *pyPeer {
 	t.Helper()
-	py := filepath.Join(repoRoot(), ".venv", "bin", "python")
-	if _, err := os.Stat(py); err != nil {
-		t.Fatalf("the Python peers are missing (%s): run `make peers`", py)
-	}
+	py := peertest.Python(t)
 	p := &pyPeer{ep: "tcp/127.0.0.1:" + strconv.Itoa(freePort(t)), out: filepath.Join(t.TempDir(), "py.jsonl"), done: make(chan error, 1)}
-	args = append([]string{filepath.Join(repoRoot(), "peers", "subscriber.py"), "--listen", p.ep, "--out", p.out}, args...)
+	args = append([]string{filepath.Join(peertest.Root(), "peers", "subscriber.py"), "--listen", p.ep, "--out", p.out}, args...)
 	p.cmd = exec.Command(py, args...)
 	p.cmd.Env = append(os.Environ(), "PYTHONUNBUFFERED=1")
 	stderr, _ := p.cmd.StderrPipe()

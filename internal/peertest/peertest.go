@@ -21,7 +21,7 @@ import (
 // Root is the repository root.
 func Root() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..", ".."))
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }
 
 // Python returns the venv's interpreter or fails the test saying how to make it.
