@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/vrlog/vrlog/logfmt"
@@ -15,15 +16,19 @@ import (
 // rotation, so a split recording never ends with an empty file and a ring
 // never deletes a file for an empty one.
 type rotator struct {
-	cfg     Config
-	w       *logfmt.Writer    // nil between a rotation and the next record
-	drops   map[string]uint64 // drops counted while no file is open
-	n       int               // files opened
-	files   []string          // files kept, oldest first
-	opened  time.Time
-	defs    []*logfmt.Channel
-	ids     map[string]uint16
-	written int64 // bytes in closed files
+	cfg   Config
+	w     *logfmt.Writer    // nil between a rotation and the next record
+	drops map[string]uint64 // drops counted while no file is open
+
+	closing  sync.WaitGroup // finished files still writing their footer
+	mu       sync.Mutex     // guards written and closeErr (closing goroutines)
+	closeErr error
+	n        int      // files opened
+	files    []string // files kept, oldest first
+	opened   time.Time
+	defs     []*logfmt.Channel
+	ids      map[string]uint16
+	written  int64 // bytes in closed files
 }
 
 func (o *rotator) split() bool { return o.cfg.SplitSize > 0 || o.cfg.SplitDuration > 0 }
@@ -148,38 +153,65 @@ func (o *rotator) tick() error {
 	return nil
 }
 
+// rotate finishes the current file off the write path: its last chunks,
+// footer and fsync can take seconds on a multi-GB file, and the records
+// arriving meanwhile must not wait for them (they did, and were dropped).
 func (o *rotator) rotate() error {
-	err := o.closeCurrent()
+	w, name := o.w, o.files[len(o.files)-1]
 	o.w = nil
-	return err
+	o.closing.Add(1)
+	go func() {
+		defer o.closing.Done()
+		err := o.finish(w, name)
+		o.mu.Lock()
+		if o.closeErr == nil {
+			o.closeErr = err
+		}
+		o.mu.Unlock()
+	}()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.closeErr // an earlier file that failed to close stops the recording
 }
 
-func (o *rotator) closeCurrent() error {
-	st := o.w.Stats()
-	err := o.w.Close()
-	o.written += st.BytesWritten
+// finish closes w and counts its bytes.
+func (o *rotator) finish(w *logfmt.Writer, name string) error {
+	err := w.Close()
+	o.mu.Lock()
+	o.written += w.Stats().BytesWritten
+	o.mu.Unlock()
 	if err != nil {
-		return fmt.Errorf("close %s: %w", o.files[len(o.files)-1], err)
+		return fmt.Errorf("close %s: %w", name, err)
 	}
 	return nil
 }
 
+func (o *rotator) closeCurrent() error { return o.finish(o.w, o.files[len(o.files)-1]) }
+
+// close finishes the current file and waits for those still closing.
 func (o *rotator) close() error {
-	if o.w == nil {
-		return nil
+	var err error
+	if o.w != nil {
+		err = o.closeCurrent()
+		o.w = nil
 	}
-	err := o.closeCurrent()
-	o.w = nil
+	o.closing.Wait()
+	if err == nil {
+		err = o.closeErr
+	}
 	return err
 }
 
 // bytes is what has been written so far, all files.
 func (o *rotator) bytes() (written int64, raw uint64) {
+	o.mu.Lock()
+	written = o.written
+	o.mu.Unlock()
 	if o.w == nil {
-		return o.written, 0
+		return written, 0
 	}
 	st := o.w.Stats()
-	return o.written + st.BytesWritten, st.RawBytes
+	return written + st.BytesWritten, st.RawBytes
 }
 
 // abandon removes the first file when recording never started.

@@ -183,7 +183,7 @@ func plainLine(s recorder.Status) string {
 	for _, c := range s.Channels {
 		msgs, drops, skipped = msgs+c.Msgs, drops+c.Drops, skipped+c.Skipped
 	}
-	return fmt.Sprintf("%s: %d channels, %d messages, %s written, %d skipped by publishers, %d dropped by the recorder",
+	return fmt.Sprintf("%s: %d channels, %d messages, %s written, %d missing by seq, %d dropped by the recorder",
 		s.Elapsed.Round(time.Second), len(s.Channels), msgs, human(s.BytesWritten), skipped, drops)
 }
 
