@@ -83,8 +83,12 @@ func (o *rotator) open() error {
 		}
 	}
 	for o.cfg.MaxFiles > 0 && len(o.files) > o.cfg.MaxFiles {
-		os.Remove(o.files[0])
+		// Unlinking a multi-GB file takes hundreds of milliseconds: off the
+		// write path too (inline, it cost ~12 frames per rotation at 30 Hz).
+		old := o.files[0]
 		o.files = o.files[1:]
+		o.closing.Add(1)
+		go func() { defer o.closing.Done(); os.Remove(old) }()
 	}
 	return nil
 }
