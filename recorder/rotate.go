@@ -163,10 +163,14 @@ func (o *rotator) tick() error {
 func (o *rotator) rotate() error {
 	w, name := o.w, o.files[len(o.files)-1]
 	o.w = nil
+	counted := w.Stats().BytesWritten // counted now, so the total never dips
+	o.mu.Lock()
+	o.written += counted
+	o.mu.Unlock()
 	o.closing.Add(1)
 	go func() {
 		defer o.closing.Done()
-		err := o.finish(w, name)
+		err := o.finish(w, name, counted)
 		o.mu.Lock()
 		if o.closeErr == nil {
 			o.closeErr = err
@@ -178,11 +182,11 @@ func (o *rotator) rotate() error {
 	return o.closeErr // an earlier file that failed to close stops the recording
 }
 
-// finish closes w and counts its bytes.
-func (o *rotator) finish(w *logfmt.Writer, name string) error {
+// finish closes w and counts its bytes beyond the counted ones.
+func (o *rotator) finish(w *logfmt.Writer, name string, counted int64) error {
 	err := w.Close()
 	o.mu.Lock()
-	o.written += w.Stats().BytesWritten
+	o.written += w.Stats().BytesWritten - counted
 	o.mu.Unlock()
 	if err != nil {
 		return fmt.Errorf("close %s: %w", name, err)
@@ -190,7 +194,7 @@ func (o *rotator) finish(w *logfmt.Writer, name string) error {
 	return nil
 }
 
-func (o *rotator) closeCurrent() error { return o.finish(o.w, o.files[len(o.files)-1]) }
+func (o *rotator) closeCurrent() error { return o.finish(o.w, o.files[len(o.files)-1], 0) }
 
 // close finishes the current file and waits for those still closing.
 func (o *rotator) close() error {
