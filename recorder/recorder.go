@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/vrlog/vrlog/codec"
+	"github.com/vrlog/vrlog/internal/glob"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/sampler"
 	"github.com/vrlog/vrlog/transport/clock"
@@ -150,7 +151,7 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 			break
 		}
 		if strings.Contains(s, "*") {
-			globs = append(globs, serviceGlob(s)) // found by discover
+			globs = append(globs, glob.Compile(s)) // found by discover
 			continue
 		}
 		if err := r.subscribeIceoryx(rctx, &wg, node, s); errors.Is(err, iceoryx2.ErrServiceNotFound) {
@@ -336,7 +337,7 @@ func (r *rec) discover(ctx context.Context, wg *sync.WaitGroup, node *iceoryx2.N
 		}
 		if svcs, err := node.ListServices(); (r.cfg.All || len(globs) > 0) && err == nil {
 			for _, s := range svcs {
-				if _, ok := r.discovered.Load(s.Name); !ok && (r.cfg.All || matchAny(globs, s.Name)) {
+				if _, ok := r.discovered.Load(s.Name); !ok && (r.cfg.All || glob.MatchAny(globs, s.Name)) {
 					if err := r.subscribeIceoryx(ctx, wg, node, s.Name); err != nil {
 						r.discovered.Store(s.Name, true) // do not retry every poll
 					}
@@ -349,35 +350,6 @@ func (r *rec) discover(ctx context.Context, wg *sync.WaitGroup, node *iceoryx2.N
 		case <-t.C:
 		}
 	}
-}
-
-// serviceGlob compiles a service pattern: * matches within one /-separated
-// level, ** across levels (as in zenoh key expressions).
-func serviceGlob(p string) *regexp.Regexp {
-	var b strings.Builder
-	b.WriteString("^")
-	for i := 0; i < len(p); i++ {
-		switch {
-		case strings.HasPrefix(p[i:], "**"):
-			b.WriteString(".*")
-			i++
-		case p[i] == '*':
-			b.WriteString("[^/]*")
-		default:
-			b.WriteString(regexp.QuoteMeta(p[i : i+1]))
-		}
-	}
-	b.WriteString("$")
-	return regexp.MustCompile(b.String())
-}
-
-func matchAny(res []*regexp.Regexp, s string) bool {
-	for _, re := range res {
-		if re.MatchString(s) {
-			return true
-		}
-	}
-	return false
 }
 
 // probe asks every time service for its stamps once per ProbeInterval and

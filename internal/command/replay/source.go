@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/vrlog/vrlog/codec"
+	globpkg "github.com/vrlog/vrlog/internal/glob"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/player"
 )
@@ -128,27 +129,8 @@ func (s *logSource) advance(h *head) {
 	}
 }
 
-// glob compiles a channel pattern: ** matches anything, * anything but '/',
-// ? one character.
-func glob(p string) (*regexp.Regexp, error) {
-	var b strings.Builder
-	b.WriteString("^")
-	for i := 0; i < len(p); i++ {
-		switch {
-		case strings.HasPrefix(p[i:], "**"):
-			b.WriteString(".*")
-			i++
-		case p[i] == '*':
-			b.WriteString("[^/]*")
-		case p[i] == '?':
-			b.WriteString(".")
-		default:
-			b.WriteString(regexp.QuoteMeta(p[i : i+1]))
-		}
-	}
-	b.WriteString("$")
-	return regexp.Compile(b.String())
-}
+// glob compiles a channel pattern (see package glob).
+func glob(p string) (*regexp.Regexp, error) { return globpkg.Compile(p), nil }
 
 // remap rewrites a topic: FROM=TO exact, or FROM ending in /** replacing
 // that prefix; then the prefix.
