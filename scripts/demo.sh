@@ -25,8 +25,13 @@ trap - EXIT
 "$BIN"/vrlog info "$OUT"
 
 echo
-echo "== 2. analyze (what a CI gate would check: --max-skips 0 fails on the injected drops)"
-"$BIN"/vrlog analyze "$OUT" || true
+echo "== 2. analyze, as a CI gate: --max-skips 0 --max-restarts 0 must fail on the injected faults"
+if "$BIN"/vrlog analyze --max-skips 0 --max-restarts 0 "$OUT"; then
+	echo "unexpected: the gate passed" >&2
+	exit 1
+else
+	echo "(analyze exited $?: the gate caught the injected drops and the restart)"
+fi
 
 echo
 echo "== 3. replay at the original pacing into the real transports (recorded again by a second"
