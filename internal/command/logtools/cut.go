@@ -179,6 +179,16 @@ func runCut(c *cli.Context) error {
 		}
 		return n, len(remap), nil
 	}()
+	if err := o.finish(n, err); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.App.Writer, "wrote %s: %d records on %d channels (verified)\n", o.path, n, nch)
+	return nil
+}
+
+// finish verifies the written copy (n records) and renames it into place,
+// or removes it when writing or verifying failed.
+func (o *output) finish(n uint64, err error) error {
 	if err == nil {
 		err = verifyCopy(o, n)
 	}
@@ -186,11 +196,7 @@ func runCut(c *cli.Context) error {
 		o.abort()
 		return err
 	}
-	if err := o.commit(); err != nil {
-		return err
-	}
-	fmt.Fprintf(c.App.Writer, "wrote %s: %d records on %d channels (verified)\n", o.path, n, nch)
-	return nil
+	return o.commit()
 }
 
 // verifyCopy reads the written log back and checks its record count.
@@ -345,14 +351,7 @@ func runMerge(c *cli.Context) error {
 		}
 		return n, len(byKey), nil
 	}()
-	if err == nil {
-		err = verifyCopy(o, n)
-	}
-	if err != nil {
-		o.abort()
-		return err
-	}
-	if err := o.commit(); err != nil {
+	if err := o.finish(n, err); err != nil {
 		return err
 	}
 	for _, wmsg := range warnings {

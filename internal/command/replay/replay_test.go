@@ -152,31 +152,7 @@ func zenohCollect(t testing.TB, p *zenohPeer, key string) (*collected[zenoh.Samp
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &collected[zenoh.Sample]{done: make(chan struct{})}
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		defer close(c.done)
-		var buf []zenoh.Sample
-		for {
-			var err error
-			buf, err = sub.Receive(ctx, buf[:0])
-			c.mu.Lock()
-			c.got = append(c.got, buf...)
-			c.mu.Unlock()
-			if err != nil {
-				return
-			}
-		}
-	}()
-	stop := func() { cancel(); <-c.done; sub.Close() }
-	t.Cleanup(func() {
-		select {
-		case <-c.done:
-		default:
-			stop()
-		}
-	})
-	return c, stop
+	return collect(t, sub)
 }
 
 func iceoryxCollect(t *testing.T, service string) (*collected[iceoryx2.Sample], func()) {
@@ -195,11 +171,22 @@ func iceoryxCollect(t *testing.T, service string) (*collected[iceoryx2.Sample], 
 			t.Fatalf("service %s never appeared: %v", service, err)
 		}
 	}
-	c := &collected[iceoryx2.Sample]{done: make(chan struct{})}
+	return collect(t, sub)
+}
+
+// receiver is what both transports' subscribers offer.
+type receiver[S any] interface {
+	Receive(ctx context.Context, dst []S) ([]S, error)
+	Close() error
+}
+
+// collect drains sub into a collected until stop (or the test's end).
+func collect[S any](t testing.TB, sub receiver[S]) (*collected[S], func()) {
+	c := &collected[S]{done: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		defer close(c.done)
-		var buf []iceoryx2.Sample
+		var buf []S
 		for {
 			var err error
 			buf, err = sub.Receive(ctx, buf[:0])
