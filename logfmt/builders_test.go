@@ -43,7 +43,7 @@ func chunk(comp Compression, recs ...Record) []byte {
 			g = j.b.addGroup(recs[i].Channel, comp)
 			gi[recs[i].Channel] = g
 		}
-		j.b.add(g, &recs[i])
+		j.b.add(g, &recs[i], nil)
 	}
 	var c compressor
 	defer c.close()

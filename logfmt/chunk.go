@@ -24,7 +24,8 @@ type groupBuf struct {
 	comp    Compression
 	raw     []byte
 	stored  []byte // compression output, reused
-	out     []byte // what is written: raw or stored
+	out     []byte // what is written: raw or stored (without refs)
+	outLen  int    // stored length, refs included
 	outKind CompressionKind
 	crc     uint32
 	n       uint32
@@ -35,10 +36,59 @@ type groupBuf struct {
 	prevSN  uint64
 	prevPub []byte
 	havePub bool
+	// refs are payloads the writer owns (WriteOwned) and writes from the
+	// caller's buffer instead of copying them into raw; only on channels
+	// stored uncompressed. The block is raw with each ref spliced in at
+	// its offset; refLen is their total length.
+	refs   []payloadRef
+	refLen int
+}
+
+// payloadRef is an owned payload spliced into a block at raw offset at.
+type payloadRef struct {
+	at      int
+	p       []byte
+	release func()
 }
 
 func (g *groupBuf) reset(ch uint16, comp Compression) {
-	*g = groupBuf{ch: ch, comp: comp, raw: g.raw[:0], stored: g.stored[:0], prevPub: g.prevPub[:0]}
+	clear(g.refs)
+	*g = groupBuf{ch: ch, comp: comp, raw: g.raw[:0], stored: g.stored[:0], prevPub: g.prevPub[:0], refs: g.refs[:0]}
+}
+
+// rawLen is the block's uncompressed length.
+func (g *groupBuf) rawLen() int { return len(g.raw) + g.refLen }
+
+// pieces appends the block's stored bytes, in file order, to dst.
+func (g *groupBuf) pieces(dst [][]byte) [][]byte {
+	if len(g.refs) == 0 {
+		return append(dst, g.out)
+	}
+	prev := 0
+	for _, r := range g.refs {
+		if r.at > prev {
+			dst = append(dst, g.raw[prev:r.at])
+		}
+		dst = append(dst, r.p)
+		prev = r.at
+	}
+	if prev < len(g.raw) {
+		dst = append(dst, g.raw[prev:])
+	}
+	return dst
+}
+
+// releaseRefs hands owned payloads back once they are written (or the
+// write failed).
+func (g *groupBuf) releaseRefs() {
+	for i, r := range g.refs {
+		if r.release != nil {
+			r.release()
+		}
+		g.refs[i] = payloadRef{}
+	}
+	g.refs = g.refs[:0]
+	g.refLen = 0
 }
 
 // chunkBuilder is the open chunk (writer side).
@@ -76,7 +126,9 @@ func (b *chunkBuilder) addGroup(ch uint16, comp Compression) int {
 }
 
 // add appends one record to group gi. The caller has validated sizes.
-func (b *chunkBuilder) add(gi int, r *Record) {
+// With a non-nil release the group keeps r.Payload itself instead of a
+// copy and calls release once it is written.
+func (b *chunkBuilder) add(gi int, r *Record, release func()) {
 	g := b.groups[gi]
 	m := b.meta
 	start := len(m)
@@ -120,7 +172,12 @@ func (b *chunkBuilder) add(gi int, r *Record) {
 		g.raw = append(g.raw, r.Header...)
 	}
 	m = binary.AppendUvarint(m, uint64(len(r.Payload)))
-	g.raw = append(g.raw, r.Payload...)
+	if release != nil {
+		g.refs = append(g.refs, payloadRef{at: len(g.raw), p: r.Payload, release: release})
+		g.refLen += len(r.Payload)
+	} else {
+		g.raw = append(g.raw, r.Payload...)
+	}
 	m[fpos] = flags
 	b.meta = m
 
@@ -163,8 +220,8 @@ func (b *chunkBuilder) appendPrefix(dst []byte, metaKind CompressionKind, metaRa
 		dst = append(dst, byte(g.outKind), byte(g.comp.Level))
 		dst = le.AppendUint32(dst, uint32(boolInt(g.hasCap)))
 		dst = le.AppendUint32(dst, g.n)
-		dst = le.AppendUint32(dst, uint32(len(g.raw)))
-		dst = le.AppendUint32(dst, uint32(len(g.out)))
+		dst = le.AppendUint32(dst, uint32(g.rawLen()))
+		dst = le.AppendUint32(dst, uint32(g.outLen))
 		dst = le.AppendUint32(dst, g.crc)
 		for _, v := range [...]int64{g.first[0], g.last[0], g.first[1], g.last[1], g.first[2], g.last[2]} {
 			dst = le.AppendUint64(dst, uint64(v))

@@ -15,10 +15,11 @@ import (
 // chunk's compression, keeps the chunk index and the stored-byte counts,
 // flushes its buffer when the queue runs dry, and syncs per policy.
 type stage struct {
-	out   io.Writer
-	bw    *bufio.Writer
-	opts  *WriterOptions
-	syncF func() error
+	out    io.Writer
+	bw     *bufio.Writer
+	opts   *WriterOptions
+	syncF  func() error
+	pieces [][]byte // scratch for groupBuf.pieces
 
 	failed   atomic.Bool // set with err: Write's check without the lock
 	mu       sync.Mutex  // guards the fields below for Stats and error
@@ -66,7 +67,16 @@ func (s *stage) writeRaw(b []byte) error {
 	if err := s.error(); err != nil {
 		return err
 	}
-	n, err := s.bw.Write(b)
+	var n int
+	var err error
+	if len(b) >= s.bw.Size() && s.bw.Buffered() > 0 {
+		// Flush first so that bufio writes b straight from the caller's
+		// memory instead of copying its first Available() bytes.
+		err = s.bw.Flush()
+	}
+	if err == nil {
+		n, err = s.bw.Write(b)
+	}
 	s.mu.Lock()
 	s.off += int64(n)
 	s.dirty = true
@@ -114,6 +124,9 @@ func (s *stage) run(in <-chan *job, free chan<- *job) {
 		case jobChunk:
 			<-j.done
 			s.writeChunk(j)
+			for _, g := range j.b.groups[:j.b.ng] {
+				g.releaseRefs()
+			}
 			free <- j
 			if s.opts.Sync == SyncOnFlush {
 				s.sync()
@@ -149,8 +162,11 @@ func (s *stage) writeChunk(j *job) {
 		return
 	}
 	for _, g := range j.b.groups[:j.b.ng] {
-		if s.writeRaw(g.out) != nil {
-			return
+		s.pieces = g.pieces(s.pieces[:0])
+		for _, p := range s.pieces {
+			if s.writeRaw(p) != nil {
+				return
+			}
 		}
 	}
 	info := j.info

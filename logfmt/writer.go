@@ -3,6 +3,7 @@ package logfmt
 import (
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
 	"runtime"
@@ -271,23 +272,51 @@ func (w *Writer) AddChannel(c Channel) (uint16, error) {
 // write (a full disk) is returned here; after it the writer accepts
 // nothing more, and the file is readable up to its last complete chunk.
 func (w *Writer) Write(r *Record) error {
+	_, err := w.write(r, nil)
+	return err
+}
+
+// ZeroCopyMin is the smallest payload WriteOwned writes from the caller's
+// buffer; smaller ones are copied, which costs less than tracking them.
+const ZeroCopyMin = 64 << 10
+
+// WriteOwned is Write for a caller that hands r.Payload over: on a
+// channel stored uncompressed, a payload of ZeroCopyMin bytes or more is
+// written to the file from the caller's buffer, with no copy (large
+// camera frames). The caller must not modify r.Payload until the writer
+// calls release, exactly once: when the payload is in the file, when the
+// write failed, or, if the payload was copied, before WriteOwned returns.
+// The header and other fields are copied as in Write. release runs on
+// the caller's or the writer's goroutine; it must not block or call the
+// Writer.
+func (w *Writer) WriteOwned(r *Record, release func()) error {
+	kept, err := w.write(r, release)
+	if !kept && release != nil {
+		release()
+	}
+	return err
+}
+
+// write appends r. With a non-nil release it may keep r.Payload by
+// reference (see WriteOwned) and says so.
+func (w *Writer) write(r *Record, release func()) (kept bool, err error) {
 	size := len(r.Header) + len(r.Payload)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
-		return ErrClosed
+		return false, ErrClosed
 	}
 	if err := w.stage.error(); err != nil {
-		return err
+		return false, err
 	}
 	if int(r.Channel) >= len(w.chans) || r.Channel == 0 {
-		return fmt.Errorf("%w: %d", ErrUnknownChannel, r.Channel)
+		return false, fmt.Errorf("%w: %d", ErrUnknownChannel, r.Channel)
 	}
 	if size > w.opts.MaxRecordSize {
-		return fmt.Errorf("%w: record of %d bytes, MaxRecordSize %d", ErrTooLarge, size, w.opts.MaxRecordSize)
+		return false, fmt.Errorf("%w: record of %d bytes, MaxRecordSize %d", ErrTooLarge, size, w.opts.MaxRecordSize)
 	}
 	if len(r.PublisherID) > MaxPublisherID {
-		return fmt.Errorf("%w: publisher id of %d bytes", ErrTooLarge, len(r.PublisherID))
+		return false, fmt.Errorf("%w: publisher id of %d bytes", ErrTooLarge, len(r.PublisherID))
 	}
 	cs := w.chans[r.Channel]
 	b := &w.cur.b
@@ -298,7 +327,10 @@ func (w *Writer) Write(r *Record) error {
 	if b.n == 0 {
 		w.cur.opened = time.Now()
 	}
-	b.add(cs.gi, r)
+	if cs.c.Compression.Kind != CompressionNone || len(r.Payload) < ZeroCopyMin {
+		release = nil // copy
+	}
+	b.add(cs.gi, r, release)
 	s := &cs.stats
 	if s.Records == 0 {
 		s.FirstMonoNs, s.FirstWallNs = r.RecvMonoNs, r.RecvWallNs
@@ -318,7 +350,7 @@ func (w *Writer) Write(r *Record) error {
 	if b.raw >= w.opts.ChunkSize || b.n == 1<<32-1 {
 		w.sealLocked()
 	}
-	return nil
+	return release != nil, nil
 }
 
 // AddDrops counts n records of channel lost by the recorder before they
@@ -498,7 +530,8 @@ func (j *job) reset() {
 }
 
 type compressor struct {
-	enc [5]*zstd.Encoder
+	enc    [5]*zstd.Encoder
+	pieces [][]byte // scratch for groupBuf.pieces
 }
 
 func (c *compressor) encoder(level int) *zstd.Encoder {
@@ -550,10 +583,17 @@ func (c *compressor) sealChunk(j *job, metaComp Compression) {
 	var dataLen uint64
 	j.info.Channels = j.info.Channels[:0]
 	for _, g := range b.groups[:b.ng] {
-		g.out, g.outKind = c.compress(g.comp, g.raw, &g.stored)
-		g.crc = crc(g.out)
-		dataLen += uint64(len(g.out))
-		j.info.Channels = append(j.info.Channels, ChunkChannel{Channel: g.ch, Records: g.n, RawBytes: uint32(len(g.raw)), StoredBytes: uint32(len(g.out))})
+		if len(g.refs) > 0 { // uncompressed with owned payloads
+			g.out, g.outKind, g.outLen, g.crc = g.raw, CompressionNone, g.rawLen(), 0
+			for _, p := range g.pieces(c.pieces[:0]) {
+				g.crc = crc32.Update(g.crc, castagnoli, p)
+			}
+		} else {
+			g.out, g.outKind = c.compress(g.comp, g.raw, &g.stored)
+			g.outLen, g.crc = len(g.out), crc(g.out)
+		}
+		dataLen += uint64(g.outLen)
+		j.info.Channels = append(j.info.Channels, ChunkChannel{Channel: g.ch, Records: g.n, RawBytes: uint32(g.rawLen()), StoredBytes: uint32(g.outLen)})
 	}
 	metaOut, metaKind := c.compress(metaComp, b.meta, &j.metaBuf)
 	h := j.head[:0]
