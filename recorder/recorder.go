@@ -77,6 +77,7 @@ type item struct {
 	schema    string            // a schema known from the transport (iceoryx2 type names), or ""
 	sub       *subInfo
 	rec       logfmt.Record
+	release   func() // hands rec's memory back to its pool once written; may be nil
 }
 
 // subInfo is one subscription, for drop accounting.
@@ -261,7 +262,8 @@ func (r *rec) subscribeZenoh(ctx context.Context, wg *sync.WaitGroup, sess *zeno
 }
 
 func (r *rec) subscribeIceoryx(ctx context.Context, wg *sync.WaitGroup, node *iceoryx2.Node, service string) error {
-	sub, err := node.Subscribe(service, iceoryx2.SubscriberOptions{BufferSize: r.cfg.IceoryxBuffer})
+	pool := newBufPool(framePoolSize)
+	sub, err := node.Subscribe(service, iceoryx2.SubscriberOptions{BufferSize: r.cfg.IceoryxBuffer, Alloc: pool.get})
 	if err != nil {
 		return fmt.Errorf("iceoryx2 subscribe %q: %w", service, err)
 	}
@@ -292,9 +294,11 @@ func (r *rec) subscribeIceoryx(ctx context.Context, wg *sync.WaitGroup, node *ic
 			batch := make([]item, len(got))
 			for i := range got {
 				s := &got[i]
+				buf := s.Buf
 				batch[i] = item{name: service, transport: logfmt.TransportIceoryx2, topic: service, meta: meta, schema: schema, sub: si,
 					rec: logfmt.Record{RecvWallNs: s.RecvWallNs, RecvMonoNs: s.RecvMonoNs, PublisherID: s.PublisherID,
-						Header: s.UserHeader, Payload: s.Payload}}
+						Header: s.UserHeader, Payload: s.Payload},
+					release: func() { pool.put(buf) }}
 			}
 			if !r.send(ctx, batch) {
 				return
@@ -480,7 +484,7 @@ func (r *rec) writeOne(it *item) error {
 	if it.sub != nil {
 		it.sub.last = it.name
 	}
-	return r.out.write(rec)
+	return r.out.write(rec, it.release)
 }
 
 // bookDrops moves the subscribers' drop counters into the log.

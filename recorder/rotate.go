@@ -139,8 +139,10 @@ func (o *rotator) addDrops(name string, n uint64) {
 	o.w.AddDrops(o.ids[name], n)
 }
 
-func (o *rotator) write(r *logfmt.Record) error {
-	if err := o.w.Write(r); err != nil {
+// write appends r; with a non-nil release the writer may keep r.Payload
+// until it is on disk (logfmt.Writer.WriteOwned) and calls release then.
+func (o *rotator) write(r *logfmt.Record, release func()) error {
+	if err := o.w.WriteOwned(r, release); err != nil {
 		return err // logfmt names the file
 	}
 	if o.cfg.SplitSize > 0 && o.w.Stats().BytesWritten >= o.cfg.SplitSize {

@@ -283,6 +283,7 @@ func (s *Subscriber) Receive(ctx context.Context, dst []Sample) ([]Sample, error
 					PublisherID: buf[hl+pl:],
 					RecvWallNs:  int64(d.recv_wall_ns),
 					RecvMonoNs:  int64(d.recv_mono_ns),
+					Buf:         buf,
 				})
 			}
 			return dst, nil

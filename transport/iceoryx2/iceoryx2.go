@@ -260,6 +260,9 @@ type Sample struct {
 	// by the native polling thread when it took the sample.
 	RecvWallNs int64
 	RecvMonoNs int64
+	// Buf is the one allocation the fields above alias (from
+	// SubscriberOptions.Alloc): what a caller recycling buffers gets back.
+	Buf []byte
 }
 
 // SubscriberOptions configure a subscriber.
