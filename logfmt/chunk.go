@@ -348,6 +348,7 @@ type metaEntry struct {
 	hdrLen, payLen      uint32
 	pubOff, pubLen      uint32 // publisher id inside the raw metadata
 	group               uint16
+	channel             uint16
 	flags               uint8
 	slot                uint16 // index of the loaded chunk (iterator)
 }
@@ -360,66 +361,114 @@ type groupState struct {
 	n               uint32
 }
 
-// decodeRecords decodes the raw record metadata of a chunk and checks it
-// against the directory: counts, byte sums, sortedness. It appends to out.
-func decodeRecords(raw []byte, cm *chunkMeta, maxRecord int64, gs []groupState, out []metaEntry) ([]metaEntry, []groupState, error) {
-	ng := len(cm.groups)
-	if cap(gs) < ng {
-		gs = make([]groupState, ng)
+// uvarint and varint decode record metadata like binary.Uvarint and
+// binary.Varint, with the one-byte case (most flags, lengths and deltas)
+// inlined into recordDecoder.decode, the reader's hottest loop.
+func uvarint(b []byte) (uint64, int) {
+	if len(b) > 0 && b[0] < 0x80 {
+		return uint64(b[0]), 1
 	}
-	gs = gs[:ng]
+	return uvarintLong(b)
+}
+
+//go:noinline
+func uvarintLong(b []byte) (uint64, int) { return binary.Uvarint(b) }
+
+func varint(b []byte) (int64, int) {
+	ux, k := uvarint(b)
+	return int64(ux>>1) ^ -int64(ux&1), k
+}
+
+// recordDecoder decodes a chunk's raw record metadata and checks it
+// against the directory: counts, byte sums, sortedness. It works in
+// batches, so a reader streaming through a chunk keeps its decoded
+// entries in cache instead of writing and re-reading the whole chunk's.
+type recordDecoder struct {
+	raw       []byte
+	cm        *chunkMeta
+	maxRecord int64
+	gs        []groupState
+	slot      uint16 // the iterator's index of the chunk, copied into entries
+	p         int
+	n         uint32
+	prevMono  int64
+	prevOff   int64
+}
+
+func (d *recordDecoder) reset(raw []byte, cm *chunkMeta, maxRecord int64, slot uint16) {
+	ng := len(cm.groups)
+	if cap(d.gs) < ng {
+		d.gs = make([]groupState, ng)
+	}
+	gs := d.gs[:ng]
 	clear(gs)
-	var prevMono, prevOff int64
-	n := uint32(0)
-	p := 0
+	*d = recordDecoder{raw: raw, cm: cm, maxRecord: maxRecord, gs: gs, slot: slot}
+}
+
+// done reports whether every record has been decoded and checked.
+func (d *recordDecoder) done() bool { return d.p > len(d.raw) }
+
+// decode appends the entries of up to max more records to out. After the
+// last record it checks the chunk's totals; an error stops the decoder.
+func (d *recordDecoder) decode(out []metaEntry, max int) ([]metaEntry, error) {
+	raw, cm, gs, maxRecord, slot := d.raw, d.cm, d.gs, d.maxRecord, d.slot
+	ng := len(gs)
+	prevMono, prevOff, n, p := d.prevMono, d.prevOff, d.n, d.p
+	defer func() { d.prevMono, d.prevOff, d.n = prevMono, prevOff, n }()
 	bad := func(what string) error {
+		d.p = len(raw) + 1
 		return fmt.Errorf("%w: record %d: %s", ErrMalformed, n, what)
 	}
-	for p < len(raw) {
-		if n >= cm.records {
-			return out, gs, bad("more records than the chunk prefix says")
+	for end := len(out) + max; p < len(raw); {
+		if len(out) == end {
+			d.p = p
+			return out, nil
 		}
-		var e metaEntry
-		gi, k := binary.Uvarint(raw[p:])
+		if n >= cm.records {
+			return out, bad("more records than the chunk prefix says")
+		}
+		out = append(out, metaEntry{}) // filled in place: entries are the hot write
+		e := &out[len(out)-1]
+		gi, k := uvarint(raw[p:])
 		if k <= 0 || gi >= uint64(ng) {
-			return out, gs, bad("payload block index")
+			return out, bad("payload block index")
 		}
 		p += k
 		if p >= len(raw) {
-			return out, gs, bad("truncated")
+			return out, bad("truncated")
 		}
 		flags := raw[p]
 		p++
 		if flags&^rfKnown != 0 || flags&(rfPubID|rfPubSame) == rfPubID|rfPubSame {
-			return out, gs, bad("flags")
+			return out, bad("flags")
 		}
 		g := &gs[gi]
-		dm, k := binary.Varint(raw[p:])
+		dm, k := varint(raw[p:])
 		if k <= 0 {
-			return out, gs, bad("mono delta")
+			return out, bad("mono delta")
 		}
 		p += k
-		do, k := binary.Varint(raw[p:])
+		do, k := varint(raw[p:])
 		if k <= 0 {
-			return out, gs, bad("wall delta")
+			return out, bad("wall delta")
 		}
 		p += k
 		e.mono = prevMono + dm
 		off := prevOff + do
 		e.wall = e.mono + off
 		if cm.sorted && n > 0 && e.mono < prevMono {
-			return out, gs, bad("out of order in a chunk marked sorted")
+			return out, bad("out of order in a chunk marked sorted")
 		}
 		prevMono, prevOff = e.mono, off
 		if flags&rfStamp != 0 {
-			dc, k := binary.Varint(raw[p:])
+			dc, k := varint(raw[p:])
 			if k <= 0 {
-				return out, gs, bad("capture delta")
+				return out, bad("capture delta")
 			}
 			p += k
-			ds, k := binary.Varint(raw[p:])
+			ds, k := varint(raw[p:])
 			if k <= 0 {
-				return out, gs, bad("seq delta")
+				return out, bad("seq delta")
 			}
 			p += k
 			e.capture = e.wall + dc
@@ -428,9 +477,9 @@ func decodeRecords(raw []byte, cm *chunkMeta, maxRecord int64, gs []groupState, 
 		}
 		switch {
 		case flags&rfPubID != 0:
-			l, k := binary.Uvarint(raw[p:])
+			l, k := uvarint(raw[p:])
 			if k <= 0 || l == 0 || l > MaxPublisherID || l > uint64(len(raw)-p-k) {
-				return out, gs, bad("publisher id")
+				return out, bad("publisher id")
 			}
 			p += k
 			g.pubOff, g.pubLen, g.havePub = uint32(p), uint32(l), true
@@ -438,14 +487,14 @@ func decodeRecords(raw []byte, cm *chunkMeta, maxRecord int64, gs []groupState, 
 			e.pubOff, e.pubLen = g.pubOff, g.pubLen
 		case flags&rfPubSame != 0:
 			if !g.havePub {
-				return out, gs, bad("repeated publisher id without a first one")
+				return out, bad("repeated publisher id without a first one")
 			}
 			e.pubOff, e.pubLen = g.pubOff, g.pubLen
 		}
 		if flags&rfPubSN != 0 {
-			ds, k := binary.Varint(raw[p:])
+			ds, k := varint(raw[p:])
 			if k <= 0 {
-				return out, gs, bad("publisher sn delta")
+				return out, bad("publisher sn delta")
 			}
 			p += k
 			e.sn = g.prevSN + 1 + uint64(ds)
@@ -453,40 +502,41 @@ func decodeRecords(raw []byte, cm *chunkMeta, maxRecord int64, gs []groupState, 
 		}
 		var hl uint64
 		if flags&rfHeader != 0 {
-			hl, k = binary.Uvarint(raw[p:])
+			hl, k = uvarint(raw[p:])
 			if k <= 0 || hl == 0 {
-				return out, gs, bad("header length")
+				return out, bad("header length")
 			}
 			p += k
 		}
-		pl, k := binary.Uvarint(raw[p:])
+		pl, k := uvarint(raw[p:])
 		if k <= 0 {
-			return out, gs, bad("payload length")
+			return out, bad("payload length")
 		}
 		p += k
 		if hl > uint64(maxRecord) || pl > uint64(maxRecord) || hl+pl > uint64(maxRecord) {
-			return out, gs, fmt.Errorf("%w: record %d of %d bytes", ErrTooLarge, n, hl+pl)
+			d.p = len(raw) + 1
+			return out, fmt.Errorf("%w: record %d of %d bytes", ErrTooLarge, n, hl+pl)
 		}
 		grp := &cm.groups[gi]
 		if g.cursor+hl+pl > uint64(grp.rawLen) {
-			return out, gs, bad("payload runs past its block")
+			return out, bad("payload runs past its block")
 		}
 		e.dataOff = uint32(g.cursor)
 		e.hdrLen, e.payLen = uint32(hl), uint32(pl)
 		g.cursor += hl + pl
-		e.group = uint16(gi)
+		e.group, e.channel, e.slot = uint16(gi), grp.channel, slot
 		e.flags = flags
 		g.n++
 		n++
-		out = append(out, e)
 	}
+	d.p = len(raw) + 1 // done, whatever the checks say
 	if n != cm.records {
-		return out, gs, fmt.Errorf("%w: %d records, chunk prefix says %d", ErrMalformed, n, cm.records)
+		return out, fmt.Errorf("%w: %d records, chunk prefix says %d", ErrMalformed, n, cm.records)
 	}
 	for i := range gs {
 		if gs[i].n != cm.groups[i].records || gs[i].cursor != uint64(cm.groups[i].rawLen) {
-			return out, gs, fmt.Errorf("%w: payload block %d: records or bytes disagree with the directory", ErrMalformed, i)
+			return out, fmt.Errorf("%w: payload block %d: records or bytes disagree with the directory", ErrMalformed, i)
 		}
 	}
-	return out, gs, nil
+	return out, nil
 }

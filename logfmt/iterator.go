@@ -31,9 +31,14 @@ type Iterator struct {
 	nslots  int
 	entries []metaEntry
 	ei      int
+	stream  *loadedChunk // chunk decoded batch by batch into entries, or nil
 	rec     Record
 	err     error
 }
+
+// streamBatch is how many records a streamed chunk decodes at a time:
+// their entries (72 bytes each) stay in cache until Next reads them.
+const streamBatch = 512
 
 // loadedChunk holds one chunk's buffers while its records are iterated.
 type loadedChunk struct {
@@ -44,7 +49,8 @@ type loadedChunk struct {
 	data     [][]byte // per group raw bytes, nil if not loaded
 	dataBufs [][]byte
 	readBuf  []byte
-	gs       []groupState
+	dec      recordDecoder
+	metaAt   int64 // file offset of the stored record metadata, for errors
 }
 
 // Records returns an iterator over the records selected by f. Chunks
@@ -95,8 +101,7 @@ func (it *Iterator) Next() bool {
 		for it.ei < len(it.entries) {
 			e := &it.entries[it.ei]
 			it.ei++
-			lc := it.slots[e.slot]
-			ch := lc.cm.groups[e.group].channel
+			ch := e.channel
 			if it.want != nil && !it.want[ch] {
 				continue
 			}
@@ -106,8 +111,12 @@ func (it *Iterator) Next() bool {
 			if f.End != 0 && e.mono >= f.End {
 				continue
 			}
-			it.fill(e, lc, ch)
+			it.fill(e)
 			return true
+		}
+		if it.stream != nil {
+			it.nextBatch()
+			continue
 		}
 		if it.err != nil || it.pos >= len(it.plan) {
 			return false
@@ -116,11 +125,13 @@ func (it *Iterator) Next() bool {
 	}
 }
 
-func (it *Iterator) fill(e *metaEntry, lc *loadedChunk, ch uint16) {
+func (it *Iterator) fill(e *metaEntry) {
 	r := &it.rec
-	*r = Record{Channel: ch, RecvWallNs: e.wall, RecvMonoNs: e.mono, CaptureNs: e.capture, Seq: e.seq,
-		HasStamp: e.flags&rfStamp != 0, HasPubSN: e.flags&rfPubSN != 0, PublisherSN: e.sn,
-		HeaderLen: int(e.hdrLen), PayloadLen: int(e.payLen)}
+	lc := it.slots[e.slot]
+	r.Channel, r.RecvWallNs, r.RecvMonoNs, r.CaptureNs, r.Seq = e.channel, e.wall, e.mono, e.capture, e.seq
+	r.HasStamp, r.HasPubSN, r.PublisherSN = e.flags&rfStamp != 0, e.flags&rfPubSN != 0, e.sn
+	r.HeaderLen, r.PayloadLen = int(e.hdrLen), int(e.payLen)
+	r.PublisherID, r.Header, r.Payload = nil, nil, nil
 	if e.pubLen > 0 {
 		r.PublisherID = lc.metaRaw[e.pubOff : e.pubOff+e.pubLen : e.pubOff+e.pubLen]
 	}
@@ -141,14 +152,50 @@ func (it *Iterator) Record() *Record { return &it.rec }
 // mode damaged chunks are skipped and listed by Reader.SkippedChunks.
 func (it *Iterator) Err() error { return it.err }
 
+// nextBatch decodes the streamed chunk's next records into entries.
+func (it *Iterator) nextBatch() {
+	lc := it.stream
+	var err error
+	it.entries, err = lc.dec.decode(it.entries[:0], streamBatch)
+	it.ei = 0
+	if lc.dec.done() {
+		it.stream = nil
+	}
+	if err != nil {
+		// The chunk passed its CRC, so this is a writer's bug or a crafted
+		// file. Strict mode only streams: the records of earlier batches
+		// have been returned, this batch is dropped, and the iteration
+		// stops here.
+		it.entries = it.entries[:0]
+		it.err = asCorruption(lc.decodeError(it.r.opts.Name, err), it.r.opts.Name)
+	}
+}
+
 // loadCluster loads the next chunk, together with the following chunks
-// whose time ranges overlap it, and orders their records by time.
+// whose time ranges overlap it, and orders their records by time. In
+// strict mode a chunk in order on its own is streamed instead
+// (nextBatch): the common case of a recorder's log. Tolerant mode
+// decodes every chunk whole first, so a damaged one is skipped whole.
 func (it *Iterator) loadCluster() {
 	r := it.r
 	it.entries = it.entries[:0]
 	it.ei = 0
 	it.nslots = 0
 	first := it.pos
+	if ci := &r.chunks[it.plan[first]]; !r.opts.Tolerant && ci.Sorted &&
+		(first+1 == len(it.plan) || r.chunks[it.plan[first+1]].MinMonoNs >= ci.MaxMonoNs) {
+		it.pos++
+		if len(it.slots) == 0 {
+			it.slots = append(it.slots, &loadedChunk{})
+		}
+		lc := it.slots[0]
+		if err := r.openChunk(lc, ci, it.want, it.f.MetaOnly, 0); err != nil {
+			it.err = asCorruption(err, r.opts.Name)
+			return
+		}
+		it.stream = lc
+		return
+	}
 	end := r.chunks[it.plan[it.pos]].MaxMonoNs
 	needSort := false
 	for it.pos < len(it.plan) && (it.pos == first || r.chunks[it.plan[it.pos]].MinMonoNs < end) &&
@@ -187,53 +234,66 @@ func (it *Iterator) loadCluster() {
 // metadata to out; unless metaOnly it also reads the payload blocks of
 // the wanted channels (all if want is nil).
 func (r *Reader) loadChunk(lc *loadedChunk, ci *ChunkInfo, want []bool, metaOnly bool, out []metaEntry, slot uint16) ([]metaEntry, error) {
+	if err := r.openChunk(lc, ci, want, metaOnly, slot); err != nil {
+		return out, err
+	}
+	start := len(out)
+	out, err := lc.dec.decode(out, len(lc.metaRaw))
+	if err != nil {
+		return out[:start], lc.decodeError(r.opts.Name, err)
+	}
+	return out, nil
+}
+
+func (lc *loadedChunk) decodeError(name string, err error) error {
+	return corrupt(name, lc.metaAt, "chunk record metadata", "", err)
+}
+
+// openChunk reads and checks one chunk's meta section and decompresses
+// its record metadata, ready for lc.dec; unless metaOnly it also reads
+// the payload blocks of the wanted channels (all if want is nil).
+func (r *Reader) openChunk(lc *loadedChunk, ci *ChunkInfo, want []bool, metaOnly bool, slot uint16) error {
 	o := &r.opts
 	name := o.Name
 	n := blockHeaderSize + int(ci.MetaLen)
 	if int64(ci.MetaLen) > o.MaxChunkSize || int64(ci.DataLen) > o.MaxChunkSize {
-		return out, corrupt(name, ci.Offset, "chunk", fmt.Sprintf("sections <= %d bytes", o.MaxChunkSize), ErrTooLarge)
+		return corrupt(name, ci.Offset, "chunk", fmt.Sprintf("sections <= %d bytes", o.MaxChunkSize), ErrTooLarge)
 	}
 	if ci.Offset < 0 || ci.Offset+ci.Size() > r.size {
-		return out, corrupt(name, ci.Offset, "chunk", "a chunk inside the file", ErrTornTail)
+		return corrupt(name, ci.Offset, "chunk", "a chunk inside the file", ErrTornTail)
 	}
 	if cap(lc.buf) < n {
 		lc.buf = make([]byte, n)
 	}
 	lc.buf = lc.buf[:n]
 	if _, err := r.ReadAt(lc.buf, ci.Offset); err != nil {
-		return out, fmt.Errorf("%s: read chunk at %d: %w", name, ci.Offset, err)
+		return fmt.Errorf("%s: read chunk at %d: %w", name, ci.Offset, err)
 	}
 	h, err := parseBlockHeader(lc.buf)
 	if err != nil {
-		return out, corrupt(name, ci.Offset, "chunk block header", "a valid block header", err)
+		return corrupt(name, ci.Offset, "chunk block header", "a valid block header", err)
 	}
 	if h.kind != kindChunk || h.metaLen != ci.MetaLen || h.dataLen != ci.DataLen {
-		return out, corrupt(name, ci.Offset, "chunk block header", fmt.Sprintf("chunk with sections %d+%d (index)", ci.MetaLen, ci.DataLen), ErrMalformed)
+		return corrupt(name, ci.Offset, "chunk block header", fmt.Sprintf("chunk with sections %d+%d (index)", ci.MetaLen, ci.DataLen), ErrMalformed)
 	}
 	meta := lc.buf[blockHeaderSize:]
 	if crc(meta) != h.metaCRC {
-		return out, corrupt(name, ci.Offset+blockHeaderSize, "chunk meta section", fmt.Sprintf("crc32c %#08x", h.metaCRC), ErrBadCRC)
+		return corrupt(name, ci.Offset+blockHeaderSize, "chunk meta section", fmt.Sprintf("crc32c %#08x", h.metaCRC), ErrBadCRC)
 	}
 	if err := parseChunkMeta(meta, h.dataLen, o, &lc.cm); err != nil {
-		return out, corrupt(name, ci.Offset+blockHeaderSize, "chunk meta section", "", err)
+		return corrupt(name, ci.Offset+blockHeaderSize, "chunk meta section", "", err)
 	}
 	metaAt := ci.Offset + blockHeaderSize + int64(len(meta)-len(lc.cm.metaStored))
+	lc.metaAt = metaAt
 	raw, err := r.decompress(lc.cm.metaKind, lc.cm.metaStored, lc.cm.metaRawLen, lc.metaDec)
 	if lc.cm.metaKind != CompressionNone && raw != nil {
 		lc.metaDec = raw
 	}
 	if err != nil {
-		return out, corrupt(name, metaAt, "chunk record metadata", "", err)
+		return corrupt(name, metaAt, "chunk record metadata", "", err)
 	}
 	lc.metaRaw = raw
-	start := len(out)
-	out, lc.gs, err = decodeRecords(raw, &lc.cm, o.MaxRecordSize, lc.gs, out)
-	if err != nil {
-		return out[:start], corrupt(name, metaAt, "chunk record metadata", "", err)
-	}
-	for i := start; i < len(out); i++ {
-		out[i].slot = slot
-	}
+	lc.dec.reset(raw, &lc.cm, o.MaxRecordSize, slot)
 	ng := len(lc.cm.groups)
 	if cap(lc.data) < ng {
 		lc.data = make([][]byte, ng)
@@ -241,7 +301,7 @@ func (r *Reader) loadChunk(lc *loadedChunk, ci *ChunkInfo, want []bool, metaOnly
 	lc.data = lc.data[:ng]
 	clear(lc.data)
 	if metaOnly {
-		return out, nil
+		return nil
 	}
 	for len(lc.dataBufs) < ng {
 		lc.dataBufs = append(lc.dataBufs, nil)
@@ -267,14 +327,14 @@ func (r *Reader) loadChunk(lc *loadedChunk, ci *ChunkInfo, want []bool, metaOnly
 			stored = lc.readBuf[:g.storedLen]
 		}
 		if _, err := r.ReadAt(stored, at); err != nil {
-			return out[:start], fmt.Errorf("%s: read %s at %d: %w", name, what, at, err)
+			return fmt.Errorf("%s: read %s at %d: %w", name, what, at, err)
 		}
 		if crc(stored) != g.crc {
-			return out[:start], corrupt(name, at, what, fmt.Sprintf("crc32c %#08x", g.crc), ErrBadCRC)
+			return corrupt(name, at, what, fmt.Sprintf("crc32c %#08x", g.crc), ErrBadCRC)
 		}
 		d, err := r.decompress(g.kind, stored, g.rawLen, lc.dataBufs[i])
 		if err != nil {
-			return out[:start], corrupt(name, at, what, "", err)
+			return corrupt(name, at, what, "", err)
 		}
 		if g.kind != CompressionNone {
 			lc.dataBufs[i] = d
@@ -284,5 +344,5 @@ func (r *Reader) loadChunk(lc *loadedChunk, ci *ChunkInfo, want []bool, metaOnly
 			lc.data[i] = []byte{}
 		}
 	}
-	return out, nil
+	return nil
 }

@@ -255,3 +255,36 @@ func TestHistogramBeyondExact(t *testing.T) {
 		t.Fatalf("p50 %d", p)
 	}
 }
+
+// TestBucketQuantileGroups: the group-skipping walk finds the same bucket
+// as a plain walk over every bucket, for values of both signs.
+func TestBucketQuantileGroups(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var h Histogram
+	for i := 0; i < 5000; i++ {
+		v := int64(rng.NormFloat64() * 1e6)
+		if i%7 == 0 {
+			v = -int64(rng.IntN(1 << 40))
+		}
+		h.Add(v)
+	}
+	plain := func(rank uint64) int64 {
+		var seen uint64
+		for i := nBuckets - 1; i >= 0; i-- {
+			if seen += h.neg[i]; seen >= rank && h.neg[i] > 0 {
+				return h.clamp(neg(uint64(math.Round(h.nsum[i] / float64(h.neg[i])))))
+			}
+		}
+		for i := range nBuckets {
+			if seen += h.pos[i]; seen >= rank && h.pos[i] > 0 {
+				return h.clamp(pos(uint64(math.Round(h.psum[i] / float64(h.pos[i])))))
+			}
+		}
+		return h.max
+	}
+	for rank := uint64(1); rank <= h.n+1; rank += 7 {
+		if got, want := h.bucketQuantile(rank), plain(rank); got != want {
+			t.Fatalf("rank %d: %d, plain walk %d", rank, got, want)
+		}
+	}
+}
