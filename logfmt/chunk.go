@@ -362,17 +362,23 @@ type groupState struct {
 }
 
 // uvarint and varint decode record metadata like binary.Uvarint and
-// binary.Varint, with the one-byte case (most flags, lengths and deltas)
-// inlined into recordDecoder.decode, the reader's hottest loop.
-func uvarint(b []byte) (uint64, int) {
-	if len(b) > 0 && b[0] < 0x80 {
-		return uint64(b[0]), 1
+// binary.Varint (k <= 0 on a truncated or overlong value), but cheaply
+// enough to inline into recordDecoder.decode, the reader's hottest loop.
+func uvarint(b []byte) (x uint64, k int) {
+	for i, c := range b {
+		if c < 0x80 {
+			if i == binary.MaxVarintLen64-1 && c > 1 {
+				return 0, -1
+			}
+			return x | uint64(c)<<(7*i), i + 1
+		}
+		if i == binary.MaxVarintLen64-1 {
+			return 0, -1
+		}
+		x |= uint64(c&0x7f) << (7 * i)
 	}
-	return uvarintLong(b)
+	return 0, 0
 }
-
-//go:noinline
-func uvarintLong(b []byte) (uint64, int) { return binary.Uvarint(b) }
 
 func varint(b []byte) (int64, int) {
 	ux, k := uvarint(b)
