@@ -14,16 +14,25 @@ import (
 // mean are always exact. Negative values (lags between two streams can be
 // negative) have their own buckets.
 type Histogram struct {
-	pos, neg [nBuckets]uint64
-	gpos     [nGroups]uint64   // pos and neg summed per group of buckets,
-	gneg     [nGroups]uint64   // so a quantile skips empty stretches
-	psum     [nBuckets]float64 // sum of the values in each bucket
-	nsum     [nBuckets]float64 // sum of the magnitudes of the negative ones
+	pos, neg [nBuckets]bucket // values ≥ 0; magnitudes of the negative ones
+	gpos     [nGroups]uint64  // pos and neg counts summed per group of
+	gneg     [nGroups]uint64  // buckets, so a quantile skips empty stretches
 	n        uint64
 	sum      float64
 	min, max int64
 	exact    []int64 // the first ExactLimit values, partially ordered by selections
 }
+
+// bucket is one histogram bucket: count and sum side by side, so an Add
+// touches one cache line.
+type bucket struct {
+	n   uint64
+	sum float64
+}
+
+func (b *bucket) add(v float64) { b.n++; b.sum += v }
+
+func (b *bucket) mean() float64 { return b.sum / float64(b.n) }
 
 // ExactLimit is how many values a Histogram keeps for exact quantiles
 // (512 KiB at most per histogram, allocated as values arrive): a minute of
@@ -87,15 +96,13 @@ func (h *Histogram) Add(v int64) {
 	}
 	if v >= 0 {
 		b := bucketOf(uint64(v))
-		h.pos[b]++
+		h.pos[b].add(float64(v))
 		h.gpos[b>>groupBits]++
-		h.psum[b] += float64(v)
 	} else {
 		m := uint64(-(v + 1)) + 1
 		b := bucketOf(m)
-		h.neg[b]++
+		h.neg[b].add(float64(m))
 		h.gneg[b>>groupBits]++
-		h.nsum[b] += float64(m)
 	}
 }
 
@@ -156,8 +163,8 @@ func (h *Histogram) bucketQuantile(rank uint64) int64 {
 			continue
 		}
 		for i := min(nBuckets, (g+1)<<groupBits) - 1; i >= g<<groupBits; i-- {
-			if seen += h.neg[i]; seen >= rank && h.neg[i] > 0 {
-				return h.clamp(neg(uint64(math.Round(h.nsum[i] / float64(h.neg[i])))))
+			if seen += h.neg[i].n; seen >= rank && h.neg[i].n > 0 {
+				return h.clamp(neg(uint64(math.Round(h.neg[i].mean()))))
 			}
 		}
 	}
@@ -167,8 +174,8 @@ func (h *Histogram) bucketQuantile(rank uint64) int64 {
 			continue
 		}
 		for i := g << groupBits; i < min(nBuckets, (g+1)<<groupBits); i++ {
-			if seen += h.pos[i]; seen >= rank && h.pos[i] > 0 {
-				return h.clamp(pos(uint64(math.Round(h.psum[i] / float64(h.pos[i])))))
+			if seen += h.pos[i].n; seen >= rank && h.pos[i].n > 0 {
+				return h.clamp(pos(uint64(math.Round(h.pos[i].mean()))))
 			}
 		}
 	}
@@ -206,10 +213,10 @@ func (h *Histogram) Merge(o *Histogram) {
 	h.n += o.n
 	h.sum += o.sum
 	for i := range nBuckets {
-		h.pos[i] += o.pos[i]
-		h.neg[i] += o.neg[i]
-		h.psum[i] += o.psum[i]
-		h.nsum[i] += o.nsum[i]
+		h.pos[i].n += o.pos[i].n
+		h.pos[i].sum += o.pos[i].sum
+		h.neg[i].n += o.neg[i].n
+		h.neg[i].sum += o.neg[i].sum
 	}
 	for g := range nGroups {
 		h.gpos[g] += o.gpos[g]
@@ -221,15 +228,15 @@ func (h *Histogram) Merge(o *Histogram) {
 // the bucket's value range and count (for plots).
 func (h *Histogram) Buckets(f func(lo, hi int64, n uint64)) {
 	for i := nBuckets - 1; i >= 0; i-- {
-		if h.neg[i] > 0 {
+		if h.neg[i].n > 0 {
 			lo, hi := bucketRange(i)
-			f(neg(hi), neg(lo), h.neg[i])
+			f(neg(hi), neg(lo), h.neg[i].n)
 		}
 	}
 	for i := range nBuckets {
-		if h.pos[i] > 0 {
+		if h.pos[i].n > 0 {
 			lo, hi := bucketRange(i)
-			f(pos(lo), pos(hi), h.pos[i])
+			f(pos(lo), pos(hi), h.pos[i].n)
 		}
 	}
 }

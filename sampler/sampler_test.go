@@ -271,13 +271,13 @@ func TestBucketQuantileGroups(t *testing.T) {
 	plain := func(rank uint64) int64 {
 		var seen uint64
 		for i := nBuckets - 1; i >= 0; i-- {
-			if seen += h.neg[i]; seen >= rank && h.neg[i] > 0 {
-				return h.clamp(neg(uint64(math.Round(h.nsum[i] / float64(h.neg[i])))))
+			if seen += h.neg[i].n; seen >= rank && h.neg[i].n > 0 {
+				return h.clamp(neg(uint64(math.Round(h.neg[i].mean()))))
 			}
 		}
 		for i := range nBuckets {
-			if seen += h.pos[i]; seen >= rank && h.pos[i] > 0 {
-				return h.clamp(pos(uint64(math.Round(h.psum[i] / float64(h.pos[i])))))
+			if seen += h.pos[i].n; seen >= rank && h.pos[i].n > 0 {
+				return h.clamp(pos(uint64(math.Round(h.pos[i].mean()))))
 			}
 		}
 		return h.max

@@ -106,12 +106,13 @@ type Stream struct {
 	dups    uint64
 	reorder uint64
 
-	skips    []SkipEvent
-	restarts []RestartEvent
-	nRestart uint64
-	reorders []ReorderEvent
-	gaps     gapHeap // the largest gaps, for outages
-	median   int64   // cached median interval, refreshed as the stream grows
+	skips     []SkipEvent
+	restarts  []RestartEvent
+	nRestart  uint64
+	reorders  []ReorderEvent
+	gaps      gapHeap // the largest gaps, for outages
+	median    int64   // cached median interval, refreshed as the stream grows
+	refreshAt uint64  // Dt count at which median is next refreshed
 
 	Dt      Histogram // capture-time intervals between in-order samples (ns)
 	RecvDt  Histogram // receive-time intervals (monotonic, ns)
@@ -185,14 +186,19 @@ func (s *Stream) nominal() int64 {
 	if s.cfg.NominalPeriodNs > 0 {
 		return s.cfg.NominalPeriodNs
 	}
-	n := s.Dt.Count()
-	if n < 4 {
-		return 0
-	}
-	// A quantile walks the buckets: refresh the cache while the stream is
-	// young (every interval up to 64, then at powers of two and every 4096).
-	if n <= 64 || n&(n-1) == 0 || n%4096 == 0 {
+	if n := s.Dt.Count(); n >= s.refreshAt && n >= 4 {
+		// A quantile walks the buckets: refresh the cache while the stream
+		// is young (every interval up to 64, then at powers of two and
+		// every 4096).
 		s.median = s.Dt.approxQuantile(0.5)
+		switch {
+		case n < 64:
+			s.refreshAt = n + 1
+		case n < 4096:
+			s.refreshAt = n * 2
+		default:
+			s.refreshAt = n + 4096
+		}
 	}
 	return s.median
 }
