@@ -306,8 +306,8 @@ func (w *Writer) write(r *Record, release func()) (kept bool, err error) {
 	if w.closed {
 		return false, ErrClosed
 	}
-	if err := w.stage.error(); err != nil {
-		return false, err
+	if w.stage.failed.Load() { // the inlined fast check of stage.error
+		return false, w.stage.error()
 	}
 	if int(r.Channel) >= len(w.chans) || r.Channel == 0 {
 		return false, fmt.Errorf("%w: %d", ErrUnknownChannel, r.Channel)
