@@ -8,6 +8,11 @@
 // raw as the channel asks. A timing scan reads and decompresses only the
 // metadata sections; payload bytes of a frame-heavy log are never read.
 //
+// The Writer compresses chunks on all cores with a bounded number in
+// flight. Write copies a record; WriteOwned takes over a large payload of
+// an uncompressed channel (a camera frame) and writes it to the file from
+// the caller's buffer, handing the buffer back through a callback.
+//
 // A file cut at any byte (kill -9, power loss, full disk) is readable up to
 // its last complete chunk: Open falls back to a linear scan when the footer
 // is missing, and Recover writes a repaired, re-verified copy. A torn tail
