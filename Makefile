@@ -57,10 +57,9 @@ bench:
 demo: build
 	./scripts/demo.sh
 
-## sample: regenerate the bundled sample log and its golden report
-sample:
-	$(GO) run ./internal/synth/mksample -o testdata/sample.vrlog
-	$(GO) test ./analyzer -run Golden -update
+## sample: re-record the bundled sample log from the simulator (with injected faults), its truth file and golden report
+sample: build
+	./scripts/mksample.sh
 
 clean:
 	rm -rf $(BIN)

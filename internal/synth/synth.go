@@ -1,6 +1,8 @@
 // Package synth writes a synthetic simulator session straight into a log,
-// with faults at known positions: the analyzer's test fixtures and the
-// bundled sample log (testdata/sample.vrlog) come from it. It models what a
+// with faults at known positions: the analyzer's test fixtures and
+// benchmark logs come from it, reproducible byte for byte (the bundled
+// sample log is recorded from the real simulator: scripts/mksample.sh).
+// It models what a
 // recorder sees: a robot's states (zenoh) and one camera's frames
 // (iceoryx2), stamped on the simulator's clock, received a little later on
 // the recorder's clocks, and written in arrival order.

@@ -28,12 +28,13 @@ type simulator struct {
 	node  *iceoryx2.Node
 	truth *truthLog
 	start time.Time
-	// runStart is the first tick of the current run (after --start-delay).
-	runStart time.Time
-	mu       sync.Mutex // guards rng
-	rng      *rand.Rand
-	states   atomic.Uint64
-	frames   atomic.Uint64
+	// runStart is the first tick of the current run (after --start-delay);
+	// firstStart that of the first run, from which --pause counts.
+	runStart, firstStart time.Time
+	mu                   sync.Mutex // guards rng
+	rng                  *rand.Rand
+	states               atomic.Uint64
+	frames               atomic.Uint64
 }
 
 // now is the simulator's clock: this host's wall clock plus --clock-offset.
@@ -68,6 +69,7 @@ func (s *simulator) run(ctx context.Context, c *cli.Context) error {
 		s.runStart = time.Now()
 		if runNo == 0 {
 			s.runStart = s.runStart.Add(s.cfg.startDelay)
+			s.firstStart = s.runStart
 		}
 		start(s.publishStates)
 		for i, cam := range s.cfg.cameras {
@@ -118,10 +120,13 @@ func (s *simulator) answerTime(q zenoh.Query) []zenoh.Reply {
 func (s *simulator) ticker(ctx context.Context, hz float64, f func(seq uint64) error) error {
 	period := time.Duration(float64(time.Second) / hz)
 	next := s.runStart
-	paused := false
+	// The pause comes once per session, AT after the first sample; in a
+	// restart's outage it has nothing to stall.
+	pauseAt := s.firstStart.Add(s.cfg.pauseAt)
+	pending := s.cfg.pauseFor > 0 && !pauseAt.Before(s.runStart)
 	for seq := uint64(0); ; seq++ {
-		if s.cfg.pauseFor > 0 && !paused && time.Since(s.runStart) >= s.cfg.pauseAt {
-			paused = true
+		if pending && !time.Now().Before(pauseAt) {
+			pending = false
 			next = next.Add(s.cfg.pauseFor)
 		}
 		at := next

@@ -54,8 +54,8 @@ Faults (all optional, reproducible with --seed):
    --drop-random P      never publish a sample with probability P
    --restart-after T    stop all publishers after T, stay away --outage D, then
                         come back with seq from 0 (a publisher restart)
-   --pause AT:FOR       stall publishing at AT for FOR (seq continues: an outage
-                        without skips)
+   --pause AT:FOR       stall publishing AT after the first sample, for FOR (seq
+                        continues: an outage without skips)
    --jitter SIGMA       Gaussian jitter of the capture instants
    --clock-offset D     the simulator's clock runs D ahead of this host's
    --frame-lag D        frames carry capture stamps D older than their publish time
@@ -80,7 +80,7 @@ EXAMPLES:
 			&cli.Float64Flag{Name: "drop-random", Usage: "skip publishing with probability `P`"},
 			&cli.DurationFlag{Name: "restart-after", Usage: "restart the publishers after `T`"},
 			&cli.DurationFlag{Name: "outage", Value: 2 * time.Second, Usage: "how long a restart keeps the publishers away"},
-			&cli.StringFlag{Name: "pause", Usage: "stall publishing `AT:FOR`, e.g. 3s:500ms"},
+			&cli.StringFlag{Name: "pause", Usage: "stall publishing `AT:FOR` (AT after the first sample), e.g. 3s:500ms"},
 			&cli.DurationFlag{Name: "jitter", Usage: "Gaussian jitter `SIGMA` of capture instants"},
 			&cli.DurationFlag{Name: "clock-offset", Usage: "simulator clock minus this host's clock"},
 			&cli.DurationFlag{Name: "frame-lag", Usage: "frames' capture stamps are this much older than their publish time"},
