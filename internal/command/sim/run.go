@@ -40,6 +40,11 @@ type simulator struct {
 // now is the simulator's clock: this host's wall clock plus --clock-offset.
 func (s *simulator) now() int64 { return clock.WallNow() + s.cfg.offset.Nanoseconds() }
 
+// stamp is the capture stamp of a sample due at tick: the simulation step
+// it belongs to, on the simulator's clock, however late the publisher
+// woke up to send it (that delay is part of the measured latency).
+func (s *simulator) stamp(tick time.Time) int64 { return tick.UnixNano() + s.cfg.offset.Nanoseconds() }
+
 // run publishes until ctx ends, with one restart if configured.
 func (s *simulator) run(ctx context.Context, c *cli.Context) error {
 	status := time.NewTicker(5 * time.Second)
@@ -116,8 +121,8 @@ func (s *simulator) answerTime(q zenoh.Query) []zenoh.Reply {
 }
 
 // ticker calls f at hz with absolute deadlines (no drift), applying pause,
-// jitter and drops; f gets the seq and whether to publish it.
-func (s *simulator) ticker(ctx context.Context, hz float64, f func(seq uint64) error) error {
+// jitter and drops; f gets the seq and its tick (the jittered deadline).
+func (s *simulator) ticker(ctx context.Context, hz float64, f func(seq uint64, tick time.Time) error) error {
 	period := time.Duration(float64(time.Second) / hz)
 	next := s.runStart
 	// The pause comes once per session, AT after the first sample; in a
@@ -146,7 +151,7 @@ func (s *simulator) ticker(ctx context.Context, hz float64, f func(seq uint64) e
 		if s.drop(seq) {
 			continue
 		}
-		if err := f(seq); err != nil {
+		if err := f(seq, at); err != nil {
 			return err
 		}
 	}
@@ -173,8 +178,8 @@ func (s *simulator) publishStates(ctx context.Context) error {
 	defer pub.Close()
 	st := codec.State{Sensors: make([]codec.Sensor, s.cfg.sensors)}
 	var buf []byte
-	return s.ticker(ctx, s.cfg.stateHz, func(seq uint64) error {
-		t := s.now()
+	return s.ticker(ctx, s.cfg.stateHz, func(seq uint64, tick time.Time) error {
+		t := s.stamp(tick)
 		x := float64(time.Since(s.start)) / 1e9
 		st.Seq, st.TNs, st.EstimateTNs = seq, t, t-4_000_000
 		st.Position = codec.Vec3{X: math.Sin(x), Y: math.Cos(x), Z: 0.85}
@@ -205,8 +210,8 @@ func (s *simulator) publishFrames(ctx context.Context, camID uint32, cam string)
 	defer pub.Close()
 	pix := make([]byte, h.DataSize)
 	var hdr []byte
-	return s.ticker(ctx, s.cfg.frameHz, func(seq uint64) error {
-		t := s.now() - s.cfg.frameLag.Nanoseconds()
+	return s.ticker(ctx, s.cfg.frameHz, func(seq uint64, tick time.Time) error {
+		t := s.stamp(tick) - s.cfg.frameLag.Nanoseconds()
 		paint(pix, h.Stride, seq)
 		h.Seq, h.TNs = seq, t
 		hdr = codec.AppendFrameHeader(hdr[:0], &h)

@@ -46,8 +46,9 @@ func Command() *cli.Command {
 		Usage: "run the bundled simulator: states over zenoh, camera frames over iceoryx2, with optional faults",
 		Description: `Publishes vrsdk.State/1 samples on zenoh key vr/ROBOT/state and vrsdk.Frame/1
 frames on iceoryx2 service vr/ROBOT/camera/NAME (frame header as user header,
-pixels as payload), each stamped with the simulator's capture t_ns and a
-per-topic seq, and answers clock-sync queries on vr/ROBOT/time.
+pixels as payload), each stamped with the simulator's capture t_ns (the
+time of its simulation step, a fixed period apart) and a per-topic seq, and
+answers clock-sync queries on vr/ROBOT/time.
 
 Faults (all optional, reproducible with --seed):
    --drop-every N       never publish every Nth sample of each stream (seq gaps)
@@ -58,7 +59,7 @@ Faults (all optional, reproducible with --seed):
                         continues: an outage without skips)
    --jitter SIGMA       Gaussian jitter of the capture instants
    --clock-offset D     the simulator's clock runs D ahead of this host's
-   --frame-lag D        frames carry capture stamps D older than their publish time
+   --frame-lag D        frames carry capture stamps D older than their tick
 
 EXAMPLES:
    sim --duration 10s
@@ -83,7 +84,7 @@ EXAMPLES:
 			&cli.StringFlag{Name: "pause", Usage: "stall publishing `AT:FOR` (AT after the first sample), e.g. 3s:500ms"},
 			&cli.DurationFlag{Name: "jitter", Usage: "Gaussian jitter `SIGMA` of capture instants"},
 			&cli.DurationFlag{Name: "clock-offset", Usage: "simulator clock minus this host's clock"},
-			&cli.DurationFlag{Name: "frame-lag", Usage: "frames' capture stamps are this much older than their publish time"},
+			&cli.DurationFlag{Name: "frame-lag", Usage: "frames' capture stamps are this much older than their tick"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "random seed for --drop-random and --jitter"},
 			&cli.StringFlag{Name: "log", Usage: "write every published sample (channel, seq, t_ns, sha256) as JSON lines to `FILE`"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no periodic status lines"},
