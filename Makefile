@@ -53,6 +53,11 @@ BENCH_PKGS ?= ./codec/ ./logfmt/ ./sampler/ ./analyzer/
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(BENCH_PKGS)
 
+## bench-targets: the logfmt and analyze targets, each pair interleaved, with medians and ratios
+.PHONY: bench-targets
+bench-targets:
+	./bench/targets.sh
+
 ## demo: the main job end to end: simulate, record ~10 s, analyze, replay
 demo: build
 	./scripts/demo.sh
