@@ -23,8 +23,8 @@ func TestSampleAgainstTruth(t *testing.T) {
 	type run struct{ lastSeq, lastT int64 }
 	type want struct {
 		n, skipped, gaps, restarts uint64
-		before, after                float64 // elapsed of the first restart
-		last                         *run
+		before, after              float64 // elapsed of the first restart
+		last                       *run
 	}
 	truth := map[string]*want{}
 	var order []string
