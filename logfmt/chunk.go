@@ -52,7 +52,6 @@ type payloadRef struct {
 }
 
 func (g *groupBuf) reset(ch uint16, comp Compression) {
-	clear(g.refs)
 	*g = groupBuf{ch: ch, comp: comp, raw: g.raw[:0], stored: g.stored[:0], prevPub: g.prevPub[:0], refs: g.refs[:0]}
 }
 
@@ -416,13 +415,17 @@ func (d *recordDecoder) done() bool { return d.p > len(d.raw) }
 
 // decode appends the entries of up to max more records to out. After the
 // last record it checks the chunk's totals; an error stops the decoder.
-func (d *recordDecoder) decode(out []metaEntry, max int) ([]metaEntry, error) {
+func (d *recordDecoder) decode(out []metaEntry, max int) (_ []metaEntry, err error) {
 	raw, cm, gs, maxRecord, slot := d.raw, d.cm, d.gs, d.maxRecord, d.slot
 	ng := len(gs)
 	prevMono, prevOff, n, p := d.prevMono, d.prevOff, d.n, d.p
-	defer func() { d.prevMono, d.prevOff, d.n = prevMono, prevOff, n }()
+	defer func() {
+		d.prevMono, d.prevOff, d.n = prevMono, prevOff, n
+		if err != nil {
+			d.p = len(raw) + 1 // stopped: done
+		}
+	}()
 	bad := func(what string) error {
-		d.p = len(raw) + 1
 		return fmt.Errorf("%w: record %d: %s", ErrMalformed, n, what)
 	}
 	for end := len(out) + max; p < len(raw); {
@@ -520,7 +523,6 @@ func (d *recordDecoder) decode(out []metaEntry, max int) ([]metaEntry, error) {
 		}
 		p += k
 		if hl > uint64(maxRecord) || pl > uint64(maxRecord) || hl+pl > uint64(maxRecord) {
-			d.p = len(raw) + 1
 			return out, fmt.Errorf("%w: record %d of %d bytes", ErrTooLarge, n, hl+pl)
 		}
 		grp := &cm.groups[gi]
@@ -535,7 +537,7 @@ func (d *recordDecoder) decode(out []metaEntry, max int) ([]metaEntry, error) {
 		g.n++
 		n++
 	}
-	d.p = len(raw) + 1 // done, whatever the checks say
+	d.p = len(raw) + 1 // done
 	if n != cm.records {
 		return out, fmt.Errorf("%w: %d records, chunk prefix says %d", ErrMalformed, n, cm.records)
 	}

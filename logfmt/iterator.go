@@ -245,6 +245,7 @@ func (r *Reader) loadChunk(lc *loadedChunk, ci *ChunkInfo, want []bool, metaOnly
 	return out, nil
 }
 
+// decodeError places a failure of the chunk's record metadata at its offset.
 func (lc *loadedChunk) decodeError(name string, err error) error {
 	return corrupt(name, lc.metaAt, "chunk record metadata", "", err)
 }
@@ -283,14 +284,13 @@ func (r *Reader) openChunk(lc *loadedChunk, ci *ChunkInfo, want []bool, metaOnly
 	if err := parseChunkMeta(meta, h.dataLen, o, &lc.cm); err != nil {
 		return corrupt(name, ci.Offset+blockHeaderSize, "chunk meta section", "", err)
 	}
-	metaAt := ci.Offset + blockHeaderSize + int64(len(meta)-len(lc.cm.metaStored))
-	lc.metaAt = metaAt
+	lc.metaAt = ci.Offset + blockHeaderSize + int64(len(meta)-len(lc.cm.metaStored))
 	raw, err := r.decompress(lc.cm.metaKind, lc.cm.metaStored, lc.cm.metaRawLen, lc.metaDec)
 	if lc.cm.metaKind != CompressionNone && raw != nil {
 		lc.metaDec = raw
 	}
 	if err != nil {
-		return corrupt(name, metaAt, "chunk record metadata", "", err)
+		return lc.decodeError(name, err)
 	}
 	lc.metaRaw = raw
 	lc.dec.reset(raw, &lc.cm, o.MaxRecordSize, slot)
