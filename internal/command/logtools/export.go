@@ -41,12 +41,17 @@ func exportCommand() *cli.Command {
    sample's t_ns, the session epoch). The MCAP file is read back through its
    index and its message count checked before the command reports success.
 
---format csv writes a timing table (record metadata only, no payload is
-read): one file per channel in directory OUT (OUT/<channel>.csv), or a single
-table with a leading channel column when OUT ends in .csv. Columns: index,
-seq, t, t_ns, recv_wall, recv_wall_ns, recv_mono_ns, dt_ns, recv_dt_ns,
-latency_ns, skipped, restart, header_bytes, payload_bytes; t and recv_wall in
---time-format, the *_ns columns integer nanoseconds.
+--format csv writes a timing table (from record metadata) plus, for state
+channels, the decoded state fields flattened (position.x, ...; a frame's
+pixels are never read): one file per channel in directory OUT
+(OUT/<channel>.csv), or a single table with a leading channel column when OUT
+ends in .csv. Columns: index, has_stamp, seq, t, t_ns, recv_wall,
+recv_wall_ns, recv_mono_ns, dt_ns, recv_dt_ns, latency_ns, skipped, restart,
+header_bytes, payload_bytes, then for states decoded, estimate_t_ns,
+position.*, orientation.*, linear_velocity.*, angular_velocity.*,
+sensor_count, sensors.<i>.id, sensors.<i>.t_ns. t and recv_wall in
+--time-format; the *_ns columns integer nanoseconds. No integer cell is ever
+empty, so pandas reads them as exact int64 (docs/log-tools.md).
 
 EXAMPLES:
    vrlog export run.vrlog --format mcap -o run.mcap && mcap info run.mcap
@@ -279,6 +284,20 @@ func exportCSV(c *cli.Context, path string, r *logfmt.Reader, ids []uint16, win 
 		bw *bufio.Writer
 		w  *mcapexport.CSVWriter
 	}
+	// State channels get their decoded fields; their payloads (never a
+	// frame's) are read alongside the metadata.
+	var states []uint16
+	for _, id := range ids {
+		if chans[id].Schema == codec.SchemaState {
+			states = append(states, id)
+		}
+	}
+	keep := func(rec *logfmt.Record) bool { return win.contains(rec.RecvWallNs) }
+	sf := filter(r, states, win, false)
+	sensors, err := mcapexport.MaxSensors(r, sf, keep)
+	if err != nil {
+		return cliutil.Input(explain(path, err))
+	}
 	var tables []*table
 	byChan := map[uint16]*table{}
 	abort := func() {
@@ -306,7 +325,10 @@ func exportCSV(c *cli.Context, path string, r *logfmt.Reader, ids []uint16, win 
 	}
 	if strings.HasSuffix(strings.ToLower(out), ".csv") {
 		o := opts
-		o.ChannelColumn = true
+		o.ChannelColumn, o.StateColumns = true, len(states) > 0
+		for _, n := range sensors {
+			o.Sensors = max(o.Sensors, n)
+		}
 		t, err := open(out, o)
 		if err != nil {
 			abort()
@@ -326,7 +348,9 @@ func exportCSV(c *cli.Context, path string, r *logfmt.Reader, ids []uint16, win 
 				name = strings.TrimSuffix(name, ".csv") + "_" + strconv.Itoa(int(id)) + ".csv"
 			}
 			seen[name] = true
-			t, err := open(filepath.Join(out, name), opts)
+			o := opts
+			o.StateColumns, o.Sensors = chans[id].Schema == codec.SchemaState, sensors[id]
+			t, err := open(filepath.Join(out, name), o)
 			if err != nil {
 				abort()
 				return err
@@ -335,7 +359,7 @@ func exportCSV(c *cli.Context, path string, r *logfmt.Reader, ids []uint16, win 
 		}
 	}
 	var rows uint64
-	it := r.Records(filter(r, ids, win, true))
+	it := mcapexport.NewRecords(r, filter(r, ids, win, true), states)
 	for it.Next() {
 		rec := it.Record()
 		if !win.contains(rec.RecvWallNs) {
