@@ -5,6 +5,7 @@ package analyze
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/urfave/cli/v2"
@@ -86,25 +87,7 @@ func run(c *cli.Context) error {
 	}
 	opts := analyzer.Options{
 		OutageFactor: c.Float64("outage-factor"), LagTolerance: c.Duration("lag-tolerance"),
-		FullDecode: c.Bool("full-decode"), Tolerant: c.Bool("tolerant"), TimeFormat: tf,
-	}
-	var closers []func() error
-	defer func() {
-		for _, f := range closers {
-			f()
-		}
-	}()
-	if p := c.String("csv"); p != "" {
-		if p == "-" {
-			opts.Timeline = c.App.Writer
-		} else {
-			f, err := os.Create(p)
-			if err != nil {
-				return cliutil.Usage("--csv: %v", err)
-			}
-			closers = append(closers, f.Close)
-			opts.Timeline = f
-		}
+		FullDecode: c.Bool("full-decode"), Tolerant: c.Bool("tolerant"),
 	}
 	if c.String("html") != "" {
 		opts.PlotBins = 600
@@ -128,6 +111,17 @@ func run(c *cli.Context) error {
 		rep.CompareBaseline(base, c.Float64("baseline-tolerance"))
 	}
 
+	if p := c.String("csv"); p != "" {
+		csv := func(w io.Writer) error { return a.WriteCSV(w, rep, tf) }
+		if p == "-" {
+			err = csv(c.App.Writer)
+		} else {
+			err = writeFile(p, func(f *os.File) error { return csv(f) })
+		}
+		if err != nil {
+			return cliutil.Runtime(err)
+		}
+	}
 	out := c.App.Writer
 	switch {
 	case c.Bool("json"):
