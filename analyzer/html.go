@@ -160,11 +160,7 @@ func fileLine(f FileReport) string {
 	if !f.Indexed {
 		how = "by linear scan: no footer (an unfinished or crashed recording)"
 	}
-	pct := 0.0
-	if f.SizeBytes > 0 {
-		pct = 100 * float64(f.BytesRead) / float64(f.SizeBytes)
-	}
-	s := fmt.Sprintf("%s: %s, read %s (%.1f %%) %s", f.Path, human(f.SizeBytes), human(f.BytesRead), pct, how)
+	s := fmt.Sprintf("%s: %s %s", f.Path, f.read(), how)
 	if f.TornTail >= 0 {
 		s += fmt.Sprintf("; torn tail at byte %d", f.TornTail)
 	}

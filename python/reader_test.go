@@ -500,9 +500,9 @@ func TestGoWriterLogs(t *testing.T) {
 	compare(t, jobs)
 }
 
-// Cut anywhere (an interrupted recording): both readers find the same torn
-// tail and read the same records before it.
-func TestCutLogs(t *testing.T) {
+// richBytes writes a rich log of 1200 states in a temp dir and returns the
+// dir, the log's bytes and its chunks (for copies to cut and damage).
+func richBytes(t *testing.T) (string, []byte, []logfmt.ChunkInfo) {
 	dir := t.TempDir()
 	src := filepath.Join(dir, "rich.vrlog")
 	rich(t, src, logfmt.Compression{Kind: logfmt.CompressionZstd, Level: 1}, 1200)
@@ -510,9 +510,18 @@ func TestCutLogs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, _ := logfmt.Open(src, logfmt.ReaderOptions{})
-	cs := r.Chunks()
-	r.Close()
+	r, err := logfmt.Open(src, logfmt.ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	return dir, b, r.Chunks()
+}
+
+// Cut anywhere (an interrupted recording): both readers find the same torn
+// tail and read the same records before it.
+func TestCutLogs(t *testing.T) {
+	dir, b, cs := richBytes(t)
 	cuts := []int64{int64(len(b)) - 1, int64(len(b)) - 24, cs[3].Offset, cs[3].Offset + 10, cs[3].Offset + 30, cs[len(cs)/2].Offset + int64(cs[len(cs)/2].MetaLen) + 100}
 	rng := rand.New(rand.NewPCG(3, 4))
 	for range 6 {
@@ -536,13 +545,7 @@ func TestCutLogs(t *testing.T) {
 // Damage in the middle: a strict read fails at the same offset in both, a
 // tolerant one skips the same chunks and reads the same records.
 func TestDamagedLogs(t *testing.T) {
-	dir := t.TempDir()
-	src := filepath.Join(dir, "rich.vrlog")
-	rich(t, src, logfmt.Compression{Kind: logfmt.CompressionZstd, Level: 1}, 1200)
-	b, _ := os.ReadFile(src)
-	r, _ := logfmt.Open(src, logfmt.ReaderOptions{})
-	cs := r.Chunks()
-	r.Close()
+	dir, b, cs := richBytes(t)
 	c := cs[len(cs)/2]
 	flips := map[string]int64{
 		"payload":      c.Offset + 24 + int64(c.MetaLen) + int64(c.DataLen) - 5,

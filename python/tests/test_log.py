@@ -5,7 +5,6 @@ compares it with the Go reader record by record."""
 import hashlib
 import json
 import os
-import shutil
 import struct
 
 import numpy as np

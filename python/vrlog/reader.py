@@ -593,26 +593,22 @@ class Log:
         """(Record, State) for every record of the selected state channels
         (all of them by default); State is None where the payload does not
         decode."""
-        if channels is None:
-            channels = [c.id for c in self.channels if c.schema == wire.SCHEMA_STATE]
-            if not channels:
-                return
-        for r in self.records(channels, start_ns, end_ns, clock=clock):
-            try:
-                yield r, wire.decode_state(r.payload, epoch_ns)
-            except VrlogError:
-                yield r, None
+        return self._decoded(wire.SCHEMA_STATE, lambda r: wire.decode_state(r.payload, epoch_ns), channels, start_ns, end_ns, clock)
 
     def frames(self, channels=None, start_ns=None, end_ns=None, *, clock="mono", epoch_ns: int = 0):
         """(Record, Frame) for every record of the selected frame channels
-        (all of them by default); Frame.pixels() is a numpy array."""
+        (all of them by default); Frame.pixels() is a numpy array. Frame is
+        None where the record does not decode."""
+        return self._decoded(wire.SCHEMA_FRAME, lambda r: wire.decode_frame(r.header, r.payload, epoch_ns), channels, start_ns, end_ns, clock)
+
+    def _decoded(self, schema, decode, channels, start_ns, end_ns, clock):
         if channels is None:
-            channels = [c.id for c in self.channels if c.schema == wire.SCHEMA_FRAME]
+            channels = [c.id for c in self.channels if c.schema == schema]
             if not channels:
                 return
         for r in self.records(channels, start_ns, end_ns, clock=clock):
             try:
-                yield r, wire.decode_frame(r.header, r.payload, epoch_ns)
+                yield r, decode(r)
             except VrlogError:
                 yield r, None
 
