@@ -22,7 +22,7 @@ import (
 func exportCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "export",
-		Usage:     "export a log to MCAP (Foxglove Studio, mcap CLI, PlotJuggler) or to CSV timing tables",
+		Usage:     "export a log to MCAP (Foxglove Studio, mcap CLI, PlotJuggler) or to CSV (timing and decoded states)",
 		ArgsUsage: "FILE.vrlog --format mcap|csv -o OUT",
 		Description: `--format mcap writes an indexed, chunked (zstd by default) MCAP file:
    - one MCAP channel per vrlog channel, topic = the vrlog channel name, with
