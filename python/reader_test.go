@@ -8,10 +8,12 @@ package python
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -143,7 +145,8 @@ func goDump(j job) dump {
 	}
 	defer r.Close()
 	d := dump{Metadata: r.Header().Metadata, Created: r.Header().CreatedWallNs, Indexed: r.Indexed(), TornTail: -1,
-		Version: []int{int(r.Header().VersionMajor), int(r.Header().VersionMinor)}, Skipped: []int64{}, Records: []drec{}}
+		Version: []int{int(r.Header().VersionMajor), int(r.Header().VersionMinor)}, Skipped: []int64{}, Records: []drec{},
+		Channels: []dchan{}, Chunks: []dchunk{}, Stats: []dstats{}}
 	if d.Metadata == nil {
 		d.Metadata = map[string]string{}
 	}
@@ -562,6 +565,29 @@ func TestDamagedLogs(t *testing.T) {
 		os.WriteFile(p, d, 0o644)
 		jobs = append(jobs, job{File: p}, job{File: p, Tolerant: true}, job{File: p, Tolerant: true, MetaOnly: true},
 			job{File: p, Tolerant: true, IgnoreIndex: true}, job{File: p, Tolerant: true, NoNumpy: true})
+	}
+	compare(t, jobs)
+}
+
+// Files that are not logs, or not logs this reader reads: both readers
+// refuse them at the same offset.
+func TestBadFiles(t *testing.T) {
+	dir := t.TempDir()
+	golden, err := os.ReadFile("../testdata/logfmt/golden-v1.vrlog")
+	if err != nil {
+		t.Fatal(err)
+	}
+	future := append([]byte(nil), golden...)
+	future[8] = 2
+	binary.LittleEndian.PutUint32(future[12:], crc32.Checksum(future[:12], crc32.MakeTable(crc32.Castagnoli)))
+	badCRC := append([]byte(nil), golden...)
+	badCRC[13] ^= 1
+	var jobs []job
+	for name, b := range map[string][]byte{"empty": nil, "magic-only": golden[:5], "prelude-only": golden[:16],
+		"foreign": []byte("PK\x03\x04 a zip, not a log"), "future": future, "bad-crc": badCRC} {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, b, 0o644)
+		jobs = append(jobs, job{File: p})
 	}
 	compare(t, jobs)
 }

@@ -46,6 +46,10 @@ def dump(job: dict) -> dict:
             }
     except vrlog.CorruptionError as e:
         return {"error": str(e), "error_offset": e.offset}
+    except vrlog.NotVrlogError as e:
+        return {"error": str(e), "error_offset": 0}  # the magic, at offset 0
+    except vrlog.UnsupportedVersionError as e:
+        return {"error": str(e), "error_offset": 8}  # the major version, at offset 8
     except vrlog.VrlogError as e:
         return {"error": str(e), "error_offset": -1}
 

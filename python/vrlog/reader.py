@@ -89,14 +89,13 @@ class Log:
         self.skipped_chunks: list[CorruptionError] = []
         self.torn_tail: CorruptionError | None = None
         self.writer_stats: dict[str, int] | None = None
-        self._file = None
         self._mm = None
         self._dctx = None
         self._file = builtins.open(self.path, "rb")
         try:
             self.size = os.fstat(self._file.fileno()).st_size
-            if self.size == 0:
-                raise NotVrlogError(f"{self.path}: empty file, not a vrlog log")
+            if self.size == 0:  # a prefix of the magic, like any cut inside the prelude
+                raise self._corrupt(0, "prelude: the file is empty")
             self._mm = mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ)
             self._prelude()
             self.indexed = not ignore_index and self._open_indexed()
