@@ -3,6 +3,7 @@ package analyzer
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"html"
 	"os"
 	"os/exec"
@@ -12,6 +13,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vrlog/vrlog/codec"
+	"github.com/vrlog/vrlog/logfmt"
 )
 
 const sampleLog = "../testdata/sample.vrlog"
@@ -256,6 +260,60 @@ func TestHTMLInBrowser(t *testing.T) {
 		}
 		if err := os.WriteFile("../docs/analyze-report.png", b, 0o644); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// Logs with little in them still make a page: no channel at all, one raw
+// channel, a single state, probes only.
+func TestHTMLSmallLogs(t *testing.T) {
+	dir := t.TempDir()
+	for name, recs := range map[string][]struct {
+		schema string
+		stamp  bool
+		n      int
+	}{
+		"empty":  nil,
+		"raw":    {{"", false, 50}},
+		"single": {{codec.SchemaState, true, 1}},
+		"probes": {{codec.SchemaClockProbe, false, 3}},
+	} {
+		p := filepath.Join(dir, name+".vrlog")
+		w, err := logfmt.Create(p, logfmt.WriterOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range recs {
+			id, _ := w.AddChannel(logfmt.Channel{Name: fmt.Sprintf("ch%d", i), Transport: logfmt.TransportZenoh, Topic: "t", Schema: r.schema})
+			for k := range r.n {
+				rec := &logfmt.Record{Channel: id, RecvMonoNs: int64(k) * 1e7, RecvWallNs: 1e18 + int64(k)*1e7}
+				switch r.schema {
+				case codec.SchemaState:
+					st := codec.State{Seq: uint64(k), TNs: rec.RecvWallNs - 1e6}
+					rec.Payload, rec.HasStamp, rec.Seq, rec.CaptureNs = codec.AppendState(nil, &st), true, st.Seq, st.TNs
+				case codec.SchemaClockProbe:
+					rec.Payload = codec.AppendClockProbe(nil, codec.ClockProbe{T1Ns: rec.RecvWallNs, T2Ns: rec.RecvWallNs + 5, T3Ns: rec.RecvWallNs + 6, T4Ns: rec.RecvWallNs + 9})
+				default:
+					rec.Payload = []byte("x")
+				}
+				if err := w.Write(rec); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		a := New(Options{PlotBins: 600})
+		if err := a.AddFile(p); err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := a.WriteHTML(&b, a.Report()); err != nil || !strings.Contains(b.String(), "<title>vrlog analyze: "+name+".vrlog</title>") {
+			t.Errorf("%s: %v", name, err)
+		}
+		if strings.Contains(b.String(), "NaN") || strings.Contains(b.String(), "Inf") {
+			t.Errorf("%s: a NaN or Inf in the page", name)
 		}
 	}
 }
