@@ -4,7 +4,7 @@ BIN      := bin
 PYTHON   ?= python3
 
 # Packages that must build without cgo or Rust (go install .../cmd/analyze@latest).
-PURE_PKGS := ./codec/... ./logfmt/... ./sampler/... ./analyzer/... ./internal/command/analyze/... ./cmd/analyze/...
+PURE_PKGS := ./keyexpr/... ./codec/... ./logfmt/... ./sampler/... ./analyzer/... ./internal/command/analyze/... ./cmd/analyze/...
 
 .PHONY: all build test test-pure test-go test-race demo sample fuzz bench clean
 
@@ -43,7 +43,7 @@ test-race: native
 
 ## fuzz: each fuzz target for FUZZTIME (default 30s)
 FUZZTIME ?= 30s
-FUZZ_PKGS ?= ./codec/ ./logfmt/
+FUZZ_PKGS ?= ./keyexpr/ ./codec/ ./logfmt/
 fuzz:
 	@for p in $(FUZZ_PKGS); do for t in $$($(GO) test -list 'Fuzz.*' $$p | grep ^Fuzz); do \
 		echo "== $$p $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -parallel 1 $$p || exit 1; done; done
