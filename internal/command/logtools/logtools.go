@@ -7,7 +7,6 @@ package logtools
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -26,101 +25,7 @@ import (
 
 // Commands returns the log tools' verbs.
 func Commands() []*cli.Command {
-	cmds := []*cli.Command{infoCommand(), catCommand(), verifyCommand(), recoverCommand(), cutCommand(), mergeCommand(), exportCommand()}
-	for _, c := range cmds {
-		interspersed(c)
-	}
-	return cmds
-}
-
-// interspersed lets flags follow the positional arguments ("recover SRC -o
-// DST"), which urfave/cli v2 does not: it stops parsing at the first
-// argument. The command skips cli's parsing; its action moves every flag
-// (with its value) in front of the arguments, up to a "--", parses them
-// with the command's own flag definitions and runs the real action with a
-// context over that flag set.
-func interspersed(cmd *cli.Command) {
-	action := cmd.Action
-	cmd.SkipFlagParsing = true
-	cmd.Action = func(c *cli.Context) error {
-		set := flag.NewFlagSet(cmd.Name, flag.ContinueOnError)
-		set.SetOutput(io.Discard)
-		for _, f := range cmd.Flags {
-			if err := f.Apply(set); err != nil {
-				return cliutil.Runtime(err)
-			}
-		}
-		for _, n := range []string{"help", "h"} { // cli adds its help flag to cmd.Flags
-			if set.Lookup(n) == nil {
-				set.Bool(n, false, "")
-			}
-		}
-		if err := set.Parse(reorder(set, c.Args().Slice())); err != nil {
-			return cliutil.Usage("%s: %v (see --help)", cmd.Name, err)
-		}
-		for _, n := range []string{"help", "h"} {
-			if f := set.Lookup(n); f != nil && f.Value.String() == "true" {
-				cli.HelpPrinter(c.App.Writer, cli.CommandHelpTemplate, cmd)
-				return nil
-			}
-		}
-		// Aliases of non-slice flags have their own storage: copy the value
-		// given under one name to the others (what cli's normalizeFlags does).
-		visited := map[string]bool{}
-		set.Visit(func(f *flag.Flag) { visited[f.Name] = true })
-		for _, f := range cmd.Flags {
-			names := f.Names()
-			for _, v := range names {
-				if !visited[v] {
-					continue
-				}
-				src := set.Lookup(v)
-				for _, n := range names {
-					if dst := set.Lookup(n); n != v && dst != nil && dst.Value != src.Value {
-						_ = set.Set(n, src.Value.String())
-					}
-				}
-				break
-			}
-		}
-		nc := cli.NewContext(c.App, set, c)
-		nc.Command = cmd
-		return action(nc)
-	}
-}
-
-// reorder moves flags (and the values of non-boolean flags) in front of
-// the positional arguments; "--" ends the flags.
-func reorder(set *flag.FlagSet, args []string) []string {
-	var flags, pos []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			pos = append(pos, args[i+1:]...)
-			break
-		}
-		if len(a) < 2 || a[0] != '-' {
-			pos = append(pos, a)
-			continue
-		}
-		flags = append(flags, a)
-		name := strings.TrimLeft(a, "-")
-		if strings.Contains(name, "=") {
-			continue
-		}
-		f := set.Lookup(name)
-		if f == nil {
-			continue // Parse reports it
-		}
-		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
-			continue
-		}
-		if i+1 < len(args) {
-			flags = append(flags, args[i+1])
-			i++
-		}
-	}
-	return append(append(flags, "--"), pos...)
+	return []*cli.Command{infoCommand(), catCommand(), verifyCommand(), recoverCommand(), cutCommand(), mergeCommand(), exportCommand()}
 }
 
 // ---- shared flags ----

@@ -10,11 +10,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -374,8 +372,8 @@ func run(c *cli.Context) error {
 		return cliutil.Usage("%v", err)
 	}
 
-	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	cliutil.Graceful(c) // SIGINT or SIGTERM stops the replay and prints its report
+	ctx := c.Context
 	ui := startUI(ctx, p, stderr, cfg.quiet, time.Duration(span))
 	sum, perr := p.Run(ctx)
 	quit := ui.stop()

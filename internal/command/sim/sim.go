@@ -13,9 +13,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -144,8 +142,8 @@ func run(c *cli.Context) error {
 		cfg.pauseAt, cfg.pauseFor = a, d
 	}
 
-	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	cliutil.Graceful(c) // SIGINT or SIGTERM stops publishing and closes --log
+	ctx := c.Context
 	if d := c.Duration("duration"); d > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, d)
