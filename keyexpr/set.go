@@ -90,6 +90,10 @@ func (s *Set) Match(subjects ...string) bool {
 	return any
 }
 
+// MarkUsed marks pattern i as having matched (a caller that matched it by
+// other means, e.g. as a channel id).
+func (s *Set) MarkUsed(i int) { s.hit[i] = true }
+
 // Unmatched returns a NoMatchError for the first pattern that has matched
 // nothing so far, listing have; nil when every pattern matched.
 func (s *Set) Unmatched(what string, have []string) error {

@@ -12,8 +12,12 @@ type Filter struct {
 	// Start and End bound RecvMonoNs to [Start, End): the receive order
 	// of the recorder, monotonic within a recording. Zero means
 	// unbounded. Convert wall time with a record's RecvWallNs-RecvMonoNs
-	// or a chunk's wall range.
+	// or a chunk's wall range, or bound Wall instead.
 	Start, End int64
+	// Wall bounds RecvWallNs, the recorder's wall clock (comparable
+	// across recorders and hosts, and what users give times in): chunks
+	// are skipped by the index's wall ranges and each record is checked.
+	Wall Range
 	// MetaOnly reads record metadata only: payload blocks are neither
 	// read nor decompressed; Header and Payload are nil, HeaderLen and
 	// PayloadLen are set.
@@ -79,6 +83,9 @@ func (r *Reader) Records(f Filter) *Iterator {
 		if ci.MaxMonoNs < f.Start && f.Start != 0 {
 			continue
 		}
+		if (f.Wall.HasStart && ci.MaxWallNs < f.Wall.Start) || (f.Wall.HasEnd && ci.MinWallNs >= f.Wall.End) {
+			continue
+		}
 		if it.want != nil {
 			hit := false
 			for _, cc := range ci.Channels {
@@ -109,6 +116,9 @@ func (it *Iterator) Next() bool {
 				continue
 			}
 			if f.End != 0 && e.mono >= f.End {
+				continue
+			}
+			if f.Wall.Bounded() && !f.Wall.Contains(e.wall) {
 				continue
 			}
 			it.fill(e)
