@@ -115,18 +115,15 @@ func (a *Analysis) AddFile(path string) error {
 
 	var ids []*channel // by channel id: the hot loop indexes, never hashes
 	var probeIDs, dataIDs []uint16
-	stats := map[uint16]logfmt.ChannelStats{}
-	for _, s := range r.Stats() {
-		stats[s.Channel] = s
-	}
 	for _, c := range r.Channels() {
+		st := r.StatsOf(c.ID)
 		ch := a.channel(c)
 		if int(c.ID) >= len(ids) {
 			ids = append(ids, make([]*channel, int(c.ID)+1-len(ids))...)
 		}
 		ids[c.ID] = ch
-		ch.rep.RecorderDrops += stats[c.ID].Drops
-		if n := int(min(stats[c.ID].Records, 1<<26)); n > 0 && ch.kind != KindProbe {
+		ch.rep.RecorderDrops += st.Drops
+		if n := int(min(st.Records, 1<<26)); n > 0 && ch.kind != KindProbe {
 			ch.stream.Reserve(n)
 			if ch.kind == KindState || ch.kind == KindFrame {
 				ch.stamps = slices.Grow(ch.stamps, n)
@@ -137,8 +134,8 @@ func (a *Analysis) AddFile(path string) error {
 		} else {
 			dataIDs = append(dataIDs, c.ID)
 		}
-		if s, ok := stats[c.ID]; ok && s.HasCapture && a.opts.PlotBins > 0 {
-			a.widen(s.FirstCaptureNs, s.LastCaptureNs)
+		if st.HasCapture && a.opts.PlotBins > 0 {
+			a.widen(st.FirstCaptureNs, st.LastCaptureNs)
 		}
 	}
 	if a.opts.PlotBins > 0 {

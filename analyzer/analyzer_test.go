@@ -120,13 +120,15 @@ func TestChecksAndBaseline(t *testing.T) {
 		}
 		return l
 	}
-	rep.ApplyChecks(Thresholds{
+	if err := rep.ApplyChecks(Thresholds{
 		MaxSkips:    []Limit{lim("0", false), lim("vr/*/camera/*=1", false)},
 		MaxRestarts: []Limit{lim("1", false)},
 		MaxOutageMs: []Limit{lim("vr/r1/state=10s", true)},
 		MinRate:     []Limit{lim("vr/r1/state=24", false)},
 		MaxLagMs:    []Limit{lim("200ms", true)},
-	})
+	}); err != nil {
+		t.Fatal(err)
+	}
 	var failed []string
 	for _, c := range rep.Failed() {
 		failed = append(failed, c.Name+" "+c.Channel)
@@ -164,7 +166,9 @@ func TestOutputs(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep := a.Report()
-	rep.ApplyChecks(Thresholds{MaxSkips: []Limit{{Value: 0}}})
+	if err := rep.ApplyChecks(Thresholds{MaxSkips: []Limit{{Value: 0}}}); err != nil {
+		t.Fatal(err)
+	}
 	lines := strings.Split(strings.TrimSpace(csv.String()), "\n")
 	// One row per data record except undecodable ones, plus the header.
 	if want := int(tr.States-tr.Garbage+tr.Frames+tr.Raw) + 1; len(lines) != want {
