@@ -110,7 +110,6 @@ func IsTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-
 func usageError(_ *cli.Context, err error, _ bool) error {
 	return &Error{Code: ExitUsage, Err: fmt.Errorf("%w (see --help)", err)}
 }
