@@ -202,11 +202,12 @@ func syncDir(dir string) {
 
 // live is every output not yet committed or aborted, process-wide because
 // a signal is: Discard removes them on the way out.
-var live = &registry{files: map[*File]bool{}, dirs: map[string]bool{}}
+var live = &registry{files: map[*File]bool{}, extra: map[string]bool{}, dirs: map[string]bool{}}
 
 type registry struct {
 	mu        sync.Mutex
 	files     map[*File]bool
+	extra     map[string]bool // temporary files other code writes (Track)
 	dirs      map[string]bool // directories Dir created and would remove
 	discarded bool            // Discard ran: no more commits
 }
@@ -251,6 +252,21 @@ func unwrapLink(err error) error {
 	return err
 }
 
+// Track adds a temporary file that other code writes (and renames away
+// when it succeeds) to what Discard removes. The returned func forgets it,
+// removing it if it is still there.
+func Track(path string) (forget func()) {
+	live.mu.Lock()
+	live.extra[path] = true
+	live.mu.Unlock()
+	return func() {
+		live.mu.Lock()
+		delete(live.extra, path)
+		live.mu.Unlock()
+		os.Remove(path)
+	}
+}
+
 // Discard removes every output not yet committed and the directories
 // their Dirs created, and makes any later Commit fail: for the process's
 // way out when it is interrupted. It returns how many files it removed.
@@ -263,6 +279,12 @@ func Discard() int {
 		os.Remove(f.tmp)
 		delete(live.files, f)
 		n++
+	}
+	for p := range live.extra {
+		if os.Remove(p) == nil {
+			n++
+		}
+		delete(live.extra, p)
 	}
 	for d := range live.dirs {
 		os.Remove(d) // only if empty: what Dir created and filled with nothing else

@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/vrlog/vrlog/analyzer"
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/internal/cliutil"
 	"github.com/vrlog/vrlog/logfmt"
@@ -44,7 +45,7 @@ EXAMPLES:
 ` + cliutil.ExitCodesHelp,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object per file (one per line)"},
-			timeFormatFlag("rfc3339"),
+			timeFormatFlag(),
 		},
 		Action: runInfo,
 	}
@@ -86,6 +87,8 @@ type Info struct {
 	EndNs       int64             `json:"end_ns"`
 	Start       string            `json:"start"`
 	End         string            `json:"end"`
+	EpochNs     int64             `json:"epoch_ns"`     // the session epoch 'elapsed' counts from
+	EpochSource string            `json:"epoch_source"` // what it is (the first state sample, ...)
 	DurationS   float64           `json:"duration_s"`
 	Chunks      int               `json:"chunks"`
 	Records     uint64            `json:"records"`
@@ -113,18 +116,15 @@ func infoOf(path string, r *logfmt.Reader, tf codec.TimeFormat) *Info {
 	for _, s := range r.SkippedChunks() {
 		in.Damage = append(in.Damage, s.Error())
 	}
-	start, ok := logStart(r)
-	if ok {
-		in.StartNs, in.EndNs = start, logEnd(r)
+	in.EpochNs, in.EpochSource = analyzer.SessionEpoch(r)
+	if start, ok := r.Start(); ok {
+		in.StartNs = start
+		in.EndNs, _ = r.End()
 		in.DurationS = float64(in.EndNs-in.StartNs) / 1e9
-		in.Start, in.End = tf.Format(in.StartNs, start), tf.Format(in.EndNs, start)
-	}
-	stats := map[uint16]logfmt.ChannelStats{}
-	for _, s := range r.Stats() {
-		stats[s.Channel] = s
+		in.Start, in.End = tf.Format(in.StartNs, in.EpochNs), tf.Format(in.EndNs, in.EpochNs)
 	}
 	for _, c := range r.Channels() {
-		s := stats[c.ID]
+		s := r.StatsOf(c.ID)
 		_, known := codec.Lookup(c.Schema)
 		ic := InfoChannel{ID: c.ID, Name: c.Name, Transport: c.Transport.String(), Topic: c.Topic, Schema: c.Schema, Decodable: known,
 			Compression: c.Compression.String(), Count: s.Records, RawBytes: s.RawBytes, StoredBytes: s.StoredBytes, Drops: s.Drops,
@@ -204,8 +204,9 @@ func printInfo(w io.Writer, in *Info) {
 	}
 	fmt.Fprintf(w, "created:   %s\n", codec.FormatRFC3339(in.CreatedNs))
 	if in.Records > 0 {
-		fmt.Fprintf(w, "start:     %s\n", in.Start)
-		fmt.Fprintf(w, "end:       %s\n", in.End)
+		fmt.Fprintf(w, "epoch:     %s (%s; elapsed counts from it)\n", codec.FormatRFC3339(in.EpochNs), in.EpochSource)
+		fmt.Fprintf(w, "start:     %s (%s)\n", in.Start, codec.FormatRFC3339(in.StartNs))
+		fmt.Fprintf(w, "end:       %s (%s)\n", in.End, codec.FormatRFC3339(in.EndNs))
 		fmt.Fprintf(w, "duration:  %s (%.3f s)\n", time.Duration(in.EndNs-in.StartNs).Round(time.Millisecond), in.DurationS)
 	}
 	ratio := 0.0
