@@ -162,4 +162,3 @@ func runRecover(c *cli.Context) error {
 	}
 	return nil
 }
-
