@@ -5,14 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/vrlog/vrlog/codec"
-	"github.com/vrlog/vrlog/internal/glob"
+	"github.com/vrlog/vrlog/keyexpr"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/sampler"
 	"github.com/vrlog/vrlog/transport/clock"
@@ -38,8 +36,8 @@ type Config struct {
 	SplitSize     int64
 	SplitDuration time.Duration
 	MaxFiles      int
-	// Compression per channel: the last entry whose Glob matches the channel
-	// name wins; default zstd level 1.
+	// Compression per channel: the last entry whose Pattern matches the
+	// channel's name or topic wins; default zstd level 1.
 	Compression []ChannelCompression
 	// FlushInterval bounds how long a record may sit in memory before it
 	// reaches the file (default 1 s): what kill -9 can cost.
@@ -59,14 +57,12 @@ type Config struct {
 	IceoryxBuffer int
 }
 
-// ChannelCompression picks a compression for channels matching Glob.
+// ChannelCompression picks a compression for the channels Pattern (a key
+// expression, package keyexpr; "" for every channel) matches.
 type ChannelCompression struct {
-	Glob        string
+	Pattern     string
 	Compression logfmt.Compression
 }
-
-// ErrExists: the output exists and Force is off.
-var ErrExists = errors.New("recorder: output exists (use --force to overwrite)")
 
 // item is one received sample on its way to the writer.
 type item struct {
@@ -109,11 +105,28 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	if len(cfg.ZenohKeys) == 0 && len(cfg.IceoryxServices) == 0 && !cfg.All {
 		return nil, errors.New("recorder: nothing to record: give zenoh keys, iceoryx2 services or --all")
 	}
+	comp, err := compileCompression(cfg.Compression)
+	if err != nil {
+		return nil, err
+	}
+	var named []string              // iceoryx2 services by name
+	var patterns []keyexpr.Pattern // and by pattern, found by discover
+	for _, s := range cfg.IceoryxServices {
+		p, err := keyexpr.Parse(s)
+		if err != nil {
+			return nil, fmt.Errorf("recorder: iceoryx2 service %w", err)
+		}
+		if p.Literal() {
+			named = append(named, s)
+		} else {
+			patterns = append(patterns, p)
+		}
+	}
 	out, err := newRotator(cfg)
 	if err != nil {
 		return nil, err
 	}
-	r := &rec{cfg: cfg, out: out, in: make(chan []item, 64), chans: map[string]*channel{}, subs: map[*subInfo]bool{}}
+	r := &rec{cfg: cfg, out: out, in: make(chan []item, 64), chans: map[string]*channel{}, subs: map[*subInfo]bool{}, comp: comp}
 
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -146,14 +159,9 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		setupErr = r.subscribeZenoh(rctx, &wg, sess, k)
 	}
 	var pending []string // named services that do not exist yet
-	var globs []*regexp.Regexp
-	for _, s := range cfg.IceoryxServices {
+	for _, s := range named {
 		if setupErr != nil {
 			break
-		}
-		if strings.Contains(s, "*") {
-			globs = append(globs, glob.Compile(s)) // found by discover
-			continue
 		}
 		if err := r.subscribeIceoryx(rctx, &wg, node, s); errors.Is(err, iceoryx2.ErrServiceNotFound) {
 			pending = append(pending, s)
@@ -167,9 +175,9 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		out.abandon()
 		return nil, setupErr
 	}
-	if cfg.All || len(pending) > 0 || len(globs) > 0 {
+	if cfg.All || len(pending) > 0 || len(patterns) > 0 {
 		wg.Add(1)
-		go func() { defer wg.Done(); r.discover(rctx, &wg, node, pending, globs) }()
+		go func() { defer wg.Done(); r.discover(rctx, &wg, node, pending, patterns) }()
 	}
 	if sess != nil && cfg.ProbeInterval > 0 {
 		wg.Add(1)
@@ -197,6 +205,7 @@ type rec struct {
 	order      []*channel
 	start      time.Time
 	discovered sync.Map // iceoryx2 services already subscribed
+	comp       []compression
 }
 
 // channel is the writer's view of one recorded channel.
@@ -323,9 +332,9 @@ func (r *rec) send(ctx context.Context, batch []item) bool {
 }
 
 // discover subscribes to iceoryx2 pub-sub services as they appear: every
-// service with --all, those matching a glob, and named services that did not
-// exist at the start.
-func (r *rec) discover(ctx context.Context, wg *sync.WaitGroup, node *iceoryx2.Node, pending []string, globs []*regexp.Regexp) {
+// service with --all, those matching a pattern, and named services that did
+// not exist at the start.
+func (r *rec) discover(ctx context.Context, wg *sync.WaitGroup, node *iceoryx2.Node, pending []string, patterns []keyexpr.Pattern) {
 	t := time.NewTicker(r.cfg.ServicePoll)
 	defer t.Stop()
 	for {
@@ -336,12 +345,12 @@ func (r *rec) discover(ctx context.Context, wg *sync.WaitGroup, node *iceoryx2.N
 				i--
 			}
 		}
-		if !r.cfg.All && len(pending) == 0 && len(globs) == 0 {
+		if !r.cfg.All && len(pending) == 0 && len(patterns) == 0 {
 			return
 		}
-		if svcs, err := node.ListServices(); (r.cfg.All || len(globs) > 0) && err == nil {
+		if svcs, err := node.ListServices(); (r.cfg.All || len(patterns) > 0) && err == nil {
 			for _, s := range svcs {
-				if _, ok := r.discovered.Load(s.Name); !ok && (r.cfg.All || glob.MatchAny(globs, s.Name)) {
+				if _, ok := r.discovered.Load(s.Name); !ok && (r.cfg.All || matchAny(patterns, s.Name)) {
 					if err := r.subscribeIceoryx(ctx, wg, node, s.Name); err != nil {
 						r.discovered.Store(s.Name, true) // do not retry every poll
 					}
@@ -394,15 +403,47 @@ func (r *rec) probe(ctx context.Context, sess *zenoh.Session) {
 	}
 }
 
-// compression picks the channel's compression.
-func (r *rec) compression(name string) logfmt.Compression {
+// compression is a compiled ChannelCompression.
+type compression struct {
+	pat   keyexpr.Pattern
+	every bool // no pattern
+	c     logfmt.Compression
+}
+
+func compileCompression(ccs []ChannelCompression) ([]compression, error) {
+	var out []compression
+	for _, cc := range ccs {
+		c := compression{c: cc.Compression, every: cc.Pattern == ""}
+		if !c.every {
+			p, err := keyexpr.Parse(cc.Pattern)
+			if err != nil {
+				return nil, fmt.Errorf("recorder: compression %w", err)
+			}
+			c.pat = p
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// compression picks the channel's compression: the last match wins.
+func (r *rec) compression(name, topic string) logfmt.Compression {
 	c := logfmt.Compression{Kind: logfmt.CompressionZstd, Level: 1}
-	for _, cc := range r.cfg.Compression {
-		if ok, _ := path.Match(cc.Glob, name); ok || cc.Glob == name || cc.Glob == "" {
-			c = cc.Compression
+	for _, cc := range r.comp {
+		if cc.every || cc.pat.Match(name) || cc.pat.Match(topic) {
+			c = cc.c
 		}
 	}
 	return c
+}
+
+func matchAny(ps []keyexpr.Pattern, s string) bool {
+	for _, p := range ps {
+		if p.Match(s) {
+			return true
+		}
+	}
+	return false
 }
 
 // detectSchema names the codec of a new channel from its first sample.
@@ -461,7 +502,7 @@ func (r *rec) writeOne(it *item) error {
 	ch := r.chans[it.name]
 	if ch == nil {
 		ch = &channel{def: logfmt.Channel{Name: it.name, Transport: it.transport, Topic: it.topic, Schema: detectSchema(it),
-			Compression: r.compression(it.name), Meta: it.meta}, stream: sampler.NewStream(sampler.Config{})}
+			Compression: r.compression(it.name, it.topic), Meta: it.meta}, stream: sampler.NewStream(sampler.Config{})}
 		ch.codec, _ = codec.Lookup(ch.def.Schema)
 		if err := r.out.addChannel(&ch.def); err != nil {
 			return err
@@ -504,8 +545,8 @@ func (r *rec) bookDrops() {
 	}
 }
 
-// ExistsError reports the file that Force would overwrite.
-func existsErr(p string) error { return fmt.Errorf("%s: %w", p, ErrExists) }
+// existsErr reports the file that Force would overwrite.
+func existsErr(p string) error { return fmt.Errorf("%s: %w", p, logfmt.ErrExists) }
 
 func fileExists(p string) bool {
 	_, err := os.Stat(p)

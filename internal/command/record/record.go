@@ -6,10 +6,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
+	"io/fs"
 	"os"
 	"runtime/debug"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -19,8 +18,10 @@ import (
 
 	"github.com/vrlog/vrlog/internal/cliutil"
 	"github.com/vrlog/vrlog/internal/zenohflags"
+	"github.com/vrlog/vrlog/keyexpr"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/recorder"
+	"github.com/vrlog/vrlog/transport/zenoh"
 )
 
 // Command returns the record command.
@@ -43,8 +44,15 @@ or power loss, 'vrlog recover' restores everything but the last interval.
 SIGINT or SIGTERM finishes the log cleanly (index and footer) and exits 0.
 A full disk stops the recording with exit 3, leaving a readable log.
 
-Status: a live table on a terminal (messages, Hz, MB/s, skips, restarts,
-recorder drops per channel); a plain line every 10 s otherwise; --quiet for none.
+A recording that captured nothing is not a success: when no data arrived,
+or a -k/-s pattern matched no recorded channel, record says so and exits 1
+(the log is kept, complete). Patterns are zenoh key expressions (* one
+level, ** any levels, $* inside a level; docs/cli.md), for -k, -s and
+--compression alike; a malformed pattern or endpoint is exit 2.
+
+Status: a live table on a terminal, fitted to its width (messages, Hz,
+MB/s, skips, restarts, recorder drops per channel); a plain line every 10 s
+otherwise; --quiet for none.
 
 EXAMPLES:
    record -o session.vrlog -k 'vr/r1/state' -s vr/r1/camera/front --duration 60s
@@ -83,9 +91,13 @@ func run(c *cli.Context) error {
 	if out == "" {
 		out = "vrlog-" + time.Now().UTC().Format("20060102T150405Z") + ".vrlog"
 	}
+	zc, err := zenohflags.Config(c)
+	if err != nil {
+		return err
+	}
 	cfg := recorder.Config{
 		Output: out, Force: c.Bool("force"), ZenohKeys: c.StringSlice("key"), IceoryxServices: c.StringSlice("service"),
-		All: c.Bool("all"), Zenoh: zenohflags.Config(c), SplitDuration: c.Duration("split-duration"), MaxFiles: c.Int("max-files"),
+		All: c.Bool("all"), Zenoh: zc, SplitDuration: c.Duration("split-duration"), MaxFiles: c.Int("max-files"),
 		FlushInterval: c.Duration("flush-interval"), Note: c.String("note"), TimeKeys: c.StringSlice("time-service"),
 		ProbeInterval: c.Duration("probe-interval"),
 	}
@@ -95,7 +107,16 @@ func run(c *cli.Context) error {
 	if len(cfg.ZenohKeys) == 0 && len(cfg.IceoryxServices) == 0 && !cfg.All {
 		return cliutil.Usage("nothing to record: give -k KEY, -s SERVICE or --all (see --help)")
 	}
-	var err error
+	for _, f := range []struct {
+		flag string
+		pats []string
+	}{{"-k", cfg.ZenohKeys}, {"-s", cfg.IceoryxServices}, {"--time-service", cfg.TimeKeys}} {
+		for _, p := range f.pats {
+			if _, err := keyexpr.Parse(p); err != nil {
+				return cliutil.Usage("%s: %v", f.flag, err)
+			}
+		}
+	}
 	if s := c.String("split-size"); s != "" {
 		if cfg.SplitSize, err = parseSize(s); err != nil {
 			return cliutil.Usage("--split-size: %v", err)
@@ -137,96 +158,63 @@ func run(c *cli.Context) error {
 		defer cancel()
 	}
 	errw := c.App.ErrWriter
-	if errw == nil {
-		errw = os.Stderr
-	}
 	quiet := c.Bool("quiet")
-	tty := cliutil.IsTerminal(errw)
-	var lastPlain time.Time
-	var lines int
+	st := newStatus(errw)
 	if !quiet {
-		cfg.OnStatus = func(s recorder.Status) {
-			if tty {
-				lines = drawTable(errw, s, lines)
-			} else if time.Since(lastPlain) >= 10*time.Second {
-				lastPlain = time.Now()
-				fmt.Fprintln(errw, plainLine(s))
-			}
-		}
+		cfg.OnStatus = st.show
 		fmt.Fprintf(errw, "record: writing %s (Ctrl-C to stop)\n", out)
 	}
 	sum, err := recorder.Run(ctx, cfg)
 	if sum != nil && !quiet {
-		if tty {
-			lines = drawTable(errw, *sum, lines)
-		}
-		fmt.Fprintf(errw, "record: %s\n", plainLine(*sum))
+		st.final(*sum)
 		for _, f := range sum.Files {
 			fmt.Fprintf(errw, "record: wrote %s\n", f)
 		}
 	}
 	switch {
 	case err == nil:
-		return nil
-	case errors.Is(err, recorder.ErrExists):
+	case errors.Is(err, fs.ErrExist):
+		return cliutil.Output(err)
+	case errors.Is(err, zenoh.ErrInvalid):
 		return cliutil.Usage("%v", err)
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EFBIG), errors.Is(err, syscall.EDQUOT):
 		return cliutil.Runtime(fmt.Errorf("disk full: %w; the log holds everything up to the last complete chunk (check with 'vrlog verify', repair with 'vrlog recover')", err))
+	default:
+		return cliutil.Runtime(err)
 	}
-	return cliutil.Runtime(err)
+	for _, p := range recorder.UnusedCompression(cfg, sum) {
+		fmt.Fprintf(errw, "record: warning: --compression %q matched no recorded channel\n", p)
+	}
+	return captureCheck(cfg, sum)
 }
 
-func plainLine(s recorder.Status) string {
-	var msgs, drops, skipped uint64
-	for _, c := range s.Channels {
-		msgs, drops, skipped = msgs+c.Msgs, drops+c.Drops, skipped+c.Skipped
+// captureCheck fails a recording that captured nothing, or nothing on one
+// of its -k/-s patterns (exit 1): a CI job must not take an empty log for
+// a recorded session. The log is kept, complete.
+func captureCheck(cfg recorder.Config, sum *recorder.Summary) error {
+	missed := recorder.Missed(cfg, sum)
+	if len(missed) == 0 {
+		return nil
 	}
-	return fmt.Sprintf("%s: %d channels, %d messages, %s written, %d missing by seq, %d dropped by the recorder",
-		s.Elapsed.Round(time.Second), len(s.Channels), msgs, human(s.BytesWritten), skipped, drops)
-}
-
-// drawTable redraws the live status table in place on a terminal.
-func drawTable(w io.Writer, s recorder.Status, prev int) int {
-	var b strings.Builder
-	if prev > 0 {
-		fmt.Fprintf(&b, "\x1b[%dA", prev)
-	}
-	chans := append([]recorder.ChannelStatus(nil), s.Channels...)
-	sort.Slice(chans, func(i, j int) bool { return chans[i].Name < chans[j].Name })
-	fmt.Fprintf(&b, "\x1b[2K%-36s %10s %8s %8s %8s %8s %8s %6s\n", "channel", "msgs", "Hz", "MB/s", "skipped", "restarts", "drops", "undec")
-	for _, c := range chans {
-		fmt.Fprintf(&b, "\x1b[2K%-36s %10d %8.1f %8.2f %8d %8d %8d %6d\n", trim(c.Name, 36), c.Msgs, c.Hz, c.MBps, c.Skipped, c.Restarts, c.Drops, c.Undecodable)
-	}
-	ratio := ""
-	if s.BytesWritten > 0 {
-		var raw uint64
-		for _, c := range s.Channels {
-			raw += c.Bytes
+	if missed[0] == "nothing" {
+		what := []string{}
+		for _, k := range cfg.ZenohKeys {
+			what = append(what, "-k "+k)
 		}
-		ratio = fmt.Sprintf(", compression %.2fx", float64(raw)/float64(s.BytesWritten))
+		for _, s := range cfg.IceoryxServices {
+			what = append(what, "-s "+s)
+		}
+		if cfg.All {
+			what = append(what, "--all")
+		}
+		where := ""
+		if eps := append(append([]string{}, cfg.Zenoh.Connect...), cfg.Zenoh.Listen...); len(eps) > 0 {
+			where = " (zenoh endpoints " + strings.Join(eps, ", ") + ")"
+		}
+		return cliutil.CheckFailed(fmt.Errorf("captured nothing in %s on %s%s: no publisher reached the recorder; the log %s holds no data (check the keys, the services and the endpoints)",
+			sum.Elapsed.Round(time.Millisecond), strings.Join(what, " "), where, strings.Join(sum.Files, ", ")))
 	}
-	fmt.Fprintf(&b, "\x1b[2K%s elapsed, %s written%s\n", s.Elapsed.Round(time.Second), human(s.BytesWritten), ratio)
-	io.WriteString(w, b.String())
-	return len(chans) + 2
-}
-
-func trim(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return "…" + s[len(s)-n+1:]
-}
-
-func human(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
+	return cliutil.CheckFailed(fmt.Errorf("%s captured nothing (recorded: %s); the log is kept", strings.Join(missed, ", "), strings.Join(recorder.Recorded(sum), ", ")))
 }
 
 // parseSize reads 1048576, 512K, 64M, 2G (powers of 1024).
@@ -248,13 +236,17 @@ func parseSize(s string) (int64, error) {
 	return v * mult, nil
 }
 
-// parseCompression reads [GLOB=]none|zstd|zstd-LEVEL.
+// parseCompression reads [CHANNEL=]none|zstd|zstd-LEVEL, CHANNEL a key
+// expression.
 func parseCompression(s string) (recorder.ChannelCompression, error) {
-	glob, val := "", s
+	pat, val := "", s
 	if i := strings.LastIndexByte(s, '='); i >= 0 {
-		glob, val = s[:i], s[i+1:]
+		pat, val = s[:i], s[i+1:]
+		if _, err := keyexpr.Parse(pat); err != nil {
+			return recorder.ChannelCompression{}, err
+		}
 	}
-	c := recorder.ChannelCompression{Glob: glob}
+	c := recorder.ChannelCompression{Pattern: pat}
 	switch {
 	case val == "none":
 		c.Compression = logfmt.Compression{Kind: logfmt.CompressionNone}

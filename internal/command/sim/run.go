@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -9,7 +8,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/vrlog/vrlog/codec"
+	"github.com/vrlog/vrlog/internal/output"
 	"github.com/vrlog/vrlog/transport/clock"
 	"github.com/vrlog/vrlog/transport/iceoryx2"
 	"github.com/vrlog/vrlog/transport/zenoh"
@@ -249,11 +248,10 @@ func paint(pix []byte, stride uint32, seq uint64) {
 }
 
 // truthLog is --log: one JSON line per published sample, the same fields as
-// the Python subscriber peer writes.
+// the Python subscriber peer writes; committed when the simulator stops.
 type truthLog struct {
 	mu sync.Mutex
-	w  *bufio.Writer
-	f  *os.File
+	f  *output.File
 }
 
 type truthLine struct {
@@ -272,13 +270,16 @@ func (l *truthLog) add(ch string, seq uint64, t int64, header, payload []byte) {
 	hs, ps := sha256.Sum256(header), sha256.Sum256(payload)
 	b, _ := json.Marshal(truthLine{ch, seq, t, hex.EncodeToString(hs[:]), hex.EncodeToString(ps[:]), len(payload)})
 	l.mu.Lock()
-	l.w.Write(append(b, '\n'))
+	l.f.Write(append(b, '\n')) // the first error sticks: close reports it
 	l.mu.Unlock()
 }
 
-func (l *truthLog) close() {
+// close commits the log (nil: none was asked for).
+func (l *truthLog) close() error {
+	if l == nil {
+		return nil
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.w.Flush()
-	l.f.Close()
+	return l.f.Commit()
 }

@@ -8,11 +8,9 @@
 package sim
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"strings"
 	"time"
 
@@ -20,6 +18,7 @@ import (
 
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/internal/cliutil"
+	"github.com/vrlog/vrlog/internal/output"
 	"github.com/vrlog/vrlog/internal/zenohflags"
 	"github.com/vrlog/vrlog/transport/iceoryx2"
 	"github.com/vrlog/vrlog/transport/zenoh"
@@ -150,19 +149,23 @@ func run(c *cli.Context) error {
 		defer cancel()
 	}
 
+	zc, err := zenohflags.Config(c)
+	if err != nil {
+		return err
+	}
 	var truth *truthLog
 	if p := c.String("log"); p != "" {
-		f, err := os.Create(p)
+		f, err := output.Create(p, output.Options{Force: true})
 		if err != nil {
-			return cliutil.Usage("--log: %v", err)
+			return cliutil.Output(fmt.Errorf("--log: %w", err))
 		}
-		truth = &truthLog{w: bufio.NewWriter(f), f: f}
-		defer truth.close()
+		defer f.Abort()
+		truth = &truthLog{f: f}
 	}
 
-	sess, err := zenoh.Open(zenohflags.Config(c))
+	sess, err := zenoh.Open(zc)
 	if err != nil {
-		return cliutil.Runtime(fmt.Errorf("zenoh: %w", err))
+		return zenohflags.OpenError(fmt.Errorf("zenoh: %w", err))
 	}
 	defer sess.Close()
 	node, err := iceoryx2.NewNode("vrlog-sim-" + cfg.robot)
@@ -180,5 +183,8 @@ func run(c *cli.Context) error {
 	if !c.Bool("quiet") {
 		fmt.Fprintf(c.App.ErrWriter, "sim: stopped: %d states, %d frames published\n", s.states.Load(), s.frames.Load())
 	}
-	return err
+	if err != nil {
+		return cliutil.Runtime(err)
+	}
+	return cliutil.Runtime(truth.close())
 }
