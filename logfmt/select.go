@@ -1,9 +1,11 @@
 package logfmt
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
+	"time"
 
 	"github.com/vrlog/vrlog/keyexpr"
 )
@@ -60,8 +62,15 @@ func (r *Reader) Select(s Select) (*Selection, error) {
 	if sel.Wall, err = s.Window.Resolve(start, nil); err != nil {
 		return nil, err
 	}
+	if end, ok := r.End(); ok && !sel.Wall.Overlaps(start, end) {
+		return nil, fmt.Errorf("%w: the log's records were received from %s to %s (%s)", ErrOutsideLog,
+			time.Unix(0, start).UTC().Format(time.RFC3339Nano), time.Unix(0, end).UTC().Format(time.RFC3339Nano), time.Duration(end-start))
+	}
 	return sel, nil
 }
+
+// ErrOutsideLog means a time window holds none of a log's records.
+var ErrOutsideLog = errors.New("logfmt: the time window is outside the log")
 
 // matchChannel matches c's name and topic, and its id against the
 // patterns that are numbers (marking them used).

@@ -131,6 +131,12 @@ func TestSelectWindowOnTheWallClock(t *testing.T) {
 	if it.Err() != nil || !slices.Equal(got, want) || len(got) != 30+6 {
 		t.Fatalf("%d records %v, want %d", len(got), it.Err(), len(want))
 	}
+	for _, win := range [][2]string{{"1.5", ""}, {"", "-1"}, {"2030-01-01T00:00:00Z", ""}} {
+		w, _ := ParseWindow(win[0], win[1], "")
+		if _, err := r.Select(Select{Window: w}); !errors.Is(err, ErrOutsideLog) {
+			t.Errorf("window %v outside the log: %v", win, err)
+		}
+	}
 	if empty := (&Selection{}); r.Read(empty).Next() {
 		t.Fatal("an empty selection read something")
 	}

@@ -101,6 +101,11 @@ func (r Range) Contains(t int64) bool {
 	return (!r.HasStart || t >= r.Start) && (!r.HasEnd || t < r.End)
 }
 
+// Overlaps reports whether r meets the closed interval [lo, hi].
+func (r Range) Overlaps(lo, hi int64) bool {
+	return (!r.HasStart || r.Start <= hi) && (!r.HasEnd || r.End > lo)
+}
+
 // Bounded reports whether r has a bound.
 func (r Range) Bounded() bool { return r.HasStart || r.HasEnd }
 

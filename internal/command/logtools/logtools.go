@@ -17,6 +17,7 @@ import (
 	"github.com/vrlog/vrlog/internal/cliutil"
 	"github.com/vrlog/vrlog/internal/output"
 	"github.com/vrlog/vrlog/internal/progress"
+	"github.com/vrlog/vrlog/keyexpr"
 	"github.com/vrlog/vrlog/logfmt"
 )
 
@@ -108,7 +109,10 @@ func openSelection(c *cli.Context, path string, tolerant, metaOnly bool) (*logfm
 	sel, err := r.Select(logfmt.Select{Channels: c.StringSlice("channel"), Window: w, MetaOnly: metaOnly})
 	if err != nil {
 		r.Close()
-		return nil, nil, cliutil.Usage("%s: --channel %v", path, err)
+		if errors.Is(err, keyexpr.ErrNoMatch) || errors.Is(err, keyexpr.ErrSyntax) {
+			return nil, nil, cliutil.Usage("%s: --channel %v", path, err)
+		}
+		return nil, nil, cliutil.Usage("%s: %v", path, err)
 	}
 	return r, sel, nil
 }

@@ -288,6 +288,9 @@ func open(cfg *config) (*session, error) {
 		fromUnix = nil
 	}
 	win, err := cfg.window.Resolve(s.logStart, fromUnix)
+	if err == nil && !win.Overlaps(s.logStart, s.logEnd) {
+		err = fmt.Errorf("%w: it spans %s from its start", logfmt.ErrOutsideLog, time.Duration(s.logEnd-s.logStart))
+	}
 	if err != nil {
 		s.close()
 		return nil, cliutil.Usage("%v", err)
