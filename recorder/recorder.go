@@ -109,7 +109,7 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	var named []string              // iceoryx2 services by name
+	var named []string             // iceoryx2 services by name
 	var patterns []keyexpr.Pattern // and by pattern, found by discover
 	for _, s := range cfg.IceoryxServices {
 		p, err := keyexpr.Parse(s)

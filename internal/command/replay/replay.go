@@ -96,10 +96,10 @@ EXAMPLES:
 
 // config is the parsed command line.
 type config struct {
-	files              []string
-	clock              clockKind
-	rate               float64
-	rateMax            bool
+	files             []string
+	clock             clockKind
+	rate              float64
+	rateMax           bool
 	window            logfmt.Window
 	delay             time.Duration
 	faults            player.Faults
@@ -198,7 +198,7 @@ func (s *session) close() {
 // open opens the files and selects channels and the window.
 func open(cfg *config) (*session, error) {
 	s := &session{src: &logSource{clock: cfg.clock}}
-	var names []string       // the data channels there are, for errors
+	var names []string        // the data channels there are, for errors
 	index := map[string]int{} // transport/topic → output
 	first := true
 	for _, path := range cfg.files {
