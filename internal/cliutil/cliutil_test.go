@@ -92,7 +92,7 @@ func TestVersionFromBuildInfo(t *testing.T) {
 			"devel 0123456789ab-dirty (2026-01-02T03:04:05Z), go1.26"},
 		{debug.BuildInfo{GoVersion: "go1.26", Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
 			{Key: "vcs.revision", Value: "abc"}, {Key: "vcs.modified", Value: "false"}}}, "devel abc, go1.26"},
-		{debug.BuildInfo{GoVersion: "go1.26"}, "devel (no VCS information"},
+		{debug.BuildInfo{GoVersion: "go1.26"}, "devel (the build carries no VCS information"},
 	} {
 		if got := describe(&c.bi); !strings.HasPrefix(got, c.want) {
 			t.Errorf("%q, want %q", got, c.want)

@@ -35,7 +35,7 @@ func describe(bi *debug.BuildInfo) string {
 		}
 	}
 	if rev == "" {
-		return "devel (no VCS information: built by go run or go test, or outside a checkout), " + bi.GoVersion
+		return "devel (the build carries no VCS information: go run or go test, -buildvcs=false, a git worktree, or no checkout), " + bi.GoVersion
 	}
 	if len(rev) > 12 {
 		rev = rev[:12]
