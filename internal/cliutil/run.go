@@ -87,7 +87,7 @@ func interrupts(name string, errw io.Writer) (context.Context, func()) {
 					continue
 				}
 				removed := output.Discard()
-				fmt.Fprintf(errw, "%s: interrupted by %v: stopped; %d unfinished output file(s) removed\n", name, sig, removed)
+				fmt.Fprintf(errw, "%s: interrupted by %s: stopped; %d unfinished output file(s) removed\n", name, signalName(sig), removed)
 				os.Exit(ExitRuntime)
 			}
 		}
@@ -97,4 +97,14 @@ func interrupts(name string, errw io.Writer) (context.Context, func()) {
 		close(done)
 		cancel()
 	}
+}
+
+func signalName(s os.Signal) string {
+	switch s {
+	case os.Interrupt:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return s.String()
 }

@@ -33,12 +33,15 @@ func CreateDir(path string, o Options) (*Dir, error) {
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("create %s: %w", path, unwrapPath(err))
 	}
+	live.mu.Lock() // created and registered at once, as Create's files
+	defer live.mu.Unlock()
+	if live.discarded {
+		return nil, fmt.Errorf("create %s: interrupted", path)
+	}
 	if err := os.MkdirAll(path, 0o777); err != nil {
 		return nil, fmt.Errorf("create %s: %w", path, unwrapPath(err))
 	}
-	live.mu.Lock()
 	live.dirs[path] = true
-	live.mu.Unlock()
 	return &Dir{path: path, force: o.Force, created: true}, nil
 }
 

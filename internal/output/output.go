@@ -54,12 +54,19 @@ func Create(path string, o Options) (*File, error) {
 	if err := check(path, o.Force); err != nil {
 		return nil, err
 	}
+	// Created and registered under the lock: an interrupt removes it
+	// either way, never between the two.
+	live.mu.Lock()
+	defer live.mu.Unlock()
+	if live.discarded {
+		return nil, fmt.Errorf("create %s: interrupted", path)
+	}
 	f, tmp, err := createTemp(filepath.Dir(path), filepath.Base(path))
 	if err != nil {
 		return nil, fmt.Errorf("create %s: %w", path, unwrapPath(err))
 	}
 	out := &File{path: path, tmp: tmp, f: f, w: bufio.NewWriterSize(f, bufSize)}
-	live.add(out)
+	live.files[out] = true
 	return out, nil
 }
 
@@ -212,12 +219,6 @@ type registry struct {
 	discarded bool            // Discard ran: no more commits
 }
 
-func (r *registry) add(f *File) {
-	r.mu.Lock()
-	r.files[f] = true
-	r.mu.Unlock()
-}
-
 // rename commits f under the lock, so that Discard sees it either before
 // (and removes the temporary file) or after (and leaves the output).
 func (r *registry) rename(f *File) error {
@@ -257,6 +258,9 @@ func unwrapLink(err error) error {
 // removing it if it is still there.
 func Track(path string) (forget func()) {
 	live.mu.Lock()
+	if live.discarded {
+		os.Remove(path)
+	}
 	live.extra[path] = true
 	live.mu.Unlock()
 	return func() {

@@ -162,7 +162,9 @@ func runInfo(c *cli.Context) error {
 	for i, path := range c.Args().Slice() {
 		r, err := openLog(path, true)
 		if err != nil {
-			fmt.Fprintf(c.App.ErrWriter, "info: %v\n", err)
+			if c.NArg() > 1 { // one file's error is the verb's, printed once
+				fmt.Fprintf(c.App.ErrWriter, "info: %v\n", err)
+			}
 			if firstErr == nil {
 				firstErr = err
 			}

@@ -107,7 +107,9 @@ func runVerify(c *cli.Context) error {
 		}
 		switch {
 		case res.Error != "":
-			fmt.Fprintf(c.App.ErrWriter, "verify: %s\n", res.Error)
+			if c.NArg() > 1 { // one file's error is the verb's, printed once
+				fmt.Fprintf(c.App.ErrWriter, "verify: %s\n", res.Error)
+			}
 		case res.OK:
 			fmt.Fprintf(out, "OK %s: %d chunks, %d records, %d channels, footer and index consistent\n", path, res.Chunks, res.Records, res.Channels)
 		default:

@@ -211,8 +211,8 @@ func captureCheck(cfg recorder.Config, sum *recorder.Summary) error {
 		if eps := append(append([]string{}, cfg.Zenoh.Connect...), cfg.Zenoh.Listen...); len(eps) > 0 {
 			where = " (zenoh endpoints " + strings.Join(eps, ", ") + ")"
 		}
-		return cliutil.CheckFailed(fmt.Errorf("captured nothing in %s on %s%s: no publisher reached the recorder; the log %s holds no data (check the keys, the services and the endpoints)",
-			sum.Elapsed.Round(time.Millisecond), strings.Join(what, " "), where, strings.Join(sum.Files, ", ")))
+		return cliutil.CheckFailed(fmt.Errorf("captured nothing in %s of recording on %s%s: no publisher reached the recorder; the log %s holds no data (check the keys, the services and the endpoints)",
+			sum.Elapsed.Round(100*time.Millisecond), strings.Join(what, " "), where, strings.Join(sum.Files, ", ")))
 	}
 	return cliutil.CheckFailed(fmt.Errorf("%s captured nothing (recorded: %s); the log is kept", strings.Join(missed, ", "), strings.Join(recorder.Recorded(sum), ", ")))
 }
