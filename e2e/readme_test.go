@@ -106,7 +106,7 @@ func TestReadmeCommands(t *testing.T) {
 		{prefix: "vrlog cat bug-1234.vrlog --channel vr/r1/state --limit 5 --json", want: []string{`"channel":"vr/r1/state"`}},
 		{prefix: "vrlog analyze bug-1234.vrlog --html report.html", want: []string{"vr/r1/camera/front vs vr/r1/state"}, made: []string{"report.html"}},
 		{prefix: "vrlog analyze run.vrlog --max-skips 0", code: 1, made: []string{"checks.xml", "report.json"},
-			want: []string{"checks failed; first: max-skips"},
+			want:   []string{"checks failed; first: max-skips"},
 			before: func(t *testing.T, dir string) { os.WriteFile(filepath.Join(dir, "run.vrlog"), sample, 0o644) }},
 		{prefix: "vrlog analyze run.vrlog --baseline last-good.json", want: []string{"elapsed froze at 5.84 s"},
 			before: func(t *testing.T, dir string) {
