@@ -153,7 +153,7 @@ func writeCopy(f *output.File, opts logfmt.WriterOptions, prog *progress.Bar, co
 		return st, cliutil.Runtime(err)
 	}
 	prog.Done()
-	if got, err := readBack(f.TempName()); err != nil {
+	if got, err := logfmt.ReadBack(f.TempName()); err != nil {
 		return st, cliutil.Runtime(fmt.Errorf("%s: the output does not read back, nothing written: %w", f.Path(), err))
 	} else if got != st.Records {
 		return st, cliutil.Runtime(fmt.Errorf("%s: the output holds %d records, %d were written; nothing written", f.Path(), got, st.Records))

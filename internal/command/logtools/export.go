@@ -1,15 +1,11 @@
 package logtools
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"maps"
-	"os"
 	"strconv"
 	"strings"
 
-	"github.com/foxglove/mcap/go/mcap"
 	"github.com/urfave/cli/v2"
 
 	"github.com/vrlog/vrlog/analyzer"
@@ -165,8 +161,8 @@ func exportMCAP(c *cli.Context, path string, r *logfmt.Reader, sel *logfmt.Selec
 	}
 	prog.Done()
 	st := w.Stats()
-	if err := checkMCAP(f, st.Messages); err != nil {
-		return err
+	if err := mcapexport.Check(f.TempName(), st.Messages); err != nil {
+		return cliutil.Runtime(fmt.Errorf("%s does not read back, nothing written: %w", f.Path(), err))
 	}
 	if err := f.Commit(); err != nil {
 		return cliutil.Runtime(err)
@@ -176,65 +172,6 @@ func exportMCAP(c *cli.Context, path string, r *logfmt.Reader, sel *logfmt.Selec
 		fmt.Fprintf(c.App.Writer, "  %d records did not decode; kept in '<topic>:undecodable' channels\n", st.Undecodable)
 	}
 	return nil
-}
-
-// checkMCAP reads an exported file back with the reference reader: the
-// summary's statistics and a full pass over the messages through the
-// index must both count want messages.
-func checkMCAP(out *output.File, want uint64) error {
-	fail := func(err error) error {
-		return cliutil.Runtime(fmt.Errorf("%s does not read back, nothing written: %w", out.Path(), err))
-	}
-	f, err := os.Open(out.TempName())
-	if err != nil {
-		return fail(err)
-	}
-	defer f.Close()
-	rd, err := mcap.NewReader(f)
-	if err != nil {
-		return fail(err)
-	}
-	info, err := rd.Info()
-	if err != nil {
-		return fail(err)
-	}
-	if info.Statistics == nil || info.Statistics.MessageCount != want {
-		return fail(fmt.Errorf("statistics disagree with the %d messages written", want))
-	}
-	it, err := rd.Messages(mcap.UsingIndex(true), mcap.InOrder(mcap.FileOrder))
-	if err != nil {
-		return fail(err)
-	}
-	var n uint64
-	var msg mcap.Message
-	for {
-		_, _, _, err := it.NextInto(&msg)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return fail(err)
-		}
-		n++
-	}
-	if n != want {
-		return fail(fmt.Errorf("read %d messages, wrote %d", n, want))
-	}
-	return nil
-}
-
-// csvName turns a channel name into a file name.
-func csvName(name string) string {
-	var b strings.Builder
-	for _, r := range name {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
-			b.WriteRune(r)
-		default:
-			b.WriteByte('_')
-		}
-	}
-	return b.String() + ".csv"
 }
 
 func exportCSV(c *cli.Context, path string, r *logfmt.Reader, sel *logfmt.Selection, opts mcapexport.CSVOptions) error {
@@ -276,7 +213,7 @@ func exportCSV(c *cli.Context, path string, r *logfmt.Reader, sel *logfmt.Select
 		defer d.Abort()
 		seen := map[string]bool{}
 		for _, ch := range sel.Channels {
-			name := csvName(ch.Name)
+			name := mcapexport.CSVName(ch.Name)
 			if seen[name] {
 				name = strings.TrimSuffix(name, ".csv") + "_" + strconv.Itoa(int(ch.ID)) + ".csv"
 			}

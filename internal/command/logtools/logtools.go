@@ -163,45 +163,6 @@ func same(a, b string) bool {
 	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
 }
 
-// readBack opens a written log, checks it end to end (logfmt.Verify) and
-// reads every record (payloads included); it returns the record count.
-func readBack(path string) (uint64, error) {
-	rep, err := logfmt.Verify(path, logfmt.ReaderOptions{})
-	if err != nil {
-		return 0, err
-	}
-	if !rep.OK() {
-		msg := fmt.Sprintf("%s: verification failed: footer %v, %d problems", path, rep.HasFooter, len(rep.Problems))
-		if len(rep.Problems) > 0 {
-			msg += ": " + rep.Problems[0].Error()
-		}
-		if rep.TornTail != nil {
-			msg += ": torn tail: " + rep.TornTail.Error()
-		}
-		return 0, errors.New(msg)
-	}
-	r, err := logfmt.Open(path, logfmt.ReaderOptions{})
-	if err != nil {
-		return 0, err
-	}
-	defer r.Close()
-	if !r.Indexed() {
-		return 0, fmt.Errorf("%s: no index after writing", path)
-	}
-	var n uint64
-	it := r.Records(logfmt.Filter{})
-	for it.Next() {
-		n++
-	}
-	if err := it.Err(); err != nil {
-		return n, err
-	}
-	if n != rep.Records {
-		return n, fmt.Errorf("%s: read %d records, verify counted %d", path, n, rep.Records)
-	}
-	return n, nil
-}
-
 // ---- small printing helpers ----
 
 func humanBytes(n uint64) string {

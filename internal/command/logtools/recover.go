@@ -102,7 +102,7 @@ func runRecover(c *cli.Context) error {
 	}
 	dst := f.Path()
 	// Read the copy back ourselves too: every record, payloads included.
-	n, err := readBack(f.TempName())
+	n, err := logfmt.ReadBack(f.TempName())
 	if err != nil {
 		return cliutil.Runtime(fmt.Errorf("recover %s: the repaired copy does not read back, nothing written: %w", src, err))
 	}
