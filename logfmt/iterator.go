@@ -29,6 +29,7 @@ type Iterator struct {
 	r       *Reader
 	f       Filter
 	want    []bool // by channel id, nil = all
+	wall    bool   // f.Wall bounds something
 	plan    []int  // chunk indices, by time
 	pos     int
 	slots   []*loadedChunk
@@ -60,7 +61,7 @@ type loadedChunk struct {
 // Records returns an iterator over the records selected by f. Chunks
 // before f.Start are found by binary search over the index.
 func (r *Reader) Records(f Filter) *Iterator {
-	it := &Iterator{r: r, f: f}
+	it := &Iterator{r: r, f: f, wall: f.Wall.Bounded()}
 	if r.closed.Load() {
 		it.err = ErrClosed
 		return it
@@ -118,7 +119,7 @@ func (it *Iterator) Next() bool {
 			if f.End != 0 && e.mono >= f.End {
 				continue
 			}
-			if f.Wall.Bounded() && !f.Wall.Contains(e.wall) {
+			if it.wall && !f.Wall.Contains(e.wall) {
 				continue
 			}
 			it.fill(e)

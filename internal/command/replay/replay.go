@@ -164,11 +164,11 @@ func parse(c *cli.Context) (*config, error) {
 		cfg.remaps = append(cfg.remaps, m)
 	}
 	cfg.remapUsed = make([]bool, len(cfg.remaps))
-	if p := c.String("prefix"); p != "" {
-		if _, err := keyexpr.Parse(p); err != nil {
-			return nil, cliutil.Usage("--prefix: %v", err)
+	if p := strings.TrimSuffix(c.String("prefix"), "/"); p != "" {
+		if pat, err := keyexpr.Parse(p); err != nil || !pat.Literal() {
+			return nil, cliutil.Usage("--prefix %q: want levels of a name, without wildcards", c.String("prefix"))
 		}
-		cfg.prefix = strings.TrimSuffix(p, "/") + "/"
+		cfg.prefix = p + "/"
 	}
 	if cfg.zenoh, err = zenohflags.Config(c); err != nil {
 		return nil, err
