@@ -92,6 +92,9 @@ int vr_zsession_open(const char *config_file, const char *const *keys, const cha
                      size_t n, vr_zsession **out, char **err);
 void vr_zsession_close(vr_zsession *s);
 size_t vr_zsession_zid(const vr_zsession *s, uint8_t out[16]);
+/* Zenoh ids (16 LE bytes each) of the routers (routers != 0) or peers connected now, up to cap
+ * of them into out[cap * 16]; returns the number connected (may exceed cap). */
+size_t vr_zsession_connected(const vr_zsession *s, uint8_t routers, uint8_t *out, size_t cap);
 
 int vr_zsub_declare(const vr_zsession *s, const char *keyexpr, size_t queue_cap, size_t queue_bytes,
                     vr_zsub **out, char **err);

@@ -315,6 +315,27 @@ pub unsafe extern "C" fn vr_zsession_zid(s: *const ZSession, out: *mut u8) -> us
     id_len(&b) as usize
 }
 
+/// Writes the zenoh ids (16 little-endian bytes each) of the routers
+/// (`routers` != 0) or peers the session is connected to right now into
+/// out[cap * 16]; returns how many there are, which may exceed cap. A client
+/// that lost its router reports none until it has reconnected.
+#[no_mangle]
+pub unsafe extern "C" fn vr_zsession_connected(s: *const ZSession, routers: u8, out: *mut u8, cap: usize) -> usize {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let info = (*s).session.info();
+        let ids: Vec<_> = if routers != 0 {
+            info.routers_zid().wait().collect()
+        } else {
+            info.peers_zid().wait().collect()
+        };
+        for (i, id) in ids.iter().take(cap).enumerate() {
+            std::ptr::copy_nonoverlapping(id.to_le_bytes().as_ptr(), out.add(i * 16), 16);
+        }
+        ids.len()
+    }))
+    .unwrap_or(0)
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn vr_zsub_declare(
     s: *const ZSession,

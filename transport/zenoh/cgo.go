@@ -136,17 +136,49 @@ func Open(cfg Config) (*Session, error) {
 	}
 	var id [16]C.uint8_t
 	l := C.vr_zsession_zid(h, &id[0])
-	zb := C.GoBytes(unsafe.Pointer(&id[0]), C.int(l))
-	// zenoh prints ids as the hex of the little-endian bytes reversed.
+	return &Session{h: h, zid: zidString(C.GoBytes(unsafe.Pointer(&id[0]), C.int(l)))}, nil
+}
+
+// zidString prints a zenoh id as zenoh does: the hex of its little-endian
+// bytes reversed, without leading zeros.
+func zidString(le []byte) string {
 	var sb strings.Builder
-	for i := len(zb) - 1; i >= 0; i-- {
-		fmt.Fprintf(&sb, "%02x", zb[i])
+	for i := len(le) - 1; i >= 0; i-- {
+		fmt.Fprintf(&sb, "%02x", le[i])
 	}
-	return &Session{h: h, zid: strings.TrimLeft(sb.String(), "0")}, nil
+	return strings.TrimLeft(sb.String(), "0")
 }
 
 // ZID is the session's zenoh id in zenoh's hex notation.
 func (s *Session) ZID() string { return s.zid }
+
+// Connected reports the routers and peers the session is connected to right
+// now. A client that lost its router reports none until zenoh has
+// reconnected it, which it does by itself (connect/retry in the config).
+func (s *Session) Connected() (Connections, error) {
+	var c Connections
+	err := s.use(func(h *C.vr_zsession) error {
+		c.Routers = connectedIDs(h, 1)
+		c.Peers = connectedIDs(h, 0)
+		return nil
+	})
+	return c, err
+}
+
+func connectedIDs(h *C.vr_zsession, routers C.uint8_t) []string {
+	buf := make([]C.uint8_t, 16*8)
+	n := int(C.vr_zsession_connected(h, routers, &buf[0], 8))
+	if n > 8 {
+		buf = make([]C.uint8_t, 16*n)
+		n = min(n, int(C.vr_zsession_connected(h, routers, &buf[0], C.size_t(n))))
+	}
+	ids := make([]string, 0, n)
+	for i := range n {
+		b := C.GoBytes(unsafe.Pointer(&buf[16*i]), 16)
+		ids = append(ids, zidString(b))
+	}
+	return ids
+}
 
 // use runs f with the native handle unless the session is closed.
 func (s *Session) use(f func(h *C.vr_zsession) error) error {

@@ -27,6 +27,9 @@ func Open(Config) (*Session, error) { return nil, ErrUnavailable }
 
 func (*Session) Close() error { return ErrUnavailable }
 func (*Session) ZID() string  { return "" }
+func (*Session) Connected() (Connections, error) {
+	return Connections{}, ErrUnavailable
+}
 func (*Session) Subscribe(string, SubscriberOptions) (*Subscriber, error) {
 	return nil, ErrUnavailable
 }

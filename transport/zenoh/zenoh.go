@@ -67,6 +67,13 @@ type Config struct {
 	Options map[string]string
 }
 
+// Connections are the zenoh ids of the routers and peers a session is
+// connected to (Session.Connected).
+type Connections struct {
+	Routers []string
+	Peers   []string
+}
+
 // SampleKind tells a put from a delete.
 type SampleKind uint8
 
