@@ -171,6 +171,11 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		wg.Add(1)
 		go func() { defer wg.Done(); r.discover(rctx, &wg, node, pending, globs) }()
 	}
+	if sess != nil {
+		r.watch = &sessionWatch{}
+		wg.Add(1)
+		go func() { defer wg.Done(); r.watch.run(rctx, sess) }()
+	}
 	if sess != nil && cfg.ProbeInterval > 0 {
 		wg.Add(1)
 		go func() { defer wg.Done(); r.probe(rctx, sess) }()
@@ -196,7 +201,8 @@ type rec struct {
 	chans      map[string]*channel
 	order      []*channel
 	start      time.Time
-	discovered sync.Map // iceoryx2 services already subscribed
+	discovered sync.Map      // iceoryx2 services already subscribed
+	watch      *sessionWatch // the zenoh session's connectivity, if there is a session
 }
 
 // channel is the writer's view of one recorded channel.

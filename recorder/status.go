@@ -26,6 +26,8 @@ type Status struct {
 	BytesWritten int64
 	RawBytes     uint64 // in the current file
 	Channels     []ChannelStatus
+	// Zenoh is the zenoh session's connectivity; nil without a session.
+	Zenoh *SessionStatus
 }
 
 // Summary is what Run returns.
@@ -34,6 +36,10 @@ type Summary = Status
 func (r *rec) snapshot() Status {
 	written, raw := r.out.bytes()
 	s := Status{Elapsed: time.Since(r.start), Files: append([]string(nil), r.out.files...), BytesWritten: written, RawBytes: raw}
+	if r.watch != nil {
+		z := r.watch.status()
+		s.Zenoh = &z
+	}
 	for _, ch := range r.order {
 		sum := ch.stream.Summary()
 		s.Channels = append(s.Channels, ChannelStatus{Name: ch.def.Name, Transport: ch.def.Transport.String(), Schema: ch.def.Schema,

@@ -146,11 +146,20 @@ func run(c *cli.Context) error {
 	tty := cliutil.IsTerminal(errw)
 	var lastPlain time.Time
 	var lines int
+	var lastSession recorder.SessionStatus
 	if !quiet {
 		cfg.OnStatus = func(s recorder.Status) {
 			if tty {
 				lines = drawTable(errw, s, lines)
-			} else if time.Since(lastPlain) >= 10*time.Second {
+				return
+			}
+			if ev := sessionEvent(lastSession, s.Zenoh); ev != "" {
+				fmt.Fprintln(errw, "record: "+ev)
+			}
+			if s.Zenoh != nil {
+				lastSession = *s.Zenoh
+			}
+			if time.Since(lastPlain) >= 10*time.Second {
 				lastPlain = time.Now()
 				fmt.Fprintln(errw, plainLine(s))
 			}
@@ -183,8 +192,64 @@ func plainLine(s recorder.Status) string {
 	for _, c := range s.Channels {
 		msgs, drops, skipped = msgs+c.Msgs, drops+c.Drops, skipped+c.Skipped
 	}
-	return fmt.Sprintf("%s: %d channels, %d messages, %s written, %d missing by seq, %d dropped by the recorder",
+	line := fmt.Sprintf("%s: %d channels, %d messages, %s written, %d missing by seq, %d dropped by the recorder",
 		s.Elapsed.Round(time.Second), len(s.Channels), msgs, human(s.BytesWritten), skipped, drops)
+	if z := sessionLine(s.Zenoh); z != "" {
+		line += "; " + z
+	}
+	return line
+}
+
+// sessionLine says what the zenoh session is connected to, and how often
+// it lost and regained its connection.
+func sessionLine(z *recorder.SessionStatus) string {
+	switch {
+	case z == nil:
+		return ""
+	case !z.Connected && z.Losses == 0:
+		return "zenoh: not connected yet"
+	case !z.Connected:
+		return fmt.Sprintf("zenoh: connection lost %s ago, reconnecting", time.Since(z.DownSince).Round(100*time.Millisecond))
+	}
+	line := "zenoh: connected to " + neighbours(z)
+	if z.Reconnects > 0 {
+		line += fmt.Sprintf(" (reconnected %d×, %s without a connection in all)", z.Reconnects, z.Down.Round(100*time.Millisecond))
+	}
+	return line
+}
+
+// sessionEvent announces a loss or a reconnection since the last status.
+func sessionEvent(prev recorder.SessionStatus, z *recorder.SessionStatus) string {
+	switch {
+	case z == nil:
+		return ""
+	case z.Losses > prev.Losses && !z.Connected:
+		return fmt.Sprintf("zenoh: lost the connection to %s; recording goes on, zenoh reconnects by itself", neighbours(&prev))
+	case z.Reconnects > prev.Reconnects:
+		return fmt.Sprintf("zenoh: reconnected to %s after %s without a connection", neighbours(z), z.LastLoss.Round(100*time.Millisecond))
+	}
+	return ""
+}
+
+// neighbours names what a session is connected to: "router ID", "2 peers".
+func neighbours(z *recorder.SessionStatus) string {
+	var parts []string
+	switch n := len(z.Routers); {
+	case n == 1:
+		parts = append(parts, "router "+z.Routers[0])
+	case n > 1:
+		parts = append(parts, fmt.Sprintf("%d routers", n))
+	}
+	switch n := len(z.Peers); {
+	case n == 1:
+		parts = append(parts, "peer "+z.Peers[0])
+	case n > 1:
+		parts = append(parts, fmt.Sprintf("%d peers", n))
+	}
+	if len(parts) == 0 {
+		return "no router or peer"
+	}
+	return strings.Join(parts, " and ")
 }
 
 // drawTable redraws the live status table in place on a terminal.
@@ -208,8 +273,13 @@ func drawTable(w io.Writer, s recorder.Status, prev int) int {
 		ratio = fmt.Sprintf(", compression %.2fx", float64(raw)/float64(s.BytesWritten))
 	}
 	fmt.Fprintf(&b, "\x1b[2K%s elapsed, %s written%s\n", s.Elapsed.Round(time.Second), human(s.BytesWritten), ratio)
+	n := len(chans) + 2
+	if z := sessionLine(s.Zenoh); z != "" {
+		fmt.Fprintf(&b, "\x1b[2K%s\n", z)
+		n++
+	}
 	io.WriteString(w, b.String())
-	return len(chans) + 2
+	return n
 }
 
 func trim(s string, n int) string {
