@@ -64,7 +64,12 @@ type proc struct {
 
 func start(t *testing.T, name string, args ...string) *proc {
 	t.Helper()
-	cmd := exec.Command(name, args...)
+	return startCmd(t, exec.Command(name, args...))
+}
+
+// startCmd starts cmd with its output collected; the test's cleanup kills it.
+func startCmd(t *testing.T, cmd *exec.Cmd) *proc {
+	t.Helper()
 	var errb bytes.Buffer
 	cmd.Stderr, cmd.Stdout = &errb, &errb
 	if err := cmd.Start(); err != nil {
@@ -144,6 +149,12 @@ func readLog(t *testing.T, path string) (recs []logged, r *logfmt.Reader) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close() })
+	return records(t, r), r
+}
+
+// records reads every record of r.
+func records(t *testing.T, r *logfmt.Reader) (recs []logged) {
+	t.Helper()
 	names := map[uint16]string{}
 	for _, c := range r.Channels() {
 		names[c.ID] = c.Name
@@ -157,7 +168,7 @@ func readLog(t *testing.T, path string) (recs []logged, r *logfmt.Reader) {
 	if err := it.Err(); err != nil {
 		t.Fatal(err)
 	}
-	return recs, r
+	return recs
 }
 
 // contains checks that every truth line of channel ch appears in the log's

@@ -5,9 +5,10 @@ Opens a session in router mode: the same routing runtime as zenohd at the
 same version (zenohd is this runtime plus plugin loading and a command line),
 installed in seconds with pip instead of compiled. Reads an optional zenoh
 JSON5 configuration (--config, e.g. deploy/router.json5); --listen replaces
-its listen endpoints. Once listening it writes its zenoh id as a JSON line
-{"zid": "..."} to --log (if given), prints "ready" on stderr, and runs until
-SIGINT or SIGTERM. Needs only the eclipse-zenoh wheel.
+its listen endpoints and --id sets its zenoh id (as zenohd's --id does).
+Once listening it writes its zenoh id as a JSON line {"zid": "..."} to --log
+(if given), prints "ready" on stderr, and runs until SIGINT or SIGTERM.
+Needs only the eclipse-zenoh wheel.
 """
 
 import argparse
@@ -23,6 +24,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--config", help="zenoh JSON5 configuration file")
     p.add_argument("--listen", action="append", default=[], help="endpoint to listen on, e.g. tcp/0.0.0.0:7447 (repeatable)")
+    p.add_argument("--id", help="zenoh id in hex (default: random)")
     p.add_argument("--log", help="file to write the router's zenoh id to, as a JSON line")
     a = p.parse_args()
 
@@ -31,6 +33,8 @@ def main():
         cfg.insert_json5("mode", '"router"')
         if a.listen:
             cfg.insert_json5("listen/endpoints", json.dumps(a.listen))
+        if a.id:
+            cfg.insert_json5("id", json.dumps(a.id))
         session = zenoh.open(cfg)
     except zenoh.ZError as e:
         print(f"router: {e}", file=sys.stderr, flush=True)

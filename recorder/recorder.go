@@ -122,7 +122,7 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	var sess *zenoh.Session
 	if len(cfg.ZenohKeys) > 0 || cfg.All || cfg.ProbeInterval > 0 {
 		if sess, err = zenoh.Open(cfg.Zenoh); err != nil {
-			setupErr = fmt.Errorf("zenoh: %w", err)
+			setupErr = err // the transport's errors name it
 		} else {
 			defer sess.Close()
 		}
