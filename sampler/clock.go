@@ -20,6 +20,9 @@ type ClockEstimate struct {
 	Probes   int
 	Used     int   // the lowest-RTT half (at least one)
 	OffsetNs int64 // mean offset of the used probes: add to a local stamp to get remote time
+	// RefNs is the mean T1 of the used probes: the local time OffsetNs
+	// belongs to, through which the drift line passes.
+	RefNs    int64
 	RTTNs    int64 // mean RTT of the used probes
 	MinRTTNs int64
 	MaxRTTNs int64
@@ -52,13 +55,15 @@ func EstimateClock(probes []Probe) ClockEstimate {
 	est.MinRTTNs, est.MaxRTTNs = ok[0].RTT(), ok[len(ok)-1].RTT()
 	used := ok[:max(1, len(ok)/2)]
 	est.Used = len(used)
-	var off, rtt float64
+	var off, rtt, ref float64
 	for _, p := range used {
 		off += float64(p.Offset())
 		rtt += float64(p.RTT())
+		ref += float64(p.T1 - used[0].T1) // relative: unix ns would lose precision in a float sum
 	}
 	est.OffsetNs = int64(math.Round(off / float64(len(used))))
 	est.RTTNs = int64(math.Round(rtt / float64(len(used))))
+	est.RefNs = used[0].T1 + int64(math.Round(ref/float64(len(used))))
 
 	// Drift: least squares of offset against T1, relative to the first T1.
 	lo, hi := used[0].T1, used[0].T1

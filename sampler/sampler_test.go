@@ -194,6 +194,9 @@ func TestEstimateClock(t *testing.T) {
 	if !est.DriftValid || math.Abs(est.DriftPPM-20) > 0.01 {
 		t.Fatalf("drift %v %v", est.DriftPPM, est.DriftValid)
 	}
+	if est.RefNs != 19e9 { // the mean T1 of the even probes
+		t.Fatalf("ref %d", est.RefNs)
+	}
 	if e := EstimateClock(nil); e.Used != 0 {
 		t.Fatal("empty")
 	}
