@@ -5,11 +5,13 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/vrlog/vrlog/hostclock"
 	"github.com/vrlog/vrlog/internal/netem"
 	"github.com/vrlog/vrlog/internal/peertest"
 	"github.com/vrlog/vrlog/logfmt"
@@ -109,23 +111,28 @@ func TestAcrossHostsThroughRouter(t *testing.T) {
 
 	const zid1, zid2 = "1e17a1", "1e17a2" // the router before and after its restart
 	router := h.startRouter(t, zid1)
+	// The hosts' clocks differ as two machines' would: the simulator's runs
+	// 250 ms ahead of the machine's, the recorder's 120 ms behind.
+	const simAhead, recAhead = 250 * time.Millisecond, -120 * time.Millisecond
 	rec := startCmd(t, h.rec.Command(vrlogBin, append([]string{"record", "-o", logPath, "-k", "vr/" + r + "/**",
-		"--time-service", "vr/" + r + "/time", "--flush-interval", "200ms"}, clientArgs("tcp/"+net.JoinHostPort(routerRecIP, zenohPort))...)...))
+		"--time-service", "vr/" + r + "/time", "--flush-interval", "200ms", "--clock-offset", recAhead.String()},
+		clientArgs("tcp/"+net.JoinHostPort(routerRecIP, zenohPort))...)...))
 	sim := startCmd(t, h.sim.Command(vrlogBin, append([]string{"sim", "-q", "--robot", r, "--camera", "", "--state-hz", "100",
-		"--duration", "11s", "--start-delay", "1500ms", "--log", truthPath}, clientArgs("tcp/"+net.JoinHostPort(routerSimIP, zenohPort))...)...))
+		"--duration", "11s", "--start-delay", "1500ms", "--log", truthPath, "--clock-offset", simAhead.String()},
+		clientArgs("tcp/"+net.JoinHostPort(routerSimIP, zenohPort))...)...))
 
 	// 3 s of states through the impaired link, then the router dies.
 	waitFor(t, 30*time.Second, "3 s of published states", func() bool {
 		b, _ := os.ReadFile(truthPath)
 		return strings.Count(string(b), "\n") >= 300
 	})
-	killedAt := time.Now()
+	killedAt := time.Now().Add(simAhead) // on the simulator's clock, like the states' t_ns
 	router.signal(syscall.SIGKILL)
 	router.wait(t, 10*time.Second)
 	time.Sleep(1500 * time.Millisecond) // > the flush interval: what arrived before the kill is in the file
 	written := snapshot(t, logPath)
 	time.Sleep(500 * time.Millisecond)
-	restartedAt := time.Now()
+	restartedAt := time.Now().Add(simAhead)
 	h.startRouter(t, zid2)
 
 	if code := sim.wait(t, 60*time.Second); code != 0 {
@@ -187,19 +194,25 @@ func TestAcrossHostsThroughRouter(t *testing.T) {
 	if len(outages) != 1 || st["skipped"].(float64) != float64(gap.n) || st["restart_count"].(float64) != 0 {
 		t.Fatalf("analysis: outages %v, skipped %v (the gap is %d), restarts %v", outages, st["skipped"], gap.n, st["restart_count"])
 	}
-	// One clock on all three hosts: latency is the link's delay, and the
-	// clock-sync offset is zero within half the probes' round trip.
-	lat := st["latency_ms"].(map[string]any)
-	if p50 := lat["p50"].(float64); p50 < float64(linkDelay-linkJitter)/1e6 || p50 > 1000 {
-		t.Fatalf("latency p50 %.1f ms: the link delays %v ± %v", p50, linkDelay, linkJitter)
+	// The clock model recovers the offset between the hosts' clocks from the
+	// recorder's probes, within half their round trip (which the link makes
+	// ≥ 2 × 40 ms), and with it the states' latency on the simulator's
+	// clock is the link's delay, not the clocks' difference.
+	models, err := hostclock.FromLog(lr)
+	if err != nil {
+		t.Fatal(err)
 	}
-	clk, _ := rep["clock"].(map[string]any)
-	if clk == nil {
-		t.Fatal("no clock-sync probes recorded")
+	m := models[0]
+	want, unc := (simAhead - recAhead).Nanoseconds(), m.UncertaintyNs()
+	if d := m.OffsetNs() - want; d < -unc || d > unc || unc < (linkDelay-linkJitter).Nanoseconds() {
+		t.Fatalf("clock offset %v ± %v, injected %v", time.Duration(m.OffsetNs()), time.Duration(unc), time.Duration(want))
 	}
-	if rtt, off := clk["rtt_ms"].(float64), clk["offset_ms"].(float64); rtt < 2*float64(linkDelay-linkJitter)/1e6 || off > rtt/2 || -off > rtt/2 {
-		t.Fatalf("clock: offset %.3f ms, rtt %.3f ms (the link adds ≥ %v each way; the clocks are one)", off, rtt, linkDelay-linkJitter)
+	lat := latencies(t, lr, state, m.ToSim)
+	if p50 := lat[len(lat)/2]; p50 < (linkDelay-linkJitter).Nanoseconds()-unc || p50 > time.Second.Nanoseconds() {
+		t.Fatalf("latency p50 on the simulator's clock %v: the link delays %v ± %v (offset known ± %v)", time.Duration(p50), linkDelay, linkJitter, time.Duration(unc))
 	}
+	t.Logf("clock offset %v ± %v (injected %v); state latency p50 %v on the simulator's clock",
+		time.Duration(m.OffsetNs()), time.Duration(unc), time.Duration(want), time.Duration(lat[len(lat)/2]))
 
 	// The recorder said what happened.
 	for _, want := range []string{"zenoh: lost the connection to router " + zid1, "zenoh: reconnected to router " + zid2} {
@@ -290,4 +303,63 @@ func snapshot(t *testing.T, path string) []logged {
 	}
 	defer r.Close()
 	return records(t, r)
+}
+
+// latencies are a channel's receive stamps, converted by toSim, minus
+// their capture stamps, sorted.
+func latencies(t *testing.T, r *logfmt.Reader, ch string, toSim func(int64) int64) []int64 {
+	t.Helper()
+	var ids []uint16
+	for _, c := range r.Channels() {
+		if c.Name == ch {
+			ids = append(ids, c.ID)
+		}
+	}
+	var lat []int64
+	it := r.Records(logfmt.Filter{Channels: ids})
+	for it.Next() {
+		if rec := it.Record(); rec.HasStamp {
+			lat = append(lat, toSim(rec.RecvWallNs)-rec.CaptureNs)
+		}
+	}
+	if err := it.Err(); err != nil || len(lat) == 0 {
+		t.Fatalf("%s: %d stamped records: %v", ch, len(lat), err)
+	}
+	slices.Sort(lat)
+	return lat
+}
+
+// Two hosts' clocks on one machine (loopback, no namespaces needed): the
+// simulator's clock 30 ms ahead, the recorder's (its test-only
+// --clock-offset) 20 ms behind. The clock model recovers the 50 ms from the
+// recorder's probes within half their round trip, and converts the states'
+// receive stamps onto the simulator's clock.
+func TestClockOffsetRecovered(t *testing.T) {
+	r := robot(t)
+	const simAhead, recAhead = 30 * time.Millisecond, -20 * time.Millisecond
+	rec, sim, logPath, _ := recordSim(t, r, []string{"--clock-offset", recAhead.String(), "--probe-interval", "200ms"},
+		[]string{"--duration", "3s", "--camera", "", "--clock-offset", simAhead.String()})
+	if code := sim.wait(t, 30*time.Second); code != 0 {
+		t.Fatalf("sim exit %d:\n%s", code, sim.stderr)
+	}
+	rec.signal(syscall.SIGINT)
+	if code := rec.wait(t, 20*time.Second); code != 0 {
+		t.Fatalf("record exit %d:\n%s", code, rec.stderr)
+	}
+	_, lr := readLog(t, logPath)
+	models, err := hostclock.FromLog(lr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := models[0]
+	want, unc := (simAhead - recAhead).Nanoseconds(), m.UncertaintyNs()
+	if d := m.OffsetNs() - want; d < -unc || d > unc {
+		t.Fatalf("offset %v ± %v from %d probes, injected %v", time.Duration(m.OffsetNs()), time.Duration(unc), m.Estimate.Probes, time.Duration(want))
+	}
+	lat := latencies(t, lr, "vr/"+r+"/state", m.ToSim)
+	if lat[0] < -unc || lat[len(lat)/2] > 20*time.Millisecond.Nanoseconds() {
+		t.Fatalf("state latency on the simulator's clock: min %v, p50 %v (offset known ± %v)", time.Duration(lat[0]), time.Duration(lat[len(lat)/2]), time.Duration(unc))
+	}
+	t.Logf("offset %v ± %v from %d probes (injected %v); latency min %v p50 %v", time.Duration(m.OffsetNs()), time.Duration(unc),
+		m.Estimate.Probes, time.Duration(want), time.Duration(lat[0]), time.Duration(lat[len(lat)/2]))
 }

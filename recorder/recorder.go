@@ -57,6 +57,10 @@ type Config struct {
 	OnStatus func(Status)
 	// IceoryxBuffer is the subscriber buffer per service (default 8).
 	IceoryxBuffer int
+	// ClockOffset, for tests only, shifts every wall stamp the recorder
+	// takes (receive stamps, probes' T1 and T4), as if its host's clock ran
+	// that much ahead: a second host's clock on one machine.
+	ClockOffset time.Duration
 }
 
 // ChannelCompression picks a compression for channels matching Glob.
@@ -369,7 +373,7 @@ func (r *rec) probe(ctx context.Context, sess *zenoh.Session) {
 	defer t.Stop()
 	for {
 		for _, key := range r.cfg.TimeKeys {
-			t1 := clock.WallNow()
+			t1 := clock.WallNow() + r.cfg.ClockOffset.Nanoseconds()
 			replies, err := sess.Get(ctx, key, nil, min(r.cfg.ProbeInterval, 500*time.Millisecond))
 			if err != nil {
 				continue
@@ -384,6 +388,7 @@ func (r *rec) probe(ctx context.Context, sess *zenoh.Session) {
 				if t4 == 0 {
 					t4 = clock.WallNow()
 				}
+				t4 += r.cfg.ClockOffset.Nanoseconds()
 				p := codec.ClockProbe{T1Ns: t1, T2Ns: tr.T2Ns, T3Ns: tr.T3Ns, T4Ns: t4}
 				batch = append(batch, item{name: "vrlog/clock/" + rep.Key, transport: logfmt.TransportInternal, topic: rep.Key,
 					schema: codec.SchemaClockProbe, rec: logfmt.Record{RecvWallNs: t4, RecvMonoNs: rep.RecvMonoNs, Payload: codec.AppendClockProbe(nil, p)}})
@@ -477,6 +482,9 @@ func (r *rec) writeOne(it *item) error {
 	}
 	rec := &it.rec
 	rec.Channel = r.out.id(it.name)
+	if it.transport != logfmt.TransportInternal { // probes were shifted as they were taken
+		rec.RecvWallNs += r.cfg.ClockOffset.Nanoseconds()
+	}
 	if ch.codec != nil && ch.def.Schema != codec.SchemaClockProbe {
 		if seq, t, err := ch.codec.Stamp(rec.Header, rec.Payload); err == nil {
 			rec.Seq, rec.CaptureNs, rec.HasStamp = seq, t, true

@@ -71,6 +71,7 @@ EXAMPLES:
 			&cli.StringSliceFlag{Name: "time-service", Usage: "zenoh `SELECTOR` of clock-sync time services (default vr/*/time)"},
 			&cli.DurationFlag{Name: "probe-interval", Value: time.Second, Usage: "clock-sync probe period (0 disables)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no status output"},
+			&cli.DurationFlag{Name: "clock-offset", Hidden: true, Usage: "test only: the recorder's wall stamps run this far ahead of this host's clock (a second host on one machine)"},
 		),
 		Action: run,
 	}
@@ -88,7 +89,7 @@ func run(c *cli.Context) error {
 		Output: out, Force: c.Bool("force"), ZenohKeys: c.StringSlice("key"), IceoryxServices: c.StringSlice("service"),
 		All: c.Bool("all"), Zenoh: zenohflags.Config(c), SplitDuration: c.Duration("split-duration"), MaxFiles: c.Int("max-files"),
 		FlushInterval: c.Duration("flush-interval"), Note: c.String("note"), TimeKeys: c.StringSlice("time-service"),
-		ProbeInterval: c.Duration("probe-interval"),
+		ProbeInterval: c.Duration("probe-interval"), ClockOffset: c.Duration("clock-offset"),
 	}
 	if cfg.ProbeInterval == 0 {
 		cfg.ProbeInterval = -1
