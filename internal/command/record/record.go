@@ -45,7 +45,13 @@ SIGINT or SIGTERM finishes the log cleanly (index and footer) and exits 0.
 A full disk stops the recording with exit 3, leaving a readable log.
 
 Status: a live table on a terminal (messages, Hz, MB/s, skips, restarts,
-recorder drops per channel); a plain line every 10 s otherwise; --quiet for none.
+recorder drops per channel, and the zenoh router or peers the session is
+connected to); a plain line every 10 s otherwise, plus a line as soon as the
+session loses its connection or zenoh has reconnected it (it does so by
+itself; recording goes on); --quiet for none.
+
+Across hosts (docs/deployment.md): --mode client --connect tcp/ROUTER:7447,
+or --zenoh-config deploy/client.json5, records through a zenoh router.
 
 EXAMPLES:
    record -o session.vrlog -k 'vr/r1/state' -s vr/r1/camera/front --duration 60s
