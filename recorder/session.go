@@ -2,7 +2,9 @@ package recorder
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -92,4 +94,52 @@ func (w *sessionWatch) snapshot(now time.Time) SessionStatus {
 		st.Down += now.Sub(st.DownSince)
 	}
 	return st
+}
+
+// String says what the session is connected to, and how often it lost and
+// regained its connection, for a status line.
+func (z SessionStatus) String() string {
+	switch {
+	case !z.Connected && z.Losses == 0:
+		return "zenoh: not connected yet"
+	case !z.Connected:
+		return fmt.Sprintf("zenoh: connection lost %s ago, reconnecting", time.Since(z.DownSince).Round(100*time.Millisecond))
+	}
+	s := "zenoh: connected to " + z.neighbours()
+	if z.Reconnects > 0 {
+		s += fmt.Sprintf(" (reconnected %d×, %s without a connection in all)", z.Reconnects, z.Down.Round(100*time.Millisecond))
+	}
+	return s
+}
+
+// Change announces a loss or a reconnection since prev, or returns "".
+func (z SessionStatus) Change(prev SessionStatus) string {
+	switch {
+	case z.Losses > prev.Losses && !z.Connected:
+		return fmt.Sprintf("zenoh: lost the connection to %s; recording goes on, zenoh reconnects by itself", prev.neighbours())
+	case z.Reconnects > prev.Reconnects:
+		return fmt.Sprintf("zenoh: reconnected to %s after %s without a connection", z.neighbours(), z.LastLoss.Round(100*time.Millisecond))
+	}
+	return ""
+}
+
+// neighbours names what the session is connected to: "router ID", "2 peers".
+func (z SessionStatus) neighbours() string {
+	var parts []string
+	for _, g := range []struct {
+		kind string
+		ids  []string
+	}{{"router", z.Routers}, {"peer", z.Peers}} {
+		switch len(g.ids) {
+		case 0:
+		case 1:
+			parts = append(parts, g.kind+" "+g.ids[0])
+		default:
+			parts = append(parts, fmt.Sprintf("%d %ss", len(g.ids), g.kind))
+		}
+	}
+	if len(parts) == 0 {
+		return "no router or peer"
+	}
+	return strings.Join(parts, " and ")
 }

@@ -45,3 +45,30 @@ func TestSessionWatchBooksLossAndReconnect(t *testing.T) {
 		t.Fatalf("routers %v", st.Routers)
 	}
 }
+
+// The status text names what the session is connected to, and a change
+// is announced once.
+func TestSessionStatusText(t *testing.T) {
+	up := SessionStatus{Connected: true, Routers: []string{"1e17a1"}}
+	lost := SessionStatus{Losses: 1, DownSince: time.Now()}
+	back := SessionStatus{Connected: true, Routers: []string{"1e17a2"}, Losses: 1, Reconnects: 1, LastLoss: 2500 * time.Millisecond, Down: 2500 * time.Millisecond}
+	peers := SessionStatus{Connected: true, Peers: []string{"a", "b"}, Routers: []string{"r"}}
+	for _, c := range []struct{ got, want string }{
+		{SessionStatus{}.String(), "zenoh: not connected yet"},
+		{up.String(), "zenoh: connected to router 1e17a1"},
+		{back.String(), "zenoh: connected to router 1e17a2 (reconnected 1×, 2.5s without a connection in all)"},
+		{peers.String(), "zenoh: connected to router r and 2 peers"},
+		{lost.Change(up), "zenoh: lost the connection to router 1e17a1; recording goes on, zenoh reconnects by itself"},
+		{back.Change(lost), "zenoh: reconnected to router 1e17a2 after 2.5s without a connection"},
+		{back.Change(up), "zenoh: reconnected to router 1e17a2 after 2.5s without a connection"}, // lost and back within one status period
+		{back.Change(back), ""},
+		{up.Change(SessionStatus{}), ""}, // the first connection is no news
+	} {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+	if s := lost.String(); s[:len("zenoh: connection lost")] != "zenoh: connection lost" {
+		t.Errorf("while lost: %q", s)
+	}
+}

@@ -160,10 +160,10 @@ func run(c *cli.Context) error {
 				lines = drawTable(errw, s, lines)
 				return
 			}
-			if ev := sessionEvent(lastSession, s.Zenoh); ev != "" {
-				fmt.Fprintln(errw, "record: "+ev)
-			}
 			if s.Zenoh != nil {
+				if ev := s.Zenoh.Change(lastSession); ev != "" {
+					fmt.Fprintln(errw, "record: "+ev)
+				}
 				lastSession = *s.Zenoh
 			}
 			if time.Since(lastPlain) >= 10*time.Second {
@@ -201,62 +201,10 @@ func plainLine(s recorder.Status) string {
 	}
 	line := fmt.Sprintf("%s: %d channels, %d messages, %s written, %d missing by seq, %d dropped by the recorder",
 		s.Elapsed.Round(time.Second), len(s.Channels), msgs, human(s.BytesWritten), skipped, drops)
-	if z := sessionLine(s.Zenoh); z != "" {
-		line += "; " + z
+	if s.Zenoh != nil {
+		line += "; " + s.Zenoh.String()
 	}
 	return line
-}
-
-// sessionLine says what the zenoh session is connected to, and how often
-// it lost and regained its connection.
-func sessionLine(z *recorder.SessionStatus) string {
-	switch {
-	case z == nil:
-		return ""
-	case !z.Connected && z.Losses == 0:
-		return "zenoh: not connected yet"
-	case !z.Connected:
-		return fmt.Sprintf("zenoh: connection lost %s ago, reconnecting", time.Since(z.DownSince).Round(100*time.Millisecond))
-	}
-	line := "zenoh: connected to " + neighbours(z)
-	if z.Reconnects > 0 {
-		line += fmt.Sprintf(" (reconnected %d×, %s without a connection in all)", z.Reconnects, z.Down.Round(100*time.Millisecond))
-	}
-	return line
-}
-
-// sessionEvent announces a loss or a reconnection since the last status.
-func sessionEvent(prev recorder.SessionStatus, z *recorder.SessionStatus) string {
-	switch {
-	case z == nil:
-		return ""
-	case z.Losses > prev.Losses && !z.Connected:
-		return fmt.Sprintf("zenoh: lost the connection to %s; recording goes on, zenoh reconnects by itself", neighbours(&prev))
-	case z.Reconnects > prev.Reconnects:
-		return fmt.Sprintf("zenoh: reconnected to %s after %s without a connection", neighbours(z), z.LastLoss.Round(100*time.Millisecond))
-	}
-	return ""
-}
-
-// neighbours names what a session is connected to: "router ID", "2 peers".
-func neighbours(z *recorder.SessionStatus) string {
-	var parts []string
-	switch n := len(z.Routers); {
-	case n == 1:
-		parts = append(parts, "router "+z.Routers[0])
-	case n > 1:
-		parts = append(parts, fmt.Sprintf("%d routers", n))
-	}
-	switch n := len(z.Peers); {
-	case n == 1:
-		parts = append(parts, "peer "+z.Peers[0])
-	case n > 1:
-		parts = append(parts, fmt.Sprintf("%d peers", n))
-	}
-	if len(parts) == 0 {
-		return "no router or peer"
-	}
-	return strings.Join(parts, " and ")
 }
 
 // drawTable redraws the live status table in place on a terminal.
@@ -281,8 +229,8 @@ func drawTable(w io.Writer, s recorder.Status, prev int) int {
 	}
 	fmt.Fprintf(&b, "\x1b[2K%s elapsed, %s written%s\n", s.Elapsed.Round(time.Second), human(s.BytesWritten), ratio)
 	n := len(chans) + 2
-	if z := sessionLine(s.Zenoh); z != "" {
-		fmt.Fprintf(&b, "\x1b[2K%s\n", z)
+	if s.Zenoh != nil {
+		fmt.Fprintf(&b, "\x1b[2K%s\n", s.Zenoh)
 		n++
 	}
 	io.WriteString(w, b.String())
