@@ -47,6 +47,14 @@ A full disk stops the recording with exit 3, leaving a readable log.
 Status: a live table on a terminal (messages, Hz, MB/s, skips, restarts,
 recorder drops per channel); a plain line every 10 s otherwise; --quiet for none.
 
+A service that matches -s or --all but cannot be opened (e.g. its
+max_subscribers are all taken) is never skipped in silence: it is printed on
+stderr at once (also with --quiet), shown in the status, stored in the log as
+a channel error ('vrlog info' and 'analyze' show it), and record exits 3 at the
+end, after finishing the log with everything else. A service that allows a
+smaller subscriber buffer than the recorder wants (iceoryx2's default allows
+2) is recorded with that buffer, with a warning on stderr and in the log.
+
 EXAMPLES:
    record -o session.vrlog -k 'vr/r1/state' -s vr/r1/camera/front --duration 60s
    record -o bug-1234.vrlog --all --note "controller oscillates after 20 s"
@@ -144,6 +152,13 @@ func run(c *cli.Context) error {
 	}
 	quiet := c.Bool("quiet")
 	tty := cliutil.IsTerminal(errw)
+	cfg.OnProblem = func(p recorder.ChannelStatus) {
+		if p.Error != "" {
+			fmt.Fprintf(errw, "record: ERROR: %s %s is not recorded: %s\n", p.Transport, p.Name, p.Error)
+		} else {
+			fmt.Fprintf(errw, "record: warning: %s %s: %s\n", p.Transport, p.Name, p.Warning)
+		}
+	}
 	var lastPlain time.Time
 	var lines int
 	if !quiet {
@@ -168,6 +183,13 @@ func run(c *cli.Context) error {
 		}
 	}
 	switch {
+	case err == nil && sum != nil && len(sum.Failed()) > 0:
+		var names []string
+		for _, f := range sum.Failed() {
+			names = append(names, f.Name+" ("+f.Error+")")
+		}
+		return cliutil.Runtime(fmt.Errorf("%d selected service(s) could not be opened and are missing from the log (stored there as channel errors): %s",
+			len(names), strings.Join(names, "; ")))
 	case err == nil:
 		return nil
 	case errors.Is(err, recorder.ErrExists):
@@ -183,8 +205,12 @@ func plainLine(s recorder.Status) string {
 	for _, c := range s.Channels {
 		msgs, drops, skipped = msgs+c.Msgs, drops+c.Drops, skipped+c.Skipped
 	}
-	return fmt.Sprintf("%s: %d channels, %d messages, %s written, %d missing by seq, %d dropped by the recorder",
+	line := fmt.Sprintf("%s: %d channels, %d messages, %s written, %d missing by seq, %d dropped by the recorder",
 		s.Elapsed.Round(time.Second), len(s.Channels), msgs, human(s.BytesWritten), skipped, drops)
+	if n := len(s.Failed()); n > 0 {
+		line += fmt.Sprintf(", %d NOT RECORDED (could not be opened)", n)
+	}
+	return line
 }
 
 // drawTable redraws the live status table in place on a terminal.
@@ -197,6 +223,10 @@ func drawTable(w io.Writer, s recorder.Status, prev int) int {
 	sort.Slice(chans, func(i, j int) bool { return chans[i].Name < chans[j].Name })
 	fmt.Fprintf(&b, "\x1b[2K%-36s %10s %8s %8s %8s %8s %8s %6s\n", "channel", "msgs", "Hz", "MB/s", "skipped", "restarts", "drops", "undec")
 	for _, c := range chans {
+		if c.Error != "" {
+			fmt.Fprintf(&b, "\x1b[2K%-36s NOT RECORDED: %s\n", trim(c.Name, 36), trim(c.Error, 60))
+			continue
+		}
 		fmt.Fprintf(&b, "\x1b[2K%-36s %10d %8.1f %8.2f %8d %8d %8d %6d\n", trim(c.Name, 36), c.Msgs, c.Hz, c.MBps, c.Skipped, c.Restarts, c.Drops, c.Undecodable)
 	}
 	ratio := ""
