@@ -210,6 +210,15 @@ func plainLine(s recorder.Status) string {
 	if n := len(s.Failed()); n > 0 {
 		line += fmt.Sprintf(", %d NOT RECORDED (could not be opened)", n)
 	}
+	warned := 0
+	for _, c := range s.Channels {
+		if c.Warning != "" {
+			warned++
+		}
+	}
+	if warned > 0 {
+		line += fmt.Sprintf(", %d recorded with a limit (see the warnings)", warned)
+	}
 	return line
 }
 
@@ -238,8 +247,15 @@ func drawTable(w io.Writer, s recorder.Status, prev int) int {
 		ratio = fmt.Sprintf(", compression %.2fx", float64(raw)/float64(s.BytesWritten))
 	}
 	fmt.Fprintf(&b, "\x1b[2K%s elapsed, %s written%s\n", s.Elapsed.Round(time.Second), human(s.BytesWritten), ratio)
+	n := len(chans) + 2
+	for _, c := range chans {
+		if c.Warning != "" {
+			fmt.Fprintf(&b, "\x1b[2K! %s: %s\n", trim(c.Name, 36), head(c.Warning, 80)) // one screen line: the cursor-up count stays right
+			n++
+		}
+	}
 	io.WriteString(w, b.String())
-	return len(chans) + 2
+	return n
 }
 
 func trim(s string, n int) string {
@@ -247,6 +263,14 @@ func trim(s string, n int) string {
 		return s
 	}
 	return "…" + s[len(s)-n+1:]
+}
+
+// head keeps the first n runes of s.
+func head(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
 }
 
 func human(n int64) string {
