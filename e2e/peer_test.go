@@ -106,11 +106,14 @@ func TestRecordForeignIceoryxServices(t *testing.T) {
 		pub := start(t, peertest.Python(t), filepath.Join(root(), "peers", "publisher.py"), "--service", cam, "--frames", "0",
 			"--max-subscribers", "1", "--hold-subscriber", "--linger", "60", "--log", filepath.Join(dir, "truth.jsonl"))
 		waitFor(t, 20*time.Second, "the peer's service", func() bool { return strings.Contains(pub.stderr.String(), "ready") })
-		rec := start(t, vrlogBin, "record", "-q", "-o", logPath, "-s", cam, "--probe-interval", "0", "--duration", "2s")
-		code := rec.wait(t, 30*time.Second)
-		if code != 3 || !strings.Contains(rec.stderr.String(), "ERROR: iceoryx2 "+cam+" is not recorded") ||
-			!strings.Contains(rec.stderr.String(), "ExceedsMaxSupportedSubscribers") {
-			t.Fatalf("record exit %d, want 3 with the service's error on stderr:\n%s", code, rec.stderr)
+		for _, sel := range []string{"vr/" + r + "/**", cam} { // found by discovery, and named; the last log is checked below
+			rec := start(t, vrlogBin, "record", "-q", "-f", "-o", logPath, "-s", sel, "--probe-interval", "0", "--duration", "2s")
+			code := rec.wait(t, 30*time.Second)
+			if code != 3 || !strings.Contains(rec.stderr.String(), "ERROR: iceoryx2 "+cam+" is not recorded") ||
+				!strings.Contains(rec.stderr.String(), "ExceedsMaxSupportedSubscribers") {
+				t.Fatalf("record -s %s: exit %d, want 3 with the service's error on stderr:\n%s", sel, code, rec.stderr)
+			}
+			t.Logf("record -s %s: %s", sel, strings.TrimSpace(rec.stderr.String()))
 		}
 		_, lr := readLog(t, logPath)
 		if len(lr.Channels()) != 1 || !strings.Contains(lr.Channels()[0].Meta[logfmt.MetaError], "ExceedsMaxSupportedSubscribers") {
@@ -122,7 +125,6 @@ func TestRecordForeignIceoryxServices(t *testing.T) {
 		if e, _ := channelReport(t, analyzeJSON(t, logPath), cam)["error"].(string); !strings.Contains(e, "ExceedsMaxSupportedSubscribers") {
 			t.Fatalf("analyze does not show the channel error: %q", e)
 		}
-		t.Logf("%s", strings.TrimSpace(rec.stderr.String()))
 	})
 }
 

@@ -186,10 +186,10 @@ func run(c *cli.Context) error {
 	case err == nil && sum != nil && len(sum.Failed()) > 0:
 		var names []string
 		for _, f := range sum.Failed() {
-			names = append(names, f.Name+" ("+f.Error+")")
+			names = append(names, f.Name)
 		}
-		return cliutil.Runtime(fmt.Errorf("%d selected service(s) could not be opened and are missing from the log (stored there as channel errors): %s",
-			len(names), strings.Join(names, "; ")))
+		return cliutil.Runtime(fmt.Errorf("not recorded, could not be opened (see above; stored in the log as channel errors): %s",
+			strings.Join(names, ", ")))
 	case err == nil:
 		return nil
 	case errors.Is(err, recorder.ErrExists):
