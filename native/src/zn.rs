@@ -491,26 +491,8 @@ pub unsafe extern "C" fn vr_zpub_put(
     err: *mut *mut c_char,
 ) -> i32 {
     let p = &*p;
-    let data = bytes(payload, payload_len).to_vec();
-    let att = if has_attachment != 0 {
-        Some(bytes(attachment, attachment_len).to_vec())
-    } else {
-        None
-    };
-    guard(err, std::panic::AssertUnwindSafe(|| {
-        let mut b = p.publisher.put(data);
-        if let Some(a) = att {
-            b = b.attachment(a);
-        }
-        if p.source_info {
-            let sn = p.sn.fetch_add(1, Ordering::Relaxed);
-            b = b.source_info(SourceInfo::new(p.publisher.id(), sn as _));
-        }
-        match b.wait() {
-            Ok(()) => VR_OK,
-            Err(e) => zerr(err, "zenoh: put", e),
-        }
-    }))
+    let source = p.source_info.then(|| SourceInfo::new(p.publisher.id(), p.sn.fetch_add(1, Ordering::Relaxed) as _));
+    put(p, payload, payload_len, attachment, attachment_len, has_attachment, source, err)
 }
 
 /// Builds a source id from recorded bytes: the zenoh id (1..16 bytes, as
@@ -536,7 +518,6 @@ pub unsafe extern "C" fn vr_zpub_put_as(
     source_sn: u64,
     err: *mut *mut c_char,
 ) -> i32 {
-    let p = &*p;
     let sid = match source_id(bytes(source_zid, source_zid_len), source_eid) {
         Ok(id) => id,
         Err(e) => return set_err(err, VR_ERR_INVALID, e),
@@ -544,6 +525,20 @@ pub unsafe extern "C" fn vr_zpub_put_as(
     let Ok(sn) = u32::try_from(source_sn) else {
         return set_err(err, VR_ERR_INVALID, format!("zenoh: source sequence number {source_sn} exceeds zenoh's 32 bits"));
     };
+    put(&*p, payload, payload_len, attachment, attachment_len, has_attachment, Some(SourceInfo::new(sid, sn)), err)
+}
+
+/// One put: the payload, an optional attachment and optional source info.
+unsafe fn put(
+    p: &ZPub,
+    payload: *const u8,
+    payload_len: usize,
+    attachment: *const u8,
+    attachment_len: usize,
+    has_attachment: i32,
+    source: Option<SourceInfo>,
+    err: *mut *mut c_char,
+) -> i32 {
     let data = bytes(payload, payload_len).to_vec();
     let att = if has_attachment != 0 {
         Some(bytes(attachment, attachment_len).to_vec())
@@ -551,9 +546,12 @@ pub unsafe extern "C" fn vr_zpub_put_as(
         None
     };
     guard(err, std::panic::AssertUnwindSafe(|| {
-        let mut b = p.publisher.put(data).source_info(SourceInfo::new(sid, sn));
+        let mut b = p.publisher.put(data);
         if let Some(a) = att {
             b = b.attachment(a);
+        }
+        if let Some(si) = source {
+            b = b.source_info(si);
         }
         match b.wait() {
             Ok(()) => VR_OK,

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -145,7 +146,7 @@ func TestReplayedRawChannelKeepsSeqFacts(t *testing.T) {
 	}
 
 	again, _ := rerecord(t, orig, key)
-	if got := readRaw(t, again); !equalRaw(got, recs) {
+	if got := readRaw(t, again); !slices.Equal(got, recs) {
 		t.Fatalf("re-recorded source info differs from the original:\n got %v\nwant %v", got, recs)
 	}
 	b := seqFacts(t, again, key)
@@ -195,18 +196,6 @@ func TestReplayedRawChannelKeepsSeqFacts(t *testing.T) {
 	}
 	t.Logf("original: %d skipped, %d restart(s); replayed with %d injected drops and a restart: %d skipped, %d restarts",
 		a.Skipped, a.RestartCount, sum.Dropped, c.Skipped, c.RestartCount)
-}
-
-func equalRaw(a, b []rawRec) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func skipSeqs(c *analyzer.ChannelReport) [][2]uint64 {
