@@ -313,12 +313,17 @@ func (r *rec) subscribeIceoryx(ctx context.Context, wg *sync.WaitGroup, node *ic
 		return err // the transport names the service
 	}
 	r.discovered.Store(service, true)
-	meta, schema := serviceMeta(sub.Info())
+	info := sub.Info()
+	meta, schema := serviceMeta(info)
 	got := sub.BufferSize()
 	meta[metaIoxBuffer] = strconv.Itoa(got)
 	if want := max(r.cfg.IceoryxBuffer, MinIceoryxBuffer); got < want {
+		effect := "overwrites the oldest, which then shows as a seq gap"
+		if so := info.Config.SafeOverflow; so != nil && !*so {
+			effect = "is held up until the recorder takes them (the service has no safe overflow)"
+		}
 		meta[logfmt.MetaWarning] = fmt.Sprintf("iceoryx2 subscriber buffer %d (the service's subscriber_max_buffer_size; the recorder wants %d): "+
-			"a publisher that sends more than %d samples while the recorder polls (every 200 µs) overwrites the oldest, which then shows as a seq gap", got, want, got)
+			"a publisher that sends more than %d samples while the recorder polls (every 200 µs) %s", got, want, got, effect)
 	}
 	si := &subInfo{name: service, dropped: sub.Dropped, last: service}
 	r.addSub(si)
