@@ -302,9 +302,6 @@ func (a *Analysis) Report() *Report {
 			rep.Channels = append(rep.Channels, c)
 			continue
 		}
-		if c.Error != "" {
-			rep.Notes = append(rep.Notes, "channel "+c.Name+" was not recorded: "+c.Error)
-		}
 		if sum.Count > 0 {
 			c.FirstNs, c.LastNs = sum.MinTNs, sum.MaxTNs
 			c.FirstElapsed = el(sum.MinTNs) // raw channels: of the receive stamp

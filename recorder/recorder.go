@@ -398,7 +398,7 @@ func (r *rec) discover(ctx context.Context, wg *sync.WaitGroup, node *iceoryx2.N
 			svcs, err := node.ListServices()
 			if err != nil && err.Error() != listErr {
 				listErr = err.Error() // a new failure: reported once, retried every poll
-				r.send(ctx, []item{{name: "iceoryx2 service list", transport: logfmt.TransportIceoryx2, failed: true,
+				r.send(ctx, []item{{name: "(service list)", transport: logfmt.TransportIceoryx2, failed: true,
 					meta: map[string]string{logfmt.MetaWarning: err.Error() + "; retrying"}}})
 			}
 			for _, s := range svcs {
