@@ -139,7 +139,8 @@ func hexsum(b []byte) string {
 type logged struct {
 	channel string
 	truth
-	drops uint64
+	drops     uint64
+	publisher string
 }
 
 func readLog(t *testing.T, path string) (recs []logged, r *logfmt.Reader) {
@@ -163,7 +164,7 @@ func records(t *testing.T, r *logfmt.Reader) (recs []logged) {
 	for it.Next() {
 		rec := it.Record()
 		recs = append(recs, logged{channel: names[rec.Channel], truth: truth{Channel: names[rec.Channel], Seq: rec.Seq, TNs: rec.CaptureNs,
-			HeaderSHA256: hexsum(rec.Header), PayloadSHA256: hexsum(rec.Payload)}})
+			HeaderSHA256: hexsum(rec.Header), PayloadSHA256: hexsum(rec.Payload)}, publisher: string(rec.PublisherID)})
 	}
 	if err := it.Err(); err != nil {
 		t.Fatal(err)

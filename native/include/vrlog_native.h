@@ -111,6 +111,12 @@ int vr_zpub_declare(const vr_zsession *s, const char *keyexpr, const char *encod
                     vr_zpub **out, char **err);
 int vr_zpub_put(const vr_zpub *p, const uint8_t *payload, size_t payload_len,
                 const uint8_t *attachment, size_t attachment_len, int has_attachment, char **err);
+/* Like vr_zpub_put, with the given source info (zenoh id of 1..16 bytes,
+ * entity id, sequence number) instead of the publisher's own. */
+int vr_zpub_put_as(const vr_zpub *p, const uint8_t *payload, size_t payload_len,
+                   const uint8_t *attachment, size_t attachment_len, int has_attachment,
+                   const uint8_t *source_zid, size_t source_zid_len, uint32_t source_eid,
+                   uint64_t source_sn, char **err);
 void vr_zpub_free(vr_zpub *p);
 
 int vr_zqbl_declare(const vr_zsession *s, const char *keyexpr, int complete, size_t queue_cap,

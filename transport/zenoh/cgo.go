@@ -14,6 +14,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"regexp"
 	"sort"
 	"strings"
@@ -442,19 +443,51 @@ func (p *Publisher) Put(payload, attachment []byte) error {
 	if p.h == nil {
 		return ErrClosed
 	}
-	var pp, ap *C.uint8_t
+	pp, ap, has := putBuffers(payload, attachment)
+	var cerr *C.char
+	if rc := C.vr_zpub_put(p.h, pp, C.size_t(len(payload)), ap, C.size_t(len(attachment)), has, &cerr); rc != C.VR_OK {
+		return toErr(rc, cerr)
+	}
+	return nil
+}
+
+// putBuffers points at payload and attachment for a put (nil attachment:
+// none; empty: an empty one).
+func putBuffers(payload, attachment []byte) (pp, ap *C.uint8_t, has C.int) {
 	if len(payload) > 0 {
 		pp = (*C.uint8_t)(unsafe.Pointer(&payload[0]))
 	}
-	has := C.int(0)
 	if attachment != nil {
 		has = 1
 		if len(attachment) > 0 {
 			ap = (*C.uint8_t)(unsafe.Pointer(&attachment[0]))
 		}
 	}
+	return pp, ap, has
+}
+
+// PutAs publishes payload with the given source info instead of the
+// publisher's own: sourceID as Sample.SourceID has it (the zenoh id, 1..16
+// bytes, then the entity id, u32 little-endian) and sourceSN (zenoh's
+// sequence numbers are 32 bits). A replay republishes what it recorded this
+// way, so subscribers see the original publisher's identity and sequence.
+func (p *Publisher) PutAs(payload, attachment, sourceID []byte, sourceSN uint64) error {
+	zid, eid, err := splitSourceID(sourceID)
+	if err != nil {
+		return err
+	}
+	if sourceSN > math.MaxUint32 {
+		return fmt.Errorf("zenoh: source sequence number %d exceeds 32 bits: %w", sourceSN, ErrInvalid)
+	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.h == nil {
+		return ErrClosed
+	}
+	pp, ap, has := putBuffers(payload, attachment)
 	var cerr *C.char
-	if rc := C.vr_zpub_put(p.h, pp, C.size_t(len(payload)), ap, C.size_t(len(attachment)), has, &cerr); rc != C.VR_OK {
+	if rc := C.vr_zpub_put_as(p.h, pp, C.size_t(len(payload)), ap, C.size_t(len(attachment)), has,
+		(*C.uint8_t)(unsafe.Pointer(&zid[0])), C.size_t(len(zid)), C.uint32_t(eid), C.uint64_t(sourceSN), &cerr); rc != C.VR_OK {
 		return toErr(rc, cerr)
 	}
 	return nil

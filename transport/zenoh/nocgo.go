@@ -53,6 +53,7 @@ func (*Subscriber) Dropped() uint64                                     { return
 func (*Subscriber) Received() uint64                                    { return 0 }
 func (*Subscriber) Close() error                                        { return ErrUnavailable }
 func (*Publisher) Put([]byte, []byte) error                             { return ErrUnavailable }
+func (*Publisher) PutAs([]byte, []byte, []byte, uint64) error           { return ErrUnavailable }
 func (*Publisher) Close() error                                         { return ErrUnavailable }
 func (*Queryable) Close() error                                         { return ErrUnavailable }
 func (*Token) Close() error                                             { return ErrUnavailable }

@@ -53,6 +53,14 @@ itself; recording goes on); --quiet for none.
 Across hosts (docs/deployment.md): --mode client --connect tcp/ROUTER:7447,
 or --zenoh-config deploy/client.json5, records through a zenoh router.
 
+A service that matches -s or --all but cannot be opened (e.g. its
+max_subscribers are all taken) is never skipped in silence: it is printed on
+stderr at once (also with --quiet), shown in the status, stored in the log as
+a channel error ('vrlog info' and 'analyze' show it), and record exits 3 at the
+end, after finishing the log with everything else. A service that allows a
+smaller subscriber buffer than the recorder wants (iceoryx2's default allows
+2) is recorded with that buffer, with a warning on stderr and in the log.
+
 EXAMPLES:
    record -o session.vrlog -k 'vr/r1/state' -s vr/r1/camera/front --duration 60s
    record -o bug-1234.vrlog --all --note "controller oscillates after 20 s"
@@ -151,6 +159,13 @@ func run(c *cli.Context) error {
 	}
 	quiet := c.Bool("quiet")
 	tty := cliutil.IsTerminal(errw)
+	cfg.OnProblem = func(p recorder.ChannelStatus) {
+		if p.Error != "" {
+			fmt.Fprintf(errw, "record: ERROR: %s %s is not recorded: %s\n", p.Transport, p.Name, p.Error)
+		} else {
+			fmt.Fprintf(errw, "record: warning: %s %s: %s\n", p.Transport, p.Name, p.Warning)
+		}
+	}
 	var lastPlain time.Time
 	var lines int
 	var lastSession recorder.SessionStatus
@@ -184,6 +199,13 @@ func run(c *cli.Context) error {
 		}
 	}
 	switch {
+	case err == nil && sum != nil && len(sum.Failed()) > 0:
+		var names []string
+		for _, f := range sum.Failed() {
+			names = append(names, f.Name)
+		}
+		return cliutil.Runtime(fmt.Errorf("not recorded, could not be opened (see above; stored in the log as channel errors): %s",
+			strings.Join(names, ", ")))
 	case err == nil:
 		return nil
 	case errors.Is(err, recorder.ErrExists):
@@ -204,6 +226,18 @@ func plainLine(s recorder.Status) string {
 	if s.Zenoh != nil {
 		line += "; " + s.Zenoh.String()
 	}
+	if n := len(s.Failed()); n > 0 {
+		line += fmt.Sprintf(", %d NOT RECORDED (could not be opened)", n)
+	}
+	warned := 0
+	for _, c := range s.Channels {
+		if c.Warning != "" {
+			warned++
+		}
+	}
+	if warned > 0 {
+		line += fmt.Sprintf(", %d recorded with a limit (see the warnings)", warned)
+	}
 	return line
 }
 
@@ -217,6 +251,10 @@ func drawTable(w io.Writer, s recorder.Status, prev int) int {
 	sort.Slice(chans, func(i, j int) bool { return chans[i].Name < chans[j].Name })
 	fmt.Fprintf(&b, "\x1b[2K%-36s %10s %8s %8s %8s %8s %8s %6s\n", "channel", "msgs", "Hz", "MB/s", "skipped", "restarts", "drops", "undec")
 	for _, c := range chans {
+		if c.Error != "" {
+			fmt.Fprintf(&b, "\x1b[2K%-36s NOT RECORDED: %s\n", trim(c.Name, 36), trim(c.Error, 60))
+			continue
+		}
 		fmt.Fprintf(&b, "\x1b[2K%-36s %10d %8.1f %8.2f %8d %8d %8d %6d\n", trim(c.Name, 36), c.Msgs, c.Hz, c.MBps, c.Skipped, c.Restarts, c.Drops, c.Undecodable)
 	}
 	ratio := ""
@@ -233,6 +271,12 @@ func drawTable(w io.Writer, s recorder.Status, prev int) int {
 		fmt.Fprintf(&b, "\x1b[2K%s\n", s.Zenoh)
 		n++
 	}
+	for _, c := range chans {
+		if c.Warning != "" {
+			fmt.Fprintf(&b, "\x1b[2K! %s: %s\n", trim(c.Name, 36), head(c.Warning, 80)) // one screen line: the cursor-up count stays right
+			n++
+		}
+	}
 	io.WriteString(w, b.String())
 	return n
 }
@@ -242,6 +286,14 @@ func trim(s string, n int) string {
 		return s
 	}
 	return "…" + s[len(s)-n+1:]
+}
+
+// head keeps the first n runes of s.
+func head(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
 }
 
 func human(n int64) string {

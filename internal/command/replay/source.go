@@ -97,7 +97,7 @@ func (s *logSource) Pass(ctx context.Context, emit func(*player.Rec) bool) error
 		}
 		r := best.it.Record()
 		rec = player.Rec{Channel: best.in.out[r.Channel], CaptureNs: r.CaptureNs, Seq: r.Seq, HasStamp: r.HasStamp,
-			Header: r.Header, Payload: r.Payload, Key: best.key}
+			Header: r.Header, Payload: r.Payload, Key: best.key, SourceID: r.PublisherID, SourceSN: r.PublisherSN, HasSourceSN: r.HasPubSN}
 		keep := true
 		if s.clock == clockCapture {
 			if r.HasStamp {
