@@ -23,8 +23,8 @@ func Flags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringSliceFlag{Name: "connect", Usage: "zenoh `ENDPOINT` to connect to, e.g. tcp/127.0.0.1:7447 (repeatable)"},
 		&cli.StringSliceFlag{Name: "listen", Usage: "zenoh `ENDPOINT` to listen on (repeatable)"},
-		&cli.StringFlag{Name: "mode", Usage: "zenoh `MODE`: peer (default) or client (through a router)"},
-		&cli.StringFlag{Name: "zenoh-config", EnvVars: []string{"ZENOH_CONFIG"}, Usage: "zenoh JSON5 configuration `FILE` (the flags above override it)"},
+		&cli.StringFlag{Name: "mode", Usage: "zenoh `MODE`: peer (the default: meets other peers directly) or client (only through the router given by --connect; docs/deployment.md)"},
+		&cli.StringFlag{Name: "zenoh-config", EnvVars: []string{"ZENOH_CONFIG"}, Usage: "zenoh JSON5 configuration `FILE`, e.g. deploy/client.json5 (--mode, --connect, --listen and --no-multicast-scouting override it)"},
 		&cli.BoolFlag{Name: "no-multicast-scouting", Aliases: []string{"no-multicast"},
 			Usage: "disable zenoh multicast discovery (loopback-only set-ups: give --connect or --listen)"},
 	}

@@ -28,8 +28,12 @@ went back: elapsed froze, then resumed), outages (gaps above --outage-factor ×
 the nominal period), duplicates, reorders, recorder drops (kept apart from
 publisher-side skips), undecodable payloads, and transport latency (receive
 minus capture). Across channels: frame-to-state lag (frame t_ns minus the
-latest state at or before it, and the nearest one) with a tolerance, and the
-recorder/simulator clock offset from clock-sync probes.
+latest state at or before it, and the nearest one) with a tolerance, the
+frames' delay against the state timeline (which shows a delay below the state
+period, where the latest-state lag cannot), and the recorder/simulator clock
+offset and drift (valid when its 95 % confidence interval is within ±5 ppm)
+from clock-sync probes. A channel the recorder could not open is reported
+with its error.
 
 Payloads are decoded with epoch 0 (absolute unix seconds); the session epoch is
 the first state sample and elapsed = (t_ns - epoch) / 1e9, as the SDK reports

@@ -28,7 +28,10 @@ version), the receive time range and duration, and per channel the transport,
 name, transport topic (zenoh key expression or iceoryx2 service), schema,
 record count, mean rate, bytes (raw header+payload and stored), compression
 ratio and recorder-side drops (samples the recorder lost, apart from the
-publisher-side skips 'analyze' finds in seq).
+publisher-side skips 'analyze' finds in seq). A channel the recorder could not
+open (an iceoryx2 service whose subscriber slots were taken, ...) is listed
+with its error; one recorded with a limit (a small subscriber buffer) with a
+warning.
 
 A log without a footer was not closed (the recorder crashed, was killed, or
 is still writing): info then scans the block headers instead, says so, and
@@ -71,6 +74,10 @@ type InfoChannel struct {
 	FirstCaptureNs   *int64            `json:"first_capture_ns,omitempty"`
 	LastCaptureNs    *int64            `json:"last_capture_ns,omitempty"`
 	Meta             map[string]string `json:"meta,omitempty"`
+	// Error: the recorder could not open the channel (it has no records);
+	// Warning: what limited its recording (logfmt.MetaError, MetaWarning).
+	Error   string `json:"error,omitempty"`
+	Warning string `json:"warning,omitempty"`
 }
 
 // Info is `info --json`'s object for one file.
@@ -128,7 +135,8 @@ func infoOf(path string, r *logfmt.Reader, tf codec.TimeFormat) *Info {
 		_, known := codec.Lookup(c.Schema)
 		ic := InfoChannel{ID: c.ID, Name: c.Name, Transport: c.Transport.String(), Topic: c.Topic, Schema: c.Schema, Decodable: known,
 			Compression: c.Compression.String(), Count: s.Records, RawBytes: s.RawBytes, StoredBytes: s.StoredBytes, Drops: s.Drops,
-			FirstRecvWallNs: s.FirstWallNs, LastRecvWallNs: s.LastWallNs, Meta: c.Meta}
+			FirstRecvWallNs: s.FirstWallNs, LastRecvWallNs: s.LastWallNs, Meta: c.Meta,
+			Error: c.Meta[logfmt.MetaError], Warning: c.Meta[logfmt.MetaWarning]}
 		if s.Records > 1 && s.LastMonoNs > s.FirstMonoNs {
 			ic.RateHz = float64(s.Records-1) / (float64(s.LastMonoNs-s.FirstMonoNs) / 1e9)
 		}
@@ -245,6 +253,14 @@ func printInfo(w io.Writer, in *Info) {
 			ch.Count, ch.RateHz, humanBytes(ch.RawBytes), humanBytes(ch.StoredBytes), ratio, ch.Drops)
 	}
 	tw.Flush()
+	for _, ch := range in.Channels {
+		if ch.Error != "" {
+			fmt.Fprintf(w, "error:     channel %s was NOT RECORDED: %s\n", ch.Name, ch.Error)
+		}
+		if ch.Warning != "" {
+			fmt.Fprintf(w, "warning:   channel %s: %s\n", ch.Name, ch.Warning)
+		}
+	}
 	if !in.Finished {
 		fmt.Fprintf(w, "hint:      vrlog recover %s -o FIXED.vrlog\n", in.File)
 	}

@@ -50,9 +50,23 @@ or a -k/-s pattern matched no recorded channel, record says so and exits 1
 level, ** any levels, $* inside a level; docs/cli.md), for -k, -s and
 --compression alike; a malformed pattern or endpoint is exit 2.
 
-Status: a live table on a terminal, fitted to its width (messages, Hz,
-MB/s, skips, restarts, recorder drops per channel); a plain line every 10 s
-otherwise; --quiet for none.
+Status: a live table on a terminal, fitted to its width and height
+(messages, Hz, MB/s, skips, restarts, recorder drops per channel, and the
+zenoh router or peers the session is connected to); a plain line every 10 s
+otherwise, plus a line as soon as the session loses its connection or zenoh
+has reconnected it (it does so by itself; recording goes on); --quiet for
+none.
+
+Across hosts (docs/deployment.md): --mode client --connect tcp/ROUTER:7447,
+or --zenoh-config deploy/client.json5, records through a zenoh router.
+
+A service that matches -s or --all but cannot be opened (e.g. its
+max_subscribers are all taken) is never skipped in silence: it is printed on
+stderr at once (also with --quiet), shown in the status, stored in the log as
+a channel error ('vrlog info' and 'analyze' show it), and record exits 3 at the
+end, after finishing the log with everything else. A service that allows a
+smaller subscriber buffer than the recorder wants (iceoryx2's default allows
+2) is recorded with that buffer, with a warning on stderr and in the log.
 
 EXAMPLES:
    record -o session.vrlog -k 'vr/r1/state' -s vr/r1/camera/front --duration 60s
@@ -64,20 +78,21 @@ EXAMPLES:
 		Flags: append(zenohflags.Flags(),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "log `FILE` (.vrlog); with splitting, FILE_000.vrlog, FILE_001.vrlog, ..."},
 			&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "overwrite an existing log"},
-			&cli.StringSliceFlag{Name: "key", Aliases: []string{"k"}, Usage: "zenoh key `EXPR` to record (repeatable; wildcards * and ** allowed)"},
-			&cli.StringSliceFlag{Name: "service", Aliases: []string{"s"}, Usage: "iceoryx2 pub-sub `SERVICE` to record (repeatable; * and ** patterns also record services that appear later)"},
+			&cli.StringSliceFlag{Name: "key", Aliases: []string{"k"}, Usage: "zenoh key expression `PATTERN` to record (repeatable; * one level, ** any levels)"},
+			&cli.StringSliceFlag{Name: "service", Aliases: []string{"s"}, Usage: "iceoryx2 pub-sub `SERVICE` name or pattern to record (repeatable; a pattern also records services that appear later)"},
 			&cli.BoolFlag{Name: "all", Aliases: []string{"a"}, Usage: "record every zenoh key and every iceoryx2 pub-sub service, including new ones"},
 			&cli.DurationFlag{Name: "duration", Aliases: []string{"d"}, Usage: "stop after this long (default: until SIGINT/SIGTERM)"},
 			&cli.StringFlag{Name: "split-size", Usage: "start a new file after about `SIZE` bytes (e.g. 512M, 2G)"},
 			&cli.DurationFlag{Name: "split-duration", Usage: "start a new file after this long"},
 			&cli.IntFlag{Name: "max-files", Usage: "with splitting, keep only the newest `N` files (a ring)"},
-			&cli.StringSliceFlag{Name: "compression", Usage: "`[CHANNEL=]none|zstd[-LEVEL]` per channel glob, last match wins (default zstd-1)"},
+			&cli.StringSliceFlag{Name: "compression", Usage: "`[CHANNEL=]none|zstd[-LEVEL]`, CHANNEL a key expression; last match wins (default zstd-1)"},
 			&cli.DurationFlag{Name: "flush-interval", Value: time.Second, Usage: "longest time a record stays in memory (what kill -9 can lose)"},
 			&cli.StringFlag{Name: "sync", Value: "close", Usage: "fdatasync policy: close (once, at the end), flush (every chunk: survives power loss), interval (every second) or none"},
 			&cli.StringFlag{Name: "note", Usage: "`TEXT` stored in the log's metadata (e.g. the bug ticket)"},
 			&cli.StringSliceFlag{Name: "time-service", Usage: "zenoh `SELECTOR` of clock-sync time services (default vr/*/time)"},
 			&cli.DurationFlag{Name: "probe-interval", Value: time.Second, Usage: "clock-sync probe period (0 disables)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no status output"},
+			&cli.DurationFlag{Name: "clock-offset", Hidden: true, Usage: "test only: the recorder's wall stamps run this far ahead of this host's clock (a second host on one machine)"},
 		),
 		Action: run,
 	}
@@ -99,7 +114,7 @@ func run(c *cli.Context) error {
 		Output: out, Force: c.Bool("force"), ZenohKeys: c.StringSlice("key"), IceoryxServices: c.StringSlice("service"),
 		All: c.Bool("all"), Zenoh: zc, SplitDuration: c.Duration("split-duration"), MaxFiles: c.Int("max-files"),
 		FlushInterval: c.Duration("flush-interval"), Note: c.String("note"), TimeKeys: c.StringSlice("time-service"),
-		ProbeInterval: c.Duration("probe-interval"),
+		ProbeInterval: c.Duration("probe-interval"), ClockOffset: c.Duration("clock-offset"),
 	}
 	if cfg.ProbeInterval == 0 {
 		cfg.ProbeInterval = -1
@@ -159,6 +174,13 @@ func run(c *cli.Context) error {
 	}
 	errw := c.App.ErrWriter
 	quiet := c.Bool("quiet")
+	cfg.OnProblem = func(p recorder.ChannelStatus) {
+		if p.Error != "" {
+			fmt.Fprintf(errw, "record: ERROR: %s %s is not recorded: %s\n", p.Transport, p.Name, p.Error)
+		} else {
+			fmt.Fprintf(errw, "record: warning: %s %s: %s\n", p.Transport, p.Name, p.Warning)
+		}
+	}
 	st := newStatus(errw)
 	if !quiet {
 		cfg.OnStatus = st.show
@@ -172,6 +194,13 @@ func run(c *cli.Context) error {
 		}
 	}
 	switch {
+	case err == nil && sum != nil && len(sum.Failed()) > 0:
+		var names []string
+		for _, f := range sum.Failed() {
+			names = append(names, f.Name)
+		}
+		return cliutil.Runtime(fmt.Errorf("not recorded, could not be opened (see above; stored in the log as channel errors): %s",
+			strings.Join(names, ", ")))
 	case err == nil:
 	case errors.Is(err, fs.ErrExist):
 		return cliutil.Output(err)

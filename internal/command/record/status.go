@@ -19,10 +19,11 @@ import (
 // would make every redraw stack another copy); a plain line every 10 s
 // otherwise.
 type status struct {
-	w         io.Writer
-	tty       bool
-	lines     int // drawn last time, to move up over
-	lastPlain time.Time
+	w           io.Writer
+	tty         bool
+	lines       int // drawn last time, to move up over
+	lastPlain   time.Time
+	lastSession recorder.SessionStatus
 }
 
 func newStatus(w io.Writer) *status {
@@ -48,6 +49,12 @@ func (s *status) show(st recorder.Status) {
 		w, h := s.size()
 		s.draw(table(st, w-1, h-1))
 		return
+	}
+	if st.Zenoh != nil {
+		if ev := st.Zenoh.Change(s.lastSession); ev != "" {
+			fmt.Fprintln(s.w, "record: "+ev)
+		}
+		s.lastSession = *st.Zenoh
 	}
 	if time.Since(s.lastPlain) >= 10*time.Second {
 		s.lastPlain = time.Now()
@@ -79,7 +86,9 @@ func (s *status) draw(rows []string) {
 	io.WriteString(s.w, b.String())
 }
 
-// table is the status table in at most width columns and height rows.
+// table is the status table in at most width columns and height rows:
+// the channels (a channel that could not be opened says so in its row),
+// the totals, the zenoh session, and one row per channel warning.
 func table(s recorder.Status, width, height int) []string {
 	const cols = " %8s %7s %6s %6s %4s %6s %5s"
 	nameW := max(width-(8+7+6+6+4+6+5+7), 8)
@@ -90,10 +99,18 @@ func table(s recorder.Status, width, height int) []string {
 		}
 		return fit(fmt.Sprintf("%-*s"+cols, args...), width)
 	}
-	out := []string{row("channel", "msgs", "Hz", "MB/s", "skip", "rst", "drops", "undec")}
 	chans := append([]recorder.ChannelStatus(nil), s.Channels...)
 	sort.Slice(chans, func(i, j int) bool { return chans[i].Name < chans[j].Name })
-	room := max(height-2, 1) // header and footer
+	var notes []string // below the totals
+	if s.Zenoh != nil {
+		notes = append(notes, fit(s.Zenoh.String(), width))
+	}
+	for _, c := range chans {
+		if c.Warning != "" {
+			notes = append(notes, fit("! "+c.Name+": "+c.Warning, width))
+		}
+	}
+	room := max(height-2-len(notes), 1) // header, totals, notes
 	if len(chans) > room {
 		rest := chans[room-1:]
 		var msgs uint64
@@ -102,7 +119,12 @@ func table(s recorder.Status, width, height int) []string {
 		}
 		chans = append(chans[:room-1:room-1], recorder.ChannelStatus{Name: fmt.Sprintf("(+%d more)", len(rest)), Msgs: msgs})
 	}
+	out := []string{row("channel", "msgs", "Hz", "MB/s", "skip", "rst", "drops", "undec")}
 	for _, c := range chans {
+		if c.Error != "" {
+			out = append(out, fit(fmt.Sprintf("%-*s NOT RECORDED: %s", nameW, trim(c.Name, nameW), c.Error), width))
+			continue
+		}
 		out = append(out, row(c.Name, count(c.Msgs, 8), strconv.FormatFloat(c.Hz, 'f', 1, 64), strconv.FormatFloat(c.MBps, 'f', 2, 64),
 			count(c.Skipped, 6), count(c.Restarts, 4), count(c.Drops, 6), count(c.Undecodable, 5)))
 	}
@@ -114,7 +136,8 @@ func table(s recorder.Status, width, height int) []string {
 		}
 		ratio = fmt.Sprintf(", compression %.2fx", float64(raw)/float64(s.BytesWritten))
 	}
-	return append(out, fit(fmt.Sprintf("%s elapsed, %s written%s", s.Elapsed.Round(time.Second), human(s.BytesWritten), ratio), width))
+	out = append(out, fit(fmt.Sprintf("%s elapsed, %s written%s", s.Elapsed.Round(time.Second), human(s.BytesWritten), ratio), width))
+	return append(out, notes[:min(len(notes), max(height-len(out), 0))]...)
 }
 
 // count prints n in at most w characters (12345 in 4 → 12k).
@@ -158,8 +181,24 @@ func plainLine(s recorder.Status) string {
 	for _, c := range s.Channels {
 		msgs, drops, skipped = msgs+c.Msgs, drops+c.Drops, skipped+c.Skipped
 	}
-	return fmt.Sprintf("%s: %d channels, %d messages, %s written, %d missing by seq, %d dropped by the recorder",
+	line := fmt.Sprintf("%s: %d channels, %d messages, %s written, %d missing by seq, %d dropped by the recorder",
 		s.Elapsed.Round(time.Second), len(s.Channels), msgs, human(s.BytesWritten), skipped, drops)
+	if s.Zenoh != nil {
+		line += "; " + s.Zenoh.String()
+	}
+	if n := len(s.Failed()); n > 0 {
+		line += fmt.Sprintf(", %d NOT RECORDED (could not be opened)", n)
+	}
+	warned := 0
+	for _, c := range s.Channels {
+		if c.Warning != "" {
+			warned++
+		}
+	}
+	if warned > 0 {
+		line += fmt.Sprintf(", %d recorded with a limit (see the warnings)", warned)
+	}
+	return line
 }
 
 func human(n int64) string {

@@ -32,8 +32,10 @@ func Command() *cli.Command {
 		Usage:     "republish a log over zenoh and iceoryx2 at the original pacing, into a controller under test",
 		ArgsUsage: "FILE.vrlog [FILE.vrlog ...]",
 		Description: `Publishes every data channel of the log on its original transport and name:
-zenoh keys with the recorded encoding and attachment, iceoryx2 services with the
-recorded type details and user header, so subscribers open them unchanged.
+zenoh keys with the recorded encoding, attachment and source info (publisher
+id and sequence number: a replayed channel shows the original's skips and
+restarts), iceoryx2 services with the recorded type details and user header,
+so subscribers open them unchanged.
 Internal channels (clock-sync probes) are never published. Several files are
 merged by receive time.
 
@@ -54,7 +56,8 @@ KEYS (on a terminal): space pause/resume, → step one record (while paused),
 FAULTS (--inject, repeatable; reproducible with --seed):
    drop=P          drop each record with probability P
    outage=AT:FOR   publish nothing from AT for FOR (log time from the start)
-   restart=AT      from AT on, seq restarts at 0 (decodable channels)
+   restart=AT      from AT on, seq restarts at 0 (decodable channels' seq, and
+                   zenoh source sequence numbers), up to a restart in the log
    jitter=SIGMA    add normal jitter (sigma) to each deadline, order kept per channel
    lag=D           delay frame channels by D relative to states
 

@@ -77,7 +77,7 @@ func (s *logSource) Pass(ctx context.Context, emit func(*player.Rec) bool) error
 		}
 		r, key := m.Record(), m.Key()
 		rec = player.Rec{Channel: s.inputs[m.Input()].out[r.Channel], CaptureNs: r.CaptureNs, Seq: r.Seq, HasStamp: r.HasStamp,
-			Header: r.Header, Payload: r.Payload, Key: key}
+			Header: r.Header, Payload: r.Payload, Key: key, SourceID: r.PublisherID, SourceSN: r.PublisherSN, HasSourceSN: r.HasPubSN}
 		if s.clock == clockCapture {
 			if r.HasStamp {
 				rec.Key, lastOff = r.CaptureNs, r.CaptureNs-key
