@@ -338,7 +338,8 @@ func TestClockOffsetRecovered(t *testing.T) {
 	r := robot(t)
 	const simAhead, recAhead = 30 * time.Millisecond, -20 * time.Millisecond
 	rec, sim, logPath, _ := recordSim(t, r, []string{"--clock-offset", recAhead.String(), "--probe-interval", "200ms"},
-		[]string{"--duration", "3s", "--camera", "", "--clock-offset", simAhead.String()})
+		[]string{"--duration", "3s", "--width", "64", "--height", "48", "--clock-offset", simAhead.String()}) // a camera too: record's -s must capture it
+
 	if code := sim.wait(t, 30*time.Second); code != 0 {
 		t.Fatalf("sim exit %d:\n%s", code, sim.stderr)
 	}

@@ -10,7 +10,9 @@
 //   - Abort, or Discard when the process is interrupted, removes it (and a
 //     directory the output created), so nothing half-written is left;
 //   - standard output is buffered, its first write error kept, and it is
-//     flushed and fsynced (when it is a file) at the end (Stream).
+//     flushed and fsynced (when it is a file) at the end (Stream);
+//   - a log read while it is written (sim --log) is written in place with
+//     the same mode and the same checks (Live).
 package output
 
 import (
@@ -295,4 +297,55 @@ func Discard() int {
 		delete(live.dirs, d)
 	}
 	return n
+}
+
+// Live is a file written in place as it grows, for a log that is read
+// while it is written (sim --log, as record's log): created with 0666 &^
+// umask, small buffered writes, the first error kept; Close flushes,
+// fsyncs and closes it and returns that error. An interrupt leaves it as
+// far as it got, like a recording.
+type Live struct {
+	path string
+	f    *os.File
+	w    *bufio.Writer
+	err  error
+}
+
+// CreateLive creates (or truncates) path.
+func CreateLive(path string) (*Live, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
+	if err != nil {
+		return nil, fmt.Errorf("create %s: %w", path, unwrapPath(err))
+	}
+	return &Live{path: path, f: f, w: bufio.NewWriterSize(f, 4<<10)}, nil
+}
+
+// Write appends p; after an error every Write returns it.
+func (l *Live) Write(p []byte) (int, error) {
+	if l.err != nil {
+		return 0, l.err
+	}
+	n, err := l.w.Write(p)
+	if err != nil {
+		l.err = fmt.Errorf("write %s: %w", l.path, unwrapPath(err))
+	}
+	return n, l.err
+}
+
+// Close flushes, fsyncs and closes the file; the result is the first
+// error since CreateLive.
+func (l *Live) Close() error {
+	if l.f == nil {
+		return l.err
+	}
+	for _, step := range []func() error{l.w.Flush, l.f.Sync} {
+		if err := step(); err != nil && l.err == nil {
+			l.err = fmt.Errorf("write %s: %w", l.path, unwrapPath(err))
+		}
+	}
+	if err := l.f.Close(); err != nil && l.err == nil {
+		l.err = fmt.Errorf("write %s: %w", l.path, unwrapPath(err))
+	}
+	l.f = nil
+	return l.err
 }

@@ -203,3 +203,34 @@ func TestDiscard(t *testing.T) {
 	live.discarded = false // this process goes on testing
 	live.mu.Unlock()
 }
+
+func TestLiveIsReadableWhileWritten(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "truth.jsonl")
+	l, err := CreateLive(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := []byte(strings.Repeat("x", 99) + "\n")
+	for range 100 {
+		l.Write(line)
+	}
+	if b, _ := os.ReadFile(p); len(b) < 8<<10 {
+		t.Fatalf("%d bytes visible while writing 10000", len(b))
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(p); len(b) != 10000 {
+		t.Fatalf("%d bytes after Close", len(b))
+	}
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skip("no /dev/full")
+	}
+	full.Close()
+	l, _ = CreateLive("/dev/full")
+	l.Write(line)
+	if err := l.Close(); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("Close on a full device: %v", err)
+	}
+}

@@ -108,19 +108,21 @@ func run(c *cli.Context) error {
 		return err
 	}
 
-	cliutil.Graceful(c) // SIGINT or SIGTERM stops publishing and commits --log
+	cliutil.Graceful(c) // SIGINT or SIGTERM stops publishing and closes --log
 	ctx := c.Context
 	if d := c.Duration("duration"); d > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
 	}
-	var truth *output.File
+	// --log is read while the simulator runs (tests wait for its lines):
+	// written in place, like a recording, every error checked.
+	var truth *output.Live
 	if p := c.String("log"); p != "" {
-		if truth, err = output.Create(p, output.Options{Force: true}); err != nil {
+		if truth, err = output.CreateLive(p); err != nil {
 			return cliutil.Output(fmt.Errorf("--log: %w", err))
 		}
-		defer truth.Abort()
+		defer truth.Close()
 		cfg.Truth = truth
 	}
 	sess, err := zenoh.Open(zc)
@@ -149,7 +151,7 @@ func run(c *cli.Context) error {
 		return cliutil.Runtime(err)
 	}
 	if truth != nil {
-		return cliutil.Runtime(truth.Commit())
+		return cliutil.Runtime(truth.Close())
 	}
 	return nil
 }
