@@ -70,8 +70,8 @@ EXAMPLES:
 
 ` + cliutil.ExitCodesHelp,
 		Flags: append([]cli.Flag{
-			&cli.StringSliceFlag{Name: "channel", Aliases: []string{"c"}, Usage: "replay channels whose name or topic matches `NAME|GLOB` (* within a level, ** across); repeatable; default all data channels"},
-			&cli.StringSliceFlag{Name: "remap", Usage: "publish topic or channel `FROM` as TO (FROM/** remaps a prefix); repeatable"},
+			&cli.StringSliceFlag{Name: "channel", Aliases: []string{"c"}, Usage: "replay the data channels whose name or topic matches `PATTERN`, a key expression (* one level, ** any levels); repeatable; default all"},
+			&cli.StringSliceFlag{Name: "remap", Usage: "publish the channels whose topic or name `FROM` (a pattern) matches as TO; FROM/**=TO/** keeps what ** matched; repeatable"},
 			&cli.StringFlag{Name: "prefix", Usage: "prepend `P/` to every published key and service"},
 			&cli.StringFlag{Name: "clock", Value: "receive", Usage: "pace by `receive` (recorder monotonic stamps) or capture (simulator t_ns)"},
 			&cli.StringFlag{Name: "rate", Value: "1", Usage: "speed `FACTOR`, or max (as fast as the transports take it)"},
