@@ -17,7 +17,7 @@ NATIVE_LDFLAGS = -ldflags=-X=main.nativeLib=$(shell sha256sum native/target/rele
 
 ## build: the native transport library and every binary into ./bin
 build: native
-	$(GO) build $(NATIVE_LDFLAGS) -o $(BIN)/ ./cmd/...
+	$(GO) build -buildvcs=auto $(NATIVE_LDFLAGS) -o $(BIN)/ ./cmd/...
 
 ## test: every test: pure packages without cgo, everything with the real transports, the race detector
 test: test-pure test-go test-race
