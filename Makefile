@@ -3,8 +3,8 @@ GO       ?= go
 BIN      := bin
 PYTHON   ?= python3
 
-# Packages that must build without cgo or Rust (go install .../cmd/analyze@latest).
-PURE_PKGS := ./codec/... ./logfmt/... ./sampler/... ./analyzer/... ./internal/command/analyze/... ./cmd/analyze/...
+# Packages that must build without cgo or Rust (go install ./cmd/analyze).
+PURE_PKGS := ./keyexpr/... ./codec/... ./logfmt/... ./sampler/... ./hostclock/... ./analyzer/... ./internal/command/analyze/... ./cmd/analyze/...
 
 .PHONY: all build test test-pure test-go test-race test-python demo sample fuzz bench clean
 
@@ -17,7 +17,7 @@ NATIVE_LDFLAGS = -ldflags=-X=main.nativeLib=$(shell sha256sum native/target/rele
 
 ## build: the native transport library and every binary into ./bin
 build: native
-	$(GO) build $(NATIVE_LDFLAGS) -o $(BIN)/ ./cmd/...
+	$(GO) build -buildvcs=auto $(NATIVE_LDFLAGS) -o $(BIN)/ ./cmd/...
 
 ## test: every test: pure packages without cgo, everything with the real transports, the race detector, the Python reader
 test: test-pure test-go test-race test-python
@@ -43,7 +43,7 @@ test-race: native
 
 ## fuzz: each fuzz target for FUZZTIME (default 30s)
 FUZZTIME ?= 30s
-FUZZ_PKGS ?= ./codec/ ./logfmt/
+FUZZ_PKGS ?= ./keyexpr/ ./codec/ ./logfmt/
 fuzz:
 	@for p in $(FUZZ_PKGS); do for t in $$($(GO) test -list 'Fuzz.*' $$p | grep ^Fuzz); do \
 		echo "== $$p $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -parallel 1 $$p || exit 1; done; done

@@ -37,7 +37,7 @@ type channel struct {
 	kind   string
 	codec  codec.Codec
 	stream *sampler.Stream
-	stamps []int64 // capture stamps of states and frames, for lag pairing
+	stamps []sampler.Stamped // capture and receive stamps of states and frames, for lag pairing
 	probes []sampler.Probe
 	series *series
 	first  bool   // no record seen yet
@@ -96,7 +96,7 @@ func (a *Analysis) AddFile(path string) error {
 		return err
 	}
 	defer r.Close()
-	fr := FileReport{Path: path, Indexed: r.Indexed(), TornTail: -1}
+	fr := FileReport{Path: path, Indexed: r.Indexed(), TornTail: -1, SkippedChunks: []string{}}
 	if tt := r.TornTail(); tt != nil {
 		fr.TornTail = tt.Offset
 	}
@@ -105,21 +105,18 @@ func (a *Analysis) AddFile(path string) error {
 	}
 
 	ids, dataIDs, probeIDs := a.channels(r)
-	stats := map[uint16]logfmt.ChannelStats{}
-	for _, s := range r.Stats() {
-		stats[s.Channel] = s
-	}
 	for _, c := range r.Channels() {
 		ch := ids[c.ID]
-		ch.rep.RecorderDrops += stats[c.ID].Drops
-		if n := int(min(stats[c.ID].Records, 1<<26)); n > 0 && ch.kind != KindProbe {
+		st := r.StatsOf(c.ID)
+		ch.rep.RecorderDrops += st.Drops
+		if n := int(min(st.Records, 1<<26)); n > 0 && ch.kind != KindProbe {
 			ch.stream.Reserve(n)
 			if ch.kind == KindState || ch.kind == KindFrame {
 				ch.stamps = slices.Grow(ch.stamps, n)
 			}
 		}
-		if s, ok := stats[c.ID]; ok && s.HasCapture && a.opts.PlotBins > 0 {
-			a.widen(s.FirstCaptureNs, s.LastCaptureNs)
+		if st.HasCapture && a.opts.PlotBins > 0 {
+			a.widen(st.FirstCaptureNs, st.LastCaptureNs)
 		}
 	}
 	if a.opts.PlotBins > 0 {
@@ -212,7 +209,8 @@ func (a *Analysis) channel(c logfmt.Channel) *channel {
 	if ch, ok := a.byName[c.Name]; ok {
 		return ch
 	}
-	ch := &channel{first: true, rep: ChannelReport{Name: c.Name, Transport: c.Transport.String(), Topic: c.Topic, Schema: c.Schema}}
+	ch := &channel{first: true, rep: ChannelReport{Name: c.Name, Transport: c.Transport.String(), Topic: c.Topic, Schema: c.Schema,
+		Error: c.Meta[logfmt.MetaError], Warning: c.Meta[logfmt.MetaWarning]}}
 	switch c.Schema {
 	case codec.SchemaState:
 		ch.kind = KindState
@@ -245,7 +243,7 @@ func (a *Analysis) add(ch *channel, r *logfmt.Record) {
 	}
 	ev := ch.stream.Add(s)
 	if ch.kind == KindState || ch.kind == KindFrame {
-		ch.stamps = append(ch.stamps, s.TNs)
+		ch.stamps = append(ch.stamps, sampler.Stamped{TNs: s.TNs, RecvNs: r.RecvWallNs})
 	}
 	if ch.series != nil {
 		ch.series.add(a.span, s, ev)
@@ -288,22 +286,15 @@ func (a *Analysis) sampleOf(ch *channel, r *logfmt.Record, n uint64, pub *string
 // Report computes the report. Checks and baseline comparison are applied
 // separately (Check, CompareBaseline).
 func (a *Analysis) Report() *Report {
+	// Lists are [] when empty, never null or absent (docs/analyze-report.md).
 	rep := &Report{Schema: ReportSchema, Files: a.files, Pass: true, Checks: []Check{}, Lag: []LagReport{},
+		Channels: []ChannelReport{}, Regressions: []Regression{}, Notes: []string{},
 		OutageFactor: a.opts.OutageFactor, LagToleranceMs: round3(float64(a.opts.LagTolerance) / 1e6)}
+	if rep.Files == nil {
+		rep.Files = []FileReport{}
+	}
 	if !a.haveEp {
-		// No state channel: fall back to the earliest capture stamp anywhere.
-		for _, ch := range a.order {
-			if ch.kind != KindRaw && ch.kind != KindProbe && ch.stream.Summary().Count > 0 {
-				t := ch.stream.Summary().MinTNs
-				if !a.haveEp || t < a.epoch {
-					a.epoch, a.haveEp = t, true
-					a.epochSrc = "no state channel: earliest capture stamp (" + ch.rep.Name + ")"
-				}
-			}
-		}
-		if a.haveEp {
-			rep.Notes = append(rep.Notes, "the log has no state channel; elapsed counts from the earliest frame instead of the robot's first state")
-		}
+		a.fallbackEpoch(rep)
 	}
 	rep.EpochNs, rep.EpochSource = a.epoch, a.epochSrc
 	el := func(t int64) float64 { return round3(codec.Elapsed(t, a.epoch)*1000) / 1000 }
@@ -313,6 +304,7 @@ func (a *Analysis) Report() *Report {
 	first := true
 	for _, ch := range a.order {
 		c := ch.rep
+		c.Skips, c.Restarts, c.Outages = []SkipItem{}, []RestartItem{}, []OutageItem{}
 		sum := ch.stream.Summary()
 		if ch.kind == KindProbe {
 			probes = append(probes, ch.probes...)
@@ -321,8 +313,8 @@ func (a *Analysis) Report() *Report {
 		}
 		if sum.Count > 0 {
 			c.FirstNs, c.LastNs = sum.MinTNs, sum.MaxTNs
+			c.FirstElapsed = el(sum.MinTNs) // raw channels: of the receive stamp
 			if ch.kind != KindRaw {
-				c.FirstElapsed = el(sum.MinTNs)
 				if first || sum.MinTNs < rep.StartNs {
 					rep.StartNs = sum.MinTNs
 				}
@@ -346,7 +338,6 @@ func (a *Analysis) Report() *Report {
 		}
 		c.Skipped, c.SkipEvents, c.RestartCount = sum.Skipped, sum.SkipEvents, sum.RestartCount
 		c.Duplicates, c.Reorders = sum.Duplicates, sum.Reorders
-		c.Skips, c.Restarts, c.Outages = []SkipItem{}, []RestartItem{}, []OutageItem{}
 		for _, s := range sum.Skips {
 			c.Skips = append(c.Skips, SkipItem{LastSeq: s.LastSeq, Seq: s.Seq, Skipped: s.Skipped, TNs: s.TNs, Elapsed: el(s.TNs)})
 		}
@@ -378,20 +369,53 @@ func (a *Analysis) Report() *Report {
 		if s == nil {
 			continue
 		}
-		sampler.SortStamps(s.stamps)
+		sampler.SortStamped(s.stamps)
 		l := sampler.Lag(s.stamps, f.stamps, sampler.LagConfig{ToleranceNs: a.opts.LagTolerance.Nanoseconds()})
 		a.lags = append(a.lags, namedLag{f.rep.Name + " vs " + s.rep.Name, l})
 		rep.Lag = append(rep.Lag, LagReport{Frames: f.rep.Name, States: s.rep.Name, ToleranceMs: round3(float64(a.opts.LagTolerance) / 1e6),
 			Count: l.Frames, Unpaired: l.Unpaired, Rejected: l.Rejected, RejectedFraction: round3(l.RejectedFraction()*1e4) / 1e4,
-			LatestMs: distMs(&l.Latest), NearestMs: distMs(&l.Nearest)})
+			LatestMs: distMs(&l.Latest), NearestMs: distMs(&l.Nearest), InterpolatedMs: distMs(&l.Interpolated)})
 	}
 	if len(probes) > 0 {
 		e := sampler.EstimateClock(probes)
 		rep.Clock = &ClockReport{Probes: e.Probes, Used: e.Used, OffsetMs: round3(float64(e.OffsetNs) / 1e6),
 			RTTMs: round3(float64(e.RTTNs) / 1e6), MinRTTMs: round3(float64(e.MinRTTNs) / 1e6),
 			DriftPPM: round3(e.DriftPPM), DriftValid: e.DriftValid}
+		if e.HasDriftCI {
+			ci := round3(e.DriftCIPPM)
+			rep.Clock.DriftCIPPM = &ci
+		}
 	}
 	return rep
+}
+
+// fallbackEpoch picks the session epoch of a log without a state channel:
+// the earliest capture stamp of any decodable channel, else the earliest
+// receive stamp of a raw one; a note says which.
+func (a *Analysis) fallbackEpoch(rep *Report) {
+	for _, raw := range []bool{false, true} {
+		for _, ch := range a.order {
+			sum := ch.stream.Summary()
+			if ch.kind == KindProbe || (ch.kind == KindRaw) != raw || sum.Count == 0 {
+				continue
+			}
+			if !a.haveEp || sum.MinTNs < a.epoch {
+				a.epoch, a.haveEp = sum.MinTNs, true
+				a.epochSrc = "no state channel: earliest capture stamp (" + ch.rep.Name + ")"
+				if raw {
+					a.epochSrc = "no decodable channel: earliest receive stamp (" + ch.rep.Name + ")"
+				}
+			}
+		}
+		if a.haveEp {
+			note := "the log has no state channel; elapsed counts from the earliest frame instead of the robot's first state"
+			if raw {
+				note = "the log has no decodable channel; elapsed counts from the earliest receive stamp, on the recorder's clock"
+			}
+			rep.Notes = append(rep.Notes, note)
+			return
+		}
+	}
 }
 
 // pairState picks the state channel a frame channel belongs to: the one

@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -87,6 +88,40 @@ func TestKnownFaults(t *testing.T) {
 	if raw == nil || raw.Kind != KindRaw || raw.Count != tr.Raw || raw.Skipped != 0 || raw.LatencyMs != nil {
 		t.Fatalf("raw %+v", raw)
 	}
+	// A raw channel's elapsed is of its receive stamps, like its events'.
+	if want := codec.Elapsed(raw.FirstNs, rep.EpochNs); math.Abs(raw.FirstElapsed-want) > 1e-6 || raw.FirstElapsed <= 0 {
+		t.Fatalf("raw first_elapsed %v, want %v", raw.FirstElapsed, want)
+	}
+	// rate_hz counts the samples with a stamp, not the undecodable records.
+	span := float64(st.LastNs-st.FirstNs) / 1e9
+	if want := round3(float64(st.Count-st.Undecodable-1) / span); st.Undecodable == 0 || st.RateHz != want {
+		t.Fatalf("rate_hz %v, want (count - undecodable - 1) / span = %v", st.RateHz, want)
+	}
+	// dt_ms and recv_dt_ms are over the same pairs of samples.
+	for _, c := range rep.Channels {
+		if c.Kind != KindProbe && c.DtMs.Count != c.RecvDtMs.Count {
+			t.Fatalf("%s: %d capture intervals, %d receive intervals", c.Name, c.DtMs.Count, c.RecvDtMs.Count)
+		}
+	}
+}
+
+// Frames stamped 27 ms before they are published, against 100 Hz states:
+// the latest-state lag stays below the 10 ms state period, the lag against
+// the interpolated state timeline shows the delay (27 ms plus the camera
+// stack's 2 ms in synth).
+func TestLagBelowStatePeriod(t *testing.T) {
+	cfg := synth.Default()
+	cfg.StateHz, cfg.FrameDelay, cfg.RestartAt, cfg.DropStates, cfg.DropFrames = 100, 27*time.Millisecond, 0, nil, nil
+	p, _ := writeSession(t, cfg)
+	rep, err := AnalyzeFiles([]string{p}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := rep.Lag[0]
+	if l.LatestMs.Max >= 10 || l.InterpolatedMs.Count < l.Count-2 || l.InterpolatedMs.P50 < 28.5 || l.InterpolatedMs.P50 > 29.5 {
+		t.Fatalf("latest %+v, interpolated %+v", l.LatestMs, l.InterpolatedMs)
+	}
+	t.Logf("latest state lag p50 %.3f max %.3f ms; against the interpolated state timeline p50 %.3f ms", l.LatestMs.P50, l.LatestMs.Max, l.InterpolatedMs.P50)
 }
 
 // The metadata path (stamps stored at record time) and decoding every
@@ -122,13 +157,15 @@ func TestChecksAndBaseline(t *testing.T) {
 		}
 		return l
 	}
-	rep.ApplyChecks(Thresholds{
+	if err := rep.ApplyChecks(Thresholds{
 		MaxSkips:    []Limit{lim("0", false), lim("vr/*/camera/*=1", false)},
 		MaxRestarts: []Limit{lim("1", false)},
 		MaxOutageMs: []Limit{lim("vr/r1/state=10s", true)},
 		MinRate:     []Limit{lim("vr/r1/state=24", false)},
 		MaxLagMs:    []Limit{lim("200ms", true)},
-	})
+	}); err != nil {
+		t.Fatal(err)
+	}
 	var failed []string
 	for _, c := range rep.Failed() {
 		failed = append(failed, c.Name+" "+c.Channel)
@@ -165,7 +202,9 @@ func TestOutputs(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep := a.Report()
-	rep.ApplyChecks(Thresholds{MaxSkips: []Limit{{Value: 0}}})
+	if err := rep.ApplyChecks(Thresholds{MaxSkips: []Limit{{Value: 0}}}); err != nil {
+		t.Fatal(err)
+	}
 	var csv bytes.Buffer
 	if err := a.WriteCSV(&csv, rep, codec.TimeElapsed); err != nil {
 		t.Fatal(err)
@@ -243,6 +282,29 @@ func TestEdgeLogs(t *testing.T) {
 	var txt bytes.Buffer
 	rep.WriteText(&txt, codec.TimeRFC3339)
 	if !strings.Contains(txt.String(), "no state channel") {
+		t.Fatalf("text:\n%s", txt.String())
+	}
+	// Raw channels only, and a channel the recorder could not open: elapsed
+	// counts from the earliest receive stamp, and the error is reported.
+	rawOnly := filepath.Join(dir, "raw.vrlog")
+	w, _ = logfmt.Create(rawOnly, logfmt.WriterOptions{})
+	d, _ := w.AddChannel(logfmt.Channel{Name: "diag", Transport: logfmt.TransportZenoh, Topic: "diag"})
+	w.AddChannel(logfmt.Channel{Name: "cam", Transport: logfmt.TransportIceoryx2, Topic: "cam", Meta: map[string]string{logfmt.MetaError: "no slots"}})
+	for i := int64(0); i < 3; i++ {
+		w.Write(&logfmt.Record{Channel: d, RecvWallNs: 2e18 + i*1e9, RecvMonoNs: 1 + i*1e9, Payload: []byte("x")})
+	}
+	w.Close()
+	rep, err = AnalyzeFiles([]string{rawOnly}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.EpochNs != 2e18 || !strings.Contains(rep.EpochSource, "earliest receive stamp (diag)") || rep.Channel("diag").FirstElapsed != 0 ||
+		rep.Channel("diag").Skips == nil || rep.Channel("cam").Error != "no slots" || len(rep.Notes) != 1 {
+		t.Fatalf("raw only: %+v", rep)
+	}
+	txt.Reset()
+	rep.WriteText(&txt, codec.TimeElapsed)
+	if !strings.Contains(txt.String(), "channel cam was NOT RECORDED: no slots") {
 		t.Fatalf("text:\n%s", txt.String())
 	}
 	// Not a log.

@@ -19,7 +19,12 @@
 // is told apart from corruption in the middle of the file; the latter is
 // reported as a *CorruptionError naming the file and byte offset.
 //
+// Reading by channel pattern and time window (Select, Read), merging logs
+// (Merge) and copying a selection or several logs into a new one (Copy,
+// MergeCopy) are the library's, so every tool selects, merges and cuts
+// the same way.
+//
 // The byte layout is specified in docs/log-format.md. The package imports
-// nothing of vrlog's and builds with CGO_ENABLED=0; schema names are opaque
-// strings.
+// nothing of vrlog's but keyexpr (the channel-pattern grammar) and builds
+// with CGO_ENABLED=0; schema names are opaque strings.
 package logfmt

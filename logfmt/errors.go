@@ -3,6 +3,7 @@ package logfmt
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 )
 
 // ErrTornTail means the file ends in the middle of a block and no valid
@@ -39,7 +40,24 @@ var ErrUnknownChannel = errors.New("logfmt: unknown channel")
 var ErrClosed = errors.New("logfmt: closed")
 
 // ErrExists means Create or Recover refused to replace an existing file.
-var ErrExists = errors.New("logfmt: file exists")
+// It is vrlog's one "output exists" error: errors.Is(err, fs.ErrExist) is
+// true for it too, as for an output.Create refusal.
+var ErrExists error = existsError{}
+
+type existsError struct{}
+
+func (existsError) Error() string        { return "logfmt: file exists" }
+func (existsError) Is(target error) bool { return target == fs.ErrExist }
+
+// pathless drops the path an *fs.PathError carries, for an error that
+// names its file itself (once).
+func pathless(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
 
 // ErrNoFooter means the file has no valid footer (it was not closed); the
 // reader fell back to a linear scan. Reported by Verify, not by Open.

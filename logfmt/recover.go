@@ -58,7 +58,7 @@ func Recover(src, dst string, opts RecoverOptions) (*RecoverReport, error) {
 		return nil, fmt.Errorf("recover: %w", err)
 	}
 	tmp := dst + ".tmp"
-	out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666) // the umask narrows it
 	if err != nil {
 		return nil, fmt.Errorf("recover %s: %w", src, err)
 	}

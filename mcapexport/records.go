@@ -20,12 +20,13 @@ type Records struct {
 	err        error
 }
 
-// NewRecords iterates the records f selects, with the payloads of the
-// channels in full (f.MetaOnly is ignored).
-func NewRecords(r *logfmt.Reader, f logfmt.Filter, full []uint16) *Records {
-	mf := f
-	mf.MetaOnly = true
-	it := &Records{meta: r.Records(mf)}
+// NewRecords iterates the records sel selects, with the payloads of the
+// channels in full (sel.MetaOnly is ignored).
+func NewRecords(r *logfmt.Reader, sel *logfmt.Selection, full []uint16) *Records {
+	ms := *sel
+	ms.MetaOnly = true
+	f := ms.Filter()
+	it := &Records{meta: r.Read(&ms)}
 	if len(full) > 0 {
 		ff := f
 		ff.MetaOnly, ff.Channels = false, full
@@ -81,9 +82,9 @@ func (it *Records) Err() error {
 }
 
 // MaxSensors reads the states f selects (f.Channels: the state channels)
-// and returns the largest sensor_count per channel among those keep
-// accepts: the sensor slots of a CSV table, known before its header row.
-func MaxSensors(r *logfmt.Reader, f logfmt.Filter, keep func(*logfmt.Record) bool) (map[uint16]int, error) {
+// and returns the largest sensor_count per channel: the sensor slots of a
+// CSV table, known before its header row.
+func MaxSensors(r *logfmt.Reader, f logfmt.Filter) (map[uint16]int, error) {
 	out := map[uint16]int{}
 	if len(f.Channels) == 0 {
 		return out, nil // no state channel (an empty filter would select all)
@@ -93,9 +94,6 @@ func MaxSensors(r *logfmt.Reader, f logfmt.Filter, keep func(*logfmt.Record) boo
 	it := r.Records(f)
 	for it.Next() {
 		rec := it.Record()
-		if keep != nil && !keep(rec) {
-			continue
-		}
 		if codec.DecodeStateInto(&s, rec.Payload, 0) == nil {
 			out[rec.Channel] = max(out[rec.Channel], len(s.Sensors))
 		}

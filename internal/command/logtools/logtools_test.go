@@ -180,8 +180,14 @@ func TestCat(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[0]), &cr); err != nil {
 		t.Fatal(err)
 	}
-	if cr.Channel != "vr/r1/state" || *cr.Seq != 10 || cr.Decoded.Seq != 10 || cr.Decoded.Elapsed != float64(t0+100_000_000)/1e9 {
+	// elapsed counts from the session epoch (the first state, t0), as in
+	// every verb.
+	if cr.Channel != "vr/r1/state" || *cr.Seq != 10 || cr.Decoded.Seq != 10 || cr.Decoded.Elapsed != 0.1 {
 		t.Fatalf("first record %+v", cr)
+	}
+	out, _, code = run(t, "cat", p, "-c", "vr/r1/state", "-n", "1", "--start", "0.1")
+	if code != 0 || !strings.HasPrefix(out, "0.100250000 vr/r1/state seq=10 t=0.100000000 ") {
+		t.Fatalf("text times are not elapsed: %q", out)
 	}
 	out, _, code = run(t, "cat", "-n", "3", "--raw", "--channel", "acme/blob", p)
 	if code != 0 || strings.Count(out, "payload: ") != 3 || !strings.Contains(out, "header:  ab07") {

@@ -8,6 +8,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/vrlog/vrlog/internal/cliutil"
+	"github.com/vrlog/vrlog/internal/output"
+	"github.com/vrlog/vrlog/internal/progress"
 	"github.com/vrlog/vrlog/logfmt"
 )
 
@@ -27,8 +29,8 @@ file simply ends mid-chunk: the usual crash, kill -9 or power loss, which
 loses at most the last flush interval) from corruption in the middle of the
 file (bit flips: each dropped chunk is named with its byte offset in SRC).
 
-DST is written as DST.tmp-* and renamed when verified; an existing DST is
-kept unless --force. SRC is never modified.
+DST is written to a temporary file next to it and renamed when verified; an
+existing DST is kept unless --force. SRC is never modified.
 
 EXAMPLES:
    vrlog recover crashed.vrlog -o fixed.vrlog
@@ -65,22 +67,27 @@ func runRecover(c *cli.Context) error {
 		return cliutil.Usage("recover: give one source file and -o DST (see --help)")
 	}
 	src := c.Args().First()
-	dst := c.String("output")
 	st, err := os.Stat(src)
 	if err != nil {
 		return cliutil.Input(fmt.Errorf("recover: %w", err))
 	}
-	if same(src, dst) {
-		return cliutil.Usage("recover: the output must differ from the source")
-	}
-	o, err := newOutput(dst, c.Bool("force"))
+	f, err := createOutput(c, src)
 	if err != nil {
 		return err
 	}
-	rep, err := logfmt.Recover(src, o.tmp, logfmt.RecoverOptions{Overwrite: true})
+	defer f.Abort()
+	// logfmt.Recover writes its own temporary file next to the name it is
+	// given and renames it there: here, our temporary output. Until it
+	// reports where that file is, it is removed on an interrupt by name.
+	if err := f.Finish(); err != nil {
+		return cliutil.Runtime(err)
+	}
+	inner := output.Track(f.TempName() + ".tmp")
+	defer inner()
+	prog := startProgress(c, "recover "+src, 2*st.Size(), progress.ProcessReads())
+	rep, err := logfmt.Recover(src, f.TempName(), logfmt.RecoverOptions{Overwrite: true})
+	prog.Done()
 	if err != nil {
-		o.abort()
-		os.Remove(o.tmp + ".tmp")
 		if errors.Is(err, logfmt.ErrBadMagic) || errors.Is(err, logfmt.ErrUnsupportedVersion) {
 			return cliutil.Input(explain(src, err))
 		}
@@ -91,22 +98,20 @@ func runRecover(c *cli.Context) error {
 		return cliutil.Runtime(err)
 	}
 	if rep.TornTail != nil && rep.TornTail.Offset < 16 && rep.ChunksKept == 0 {
-		o.abort()
 		return cliutil.Input(fmt.Errorf("recover: nothing to recover: %w", rep.TornTail))
 	}
+	dst := f.Path()
 	// Read the copy back ourselves too: every record, payloads included.
-	n, err := readBack(o.tmp)
+	n, err := logfmt.ReadBack(f.TempName())
 	if err != nil {
-		o.abort()
 		return cliutil.Runtime(fmt.Errorf("recover %s: the repaired copy does not read back, nothing written: %w", src, err))
 	}
 	if n != rep.RecordsKept {
-		o.abort()
 		return cliutil.Runtime(fmt.Errorf("recover %s: the repaired copy holds %d records, %d were kept; nothing written", src, n, rep.RecordsKept))
 	}
 	res := RecoverResult{Source: src, Dest: dst, SourceBytes: st.Size(), HadFooter: rep.HadFooter, ChunksKept: rep.ChunksKept,
 		RecordsKept: rep.RecordsKept, RecordsRead: n, Placeholders: rep.Placeholders, ChunksDropped: len(rep.Dropped)}
-	if dst, err := os.Stat(o.tmp); err == nil {
+	if dst, err := os.Stat(f.TempName()); err == nil {
 		res.DestBytes = dst.Size()
 	}
 	for _, d := range rep.Dropped {
@@ -125,8 +130,8 @@ func runRecover(c *cli.Context) error {
 		}
 		r.Close()
 	}
-	if err := o.commit(); err != nil {
-		return err
+	if err := f.Commit(); err != nil {
+		return cliutil.Runtime(err)
 	}
 	if c.Bool("json") {
 		return writeJSONLine(c.App.Writer, &res)
@@ -156,11 +161,4 @@ func runRecover(c *cli.Context) error {
 		fmt.Fprintf(w, "  nothing was damaged: the copy holds everything\n")
 	}
 	return nil
-}
-
-// same reports whether a and b name the same existing file.
-func same(a, b string) bool {
-	sa, err1 := os.Stat(a)
-	sb, err2 := os.Stat(b)
-	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
 }
