@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/vrlog/vrlog/sampler"
 )
 
 // genSource yields n 200-byte records on one channel, period apart.
@@ -51,30 +53,37 @@ func BenchmarkRateMaxNoop(b *testing.B) {
 
 // BenchmarkPacing1kHz: a 1 kHz stream of 200 B records at 1× into a no-op
 // sink, 2 s per iteration; reports the timing error (publish minus
-// scheduled) p50/p99/max. Run with -benchtime=1x (or Nx for N×2 s).
+// scheduled) p50/p99/max and the CPU the run took (1 = a core), for the
+// player and, side by side, a plain time.Sleep loop to the same deadlines.
+// Run with -benchtime=1x (or Nx for N×2 s).
 func BenchmarkPacing1kHz(b *testing.B) {
-	for _, spin := range []time.Duration{0, 50 * time.Microsecond} {
-		name := "adaptive"
-		if spin > 0 {
-			name = "sleep-only"
-		}
-		b.Run(name, func(b *testing.B) {
-			o := Options{Channels: []Channel{{Name: "s"}}, Loops: b.N}
-			if spin > 0 {
-				o.SpinMin, o.SpinMax = spin, spin // (almost) no spin: what plain sleeping gives
-			}
-			p, err := New(&genSource{n: 2000, period: 1e6, buf: make([]byte, 200)}, noop, o)
-			if err != nil {
-				b.Fatal(err)
-			}
-			s, err := p.Run(context.Background())
-			if err != nil {
-				b.Fatal(err)
-			}
-			h := &s.Channels[0].Err
-			b.ReportMetric(float64(h.Quantile(.5))/1e3, "p50-µs")
-			b.ReportMetric(float64(h.Quantile(.99))/1e3, "p99-µs")
-			b.ReportMetric(float64(h.Max())/1e3, "max-µs")
-		})
+	report := func(b *testing.B, h *sampler.Histogram, cpu time.Duration, wall time.Duration) {
+		b.ReportMetric(float64(h.Quantile(.5))/1e3, "p50-µs")
+		b.ReportMetric(float64(h.Quantile(.99))/1e3, "p99-µs")
+		b.ReportMetric(float64(h.Max())/1e3, "max-µs")
+		b.ReportMetric(cpu.Seconds()/wall.Seconds(), "cpu")
 	}
+	b.Run("player", func(b *testing.B) {
+		p, err := New(&genSource{n: 2000, period: 1e6, buf: make([]byte, 200)}, noop, Options{Channels: []Channel{{Name: "s"}}, Loops: b.N})
+		if err != nil {
+			b.Fatal(err)
+		}
+		c0, t0 := cpuTime(), time.Now()
+		s, err := p.Run(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		report(b, &s.Channels[0].Err, cpuTime()-c0, time.Since(t0))
+		b.ReportMetric(float64(s.SpinMargin)/1e3, "margin-µs")
+	})
+	b.Run("time.Sleep-loop", func(b *testing.B) {
+		var h sampler.Histogram
+		c0, t0 := cpuTime(), time.Now()
+		for i := 0; i < 2000*b.N; i++ {
+			deadline := t0.Add(time.Duration(i) * time.Millisecond)
+			time.Sleep(time.Until(deadline))
+			h.Add(int64(time.Since(deadline)))
+		}
+		report(b, &h, cpuTime()-c0, time.Since(t0))
+	})
 }

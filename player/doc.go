@@ -37,11 +37,16 @@
 //
 // The anchor moves only when the rate changes or playback resumes, so
 // deadlines are absolute: lateness of one record does not shift the next
-// and no drift accumulates. The publishing goroutine sleeps until
-// deadline - margin, then spins on the clock for the last stretch. The
-// margin adapts to the sleep overshoot the scheduler actually delivers
-// (a decaying maximum, between SpinMin and SpinMax), because on Linux a
-// Go sleep shorter than a millisecond can wake a millisecond late.
+// and no drift accumulates. The publishing goroutine waits on a Go timer
+// (which commands interrupt) while the deadline is far, then sleeps with
+// clock_nanosleep to the absolute time deadline - margin, then spins on
+// the clock for the margin. Its thread is locked for the run, with a timer
+// slack of 1 ns and, where the kernel offers it (EEVDF), a short scheduler
+// slice, so that it wakes on time and preempts a busy core promptly. The
+// margin tracks the 95th percentile of the fine sleep's wake-up overshoot,
+// between SpinMin and SpinMax (10 µs and 250 µs by default); overshoots
+// beyond SpinMax (preemption) are ignored, since no bounded spin absorbs
+// them. At 1 kHz the spin costs a few percent of a core, not a whole one.
 //
 // The timing error of a record is the clock reading taken just before the
 // Sink is called minus its deadline; it is kept per channel in a

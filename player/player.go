@@ -95,8 +95,9 @@ type Options struct {
 	MaxQueueMsgs  int
 	MaxQueueBytes int
 	ReadAhead     time.Duration
-	// SpinMin, SpinMax bound the adaptive sleep-then-spin margin (defaults
-	// 200 µs, 2 ms). Equal values fix it.
+	// SpinMin, SpinMax bound the adaptive sleep-then-spin margin: how long
+	// before a deadline the fine sleep ends and the spin starts (defaults
+	// 10 µs, 250 µs). Equal values fix it.
 	SpinMin, SpinMax time.Duration
 	// Now is the monotonic clock in ns (default: Go's monotonic clock);
 	// WallNow the wall clock in unix ns (default time.Now).
@@ -127,10 +128,10 @@ func (o Options) withDefaults() (Options, error) {
 		o.ReadAhead = 2 * time.Second
 	}
 	if o.SpinMin <= 0 {
-		o.SpinMin = 200 * time.Microsecond
+		o.SpinMin = 10 * time.Microsecond
 	}
 	if o.SpinMax <= 0 {
-		o.SpinMax = 2 * time.Millisecond
+		o.SpinMax = 250 * time.Microsecond
 	}
 	o.SpinMax = max(o.SpinMax, o.SpinMin)
 	if o.Now == nil {
@@ -308,6 +309,7 @@ type run struct {
 	anchored   bool
 	paused     bool
 	margin     int64
+	sleeper    *preciseSleeper
 	firstPub   int64
 	lastPub    int64
 	lastPubE   int64
@@ -381,7 +383,9 @@ func (p *Player) Run(ctx context.Context) (*Summary, error) {
 		defer wg.Done()
 		r.read(rctx)
 	}()
+	r.sleeper = newPreciseSleeper(o.Now)
 	err := r.loop()
+	r.sleeper.close()
 	cancel()
 	r.q.stop()
 	wg.Wait()
@@ -776,8 +780,15 @@ func (r *run) poll() bool {
 	}
 }
 
-// sleepUntil sleeps until deadline - margin, then spins to the deadline.
-// It returns true when interrupted: ctx cancelled or a command changed the
+// coarseLead is how long before the fine sleep a Go timer wakes the
+// publishing goroutine: more than the millisecond a Go timer can be late.
+const coarseLead = 2 * time.Millisecond
+
+// sleepUntil waits for deadline: far from it, on a Go timer that commands
+// and cancellation interrupt; within coarseLead of deadline - margin, an
+// absolute clock_nanosleep to deadline - margin; then a spin on the clock
+// for the margin, which absorbs the wake-up latency the OS delivers. It
+// returns true when interrupted: ctx cancelled or a command changed the
 // schedule (the caller recomputes). delayOnly ignores the schedule commands
 // except stop (the initial --delay).
 func (r *run) sleepUntil(deadline int64, delayOnly bool) bool {
@@ -788,9 +799,8 @@ func (r *run) sleepUntil(deadline int64, delayOnly bool) bool {
 			t.Stop()
 		}
 	}()
-	for rem := deadline - now; rem > r.margin; rem = deadline - now {
-		target := deadline - r.margin
-		d := time.Duration(target - now)
+	for rem := deadline - now; rem > r.margin+int64(coarseLead); rem = deadline - now {
+		d := time.Duration(rem - r.margin - int64(coarseLead))
 		if t == nil {
 			t = time.NewTimer(d)
 		} else {
@@ -806,28 +816,37 @@ func (r *run) sleepUntil(deadline int64, delayOnly bool) bool {
 					return true
 				}
 				r.apply(c)
-				now = r.o.Now()
-				continue
-			}
-			if r.apply(c) {
+			} else if r.apply(c) {
 				return true
 			}
-			now = r.o.Now()
-			continue
 		case <-t.C:
 		}
 		now = r.o.Now()
-		r.adapt(now - target)
+	}
+	if target := deadline - r.margin; target > now {
+		r.sleeper.sleep(target)
+		r.adapt(r.o.Now() - target)
 	}
 	for r.o.Now() < deadline {
 	}
 	return false
 }
 
-// adapt moves the spin margin toward the sleep overshoot the scheduler
-// delivers: a decaying maximum, between SpinMin and SpinMax.
+// adapt moves the spin margin toward the 95th percentile of the fine
+// sleep's wake-up overshoot (a stochastic quantile estimate: up 19 steps
+// when the overshoot exceeds the margin, down one otherwise), between
+// SpinMin and SpinMax. An overshoot beyond SpinMax (the thread was
+// preempted) says nothing a bounded spin could absorb and is left out, so a
+// loaded machine does not make replay spin more.
 func (r *run) adapt(over int64) {
-	m := r.margin - r.margin/64
-	m = max(m, over+over/4+20_000)
-	r.margin = min(max(m, int64(r.o.SpinMin)), int64(r.o.SpinMax))
+	const step = 1_000 // ns
+	switch {
+	case over > int64(r.o.SpinMax):
+		return
+	case over > r.margin:
+		r.margin += 19 * step
+	default:
+		r.margin -= step
+	}
+	r.margin = min(max(r.margin, int64(r.o.SpinMin)), int64(r.o.SpinMax))
 }

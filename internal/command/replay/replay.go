@@ -91,7 +91,7 @@ EXAMPLES:
 			&cli.DurationFlag{Name: "reorder-window", Value: 100 * time.Millisecond, Usage: "with --clock capture: re-sort records arriving up to this much out of capture order"},
 			&cli.IntFlag{Name: "read-ahead-bytes", Value: 64 << 20, Usage: "read-ahead queue bound in `BYTES`"},
 			&cli.DurationFlag{Name: "read-ahead", Value: 2 * time.Second, Usage: "read-ahead queue bound in log time"},
-			&cli.DurationFlag{Name: "spin", Usage: "fix the sleep-then-spin margin (default adaptive, 200µs..2ms)"},
+			&cli.DurationFlag{Name: "spin", Usage: "fix the sleep-then-spin margin (default adaptive, 10µs..250µs)"},
 		}, zenohflags.Flags()...),
 		Action: run,
 	}
