@@ -62,6 +62,37 @@ type Config struct {
 	Truth io.Writer
 	// Status, if set, receives a status line every 5 s and on a restart.
 	Status func(string)
+	// FrameRing > 0 renders that many frames per camera before the first
+	// tick and publishes them in turn: a frame then costs one copy into
+	// shared memory instead of a paint, so a recorder can be driven past
+	// the rate at which frames can be painted. 0 paints every frame.
+	FrameRing int
+	// FrameContent is what frames show (ContentNoise by default).
+	FrameContent FrameContent
+}
+
+// FrameContent is what the simulator's camera frames show.
+type FrameContent int
+
+const (
+	// ContentNoise: a moving diagonal gradient with 3 bits of noise in
+	// every byte: every frame differs and zstd can hardly compress it.
+	ContentNoise FrameContent = iota
+	// ContentGradient: a smooth moving colour gradient with ±1 of noise on
+	// one byte in eight, compressing like a rendered scene (zstd level 1:
+	// about half the size).
+	ContentGradient
+)
+
+// ParseFrameContent parses "noise" or "gradient".
+func ParseFrameContent(s string) (FrameContent, error) {
+	switch s {
+	case "noise":
+		return ContentNoise, nil
+	case "gradient":
+		return ContentGradient, nil
+	}
+	return 0, fmt.Errorf("frame content %q: want noise or gradient", s)
 }
 
 // Stats count what was published.
@@ -70,7 +101,14 @@ type Stats struct{ States, Frames uint64 }
 // Run publishes until ctx ends (with one restart if configured) and
 // returns what it published.
 func Run(ctx context.Context, sess *zenoh.Session, node *iceoryx2.Node, cfg Config) (Stats, error) {
-	s := &simulator{cfg: cfg, sess: sess, node: node, start: time.Now(), rng: rand.New(rand.NewPCG(cfg.Seed, 7))}
+	s := &simulator{cfg: cfg, sess: sess, node: node, rng: rand.New(rand.NewPCG(cfg.Seed, 7)), paint: paintNoise}
+	if cfg.FrameContent == ContentGradient {
+		s.paint = paintGradient
+	}
+	if cfg.FrameRing > 0 && len(cfg.Cameras) > 0 {
+		s.renderRing() // before the clock starts: painting is not publishing
+	}
+	s.start = time.Now()
 	if cfg.Truth != nil {
 		s.truth = &truthLog{w: cfg.Truth}
 	}
@@ -97,6 +135,11 @@ type simulator struct {
 	rng                  *rand.Rand
 	states               atomic.Uint64
 	frames               atomic.Uint64
+	// paint draws a frame (Config.FrameContent); ring holds the frames
+	// rendered up front (Config.FrameRing), ringSums their digests.
+	paint    func(pix []byte, stride uint32, seq uint64)
+	ring     [][]byte
+	ringSums [][32]byte
 }
 
 // now is the simulator's clock: this host's wall clock plus --clock-offset.
@@ -268,26 +311,49 @@ func (s *simulator) publishFrames(ctx context.Context, camID uint32, cam string)
 		return fmt.Errorf("camera %s: %w", service, err)
 	}
 	defer pub.Close()
-	pix := make([]byte, h.DataSize)
-	var hdr []byte
+	var pix, hdr []byte
+	if s.ring == nil {
+		pix = make([]byte, h.DataSize)
+	}
 	return s.ticker(ctx, s.cfg.FrameHz, func(seq uint64, tick time.Time) error {
 		t := s.stamp(tick) - s.cfg.FrameLag.Nanoseconds()
-		paint(pix, h.Stride, seq)
+		slot := int(seq % uint64(max(len(s.ring), 1)))
+		if s.ring != nil {
+			pix = s.ring[slot]
+		} else {
+			s.paint(pix, h.Stride, seq)
+		}
 		h.Seq, h.TNs = seq, t
 		hdr = codec.AppendFrameHeader(hdr[:0], &h)
 		if _, err := pub.Send(hdr, pix); err != nil {
 			return fmt.Errorf("publish %s seq %d: %w", service, seq, err)
 		}
 		s.frames.Add(1)
-		s.truth.add(service, seq, t, hdr, pix)
+		if s.ring != nil {
+			s.truth.addSum(service, seq, t, hdr, s.ringSums[slot], len(pix))
+		} else {
+			s.truth.add(service, seq, t, hdr, pix)
+		}
 		return nil
 	})
 }
 
-// paint fills an image with a diagonal gradient that moves every frame plus
-// low-amplitude sensor noise, so every frame differs and compresses about as
-// much as a camera image does (a pure gradient would compress 400×).
-func paint(pix []byte, stride uint32, seq uint64) {
+// renderRing paints Config.FrameRing frames (shared by every camera, read
+// only) and their digests for the truth log.
+func (s *simulator) renderRing() {
+	h := codec.NewFrameHeader(0, 0, 0, s.cfg.Width, s.cfg.Height, s.cfg.Encoding)
+	s.ring, s.ringSums = make([][]byte, s.cfg.FrameRing), make([][32]byte, s.cfg.FrameRing)
+	for i := range s.ring {
+		s.ring[i] = make([]byte, h.DataSize)
+		s.paint(s.ring[i], h.Stride, uint64(i))
+		s.ringSums[i] = sha256.Sum256(s.ring[i])
+	}
+}
+
+// paintNoise fills an image with a diagonal gradient that moves every
+// frame plus 3 bits of noise in every byte, so every frame differs and
+// compression gains almost nothing (ContentNoise).
+func paintNoise(pix []byte, stride uint32, seq uint64) {
 	if stride == 0 {
 		return
 	}
@@ -296,9 +362,7 @@ func paint(pix []byte, stride uint32, seq uint64) {
 		row := pix[y*int(stride) : (y+1)*int(stride)]
 		base := byte(uint64(y) + seq*4)
 		for i := 0; i < len(row); i += 8 {
-			x ^= x << 13
-			x ^= x >> 7
-			x ^= x << 17
+			x = xorshift(x)
 			n := x
 			for k := i; k < min(i+8, len(row)); k++ {
 				row[k] = base + byte(k/3) + byte(n&0x07)
@@ -306,6 +370,35 @@ func paint(pix []byte, stride uint32, seq uint64) {
 			}
 		}
 	}
+}
+
+// paintGradient fills an image with a smooth colour gradient (each channel
+// its own slope in x and y) that moves every frame, plus 1 on one byte in
+// eight on average (ContentGradient).
+func paintGradient(pix []byte, stride uint32, seq uint64) {
+	if stride == 0 {
+		return
+	}
+	x := seq*0x9E3779B97F4A7C15 | 1
+	for y := 0; y < len(pix)/int(stride); y++ {
+		row := pix[y*int(stride) : (y+1)*int(stride)]
+		for i := 0; i < len(row); i += 8 {
+			x = xorshift(x)
+			n := x
+			for k := i; k < min(i+8, len(row)); k++ {
+				c := k % 3
+				row[k] = byte((k/3)*(c+1)/8+y*(3-c)/6+int(seq)*2) + byte(n&1)
+				n >>= 8
+			}
+		}
+	}
+}
+
+func xorshift(x uint64) uint64 {
+	x ^= x << 13
+	x ^= x >> 7
+	x ^= x << 17
+	return x
 }
 
 // truthLog is Config.Truth: one JSON line per published sample, the same
@@ -328,8 +421,16 @@ func (l *truthLog) add(ch string, seq uint64, t int64, header, payload []byte) {
 	if l == nil {
 		return
 	}
-	hs, ps := sha256.Sum256(header), sha256.Sum256(payload)
-	b, _ := json.Marshal(truthLine{ch, seq, t, hex.EncodeToString(hs[:]), hex.EncodeToString(ps[:]), len(payload)})
+	l.addSum(ch, seq, t, header, sha256.Sum256(payload), len(payload))
+}
+
+// addSum is add with the payload's digest computed already (a ring frame's).
+func (l *truthLog) addSum(ch string, seq uint64, t int64, header []byte, payloadSum [32]byte, size int) {
+	if l == nil {
+		return
+	}
+	hs := sha256.Sum256(header)
+	b, _ := json.Marshal(truthLine{ch, seq, t, hex.EncodeToString(hs[:]), hex.EncodeToString(payloadSum[:]), size})
 	l.mu.Lock()
 	l.w.Write(append(b, '\n')) // the caller's writer keeps the first error
 	l.mu.Unlock()

@@ -45,6 +45,7 @@ Faults (all optional, reproducible with --seed):
 EXAMPLES:
    sim --duration 10s
    sim --listen tcp/127.0.0.1:7447 --no-multicast --drop-every 50 --restart-after 5s --outage 3s --log truth.jsonl
+   sim --width 1920 --height 1080 --frame-hz 240 --frame-ring 8 --frame-content gradient
 
 ` + cliutil.ExitCodesHelp,
 		Flags: append(zenohflags.Flags(),
@@ -55,6 +56,8 @@ EXAMPLES:
 			&cli.UintFlag{Name: "width", Value: 640, Usage: "frame width in pixels"},
 			&cli.UintFlag{Name: "height", Value: 480, Usage: "frame height in pixels"},
 			&cli.StringFlag{Name: "pixel-encoding", Value: "rgb8", Usage: "rgb8, bgr8, rgba8, bgra8, mono8 or mono16"},
+			&cli.StringFlag{Name: "frame-content", Value: "noise", Usage: "what frames show: noise (a moving gradient with noise in every byte: barely compressible) or gradient (smooth, mild noise: about half the size with zstd)"},
+			&cli.IntFlag{Name: "frame-ring", Usage: "render `N` frames up front and publish them in turn (a frame then costs one copy, not a paint: for driving a recorder past the painting rate); 0 paints every frame"},
 			&cli.IntFlag{Name: "sensors", Value: 4, Usage: "sensor entries per state (4 makes 200-byte states)"},
 			&cli.DurationFlag{Name: "duration", Usage: "stop after this long (0: until SIGINT/SIGTERM)"},
 			&cli.DurationFlag{Name: "start-delay", Value: time.Second, Usage: "wait this long after declaring publishers before the first sample (lets subscribers connect)"},
@@ -90,6 +93,12 @@ func run(c *cli.Context) error {
 	var err error
 	if cfg.Encoding, err = codec.ParsePixelEncoding(c.String("pixel-encoding")); err != nil {
 		return cliutil.Usage("--pixel-encoding: %v", err)
+	}
+	if cfg.FrameContent, err = simulator.ParseFrameContent(c.String("frame-content")); err != nil {
+		return cliutil.Usage("--frame-content: %v", err)
+	}
+	if cfg.FrameRing = c.Int("frame-ring"); cfg.FrameRing < 0 || cfg.FrameRing > 1024 {
+		return cliutil.Usage("--frame-ring %d: want 0..1024", cfg.FrameRing)
 	}
 	if cfg.StateHz <= 0 || cfg.FrameHz <= 0 || cfg.Sensors < 0 || cfg.Sensors > codec.MaxSensors {
 		return cliutil.Usage("rates must be positive and --sensors within 0..65535")
