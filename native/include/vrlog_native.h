@@ -165,6 +165,8 @@ typedef struct vr_iservice_opts {
     int32_t safe_overflow;
 } vr_iservice_opts;
 
+/* a sample in a slot of the subscriber's memory (header, payload and the
+ * publisher id back to back from header), the caller's until vr_isub_release */
 typedef struct vr_isample {
     const uint8_t *header;
     size_t header_len;
@@ -173,6 +175,11 @@ typedef struct vr_isample {
     uint8_t publisher_id[16]; /* UniquePublisherId, u128 little-endian */
     int64_t recv_wall_ns;
     int64_t recv_mono_ns;
+    uint32_t slot;
+    uint64_t drain;       /* the polling thread's drain that took it */
+    uint32_t drain_index; /* 1-based, among that drain's samples of its publisher */
+    uint32_t dropped_before; /* the publisher's samples dropped (no slot) since its previous one */
+    uint32_t prev_drain_len; /* first sample after the drain of its previous one: that drain's length */
 } vr_isample;
 
 int vr_inode_create(const char *name, vr_inode **out, char **err);
@@ -187,6 +194,9 @@ int vr_isub_create(const vr_inode *n, const char *service, size_t buffer_size, s
                    size_t queue_bytes, int64_t poll_ns, vr_isub **out, char **err);
 int vr_isub_next_batch(vr_isub *s, size_t max, int64_t timeout_ns, const vr_isample **out,
                        size_t *out_n);
+void vr_isub_release(const vr_isub *s, const uint32_t *slots, size_t n);
+/* the drain of the publisher's last queued sample and that drain's length so far */
+void vr_isub_drain_len(const vr_isub *s, const uint8_t *publisher_id, uint64_t *drain, uint32_t *len);
 void vr_isub_wake(const vr_isub *s);
 void vr_isub_stats(const vr_isub *s, uint64_t *dropped, uint64_t *received);
 char *vr_isub_last_error(const vr_isub *s);

@@ -56,6 +56,8 @@ pub struct VrIServiceOpts {
     pub safe_overflow: i32,
 }
 
+/// One received sample, in a slot of the subscriber's memory: user header,
+/// payload and the 16-byte publisher id back to back from `header`.
 #[repr(C)]
 pub struct VrISample {
     pub header: *const u8,
@@ -65,6 +67,24 @@ pub struct VrISample {
     pub publisher_id: [u8; 16],
     pub recv_wall_ns: i64,
     pub recv_mono_ns: i64,
+    /// The slot to hand back with vr_isub_release.
+    pub slot: u32,
+    /// The polling thread's drain (a run of receives from a first sample to
+    /// an empty buffer) that took the sample, and its 1-based position among
+    /// that drain's samples of its publisher: a drain that takes at least
+    /// the subscriber's buffer size from one publisher found the buffer
+    /// full at some point, when iceoryx2's safe overflow may have replaced
+    /// the oldest sample; a shorter drain proves nothing was replaced.
+    pub drain: u64,
+    pub drain_index: u32,
+    /// Samples of the same publisher the polling thread took and dropped
+    /// (no free slot) since the previous one it queued: counted in
+    /// vr_isub_stats already, and the reason for that much of a seq gap.
+    pub dropped_before: u32,
+    /// For the first sample of a publisher after the drain of its previous
+    /// queued sample: how many of that publisher's samples that drain took
+    /// in all (queued or dropped); 0 otherwise.
+    pub prev_drain_len: u32,
 }
 
 fn node_err(err: *mut *mut c_char, what: &str, e: impl std::fmt::Debug) -> i32 {
@@ -254,18 +274,117 @@ fn type_detail(t: &VrITypeDetail) -> Result<TypeDetail, String> {
 }
 
 struct IItem {
-    buf: Vec<u8>,
+    slot: u32,
     header_len: usize,
+    payload_len: usize,
     publisher_id: [u8; 16],
     wall: i64,
     mono: i64,
+    drain: u64,
+    drain_index: u32,
+    dropped_before: u32,
+    prev_drain_len: u32,
+}
+
+/// The subscriber's memory for samples: at most `cap_slots` buffers holding
+/// at most `cap_bytes` in all. A buffer, once made, is kept (its pages
+/// faulted in once) and reused for every sample that fits, so a steady
+/// stream allocates nothing; a sample stays in its slot from the polling
+/// thread's copy until Go releases it (after writing it to a log, when the
+/// caller borrows it), so the slots bound what the subscriber holds,
+/// however far behind its reader falls. No free slot: the sample is
+/// dropped and counted.
+struct Slots {
+    inner: Mutex<SlotsInner>,
+}
+
+struct SlotsInner {
+    bufs: Vec<Vec<u8>>,
+    free: Vec<u32>,
+    bytes: usize,
+    cap_slots: usize,
+    cap_bytes: usize,
+}
+
+impl Slots {
+    fn new(cap_slots: usize, cap_bytes: usize) -> Self {
+        Slots {
+            inner: Mutex::new(SlotsInner {
+                bufs: Vec::new(),
+                free: Vec::new(),
+                bytes: 0,
+                cap_slots: cap_slots.max(1),
+                cap_bytes: if cap_bytes == 0 { usize::MAX } else { cap_bytes },
+            }),
+        }
+    }
+
+    /// A slot of at least `need` bytes and its memory, or None.
+    fn take(&self, need: usize) -> Option<(u32, *mut u8)> {
+        let mut g = self.inner.lock().unwrap();
+        let g = &mut *g;
+        // The smallest free slot that fits.
+        let fit = g.free.iter().enumerate().filter(|(_, &i)| g.bufs[i as usize].len() >= need).min_by_key(|(_, &i)| g.bufs[i as usize].len());
+        if let Some((k, &i)) = fit {
+            g.free.swap_remove(k);
+            return Some((i, g.bufs[i as usize].as_mut_ptr()));
+        }
+        // Room for one more (one sample is always let in, whatever its size,
+        // when nothing else is held).
+        let held = g.bufs.len() - g.free.len();
+        if g.bufs.len() < g.cap_slots && (held == 0 || g.bytes + need <= g.cap_bytes) {
+            g.bufs.push(faulted(need));
+            g.bytes += need;
+            let i = (g.bufs.len() - 1) as u32;
+            return Some((i, g.bufs[i as usize].as_mut_ptr()));
+        }
+        // A free slot too small, grown in place.
+        if let Some(k) = (0..g.free.len()).max_by_key(|&k| g.bufs[g.free[k] as usize].len()) {
+            let i = g.free[k] as usize;
+            let old = g.bufs[i].len();
+            if held == 0 || g.bytes - old + need <= g.cap_bytes {
+                g.free.swap_remove(k);
+                g.bufs[i] = faulted(need);
+                g.bytes = g.bytes - old + need;
+                return Some((i as u32, g.bufs[i].as_mut_ptr()));
+            }
+        }
+        None
+    }
+
+    fn give(&self, slot: u32) {
+        let mut g = self.inner.lock().unwrap();
+        if (slot as usize) < g.bufs.len() && !g.free.contains(&slot) {
+            g.free.push(slot);
+        }
+    }
+}
+
+/// A buffer of n bytes whose pages are touched now, not on the first copy
+/// into it (a fault per page there would stall the polling thread).
+fn faulted(n: usize) -> Vec<u8> {
+    let mut v = Vec::with_capacity(n);
+    v.resize(n, 0u8);
+    v
+}
+
+/// One publisher's place in the polling thread's drains.
+#[derive(Default)]
+struct PubDrains {
+    id: u128,
+    drain: u64,   // the last drain with a sample of it
+    count: u32,   // its samples in that drain
+    q_drain: u64, // the drain of its last queued sample
+    q_len: u32,   // its samples in q_drain, final once the drain is over
+    dropped: u32, // dropped (no slot) since its last queued sample
 }
 
 pub struct ISub {
     q: Arc<BatchQueue<IItem>>,
+    slots: Arc<Slots>,
+    pubs: Arc<Mutex<Vec<PubDrains>>>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
-    pool: Arc<Mutex<Vec<Vec<u8>>>>,
     batch: Vec<IItem>,
     descs: Vec<VrISample>,
     last_err: Arc<Mutex<Option<String>>>,
@@ -328,24 +447,50 @@ pub unsafe extern "C" fn vr_isub_create(
             Err(e) => return node_err(err, &format!("create subscriber on {name:?}"), e),
         };
         let header_len = mt.user_header.size();
-        let q = Arc::new(BatchQueue::new(queue_cap, queue_bytes));
+        // Every queued or lent sample holds a slot: the slots bound both.
+        let q = Arc::new(BatchQueue::new(queue_cap, 0));
+        let slots = Arc::new(Slots::new(queue_cap, queue_bytes));
         let stop = Arc::new(AtomicBool::new(false));
-        let pool: Arc<Mutex<Vec<Vec<u8>>>> = Arc::new(Mutex::new(Vec::new()));
         let last_err = Arc::new(Mutex::new(None));
-        let (q2, stop2, pool2, le2) = (q.clone(), stop.clone(), pool.clone(), last_err.clone());
+        let pubs: Arc<Mutex<Vec<PubDrains>>> = Arc::new(Mutex::new(Vec::new()));
+        let (q2, slots2, stop2, le2, pubs2) = (q.clone(), slots.clone(), stop.clone(), last_err.clone(), pubs.clone());
         let poll = Duration::from_nanos(poll_ns.max(1000) as u64);
         let th = std::thread::Builder::new()
             .name("vrlog-iox2-sub".into())
             .spawn(move || {
                 let _svc = svc; // keep the service open as long as the port
+                let mut drain = 0u64;
+                let mut emptied = true; // the buffer was seen empty since the last drain began
                 while !stop2.load(Ordering::Relaxed) {
                     let mut got = false;
                     loop {
                         match sub.receive() {
                             Ok(Some(sample)) => {
                                 got = true;
+                                if emptied {
+                                    emptied = false;
+                                    drain += 1;
+                                }
                                 let wall = wall_ns();
                                 let mono = mono_ns();
+                                let origin = sample.origin().value();
+                                let mut pubs = pubs2.lock().unwrap();
+                                let st = match pubs.iter().position(|p| p.id == origin) {
+                                    Some(k) => &mut pubs[k],
+                                    None => {
+                                        pubs.push(PubDrains { id: origin, ..Default::default() });
+                                        pubs.last_mut().unwrap()
+                                    }
+                                };
+                                if st.drain != drain {
+                                    st.drain = drain;
+                                    st.count = 0;
+                                }
+                                st.count += 1;
+                                let drain_index = st.count;
+                                if st.q_drain == drain {
+                                    st.q_len = st.count;
+                                }
                                 let hdr = unsafe {
                                     std::slice::from_raw_parts(
                                         (sample.user_header() as *const CustomHeaderMarker).cast::<u8>(),
@@ -356,34 +501,38 @@ pub unsafe extern "C" fn vr_isub_create(
                                 let pl = unsafe {
                                     std::slice::from_raw_parts(pl.as_ptr().cast::<u8>(), pl.len())
                                 };
-                                let total = header_len + pl.len();
-                                if q2.full(total) {
+                                let id = origin.to_le_bytes();
+                                let Some((slot, dst)) = slots2.take(header_len + pl.len() + 16) else {
                                     // no room: release at once and count, without copying
+                                    st.dropped += 1;
+                                    drop(pubs);
                                     drop(sample);
                                     q2.count_drop();
                                     continue;
-                                }
-                                let mut buf = {
-                                    let mut p = pool2.lock().unwrap();
-                                    // take a pooled buffer that is big enough, if any
-                                    match p.iter().position(|b| b.capacity() >= total) {
-                                        Some(i) => p.swap_remove(i),
-                                        None => p.pop().unwrap_or_default(),
-                                    }
                                 };
-                                buf.clear();
-                                buf.reserve(total);
-                                buf.extend_from_slice(hdr);
-                                buf.extend_from_slice(pl);
-                                let id = sample.origin().value().to_le_bytes();
+                                let dropped_before = std::mem::take(&mut st.dropped);
+                                let prev_drain_len = if st.q_drain != drain { st.q_len } else { 0 };
+                                st.q_drain = drain;
+                                st.q_len = st.count;
+                                drop(pubs);
+                                unsafe {
+                                    std::ptr::copy_nonoverlapping(hdr.as_ptr(), dst, header_len);
+                                    std::ptr::copy_nonoverlapping(pl.as_ptr(), dst.add(header_len), pl.len());
+                                    std::ptr::copy_nonoverlapping(id.as_ptr(), dst.add(header_len + pl.len()), 16);
+                                }
+                                let payload_len = pl.len();
                                 drop(sample); // release the shared-memory sample right after the copy
-                                let item = IItem { buf, header_len, publisher_id: id, wall, mono };
-                                if let Err(it) = q2.push(item, total) {
-                                    pool2.lock().unwrap().push(it.buf);
+                                let item = IItem { slot, header_len, payload_len, publisher_id: id, wall, mono, drain, drain_index, dropped_before, prev_drain_len };
+                                if let Err(it) = q2.push(item, 0) {
+                                    slots2.give(it.slot); // closed
                                 }
                             }
-                            Ok(None) => break,
+                            Ok(None) => {
+                                emptied = true;
+                                break;
+                            }
                             Err(e) => {
+                                // not seen empty: the drain goes on
                                 *le2.lock().unwrap() = Some(format!("{e:?}"));
                                 break;
                             }
@@ -401,9 +550,10 @@ pub unsafe extern "C" fn vr_isub_create(
         };
         *out = Box::into_raw(Box::new(ISub {
             q,
+            slots,
+            pubs,
             stop,
             thread: Some(th),
-            pool,
             batch: Vec::new(),
             descs: Vec::new(),
             last_err,
@@ -412,21 +562,8 @@ pub unsafe extern "C" fn vr_isub_create(
     }))
 }
 
-impl ISub {
-    fn recycle(&mut self) {
-        self.descs.clear();
-        if self.batch.is_empty() {
-            return;
-        }
-        let mut p = self.pool.lock().unwrap();
-        for it in self.batch.drain(..) {
-            if p.len() < 8 {
-                p.push(it.buf);
-            }
-        }
-    }
-}
-
+/// Hands out up to `max` queued samples (the previous batch's descriptors
+/// are gone then; the slots stay the caller's until vr_isub_release).
 #[no_mangle]
 pub unsafe extern "C" fn vr_isub_next_batch(
     s: *mut ISub,
@@ -436,27 +573,67 @@ pub unsafe extern "C" fn vr_isub_next_batch(
     out_n: *mut usize,
 ) -> i32 {
     let s = &mut *s;
-    s.recycle();
+    s.batch.clear();
+    s.descs.clear();
     *out_n = 0;
-    match s.q.drain(&mut s.batch, max, Duration::from_nanos(timeout_ns.max(0) as u64), |it| it.buf.len()) {
+    match s.q.drain(&mut s.batch, max, Duration::from_nanos(timeout_ns.max(0) as u64), |_| 0) {
         Drained::Items => {
+            let g = s.slots.inner.lock().unwrap();
             for it in &s.batch {
+                let base = g.bufs[it.slot as usize].as_ptr();
                 s.descs.push(VrISample {
-                    header: it.buf.as_ptr(),
+                    header: base,
                     header_len: it.header_len,
-                    payload: it.buf.as_ptr().add(it.header_len),
-                    payload_len: it.buf.len() - it.header_len,
+                    payload: base.add(it.header_len),
+                    payload_len: it.payload_len,
                     publisher_id: it.publisher_id,
                     recv_wall_ns: it.wall,
                     recv_mono_ns: it.mono,
+                    slot: it.slot,
+                    drain: it.drain,
+                    drain_index: it.drain_index,
+                    dropped_before: it.dropped_before,
+                    prev_drain_len: it.prev_drain_len,
                 });
             }
+            drop(g);
             *out = s.descs.as_ptr();
             *out_n = s.descs.len();
             VR_OK
         }
         Drained::Timeout => VR_TIMEOUT,
         Drained::Closed => VR_ERR_CLOSED,
+    }
+}
+
+/// The drain of a publisher's last queued sample and how many of its samples
+/// that drain has taken (queued or dropped): the length of its last drain
+/// once the stream has ended. 0, 0 for a publisher never seen.
+#[no_mangle]
+pub unsafe extern "C" fn vr_isub_drain_len(s: *const ISub, publisher_id: *const u8, drain: *mut u64, len: *mut u32) {
+    let s = &*s;
+    let mut id = [0u8; 16];
+    std::ptr::copy_nonoverlapping(publisher_id, id.as_mut_ptr(), 16);
+    let id = u128::from_le_bytes(id);
+    let pubs = s.pubs.lock().unwrap();
+    match pubs.iter().find(|p| p.id == id) {
+        Some(p) => {
+            *drain = p.q_drain;
+            *len = p.q_len;
+        }
+        None => {
+            *drain = 0;
+            *len = 0;
+        }
+    }
+}
+
+/// Hands slots back once their samples are no longer read.
+#[no_mangle]
+pub unsafe extern "C" fn vr_isub_release(s: *const ISub, slots: *const u32, n: usize) {
+    let s = &*s;
+    for &slot in std::slice::from_raw_parts(slots, n) {
+        s.slots.give(slot);
     }
 }
 
@@ -498,9 +675,7 @@ pub unsafe extern "C" fn vr_isub_free(s: *mut ISub) {
         return;
     }
     vr_isub_shutdown(s);
-    let b = Box::from_raw(s);
-    drop(b.q.clear());
-    drop(b);
+    drop(Box::from_raw(s)); // the slots' memory with it: Go frees only once none is lent
 }
 
 pub struct IPub {

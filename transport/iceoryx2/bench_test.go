@@ -7,36 +7,23 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-	"unsafe"
 )
 
 const frameBytes = 6 << 20 // 6 MiB: a 1080p RGB frame is 6.2 MB
 
 // BenchmarkReceive6MB measures 6 MiB frames moving from an iceoryx2 service
-// into Go memory through Subscriber.Receive (the polling thread's copy out
-// of shared memory, then the copy into Go memory). The publisher runs in the
-// same process on another goroutine, sending as fast as the service takes
-// them. Compare with BenchmarkMemcpy6MB in the same run.
+// to the caller through Subscriber.Receive: "copied" (the polling thread's
+// copy out of shared memory into a slot, then a copy into fresh Go memory)
+// and "lent" (the slot itself, released after use, as a recorder does once
+// a frame is written). The publisher runs in the same process on another
+// goroutine, sending as fast as the service takes them. Compare with
+// BenchmarkMemcpy6MB in the same run.
 func BenchmarkReceive6MB(b *testing.B) {
-	b.Run("fresh-alloc", func(b *testing.B) { benchReceive(b, nil) })
-	// recycled: the caller hands back each frame's memory after use, as a
-	// recorder can once a frame is written.
-	pool := make(chan []byte, 64)
-	b.Run("recycled", func(b *testing.B) {
-		benchReceive(b, func(n int) []byte {
-			select {
-			case buf := <-pool:
-				if cap(buf) >= n {
-					return buf[:n]
-				}
-			default:
-			}
-			return make([]byte, n)
-		}, pool)
-	})
+	b.Run("copied", func(b *testing.B) { benchReceive(b, false) })
+	b.Run("lent", func(b *testing.B) { benchReceive(b, true) })
 }
 
-func benchReceive(b *testing.B, alloc func(int) []byte, recycle ...chan []byte) {
+func benchReceive(b *testing.B, lend bool) {
 	n := newNode(b)
 	name := serviceName(b)
 	f := false
@@ -48,7 +35,7 @@ func benchReceive(b *testing.B, alloc func(int) []byte, recycle ...chan []byte) 
 		b.Fatal(err)
 	}
 	defer pub.Close()
-	sub, err := n.Subscribe(name, SubscriberOptions{QueueLen: 4, Alloc: alloc})
+	sub, err := n.Subscribe(name, SubscriberOptions{QueueLen: 4, Lend: lend})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -79,13 +66,8 @@ func benchReceive(b *testing.B, alloc func(int) []byte, recycle ...chan []byte) 
 			b.Fatal(err)
 		}
 		got += len(buf)
-		if len(recycle) > 0 {
-			for _, smp := range buf {
-				select {
-				case recycle[0] <- unsafe.Slice(&smp.UserHeader[0], len(smp.UserHeader)+len(smp.Payload)+16):
-				default:
-				}
-			}
+		for i := range buf {
+			sub.Release(&buf[i])
 		}
 	}
 	b.StopTimer()

@@ -195,8 +195,15 @@ type Subscriber struct {
 	mu       sync.RWMutex
 	recvMu   sync.Mutex
 	h        *C.vr_isub
-	freed    bool
+	freed    bool      // closed: no more Receive or native stats
+	final    [2]uint64 // Dropped and Received at Close
 	shutOnce sync.Once
+	// lendMu guards lent and the native memory's release: the lent
+	// samples' memory outlives Close until the last is released.
+	lendMu  sync.Mutex
+	lent    int
+	release []C.uint32_t // scratch: the slots of a copied batch
+	dropH   bool         // Close happened with samples lent: free at the last Release
 }
 
 // Subscribe opens an existing service with the types recorded in its static
@@ -280,25 +287,32 @@ func (s *Subscriber) Receive(ctx context.Context, dst []Sample) ([]Sample, error
 		rc := C.vr_isub_next_batch(s.h, C.size_t(s.opts.MaxBatch), C.int64_t(timeout.Nanoseconds()), &descs, &n)
 		switch rc {
 		case C.VR_OK:
-			for _, d := range unsafe.Slice(descs, int(n)) {
+			ds := unsafe.Slice(descs, int(n))
+			if s.opts.Lend {
+				s.lendMu.Lock()
+				s.lent += len(ds)
+				s.lendMu.Unlock()
+			}
+			s.release = s.release[:0]
+			for i := range ds {
+				d := &ds[i]
 				hl, pl := int(d.header_len), int(d.payload_len)
-				var buf []byte
-				if s.opts.Alloc != nil {
-					buf = s.opts.Alloc(hl + pl + 16)[:hl+pl+16]
+				// header, payload and publisher id lie back to back in the slot
+				mem := unsafe.Slice((*byte)(unsafe.Pointer(d.header)), hl+pl+16)
+				x := Sample{RecvWallNs: int64(d.recv_wall_ns), RecvMonoNs: int64(d.recv_mono_ns),
+					Drain: uint64(d.drain), DrainIndex: uint32(d.drain_index), DroppedBefore: uint32(d.dropped_before),
+					PrevDrainLen: uint32(d.prev_drain_len)}
+				if s.opts.Lend {
+					x.slot = uint32(d.slot) + 1
 				} else {
-					buf = make([]byte, hl+pl+16)
+					mem = append([]byte(nil), mem...)
+					s.release = append(s.release, d.slot)
 				}
-				copy(buf, unsafe.Slice((*byte)(unsafe.Pointer(d.header)), hl))
-				copy(buf[hl:], unsafe.Slice((*byte)(unsafe.Pointer(d.payload)), pl))
-				copy(buf[hl+pl:], unsafe.Slice((*byte)(unsafe.Pointer(&d.publisher_id[0])), 16))
-				dst = append(dst, Sample{
-					UserHeader:  buf[:hl:hl],
-					Payload:     buf[hl : hl+pl : hl+pl],
-					PublisherID: buf[hl+pl:],
-					RecvWallNs:  int64(d.recv_wall_ns),
-					RecvMonoNs:  int64(d.recv_mono_ns),
-					Buf:         buf,
-				})
+				x.UserHeader, x.Payload, x.PublisherID = mem[:hl:hl], mem[hl:hl+pl:hl+pl], mem[hl+pl:]
+				dst = append(dst, x)
+			}
+			if len(s.release) > 0 {
+				C.vr_isub_release(s.h, &s.release[0], C.size_t(len(s.release)))
 			}
 			return dst, nil
 		case C.VR_ERR_CLOSED:
@@ -311,11 +325,28 @@ func (s *Subscriber) stats() (dropped, received uint64) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.freed {
-		return 0, 0
+		return s.final[0], s.final[1]
 	}
 	var d, r C.uint64_t
 	C.vr_isub_stats(s.h, &d, &r)
 	return uint64(d), uint64(r)
+}
+
+// DrainLen is the drain of the publisher's last delivered sample and how
+// many of its samples that drain has taken so far, dropped ones included:
+// once the publisher's stream is over and the buffer drained, the length of
+// its last drain (Sample.PrevDrainLen for the end). 0, 0 for an unknown
+// publisher or after Close.
+func (s *Subscriber) DrainLen(publisherID []byte) (drain uint64, n uint32) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.freed || len(publisherID) != 16 {
+		return 0, 0
+	}
+	var d C.uint64_t
+	var l C.uint32_t
+	C.vr_isub_drain_len(s.h, (*C.uint8_t)(unsafe.Pointer(&publisherID[0])), &d, &l)
+	return uint64(d), uint32(l)
 }
 
 // lastError is the polling thread's last receive error ("" if none).
@@ -333,13 +364,33 @@ func (s *Subscriber) lastError() string {
 	return C.GoString(e)
 }
 
-// Dropped counts samples lost because the native queue was full.
+// Dropped counts samples lost because the native queue was full (after
+// Close: the final count).
 func (s *Subscriber) Dropped() uint64 { d, _ := s.stats(); return d }
 
 // Received counts samples taken from the service (dropped included).
 func (s *Subscriber) Received() uint64 { _, r := s.stats(); return r }
 
-// Close stops the polling thread, releases the port and frees everything.
+// Release hands a lent sample's memory back (SubscriberOptions.Lend): its
+// slices must not be used after. A sample in Go memory, or one released
+// already, is left alone. Safe from any goroutine, also after Close.
+func (s *Subscriber) Release(x *Sample) {
+	if x.slot == 0 {
+		return
+	}
+	slot := C.uint32_t(x.slot - 1)
+	x.slot = 0
+	s.lendMu.Lock()
+	defer s.lendMu.Unlock()
+	C.vr_isub_release(s.h, &slot, 1)
+	if s.lent--; s.lent == 0 && s.dropH {
+		C.vr_isub_free(s.h)
+		s.h = nil
+	}
+}
+
+// Close stops the polling thread, releases the port and frees everything
+// (lent samples' memory once the last of them is released).
 func (s *Subscriber) Close() error {
 	s.mu.RLock()
 	if !s.freed {
@@ -352,6 +403,15 @@ func (s *Subscriber) Close() error {
 		return nil
 	}
 	s.freed = true
+	var d, r C.uint64_t
+	C.vr_isub_stats(s.h, &d, &r)
+	s.final = [2]uint64{uint64(d), uint64(r)} // Dropped and Received keep their last counts
+	s.lendMu.Lock()
+	defer s.lendMu.Unlock()
+	if s.lent > 0 {
+		s.dropH = true
+		return nil
+	}
 	C.vr_isub_free(s.h)
 	s.h = nil
 	return nil

@@ -10,12 +10,15 @@
 //
 // Receiving: a native polling thread per subscriber takes each sample,
 // stamps it (CLOCK_REALTIME, CLOCK_MONOTONIC: see transport/clock), copies
-// user header and payload out of shared memory once, releases the sample at
-// once and queues the copy; Subscriber.Receive moves many queued samples per
-// cgo call into Go memory. A full queue drops the sample and counts it
-// (Subscriber.Dropped). Samples the publisher overwrote in iceoryx2's own
-// subscriber buffer (safe overflow) before the poller saw them are not
-// visible to this layer; they show up as seq gaps in the payload.
+// user header and payload out of shared memory once into a slot of the
+// subscriber's memory, releases the sample at once and queues the slot;
+// Subscriber.Receive hands many queued samples out per cgo call, copied
+// into Go memory or lent (SubscriberOptions.Lend). No free slot drops the
+// sample and counts it (Subscriber.Dropped). Samples the publisher
+// overwrote in iceoryx2's own subscriber buffer (safe overflow) before the
+// poller saw them are invisible to the subscriber, which iceoryx2 0.10
+// does not tell; Sample.Drain and DrainIndex say where one may have been
+// lost, so that a caller that knows the payload's seq can count it.
 package iceoryx2
 
 import (
@@ -250,8 +253,8 @@ type ServiceInfo struct {
 	Config ServiceConfig // every field set, SafeOverflow non-nil
 }
 
-// Sample is one received sample, in Go-owned memory (header and payload
-// share one allocation).
+// Sample is one received sample: in Go memory, or (SubscriberOptions.Lend)
+// in the subscriber's own memory until Subscriber.Release.
 type Sample struct {
 	UserHeader  []byte
 	Payload     []byte
@@ -260,9 +263,27 @@ type Sample struct {
 	// by the native polling thread when it took the sample.
 	RecvWallNs int64
 	RecvMonoNs int64
-	// Buf is the one allocation the fields above alias (from
-	// SubscriberOptions.Alloc): what a caller recycling buffers gets back.
-	Buf []byte
+	// Drain numbers the polling thread's drains (runs of receives from a
+	// first sample until the buffer is empty); DrainIndex is the sample's
+	// 1-based position among its drain's samples of the same publisher.
+	// iceoryx2's safe overflow replaces the oldest sample of a full buffer
+	// without telling the subscriber; a replaced sample can only be
+	// missing before a sample from whose position on its drain took at
+	// least BufferSize samples of that publisher (the buffer was full
+	// then). A gap elsewhere was never in the buffer: a publisher skip.
+	Drain      uint64
+	DrainIndex uint32
+	// DroppedBefore counts the samples of the same publisher dropped
+	// (counted in Dropped) since the previous one delivered: that much of
+	// a seq gap before this sample is the subscriber's own loss, counted.
+	DroppedBefore uint32
+	// PrevDrainLen is set on the first sample of a publisher after the
+	// drain of its previous delivered sample: how many of that publisher's
+	// samples that drain took in all, dropped ones included (the previous
+	// sample's DrainIndex may not be the last). Subscriber.DrainLen tells it
+	// for a stream's last drain.
+	PrevDrainLen uint32
+	slot         uint32 // lent: its slot + 1; 0: Go memory
 }
 
 // SubscriberOptions configure a subscriber.
@@ -272,21 +293,25 @@ type SubscriberOptions struct {
 	// subscriber_max_buffer_size allows (iceoryx2's default service allows
 	// 2), gives the service's maximum; Subscriber.BufferSize says which.
 	BufferSize int
-	// QueueLen is the most samples held in the native queue (default 16).
-	QueueLen int
-	// QueueBytes is the most bytes held in the native queue (default 512 MiB).
+	// QueueLen and QueueBytes bound the samples the subscriber holds:
+	// copied out of shared memory and waiting for Receive, or lent (default
+	// 16 samples, 512 MiB). Its memory is slots, each kept once made and
+	// reused for every sample that fits. No free slot: the sample is
+	// dropped and counted (Subscriber.Dropped).
+	QueueLen   int
 	QueueBytes int
 	// PollInterval is how long the polling thread sleeps when the service has
 	// nothing new (default 200 µs): the resolution of the receive stamps.
 	PollInterval time.Duration
 	// MaxBatch is the most samples one Receive returns (default 64).
 	MaxBatch int
-	// Alloc, if set, provides the Go memory of each sample: it must return a
-	// slice of length n (header + payload + 16 bytes of publisher id; the
-	// sample's fields alias it). Callers that recycle frames (e.g. from a
-	// sync.Pool once written to disk) avoid a fresh 6 MB allocation per frame.
-	// Default: make([]byte, n).
-	Alloc func(n int) []byte
+	// Lend makes Receive return samples in the subscriber's memory (copied
+	// once, out of shared memory, into a reused slot) instead of a fresh Go
+	// allocation each: a recorder of camera frames then neither allocates
+	// nor copies again. A lent sample holds its slot until
+	// Subscriber.Release; one that is never released stops the subscriber
+	// once QueueLen or QueueBytes is reached.
+	Lend bool
 }
 
 func (o SubscriberOptions) withDefaults() SubscriberOptions {

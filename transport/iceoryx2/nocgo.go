@@ -32,6 +32,8 @@ func (*Subscriber) Info() ServiceInfo                                   { return
 func (*Subscriber) BufferSize() int                                     { return 0 }
 func (*Subscriber) Dropped() uint64                                     { return 0 }
 func (*Subscriber) Received() uint64                                    { return 0 }
+func (*Subscriber) Release(*Sample)                                     {}
+func (*Subscriber) DrainLen([]byte) (uint64, uint32)                    { return 0, 0 }
 func (*Subscriber) Close() error                                        { return ErrUnavailable }
 func (*Publisher) Send([]byte, []byte) (int, error)                     { return 0, ErrUnavailable }
 func (*Publisher) ID() []byte                                           { return nil }

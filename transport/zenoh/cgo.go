@@ -213,6 +213,7 @@ type Subscriber struct {
 	recvMu   sync.Mutex   // one Receive at a time (the batch belongs to the handle)
 	h        *C.vr_zsub
 	freed    bool
+	final    [2]uint64 // Dropped and Received at Close
 	shutOnce sync.Once
 	lastKey  string
 	lastEnc  string
@@ -357,14 +358,15 @@ func (sub *Subscriber) stats() (dropped, received uint64) {
 	sub.mu.RLock()
 	defer sub.mu.RUnlock()
 	if sub.freed {
-		return 0, 0
+		return sub.final[0], sub.final[1]
 	}
 	var d, r C.uint64_t
 	C.vr_zsub_stats(sub.h, &d, &r)
 	return uint64(d), uint64(r)
 }
 
-// Dropped counts samples lost because the native queue was full.
+// Dropped counts samples lost because the native queue was full (after
+// Close: the final count).
 func (sub *Subscriber) Dropped() uint64 { d, _ := sub.stats(); return d }
 
 // Received counts samples that reached the native callback (dropped included).
@@ -384,6 +386,9 @@ func (sub *Subscriber) Close() error {
 		return nil
 	}
 	sub.freed = true
+	var d, r C.uint64_t
+	C.vr_zsub_stats(sub.h, &d, &r)
+	sub.final = [2]uint64{uint64(d), uint64(r)} // Dropped and Received keep their last counts
 	C.vr_zsub_free(sub.h)
 	sub.h = nil
 	return nil
