@@ -106,14 +106,14 @@ func BenchmarkRawZstdState(b *testing.B) {
 // (zero-copy on uncompressed channels). The owned variant cycles the
 // four frame buffers through release, as the recorder recycles transport
 // buffers, so a buffer is reused only after the writer let go of it.
-func benchWriterFrames(b *testing.B, comp Compression, sync SyncPolicy, owned bool) {
+func benchWriterFrames(b *testing.B, comp Compression, sync SyncPolicy, owned bool, direct ...bool) {
 	fr := benchFrames()
 	pool := make(chan []byte, len(fr))
 	for _, f := range fr {
 		pool <- f
 	}
 	path := tempPath(b, "frames.vrlog")
-	w, err := Create(path, WriterOptions{Sync: sync, FlushInterval: -1})
+	w, err := Create(path, WriterOptions{Sync: sync, FlushInterval: -1, DirectIO: len(direct) > 0 && direct[0]})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -151,6 +151,12 @@ func BenchmarkWriterFrameNoneSync(b *testing.B) {
 func BenchmarkWriterFrameNoneOwned(b *testing.B) { benchWriterFrames(b, Compression{}, SyncNone, true) }
 func BenchmarkWriterFrameNoneOwnedSync(b *testing.B) {
 	benchWriterFrames(b, Compression{}, SyncOnFlush, true)
+}
+
+// BenchmarkWriterFrameNoneDirect is WriterFrameNoneOwned with DirectIO
+// (the recorder's setting): past the page cache, straight to the disk.
+func BenchmarkWriterFrameNoneDirect(b *testing.B) {
+	benchWriterFrames(b, Compression{}, SyncNone, true, true)
 }
 
 // BenchmarkRawZstdFrame compresses the same frames with zstd.EncodeAll.

@@ -88,11 +88,22 @@ func (s *stage) writeRaw(b []byte) error {
 	return nil
 }
 
-func (s *stage) flush() error {
+// flush puts everything written so far into the file.
+func (s *stage) flush() error { return s.flushOut(true) }
+
+// drain is flush when the queue runs dry: a direct file may keep its
+// incomplete last block a little longer (directFile.flush).
+func (s *stage) drain() error { return s.flushOut(false) }
+
+func (s *stage) flushOut(force bool) error {
 	if err := s.error(); err != nil {
 		return err
 	}
-	if err := s.bw.Flush(); err != nil {
+	err := s.bw.Flush()
+	if d, ok := s.out.(*directFile); ok && err == nil {
+		err = d.flush(force)
+	}
+	if err != nil {
 		s.fail(err)
 		return s.error()
 	}
@@ -148,7 +159,7 @@ func (s *stage) run(in <-chan *job, free chan<- *job) {
 		if s.opts.Sync == SyncInterval && s.dirty && time.Since(s.lastSync) >= s.opts.SyncInterval {
 			s.sync()
 		} else if len(in) == 0 {
-			s.flush()
+			s.drain()
 		}
 	}
 }
