@@ -58,6 +58,13 @@ type Config struct {
 	// recorded (ChannelStatus.Error) or is recorded with a limit
 	// (ChannelStatus.Warning), from the same goroutine as OnStatus.
 	OnProblem func(ChannelStatus)
+	// QueueBytes bounds, per subscription, the samples received and not yet
+	// written (default 512 MiB): an iceoryx2 subscription's frames live in
+	// its subscriber's slots from the copy out of shared memory until they
+	// are in the file; a zenoh subscription holds half of it in the native
+	// queue and half on the way to the log writer. When it is full, new
+	// samples are dropped and counted, so memory does not grow with load.
+	QueueBytes int
 	// IceoryxBuffer is the iceoryx2 subscriber buffer asked for per service
 	// (0: as large as each service allows). A service that allows less
 	// gets its maximum, with a warning when that is below
@@ -95,8 +102,21 @@ type item struct {
 	schema    string            // a schema known from the transport (iceoryx2 type names), or ""
 	sub       *subInfo
 	rec       logfmt.Record
-	release   func() // hands rec's memory back to its pool once written; may be nil
+	release   func() // hands rec's memory back once written; may be nil
 	failed    bool   // no record: the channel could not be opened (meta holds logfmt.MetaError)
+	// iceoryx2: where the subscriber took the sample (iceoryx2.Sample.Drain)
+	drain         uint64
+	drainIndex    uint32
+	droppedBefore uint32
+	prevDrainLen  uint32
+	// drainEnds: no record; the subscription's publishers' last drains
+	// (Subscriber.DrainLen) as its stream ends, for the overflow count
+	drainEnds map[string]drainEnd
+}
+
+type drainEnd struct {
+	drain uint64
+	n     uint32
 }
 
 // subInfo is one subscription, for drop accounting.
@@ -105,6 +125,12 @@ type subInfo struct {
 	dropped func() uint64
 	seen    uint64 // drops already booked
 	last    string // channel that received most recently
+	// iceoryx2: the subscriber buffer (samples per publisher) and the seq
+	// gaps it may have overwritten, per channel (writer goroutine only)
+	buffer   int
+	overflow map[string]*overflow
+	// zenoh: the bytes on their way to the writer
+	budget *budget
 }
 
 // Run records until ctx ends or a write fails, then closes the log. The
@@ -118,6 +144,9 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	}
 	if cfg.ServicePoll == 0 {
 		cfg.ServicePoll = 250 * time.Millisecond
+	}
+	if cfg.QueueBytes <= 0 {
+		cfg.QueueBytes = 512 << 20
 	}
 	if len(cfg.TimeKeys) == 0 {
 		cfg.TimeKeys = []string{"vr/*/time"}
@@ -258,30 +287,35 @@ func (r *rec) addSub(s *subInfo) {
 }
 
 func (r *rec) subscribeZenoh(ctx context.Context, wg *sync.WaitGroup, sess *zenoh.Session, key string) error {
-	sub, err := sess.Subscribe(key, zenoh.SubscriberOptions{})
+	sub, err := sess.Subscribe(key, zenoh.SubscriberOptions{QueueBytes: r.cfg.QueueBytes / 2})
 	if err != nil {
 		return fmt.Errorf("zenoh subscribe %q: %w", key, err)
 	}
-	si := &subInfo{name: key, dropped: sub.Dropped}
+	si := &subInfo{name: key, dropped: sub.Dropped, budget: newBudget(r.cfg.QueueBytes / 2)}
 	r.addSub(si)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		defer sub.Close()
 		var buf []zenoh.Sample
-		for {
+		r.pump(ctx, func(ctx context.Context) ([]item, bool) {
 			got, err := sub.Receive(ctx, buf[:0])
 			if err != nil {
-				return // ctx done or subscriber closed
+				return nil, false // ctx done or subscriber closed
 			}
+			buf = got
 			batch := make([]item, 0, len(got))
+			held := 0
 			for i := range got {
 				s := &got[i]
 				if s.Kind != zenoh.KindPut || strings.HasPrefix(s.Key, "@") {
 					continue
 				}
+				n := len(s.Payload) + len(s.Attachment)
+				held += n
 				it := item{name: s.Key, transport: logfmt.TransportZenoh, topic: s.Key, sub: si,
-					rec: logfmt.Record{RecvWallNs: s.RecvWallNs, RecvMonoNs: s.RecvMonoNs, Header: s.Attachment, Payload: s.Payload}}
+					rec:     logfmt.Record{RecvWallNs: s.RecvWallNs, RecvMonoNs: s.RecvMonoNs, Header: s.Attachment, Payload: s.Payload},
+					release: func() { si.budget.put(n) }}
 				if s.HasSource {
 					it.rec.PublisherID, it.rec.PublisherSN, it.rec.HasPubSN = s.SourceID, s.SourceSN, true
 				}
@@ -290,11 +324,11 @@ func (r *rec) subscribeZenoh(ctx context.Context, wg *sync.WaitGroup, sess *zeno
 				}
 				batch = append(batch, it)
 			}
-			if !r.send(ctx, batch) {
-				return
-			}
-			buf = got
-		}
+			// Room on the way to the writer: meanwhile the native queue
+			// holds what arrives, and drops (counted) when full.
+			si.budget.take(held)
+			return batch, true
+		})
 	}()
 	return nil
 }
@@ -326,8 +360,11 @@ func (r *rec) failed(ctx context.Context, node *iceoryx2.Node, service string, e
 }
 
 func (r *rec) subscribeIceoryx(ctx context.Context, wg *sync.WaitGroup, node *iceoryx2.Node, service string) error {
-	pool := newBufPool(framePoolSize)
-	sub, err := node.Subscribe(service, iceoryx2.SubscriberOptions{BufferSize: r.cfg.IceoryxBuffer, Alloc: pool.get})
+	// Lent samples: each frame is copied once out of shared memory into a
+	// slot of the subscriber, written from there and handed back; the
+	// slots bound the subscription's memory (QueueBytes).
+	sub, err := node.Subscribe(service, iceoryx2.SubscriberOptions{BufferSize: r.cfg.IceoryxBuffer, Lend: true,
+		QueueLen: 1 << 16, QueueBytes: r.cfg.QueueBytes})
 	if err != nil {
 		return err // the transport names the service
 	}
@@ -344,32 +381,38 @@ func (r *rec) subscribeIceoryx(ctx context.Context, wg *sync.WaitGroup, node *ic
 		meta[logfmt.MetaWarning] = fmt.Sprintf("iceoryx2 subscriber buffer %d (the service's subscriber_max_buffer_size; the recorder wants %d): "+
 			"a publisher that sends more than %d samples while the recorder polls (every 200 µs) %s", got, want, got, effect)
 	}
-	si := &subInfo{name: service, dropped: sub.Dropped, last: service}
+	si := &subInfo{name: service, dropped: sub.Dropped, last: service, buffer: got, overflow: map[string]*overflow{}}
 	r.addSub(si)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		defer sub.Close()
+		defer sub.Close() // lent samples stay valid until released
 		var buf []iceoryx2.Sample
-		for {
+		pubs := map[string]bool{}
+		r.pump(ctx, func(ctx context.Context) ([]item, bool) {
 			got, err := sub.Receive(ctx, buf[:0])
 			if err != nil {
-				return
+				return nil, false
 			}
+			buf = got
 			batch := make([]item, len(got))
 			for i := range got {
-				s := &got[i]
-				buf := s.Buf
+				s := got[i]
 				batch[i] = item{name: service, transport: logfmt.TransportIceoryx2, topic: service, meta: meta, schema: schema, sub: si,
 					rec: logfmt.Record{RecvWallNs: s.RecvWallNs, RecvMonoNs: s.RecvMonoNs, PublisherID: s.PublisherID,
 						Header: s.UserHeader, Payload: s.Payload},
-					release: func() { pool.put(buf) }}
+					release: func() { sub.Release(&s) },
+					drain:   s.Drain, drainIndex: s.DrainIndex, droppedBefore: s.DroppedBefore, prevDrainLen: s.PrevDrainLen}
+				pubs[string(s.PublisherID)] = true
 			}
-			if !r.send(ctx, batch) {
-				return
-			}
-			buf = got
+			return batch, true
+		})
+		ends := map[string]drainEnd{}
+		for pub := range pubs {
+			d, n := sub.DrainLen([]byte(pub))
+			ends[pub] = drainEnd{d, n}
 		}
+		r.in <- []item{{name: service, sub: si, drainEnds: ends}}
 	}()
 	return nil
 }
@@ -542,16 +585,31 @@ func (r *rec) write(ctx context.Context, cancel context.CancelFunc) error {
 		case batch, ok := <-r.in:
 			if !ok {
 				r.bookDrops()
+				r.mu.Lock()
+				for s := range r.subs {
+					r.endOverflow(s, nil) // what the streams' ends did not decide
+				}
+				r.mu.Unlock()
 				return failed
 			}
-			if failed != nil {
-				continue // drain so receivers can stop
+			if failed != nil { // drain so receivers can stop, handing memory back
+				for i := range batch {
+					if batch[i].release != nil {
+						batch[i].release()
+					}
+				}
+				continue
 			}
 			for i := range batch {
+				if failed != nil {
+					if batch[i].release != nil {
+						batch[i].release()
+					}
+					continue
+				}
 				if err := r.writeOne(&batch[i]); err != nil {
 					failed = err
 					cancel()
-					break
 				}
 			}
 		case <-tick.C:
@@ -592,8 +650,18 @@ func (r *rec) problem(it *item) error {
 }
 
 func (r *rec) writeOne(it *item) error {
+	release := it.release // handed to the log writer below, or called here
+	defer func() {
+		if release != nil {
+			release()
+		}
+	}()
 	if it.failed {
 		return r.problem(it)
+	}
+	if it.drainEnds != nil {
+		r.endOverflow(it.sub, it.drainEnds)
+		return nil
 	}
 	if err := r.out.ensure(); err != nil {
 		return err
@@ -621,6 +689,9 @@ func (r *rec) writeOne(it *item) error {
 		if seq, t, err := ch.codec.Stamp(rec.Header, rec.Payload); err == nil {
 			rec.Seq, rec.CaptureNs, rec.HasStamp = seq, t, true
 			ch.stream.Add(sampler.Sample{Seq: seq, TNs: t, RecvWallNs: rec.RecvWallNs, RecvMonoNs: rec.RecvMonoNs, Publisher: string(rec.PublisherID)})
+			if it.sub != nil && it.sub.overflow != nil {
+				r.bookOverflow(it, ch, seq)
+			}
 		} else {
 			ch.undecodable++
 		}
@@ -630,7 +701,36 @@ func (r *rec) writeOne(it *item) error {
 	if it.sub != nil {
 		it.sub.last = it.name
 	}
+	release = nil
 	return r.out.write(rec, it.release)
+}
+
+// bookOverflow counts the samples iceoryx2 may have overwritten in the
+// subscriber's buffer before it (see overflow) as the channel's drops.
+func (r *rec) bookOverflow(it *item, ch *channel, seq uint64) {
+	o := it.sub.overflow[it.name]
+	if o == nil {
+		o = newOverflow(it.sub.buffer)
+		it.sub.overflow[it.name] = o
+	}
+	if n := o.add(string(it.rec.PublisherID), seq, it.drain, it.drainIndex, it.droppedBefore, it.prevDrainLen); n > 0 {
+		r.out.addDrops(it.name, n)
+		ch.drops += n
+	}
+}
+
+// endOverflow books the overflow of the drains still open at the end of a
+// subscription's stream (ends: its publishers' last drains, or nil).
+func (r *rec) endOverflow(s *subInfo, ends map[string]drainEnd) {
+	final := func(pub string) (uint64, uint32) { e := ends[pub]; return e.drain, e.n }
+	for name, o := range s.overflow {
+		if n := o.end(final); n > 0 {
+			if ch := r.chans[name]; ch != nil {
+				r.out.addDrops(name, n)
+				ch.drops += n
+			}
+		}
+	}
 }
 
 // bookDrops moves the subscribers' drop counters into the log.

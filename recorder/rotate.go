@@ -70,7 +70,8 @@ func (o *rotator) open() error {
 	if o.split() {
 		md["split_index"] = fmt.Sprint(o.n)
 	}
-	w, err := logfmt.Create(p, logfmt.WriterOptions{Metadata: md, FlushInterval: o.cfg.FlushInterval, Sync: o.cfg.Sync, Overwrite: o.cfg.Force})
+	w, err := logfmt.Create(p, logfmt.WriterOptions{Metadata: md, FlushInterval: o.cfg.FlushInterval, Sync: o.cfg.Sync, Overwrite: o.cfg.Force,
+		DirectIO: true}) // past the page cache: see logfmt.WriterOptions.DirectIO
 	if err != nil {
 		return err // logfmt names the file
 	}

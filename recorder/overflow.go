@@ -1,0 +1,95 @@
+package recorder
+
+// overflow counts the samples iceoryx2's safe overflow replaced in the
+// recorder's subscriber buffer before the recorder took them: they never
+// reach it and iceoryx2 0.10 counts them nowhere, yet they are the
+// recorder's loss (it did not keep up), so they are booked as its drops.
+//
+// A replaced sample leaves a seq gap before the next sample of its
+// publisher, and when it was replaced the buffer held that publisher's
+// buffer-size newest samples, all taken later in one drain of the
+// subscriber (iceoryx2.Sample.Drain). So a gap is such a loss only if the
+// drain that took the sample after it took at least the buffer size of
+// that publisher's samples from that sample on; a gap anywhere else never
+// sat in the buffer: the publisher skipped those seqs. A drain's length is
+// known when the publisher's next drain starts (Sample.PrevDrainLen counts
+// the samples the subscriber dropped at its end too), so its gaps are
+// decided then, or at the end of the recording (Subscriber.DrainLen).
+// Samples the subscriber took and dropped for want of memory are counted
+// where they were dropped (Sample.DroppedBefore) and are left out of the
+// gap here.
+//
+// What is not told apart: a publisher that skips seqs just before its
+// samples fill the buffer (both at once) has that skip counted as a
+// recorder drop; a lost sample is never missed.
+type overflow struct {
+	buffer uint32
+	pubs   map[string]*pubDrain
+}
+
+// pubDrain is one publisher's state in the current drain.
+type pubDrain struct {
+	last  uint64
+	have  bool
+	drain uint64
+	top   uint32 // the highest position seen in the drain
+	gaps  []gap  // the drain's gaps, undecided
+}
+
+type gap struct {
+	at uint32 // position of the sample after the gap
+	n  uint64
+}
+
+func newOverflow(buffer int) *overflow {
+	return &overflow{buffer: uint32(max(buffer, 1)), pubs: map[string]*pubDrain{}}
+}
+
+// add notes a sample of publisher pub (prevDrainLen: Sample.PrevDrainLen);
+// it returns the samples it now knows were replaced (in drains that have
+// ended).
+func (o *overflow) add(pub string, seq, drain uint64, index, droppedBefore, prevDrainLen uint32) uint64 {
+	p := o.pubs[pub]
+	if p == nil {
+		p = &pubDrain{drain: drain}
+		o.pubs[pub] = p
+	}
+	var lost uint64
+	if p.drain != drain {
+		p.top = max(p.top, prevDrainLen)
+		lost = p.settle(o.buffer)
+		p.drain = drain
+	}
+	if p.have && seq > p.last+1 {
+		if n := seq - p.last - 1; n > uint64(droppedBefore) {
+			p.gaps = append(p.gaps, gap{at: index, n: n - uint64(droppedBefore)})
+		}
+	}
+	p.last, p.have, p.top = seq, true, index
+	return lost
+}
+
+// settle decides the current drain's gaps.
+func (p *pubDrain) settle(buffer uint32) (lost uint64) {
+	for _, g := range p.gaps {
+		if p.top >= g.at && p.top-g.at+1 >= buffer {
+			lost += g.n
+		}
+	}
+	p.gaps = p.gaps[:0]
+	return lost
+}
+
+// end decides every open drain (the recording is over); final, if set,
+// says how long a publisher's last drain was (Subscriber.DrainLen).
+func (o *overflow) end(final func(pub string) (drain uint64, n uint32)) (lost uint64) {
+	for pub, p := range o.pubs {
+		if final != nil {
+			if d, n := final(pub); d == p.drain {
+				p.top = max(p.top, n)
+			}
+		}
+		lost += p.settle(o.buffer)
+	}
+	return lost
+}

@@ -1,0 +1,66 @@
+package recorder
+
+import "testing"
+
+// TestOverflowGaps: a gap is counted as replaced only when the drain that
+// took the sample after it took a full buffer from there on; publisher
+// skips, gaps explained by the subscriber's own (counted) drops and
+// restarts are not.
+func TestOverflowGaps(t *testing.T) {
+	o := newOverflow(4)
+	type s struct {
+		seq, drain     uint64
+		index, dropped uint32
+	}
+	feed := func(xs ...s) (lost uint64) {
+		for _, x := range xs {
+			lost += o.add("p", x.seq, x.drain, x.index, x.dropped, 0)
+		}
+		return lost
+	}
+	// drain 1: 0 1 2 (short); drain 2: 5 6 7 8 (4 from the gap on: replaced)
+	if lost := feed(s{0, 1, 1, 0}, s{1, 1, 2, 0}, s{2, 1, 3, 0}, s{5, 2, 1, 0}, s{6, 2, 2, 0}, s{7, 2, 3, 0}, s{8, 2, 4, 0}); lost != 0 {
+		t.Fatalf("decided before drain 2 ended: %d", lost)
+	}
+	// drain 3: 10 11 (a 1-seq gap in a short drain: a publisher skip)
+	if lost := feed(s{10, 3, 1, 0}, s{11, 3, 2, 0}); lost != 2 {
+		t.Fatalf("drain 2 replaced %d, want 2 (seqs 3, 4)", lost)
+	}
+	// drain 4: 12 13 [gap 14-15 at position 3] 16 17 18: 4 samples from the gap on
+	if lost := feed(s{12, 4, 1, 0}, s{13, 4, 2, 0}, s{16, 4, 3, 0}, s{17, 4, 4, 0}, s{18, 4, 5, 0}, s{19, 4, 6, 0}); lost != 0 {
+		t.Fatalf("drain 3 (a skip) counted %d", lost)
+	}
+	// drain 5: a gap of 3 of which 2 were dropped by the subscriber (counted
+	// there), in a full drain: 1 replaced; then a restart (seq back to 0).
+	if lost := feed(s{23, 5, 1, 2}, s{24, 5, 2, 0}, s{25, 5, 3, 0}, s{26, 5, 4, 0}, s{0, 5, 5, 0}); lost != 2 {
+		t.Fatalf("drain 4 replaced %d, want 2 (seqs 14, 15)", lost)
+	}
+	if lost := o.end(nil); lost != 1 {
+		t.Fatalf("drain 5 replaced %d, want 1 (of seqs 20-22, two were dropped and counted)", lost)
+	}
+	// another publisher has its own drains
+	if lost := o.add("q", 7, 9, 1, 0, 0) + o.add("q", 9, 9, 2, 0, 0) + o.end(nil); lost != 0 {
+		t.Fatalf("publisher q: %d", lost)
+	}
+}
+
+// TestOverflowDrainEndsDropped: a drain whose last samples the subscriber
+// dropped (no room) is as long as the subscriber says, not as the last
+// sample that reached the recorder: at the next drain (PrevDrainLen) and at
+// the end of the recording (DrainLen).
+func TestOverflowDrainEndsDropped(t *testing.T) {
+	o := newOverflow(4)
+	// drain 1: seq 0; drain 2: a gap (1, 2 replaced), seq 3 delivered, then
+	// three more taken and dropped (positions 2-4), counted elsewhere.
+	o.add("p", 0, 1, 1, 0, 0)
+	o.add("p", 3, 2, 1, 0, 0)
+	if lost := o.add("p", 7, 3, 1, 3, 4); lost != 2 {
+		t.Fatalf("drain 2 (4 long) replaced %d, want 2", lost)
+	}
+	// drain 4: a gap (8 replaced) before seq 9, then three dropped; the
+	// recording ends.
+	o.add("p", 9, 4, 1, 0, 0)
+	if lost := o.end(func(string) (uint64, uint32) { return 4, 4 }); lost != 1 {
+		t.Fatalf("last drain replaced %d, want 1", lost)
+	}
+}
