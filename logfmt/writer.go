@@ -64,6 +64,8 @@ type WriterOptions struct {
 	MaxRecordSize int
 	// Overwrite lets Create replace an existing file.
 	Overwrite bool
+
+	keep func(*Chunk) // NewMemoryWriter: sealed chunks go here, not to the file
 }
 
 func (o WriterOptions) withDefaults() (WriterOptions, error) {
