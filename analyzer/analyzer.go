@@ -204,22 +204,26 @@ func (a *Analysis) channel(c logfmt.Channel) *channel {
 	}
 	ch := &channel{first: true, rep: ChannelReport{Name: c.Name, Transport: c.Transport.String(), Topic: c.Topic, Schema: c.Schema,
 		Error: c.Meta[logfmt.MetaError], Warning: c.Meta[logfmt.MetaWarning]}}
-	switch c.Schema {
-	case codec.SchemaState:
-		ch.kind = KindState
-	case codec.SchemaFrame:
-		ch.kind = KindFrame
-	case codec.SchemaClockProbe:
-		ch.kind = KindProbe
-	default:
-		ch.kind = KindRaw
-	}
+	ch.kind = kindOf(c.Schema)
 	ch.codec, _ = codec.Lookup(c.Schema)
 	ch.rep.Kind = ch.kind
 	ch.stream = sampler.NewStream(sampler.Config{OutageFactor: a.opts.OutageFactor, MaxEvents: a.opts.MaxEvents})
 	a.byName[c.Name] = ch
 	a.order = append(a.order, ch)
 	return ch
+}
+
+// kindOf is the kind of a channel of schema.
+func kindOf(schema string) string {
+	switch schema {
+	case codec.SchemaState:
+		return KindState
+	case codec.SchemaFrame:
+		return KindFrame
+	case codec.SchemaClockProbe:
+		return KindProbe
+	}
+	return KindRaw
 }
 
 // add accounts for one data record.
@@ -229,30 +233,16 @@ func (a *Analysis) add(ch *channel, r *logfmt.Record) {
 	if string(r.PublisherID) != ch.pub { // compared without allocating
 		ch.pub = string(r.PublisherID)
 	}
-	s := sampler.Sample{RecvWallNs: r.RecvWallNs, RecvMonoNs: r.RecvMonoNs, Publisher: ch.pub}
-	switch {
-	case ch.kind == KindRaw:
-		// Transport-level facts only: the receive stamp, and the zenoh source
-		// sequence number when the transport gave one.
-		s.TNs, s.Seq = r.RecvWallNs, ch.rep.Count
-		if r.HasPubSN {
-			s.Seq = r.PublisherSN
-		}
-		s.RecvWallNs = 0 // no latency without a capture stamp
-	case a.opts.FullDecode:
+	s, ok := storedSample(ch.kind, r, ch.rep.Count)
+	if a.opts.FullDecode && ch.kind != KindRaw {
 		seq, t, err := ch.codec.Stamp(r.Header, r.Payload)
-		if err != nil {
-			ch.rep.Undecodable++
-			return
-		}
-		s.Seq, s.TNs = seq, t
-	default:
-		if !r.HasStamp {
-			ch.rep.Undecodable++
-			return
-		}
-		s.Seq, s.TNs = r.Seq, r.CaptureNs
+		s.Seq, s.TNs, ok = seq, t, err == nil
 	}
+	if !ok {
+		ch.rep.Undecodable++
+		return
+	}
+	s.Publisher = ch.pub
 	if ch.kind == KindState && !a.haveEp {
 		a.epoch, a.epochSrc, a.haveEp = s.TNs, "first state sample on "+ch.rep.Name, true
 	}
@@ -266,6 +256,26 @@ func (a *Analysis) add(ch *channel, r *logfmt.Record) {
 	if a.timeline != nil {
 		a.timeline.row(ch.rep.Name, &s, ev, a.epoch)
 	}
+}
+
+// storedSample is what the timing of a channel of kind sees of r, its
+// count-th record, from the stamps the recorder stored: a decodable
+// channel's capture stamp and seq (false when r has none: undecodable), a
+// raw channel's transport-level facts only (the receive stamp, and the
+// zenoh source sequence number when the transport gave one). record's
+// live triggers see samples the same way.
+func storedSample(kind string, r *logfmt.Record, count uint64) (sampler.Sample, bool) {
+	s := sampler.Sample{RecvWallNs: r.RecvWallNs, RecvMonoNs: r.RecvMonoNs}
+	if kind == KindRaw {
+		s.TNs, s.Seq = r.RecvWallNs, count
+		if r.HasPubSN {
+			s.Seq = r.PublisherSN
+		}
+		s.RecvWallNs = 0 // no latency without a capture stamp
+		return s, true
+	}
+	s.Seq, s.TNs = r.Seq, r.CaptureNs
+	return s, r.HasStamp
 }
 
 // Report computes the report. Checks and baseline comparison are applied
