@@ -61,6 +61,8 @@ type Analysis struct {
 	timeline *timeline
 	span     [2]int64 // capture range over all stamped channels, for plot bins
 	lags     []namedLag
+	snaps    []fileSnapshot
+	notes    []string // about the inputs
 }
 
 type namedLag struct {
@@ -105,6 +107,7 @@ func (a *Analysis) AddFile(path string) error {
 		return err
 	}
 	defer r.Close()
+	a.addSnapshot(path, r.Header())
 	fr := FileReport{Path: path, Indexed: r.Indexed(), TornTail: -1, SkippedChunks: []string{}}
 	if tt := r.TornTail(); tt != nil {
 		fr.TornTail = tt.Offset
@@ -291,6 +294,7 @@ func (a *Analysis) Report() *Report {
 	if rep.Files == nil {
 		rep.Files = []FileReport{}
 	}
+	rep.Notes = append(rep.Notes, a.notes...)
 	if !a.haveEp {
 		a.fallbackEpoch(rep)
 	}
@@ -384,6 +388,7 @@ func (a *Analysis) Report() *Report {
 			rep.Clock.DriftCIPPM = &ci
 		}
 	}
+	rep.Snapshots = a.snapshots(rep)
 	return rep
 }
 

@@ -28,7 +28,7 @@ func (a *Analysis) WriteHTML(w io.Writer, r *Report) error {
 		if ch.series == nil || ch.kind == KindProbe || len(ch.series.maxDt) == 0 {
 			continue
 		}
-		plots = append(plots, plot{"capture interval (max per bin) — " + ch.rep.Name, dtPlot(ch.series, r.EpochNs)})
+		plots = append(plots, plot{"capture interval (max per bin) — " + ch.rep.Name, dtPlot(ch.series, r.EpochNs, r.TriggerMarks())})
 		if ch.stream.Latency.Count() > 0 {
 			plots = append(plots, plot{"latency: receive wall minus capture — " + ch.rep.Name, histPlot(&ch.stream.Latency, "ms")})
 		}
@@ -52,14 +52,15 @@ svg text{font-size:11px;fill:#444}
 <pre>{{.Text}}</pre>
 {{range .Plots}}<figure><figcaption>{{.Title}}</figcaption>{{.SVG}}</figure>
 {{end}}
-<p>Legend: red ticks mark seq skips, orange lines publisher restarts. Times are elapsed seconds since the session epoch.</p>
+<p>Legend: red ticks mark seq skips, orange lines publisher restarts, purple lines snapshot triggers. Times are elapsed seconds since the session epoch.</p>
 </body></html>
 `))
 
 const plotW, plotH, padL, padB = 900.0, 220.0, 60.0, 30.0
 
-// dtPlot draws the per-bin maximum interval as a step line.
-func dtPlot(s *series, epoch int64) template.HTML {
+// dtPlot draws the per-bin maximum interval as a step line, with the
+// snapshot triggers at capture times triggers.
+func dtPlot(s *series, epoch int64, triggers []int64) template.HTML {
 	var maxV int64 = 1
 	for _, v := range s.maxDt {
 		maxV = max(maxV, v)
@@ -90,6 +91,7 @@ func dtPlot(s *series, epoch int64) template.HTML {
 	}
 	mark(s.skips, "#d22", false)
 	mark(s.restarts, "#f90", true)
+	mark(triggers, "#90c", true)
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
 }

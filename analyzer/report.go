@@ -30,6 +30,39 @@ type Report struct {
 	Regressions    []Regression    `json:"regressions"`
 	Pass           bool            `json:"pass"`
 	Notes          []string        `json:"notes"`
+	// Snapshots: what triggered each input that is a snapshot
+	// (record --snapshot), and the window it holds.
+	Snapshots []SnapshotReport `json:"snapshots"`
+}
+
+// SnapshotReport is one snapshot log's trigger and window. Times are on
+// the recorder's wall clock (…Ns) and on the session's elapsed scale
+// (…Elapsed: the capture clock, reached from the recorder's clock through
+// the clock offset when the log has clock-sync probes).
+type SnapshotReport struct {
+	File           string        `json:"file"`
+	Cause          string        `json:"cause"` // the first trigger's
+	TriggerNs      int64         `json:"trigger_ns"`
+	TriggerElapsed float64       `json:"trigger_elapsed"`
+	BeforeS        float64       `json:"before_s"` // the window asked for
+	AfterS         float64       `json:"after_s"`
+	FromNs         int64         `json:"from_ns"` // the window held: receive stamps, both included
+	ToNs           int64         `json:"to_ns"`
+	FromElapsed    float64       `json:"from_elapsed"`
+	ToElapsed      float64       `json:"to_elapsed"`
+	Short          string        `json:"short"` // why the window holds less than asked; "" when it holds all
+	Triggers       []TriggerItem `json:"triggers"`
+}
+
+// TriggerItem is one trigger of a snapshot: the first opened its window,
+// later ones extended it.
+type TriggerItem struct {
+	Cause string `json:"cause"`
+	AtNs  int64  `json:"at_ns"` // the recorder's wall clock
+	// Elapsed is the capture stamp of the sample that showed a timing
+	// fault, else AtNs on the capture clock.
+	Elapsed   float64 `json:"elapsed"`
+	CaptureNs int64   `json:"capture_ns"` // of that sample; 0 for a signal or a query
 }
 
 // FileReport says what was read of one input file.

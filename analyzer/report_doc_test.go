@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/logfmt"
@@ -202,8 +203,14 @@ func TestJSONMatchesDoc(t *testing.T) {
 
 	// A raw channel, a channel the recorder could not open, and two probes
 	// (a clock without a drift interval).
+	// Its header says it is a snapshot, triggered by a fault and extended
+	// by a signal.
 	edge := filepath.Join(dir, "edge.vrlog")
-	w, err := logfmt.Create(edge, logfmt.WriterOptions{})
+	md := map[string]string{}
+	(&logfmt.Snapshot{Triggers: []logfmt.SnapshotTrigger{{Cause: "max-skips diag: 2 (limit ≤ 0): off by 2", WallNs: 1e18 + 2e8, MonoNs: 1 + 2e8, CaptureNs: 1e18 + 2e8},
+		{Cause: "signal SIGUSR1", WallNs: 1e18 + 3e8, MonoNs: 1 + 3e8}}, Before: time.Second, After: time.Second,
+		FromWallNs: 1e18, ToWallNs: 1e18 + 13e8, FromMonoNs: 1, ToMonoNs: 1 + 13e8, Short: "the recording started 0.8 s before the trigger"}).AddTo(md)
+	w, err := logfmt.Create(edge, logfmt.WriterOptions{Metadata: md})
 	if err != nil {
 		t.Fatal(err)
 	}

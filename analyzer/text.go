@@ -3,6 +3,7 @@ package analyzer
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"text/tabwriter"
 
@@ -43,6 +44,17 @@ func (r *Report) WriteText(w io.Writer, tf codec.TimeFormat) error {
 	}
 	for _, n := range r.Notes {
 		p("note     %s\n", n)
+	}
+	atElapsed := func(e float64) string { return at(r.EpochNs + int64(math.Round(e*1e9))) }
+	for _, s := range r.Snapshots {
+		p("snapshot %s: triggered by %s at %s; window %gs before, %gs after: %s .. %s\n",
+			s.File, s.Cause, atElapsed(s.TriggerElapsed), s.BeforeS, s.AfterS, atElapsed(s.FromElapsed), atElapsed(s.ToElapsed))
+		for _, t := range s.Triggers[1:] {
+			p("         extended by %s at %s\n", t.Cause, atElapsed(t.Elapsed))
+		}
+		if s.Short != "" {
+			p("         short: %s\n", s.Short)
+		}
 	}
 	p("\n")
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
