@@ -52,6 +52,7 @@ type SnapshotReport struct {
 	ToElapsed      float64       `json:"to_elapsed"`
 	Short          string        `json:"short"` // why the window holds less than asked; "" when it holds all
 	Triggers       []TriggerItem `json:"triggers"`
+	TriggerCount   int           `json:"trigger_count"` // all of them; triggers lists the first logfmt.MaxSnapshotTriggers
 }
 
 // TriggerItem is one trigger of a snapshot: the first opened its window,

@@ -208,7 +208,7 @@ func TestJSONMatchesDoc(t *testing.T) {
 	edge := filepath.Join(dir, "edge.vrlog")
 	md := map[string]string{}
 	(&logfmt.Snapshot{Triggers: []logfmt.SnapshotTrigger{{Cause: "max-skips diag: 2 (limit ≤ 0): off by 2", WallNs: 1e18 + 2e8, MonoNs: 1 + 2e8, CaptureNs: 1e18 + 2e8},
-		{Cause: "signal SIGUSR1", WallNs: 1e18 + 3e8, MonoNs: 1 + 3e8}}, Before: time.Second, After: time.Second,
+		{Cause: "signal SIGUSR1", WallNs: 1e18 + 3e8, MonoNs: 1 + 3e8}}, TriggerCount: 2, Before: time.Second, After: time.Second,
 		FromWallNs: 1e18, ToWallNs: 1e18 + 13e8, FromMonoNs: 1, ToMonoNs: 1 + 13e8, Short: "the recording started 0.8 s before the trigger"}).AddTo(md)
 	w, err := logfmt.Create(edge, logfmt.WriterOptions{Metadata: md})
 	if err != nil {

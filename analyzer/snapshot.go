@@ -39,7 +39,7 @@ func (a *Analysis) snapshots(rep *Report) []SnapshotReport {
 		s := fs.s
 		sr := SnapshotReport{File: fs.path, Cause: s.Triggers[0].Cause, TriggerNs: s.Triggers[0].WallNs,
 			BeforeS: s.Before.Seconds(), AfterS: s.After.Seconds(), FromNs: s.FromWallNs, ToNs: s.ToWallNs,
-			FromElapsed: el(s.FromWallNs), ToElapsed: el(s.ToWallNs), Short: s.Short, Triggers: []TriggerItem{}}
+			FromElapsed: el(s.FromWallNs), ToElapsed: el(s.ToWallNs), Short: s.Short, Triggers: []TriggerItem{}, TriggerCount: s.TriggerCount}
 		for _, t := range s.Triggers {
 			ti := TriggerItem{Cause: t.Cause, AtNs: t.WallNs, Elapsed: el(t.WallNs), CaptureNs: t.CaptureNs}
 			if t.CaptureNs != 0 {

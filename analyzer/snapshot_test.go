@@ -21,7 +21,7 @@ func TestSnapshotReport(t *testing.T) {
 	(&logfmt.Snapshot{Triggers: []logfmt.SnapshotTrigger{
 		{Cause: "max-restarts vr/r1/state: 1 (limit ≤ 0): off by 1", WallNs: trig + 1e6, MonoNs: 50e9, CaptureNs: trig},
 		{Cause: "signal SIGUSR1", WallNs: trig + 2e9, MonoNs: 52e9}},
-		Before: 20 * time.Second, After: 3 * time.Second, FromWallNs: trig - 20e9, ToWallNs: trig + 5e9,
+		TriggerCount: 2, Before: 20 * time.Second, After: 3 * time.Second, FromWallNs: trig - 20e9, ToWallNs: trig + 5e9,
 		FromMonoNs: 30e9, ToMonoNs: 55e9}).AddTo(md)
 	p := filepath.Join(t.TempDir(), "snap.vrlog")
 	if _, err := synth.WriteFile(p, cfg, logfmt.WriterOptions{Metadata: md}); err != nil {

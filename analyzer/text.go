@@ -52,6 +52,9 @@ func (r *Report) WriteText(w io.Writer, tf codec.TimeFormat) error {
 		for _, t := range s.Triggers[1:] {
 			p("         extended by %s at %s\n", t.Cause, atElapsed(t.Elapsed))
 		}
+		if n := s.TriggerCount - len(s.Triggers); n > 0 {
+			p("         extended by %d more triggers\n", n)
+		}
 		if s.Short != "" {
 			p("         short: %s\n", s.Short)
 		}

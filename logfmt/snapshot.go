@@ -13,8 +13,10 @@ import (
 // in the format differs.
 type Snapshot struct {
 	// Triggers: the first opened the window, later ones (while it was
-	// still open) extended it.
-	Triggers []SnapshotTrigger
+	// still open) extended it; at most MaxSnapshotTriggers are kept, and
+	// TriggerCount counts them all.
+	Triggers     []SnapshotTrigger
+	TriggerCount int
 	// Before and After are the window asked for around the triggers.
 	Before, After time.Duration
 	// From and To bound the records' receive stamps, both included, on
@@ -36,8 +38,13 @@ type SnapshotTrigger struct {
 	CaptureNs int64 `json:"capture_ns"`
 }
 
+// MaxSnapshotTriggers bounds the triggers a snapshot's metadata lists: a
+// fault that recurs keeps a window open, and its header small.
+const MaxSnapshotTriggers = 100
+
 // Snapshot metadata keys.
 const (
+	metaSnapshotCount    = "vrlog.snapshot.trigger_count"
 	metaSnapshotCause    = "vrlog.snapshot.cause"
 	metaSnapshotTrigger  = "vrlog.snapshot.trigger_ns"
 	metaSnapshotTriggers = "vrlog.snapshot.triggers"
@@ -58,6 +65,7 @@ func (s *Snapshot) AddTo(md map[string]string) {
 		md[metaSnapshotCause] = s.Triggers[0].Cause
 		md[metaSnapshotTrigger] = strconv.FormatInt(s.Triggers[0].WallNs, 10)
 	}
+	md[metaSnapshotCount] = strconv.Itoa(s.TriggerCount)
 	md[metaSnapshotBefore], md[metaSnapshotAfter] = s.Before.String(), s.After.String()
 	for k, v := range map[string]int64{metaSnapshotFrom: s.FromWallNs, metaSnapshotTo: s.ToWallNs,
 		metaSnapshotFromMono: s.FromMonoNs, metaSnapshotToMono: s.ToMonoNs} {
@@ -79,11 +87,15 @@ func ParseSnapshot(md map[string]string) (*Snapshot, error) {
 	bad := func(key string, err error) error {
 		return fmt.Errorf("%w: snapshot metadata %s: %v", ErrMalformed, key, err)
 	}
-	if err := json.Unmarshal([]byte(list), &s.Triggers); err != nil {
+	var err error
+	if err = json.Unmarshal([]byte(list), &s.Triggers); err != nil {
 		return nil, bad(metaSnapshotTriggers, err)
 	}
 	if len(s.Triggers) == 0 {
 		return nil, bad(metaSnapshotTriggers, fmt.Errorf("no trigger"))
+	}
+	if s.TriggerCount, err = strconv.Atoi(md[metaSnapshotCount]); err != nil || s.TriggerCount < len(s.Triggers) {
+		return nil, bad(metaSnapshotCount, fmt.Errorf("%q for %d triggers listed", md[metaSnapshotCount], len(s.Triggers)))
 	}
 	for k, d := range map[string]*time.Duration{metaSnapshotBefore: &s.Before, metaSnapshotAfter: &s.After} {
 		v, err := time.ParseDuration(md[k])

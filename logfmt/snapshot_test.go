@@ -11,7 +11,7 @@ func TestSnapshotMetadataRoundTrip(t *testing.T) {
 	s := &Snapshot{
 		Triggers: []SnapshotTrigger{{Cause: "signal SIGUSR1", WallNs: 1_700_000_000_000_000_000, MonoNs: 5_000_000_000},
 			{Cause: "max-restarts vr/r1/state: 1 (limit ≤ 0)", WallNs: 1_700_000_001_000_000_000, MonoNs: 6_000_000_000, CaptureNs: 1_700_000_000_999_000_000}},
-		Before: 30 * time.Second, After: 5 * time.Second,
+		TriggerCount: 2, Before: 30 * time.Second, After: 5 * time.Second,
 		FromMonoNs: 1, ToMonoNs: 2, FromWallNs: 3, ToWallNs: 4, Short: "the recording ended",
 	}
 	md := map[string]string{"note": "x"}
