@@ -6,11 +6,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -75,7 +77,7 @@ EXAMPLES:
    record -o s.vrlog -k 'vr/**' --compression 'vr/*/camera/*=none' --compression 'vr/*/state=zstd-3'
 
 ` + cliutil.ExitCodesHelp,
-		Flags: append(zenohflags.Flags(),
+		Flags: append(append(zenohflags.Flags(),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "log `FILE` (.vrlog); with splitting, FILE_000.vrlog, FILE_001.vrlog, ..."},
 			&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "overwrite an existing log"},
 			&cli.StringSliceFlag{Name: "key", Aliases: []string{"k"}, Usage: "zenoh key expression `PATTERN` to record (repeatable; * one level, ** any levels)"},
@@ -93,7 +95,7 @@ EXAMPLES:
 			&cli.DurationFlag{Name: "probe-interval", Value: time.Second, Usage: "clock-sync probe period (0 disables)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no status output"},
 			&cli.DurationFlag{Name: "clock-offset", Hidden: true, Usage: "test only: the recorder's wall stamps run this far ahead of this host's clock (a second host on one machine)"},
-		),
+		), snapshotFlags()...),
 		Action: run,
 	}
 }
@@ -159,11 +161,18 @@ func run(c *cli.Context) error {
 		}
 		cfg.Compression = append(cfg.Compression, cc)
 	}
+	if err := snapshotConfig(c, &cfg); err != nil {
+		return err
+	}
 
 	// Frames arrive as fresh allocations at hundreds of MB/s: a soft memory
 	// limit makes the GC keep up instead of letting the heap double.
 	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(512 << 20)
+		limit := int64(512 << 20)
+		if cfg.Snapshot != nil {
+			limit += cfg.Snapshot.MaxBytes // the snapshot buffer is live data
+		}
+		debug.SetMemoryLimit(limit)
 	}
 	cliutil.Graceful(c) // SIGINT or SIGTERM finishes the log
 	ctx := c.Context
@@ -172,8 +181,12 @@ func run(c *cli.Context) error {
 		ctx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
 	}
-	errw := c.App.ErrWriter
+	var mu sync.Mutex // status and snapshot lines come from two goroutines
+	errw := lockedWriter{&mu, c.App.ErrWriter}
 	quiet := c.Bool("quiet")
+	if cfg.Snapshot != nil {
+		defer startSnapshots(c, &cfg, errw)()
+	}
 	cfg.OnProblem = func(p recorder.ChannelStatus) {
 		if p.Error != "" {
 			fmt.Fprintf(errw, "record: ERROR: %s %s is not recorded: %s\n", p.Transport, p.Name, p.Error)
@@ -181,10 +194,12 @@ func run(c *cli.Context) error {
 			fmt.Fprintf(errw, "record: warning: %s %s: %s\n", p.Transport, p.Name, p.Warning)
 		}
 	}
-	st := newStatus(errw)
+	st := newStatus(c.App.ErrWriter)
 	if !quiet {
-		cfg.OnStatus = st.show
-		fmt.Fprintf(errw, "record: writing %s (Ctrl-C to stop)\n", out)
+		cfg.OnStatus = func(s recorder.Status) { mu.Lock(); defer mu.Unlock(); st.show(s) }
+		if cfg.Snapshot == nil {
+			fmt.Fprintf(errw, "record: writing %s (Ctrl-C to stop)\n", out)
+		}
 	}
 	sum, err := recorder.Run(ctx, cfg)
 	if sum != nil && !quiet {
@@ -214,7 +229,13 @@ func run(c *cli.Context) error {
 	for _, p := range recorder.UnusedCompression(cfg, sum) {
 		fmt.Fprintf(errw, "record: warning: --compression %q matched no recorded channel\n", p)
 	}
-	return captureCheck(cfg, sum)
+	if err := captureCheck(cfg, sum); err != nil {
+		return err
+	}
+	if cfg.Snapshot != nil {
+		return snapshotCheck(sum, errw)
+	}
+	return nil
 }
 
 // captureCheck fails a recording that captured nothing, or nothing on one
@@ -244,6 +265,18 @@ func captureCheck(cfg recorder.Config, sum *recorder.Summary) error {
 			sum.Elapsed.Round(100*time.Millisecond), strings.Join(what, " "), where, strings.Join(sum.Files, ", ")))
 	}
 	return cliutil.CheckFailed(fmt.Errorf("%s captured nothing (recorded: %s); the log is kept", strings.Join(missed, ", "), strings.Join(recorder.Recorded(sum), ", ")))
+}
+
+// lockedWriter serializes the lines of several goroutines.
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // parseSize reads 1048576, 512K, 64M, 2G (powers of 1024).
