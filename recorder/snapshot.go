@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -291,9 +292,10 @@ func (s *snapshotter) writeAll() {
 				continue
 			}
 			if res.Err != nil {
-				t.reply.Reply(zenoh.Reply{Err: true, Payload: []byte(res.Err.Error()), Encoding: "text/plain"})
+				t.reply.Reply(zenoh.Reply{Key: s.sc.Query, Err: true, Payload: []byte(res.Err.Error()), Encoding: "text/plain"})
 			} else {
-				t.reply.Reply(zenoh.Reply{Payload: []byte(res.Path), Encoding: "text/plain"})
+				path, _ := filepath.Abs(res.Path) // the querier may be elsewhere
+				t.reply.Reply(zenoh.Reply{Key: s.sc.Query, Payload: []byte(path), Encoding: "text/plain"})
 			}
 		}
 		s.mu.Lock()
@@ -521,7 +523,7 @@ func (r *rec) query(q zenoh.Query, p *zenoh.Pending) {
 	select {
 	case r.trig <- t:
 	default:
-		p.Reply(zenoh.Reply{Err: true, Payload: []byte("too many snapshot queries at once; try again"), Encoding: "text/plain"})
+		p.Reply(zenoh.Reply{Key: r.cfg.Snapshot.Query, Err: true, Payload: []byte("too many snapshot queries at once; try again"), Encoding: "text/plain"})
 	}
 }
 
@@ -531,7 +533,7 @@ func (r *rec) refuseTriggers() {
 	for r.trig != nil {
 		select {
 		case t := <-r.trig:
-			t.reply.Reply(zenoh.Reply{Err: true, Payload: []byte("the recording is over: no snapshot"), Encoding: "text/plain"})
+			t.reply.Reply(zenoh.Reply{Key: r.cfg.Snapshot.Query, Err: true, Payload: []byte("the recording is over: no snapshot"), Encoding: "text/plain"})
 		default:
 			return
 		}
