@@ -42,8 +42,8 @@ func (c *Chunk) Info() ChunkInfo {
 	return info
 }
 
-// Size is the memory the chunk holds: its block's bytes.
-func (c *Chunk) Size() int { return len(c.block) }
+// Size is the memory the chunk holds: its block's buffer.
+func (c *Chunk) Size() int { return cap(c.block) }
 
 // NewMemoryWriter returns a Writer that writes no file: every chunk it
 // seals (at ChunkSize, FlushInterval, Flush and Close) goes to keep,
@@ -58,19 +58,55 @@ func NewMemoryWriter(opts WriterOptions, keep func(*Chunk)) (*Writer, error) {
 	if keep == nil {
 		return nil, errors.New("logfmt: NewMemoryWriter needs a keep function")
 	}
-	opts.keep = keep
+	opts.memory = &memorySink{keep: keep, free: make(chan []byte, recycled)}
 	opts.Sync = SyncNone
 	return newWriter(io.Discard, "", opts)
 }
 
-// kept copies a compressed chunk job into a Chunk: the job's buffers are
-// reused for the next chunk.
-func (j *job) kept() *Chunk {
+// memorySink is where a memory writer's chunks go, and the buffers of
+// chunks its caller handed back (Recycle), so that a buffer of recent
+// chunks costs no garbage collection at camera rates.
+type memorySink struct {
+	keep func(*Chunk)
+	free chan []byte
+}
+
+// recycled is how many buffers a memory writer keeps for its next chunks.
+const recycled = 8
+
+// Recycle hands back a chunk kept by w, a memory writer, that its caller
+// no longer needs: the next chunks are built in its memory. c must not be
+// used afterwards, nor written by a Writer that has not yet returned from
+// Flush or Close.
+func (w *Writer) Recycle(c *Chunk) {
+	if m := w.opts.memory; m != nil {
+		select {
+		case m.free <- c.block[:0]:
+		default:
+		}
+		c.block = nil
+	}
+}
+
+// kept copies a compressed chunk job into a Chunk, in a recycled buffer
+// when one is large enough: the job's buffers are reused for the next
+// chunk.
+func (m *memorySink) kept(j *job) *Chunk {
 	n := len(j.head)
 	for _, g := range j.b.groups[:j.b.ng] {
 		n += g.outLen
 	}
-	block := make([]byte, 0, n)
+	var block []byte
+	select {
+	case b := <-m.free:
+		if cap(b) >= n {
+			block = b[:0]
+		}
+	default:
+	}
+	if block == nil {
+		block = make([]byte, 0, n+n/32+4096) // room for the next chunks' sizes to vary
+	}
 	block = append(block, j.head...)
 	var pieces [][]byte
 	c := &Chunk{info: j.info, groups: make([]chunkGroup, 0, j.b.ng)}

@@ -190,3 +190,34 @@ func TestMemoryWriterFlushInterval(t *testing.T) {
 		t.Fatal("no chunk kept within the flush interval")
 	}
 }
+
+// A recycled chunk's memory builds a later chunk.
+func TestMemoryWriterRecycles(t *testing.T) {
+	got := make(chan *Chunk, 16)
+	mw, err := NewMemoryWriter(WriterOptions{FlushInterval: -1}, func(c *Chunk) { got <- c })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mw.Close()
+	id, _ := mw.AddChannel(Channel{Name: "a"})
+	write := func(n int) *Chunk {
+		mw.Write(&Record{Channel: id, RecvMonoNs: 5, RecvWallNs: 6, Payload: make([]byte, n)})
+		mw.Flush()
+		return <-got
+	}
+	a := write(100 << 10)
+	buf := &a.block[:1][0]
+	mw.Recycle(a)
+	b := write(90 << 10)
+	if &b.block[:1][0] != buf || b.Size() != cap(b.block) {
+		t.Fatal("the recycled buffer was not reused")
+	}
+	r, err := b.reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if recs := readAll(t, r, Filter{}); len(recs) != 1 || len(recs[0].Payload) != 90<<10 {
+		t.Fatalf("the chunk built in recycled memory reads %d records", len(recs))
+	}
+}

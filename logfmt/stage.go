@@ -123,8 +123,8 @@ func (s *stage) run(in <-chan *job, free chan<- *job) {
 		switch j.kind {
 		case jobChunk:
 			<-j.done
-			if s.opts.keep != nil {
-				s.opts.keep(j.kept())
+			if m := s.opts.memory; m != nil {
+				m.keep(m.kept(j))
 			} else {
 				s.writeChunk(j)
 			}

@@ -65,7 +65,7 @@ type WriterOptions struct {
 	// Overwrite lets Create replace an existing file.
 	Overwrite bool
 
-	keep func(*Chunk) // NewMemoryWriter: sealed chunks go here, not to the file
+	memory *memorySink // NewMemoryWriter: sealed chunks go there, not to the file
 }
 
 func (o WriterOptions) withDefaults() (WriterOptions, error) {

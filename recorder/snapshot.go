@@ -26,8 +26,9 @@ import (
 type SnapshotConfig struct {
 	Before, After time.Duration
 	// MaxBytes bounds the chunks held in memory, those being written out
-	// included; when the window needs more, its oldest part is lost and
-	// the log says so (logfmt.Snapshot.Short).
+	// included. The time before a trigger is what a snapshot is for: when
+	// the window needs more than MaxBytes, it ends early (the data before
+	// the trigger is kept), and the log says so (logfmt.Snapshot.Short).
 	MaxBytes int64
 	// Query, if set, is the zenoh key of a queryable that triggers a
 	// snapshot and replies with the file written (vrlog/record/NAME/snapshot).
@@ -103,17 +104,20 @@ type snapshotter struct {
 	mw   *logfmt.Writer
 	defs []*logfmt.Channel // in id order
 	ids  map[string]uint16
-	open *window // the window triggers extend; nil when none
-	jobs chan *window
 	done chan struct{}
 
 	mu        sync.Mutex // guards what follows (keep, the writes, status)
 	freed     *sync.Cond // a chunk being written out was released
+	queued    *sync.Cond // a window was closed, or the recording ended
+	open      *window    // the window triggers extend; nil when none
+	queue     []*window  // closed windows, to be written
+	ending    bool       // no more windows
 	ring      []*kept    // oldest first
 	held      int64
 	peak      int64
 	newest    int64 // latest receive stamp kept
 	first     int64 // first receive stamp kept (0: none yet)
+	squeezed  int64 // latest receive stamp the memory bound evicted
 	drops     []dropMark
 	files     []string
 	written   int64
@@ -131,7 +135,6 @@ type kept struct {
 // window is a snapshot being taken: the receive-time window it holds.
 type window struct {
 	from, to int64 // mono, both included
-	lostTo   int64 // the memory bound evicted records up to here
 	triggers []trigger
 	count    int
 	defs     []*logfmt.Channel
@@ -149,8 +152,8 @@ type dropMark struct {
 }
 
 func newSnapshotter(cfg Config) (*snapshotter, error) {
-	s := &snapshotter{cfg: cfg, sc: *cfg.Snapshot, ids: map[string]uint16{}, jobs: make(chan *window, 64), done: make(chan struct{})}
-	s.freed = sync.NewCond(&s.mu)
+	s := &snapshotter{cfg: cfg, sc: *cfg.Snapshot, ids: map[string]uint16{}, done: make(chan struct{})}
+	s.freed, s.queued = sync.NewCond(&s.mu), sync.NewCond(&s.mu)
 	mw, err := logfmt.NewMemoryWriter(logfmt.WriterOptions{FlushInterval: cfg.FlushInterval}, s.keep)
 	if err != nil {
 		return nil, err
@@ -163,18 +166,26 @@ func newSnapshotter(cfg Config) (*snapshotter, error) {
 // keep takes a sealed chunk into the ring, evicting the oldest chunks the
 // budget and the time span no longer need. A chunk a snapshot is writing
 // out is waited for, never dropped: the memory writer (and so the
-// recording) is held back meanwhile, as a slow disk holds back a file.
+// recording) is held back meanwhile, as a slow disk holds back a file. An
+// open window that would lose its start to the budget ends instead, just
+// before this chunk (a chunk that still holds records from before the
+// trigger takes the window's oldest chunk instead).
 func (s *snapshotter) keep(c *logfmt.Chunk) {
 	info := c.Info()
 	k := &kept{c: c, min: info.MinMonoNs, max: info.MaxMonoNs}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for len(s.ring) > 0 && s.held+int64(c.Size()) > s.sc.MaxBytes {
-		if s.ring[0].pins > 0 {
+		switch front := s.ring[0]; {
+		case front.pins > 0:
 			s.freed.Wait()
-			continue
+		case s.open != nil && front.max >= s.open.from && k.min > s.open.triggers[0].MonoNs:
+			s.closeLocked(k.min-1, fmt.Sprintf("the memory bound (%s) ended the window %.3f s after the trigger, %s asked",
+				mib(s.sc.MaxBytes), float64(k.min-1-s.open.triggers[0].MonoNs)/1e9, s.sc.After))
+		default:
+			s.squeezed = max(s.squeezed, front.max)
+			s.evict()
 		}
-		s.evict()
 	}
 	s.ring = append(s.ring, k)
 	s.held += int64(c.Size())
@@ -189,16 +200,13 @@ func (s *snapshotter) keep(c *logfmt.Chunk) {
 	}
 }
 
-// evict drops the oldest chunk; an open window it reached loses its
-// start (called with mu held).
+// evict drops the oldest chunk (mu held).
 func (s *snapshotter) evict() {
 	k := s.ring[0]
 	s.ring[0] = nil
 	s.ring = s.ring[1:]
 	s.held -= int64(k.c.Size())
-	if w := s.open; w != nil && k.max >= w.from {
-		w.lostTo = max(w.lostTo, k.max)
-	}
+	s.mw.Recycle(k.c) // unpinned: in no file writer's queue
 	for len(s.drops) > 0 && s.drops[0].mono <= k.max {
 		s.drops = s.drops[1:]
 	}
@@ -229,25 +237,35 @@ func (s *snapshotter) due(now int64) error {
 	if w == nil || now < w.to+settle.Nanoseconds() {
 		return nil
 	}
-	return s.closeWindow("")
+	return s.closeWindow(false)
 }
 
-// closeWindow hands the open window to the writing goroutine with the
-// chunks it needs, pinned; short says why it ends early ("" if it does
-// not).
-func (s *snapshotter) closeWindow(short string) error {
-	if err := s.mw.Flush(); err != nil { // every record received so far is kept
+// closeWindow ends the open window once every record received so far is
+// kept: at its end, or where the recording ended.
+func (s *snapshotter) closeWindow(ended bool) error {
+	if err := s.mw.Flush(); err != nil {
 		return err
 	}
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.open != nil { // the memory bound may have ended it meanwhile
+		to, end := s.open.to, ""
+		if ended && s.newest < to {
+			to = s.newest
+			end = fmt.Sprintf("the recording ended %.3f s after the trigger, %s asked", float64(to-s.open.triggers[0].MonoNs)/1e9, s.sc.After)
+		}
+		s.closeLocked(to, end)
+	}
+	return nil
+}
+
+// closeLocked ends the open window at to and queues it for writing with
+// the chunks it needs, pinned (mu held).
+func (s *snapshotter) closeLocked(to int64, end string) {
 	w := s.open
 	s.open = nil
+	w.to = min(w.to, to)
 	w.defs = append([]*logfmt.Channel(nil), s.defs...)
-	if short != "" && s.newest < w.to {
-		w.to = s.newest
-	} else {
-		short = ""
-	}
 	for _, k := range s.ring {
 		if k.max >= w.from && k.min <= w.to {
 			k.pins++
@@ -260,32 +278,42 @@ func (s *snapshotter) closeWindow(short string) error {
 			w.drops[d.name] += d.n
 		}
 	}
-	w.short = s.shortness(w, short)
-	s.mu.Unlock()
-	s.jobs <- w
-	return nil
-}
-
-// shortness says why w holds less than asked, if it does (mu held).
-func (s *snapshotter) shortness(w *window, end string) string {
 	var why []string
 	t0 := w.triggers[0].MonoNs
-	switch {
-	case w.lostTo >= w.from:
-		why = append(why, fmt.Sprintf("the memory bound (%s) held only %.3f s before the trigger, %s asked",
-			mib(s.sc.MaxBytes), float64(t0-w.lostTo)/1e9, s.sc.Before))
-	case s.first > w.from:
-		why = append(why, fmt.Sprintf("the recording started %.3f s before the trigger, %s asked", float64(t0-s.first)/1e9, s.sc.Before))
+	if len(w.chunks) > 0 && w.chunks[0].min > w.from {
+		oldest := w.chunks[0].min
+		switch {
+		case s.first == oldest:
+			why = append(why, fmt.Sprintf("the recording started %.3f s before the trigger, %s asked", float64(t0-oldest)/1e9, s.sc.Before))
+			w.from = oldest
+		case s.squeezed >= w.from:
+			why = append(why, fmt.Sprintf("the memory bound (%s) held only %.3f s before the trigger, %s asked", mib(s.sc.MaxBytes), float64(t0-oldest)/1e9, s.sc.Before))
+			w.from = oldest
+		}
 	}
 	if end != "" {
 		why = append(why, end)
 	}
-	return strings.Join(why, "; ")
+	w.short = strings.Join(why, "; ")
+	s.queue = append(s.queue, w)
+	s.queued.Signal()
 }
 
-// writeAll writes the windows handed over, one after the other.
+// writeAll writes the closed windows, one after the other, until the
+// recording ends.
 func (s *snapshotter) writeAll() {
-	for w := range s.jobs {
+	for {
+		s.mu.Lock()
+		for len(s.queue) == 0 && !s.ending {
+			s.queued.Wait()
+		}
+		if len(s.queue) == 0 {
+			s.mu.Unlock()
+			return
+		}
+		w := s.queue[0]
+		s.queue = s.queue[1:]
+		s.mu.Unlock()
 		res := s.writeWindow(w)
 		for _, t := range w.triggers {
 			if t.reply == nil {
@@ -322,7 +350,7 @@ func (s *snapshotter) writeWindow(w *window) (res SnapshotResult) {
 			s.unpin(k)
 		}
 	}()
-	from := max(w.from, w.lostTo+1)
+	from := w.from
 	t0 := w.triggers[0]
 	off := t0.WallNs - t0.MonoNs // the recorder's wall minus mono clock, at the trigger
 	res.Snapshot = logfmt.Snapshot{Before: s.sc.Before, After: s.sc.After, TriggerCount: w.count, Short: w.short,
@@ -471,9 +499,12 @@ func (s *snapshotter) close() error {
 	open := s.open != nil
 	s.mu.Unlock()
 	if open {
-		err = s.closeWindow("the recording ended before the window did")
+		err = s.closeWindow(true)
 	}
-	close(s.jobs)
+	s.mu.Lock()
+	s.ending = true
+	s.queued.Signal()
+	s.mu.Unlock()
 	<-s.done
 	if cerr := s.mw.Close(); err == nil && cerr != nil {
 		err = cerr
