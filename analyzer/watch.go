@@ -143,7 +143,7 @@ func (w *Watch) Record(c *logfmt.Channel, r *logfmt.Record) []Fired {
 		fired = w.check(fired, "max-restarts", ch, float64(ch.restarts), s.TNs)
 	}
 	if ev.Outage {
-		fired = w.check(fired, "max-outage", ch, float64(ev.DtNs)/1e6, s.TNs)
+		fired = w.check(fired, "max-outage", ch, round3(float64(ev.DtNs)/1e6), s.TNs) // to the µs, as analyze's outages
 	}
 	if ev.Kind == sampler.Duplicate || ev.Kind == sampler.Reorder {
 		return fired
@@ -204,7 +204,7 @@ func (w *Watch) pairFrames(f *watched) {
 // lags checks the frames of f whose lag is now known.
 func (w *Watch) lags(fired []Fired, f *watched, settled []sampler.FrameLag) []Fired {
 	for _, fl := range settled {
-		fired = w.check(fired, "max-lag", f, float64(fl.LagNs)/1e6, fl.TNs)
+		fired = w.check(fired, "max-lag", f, round3(float64(fl.LagNs)/1e6), fl.TNs) // as analyze's lag_ms
 	}
 	return fired
 }

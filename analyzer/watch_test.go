@@ -101,7 +101,7 @@ func TestWatchAgreesWithChecks(t *testing.T) {
 		t.Fatalf("fired %v; analyze failed %v", got, want)
 	}
 	for k, v := range want {
-		if math.Abs(got[k]-v) > 1 { // outages: analyze rounds to the ms
+		if math.Abs(got[k]-v) > 1e-9 {
 			t.Errorf("%s: fired up to %v, analyze measured %v", k, got[k], v)
 		}
 	}
