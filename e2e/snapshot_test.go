@@ -27,7 +27,7 @@ type snapSession struct {
 func startSnapSession(t *testing.T, recArgs, simArgs []string) *snapSession {
 	t.Helper()
 	s := &snapSession{dir: t.TempDir(), port: strconv.Itoa(freePort(t)), robot: robot(t)}
-	s.rec = start(t, vrlogBin, append([]string{"record", "--listen", "tcp/127.0.0.1:" + s.port, "--no-multicast", "-q",
+	s.rec = start(t, vrlogBin, append([]string{"record", "--listen", "tcp/127.0.0.1:" + s.port, "--no-multicast",
 		"-o", filepath.Join(s.dir, "rec.vrlog"), "-k", "vr/" + s.robot + "/**", "-s", "vr/" + s.robot + "/camera/front",
 		"--time-service", "vr/" + s.robot + "/time"}, recArgs...)...)
 	args := []string{"sim", "--connect", "tcp/127.0.0.1:" + s.port, "--no-multicast", "-q", "--robot", s.robot,
@@ -333,11 +333,11 @@ func TestSnapshotMemoryBound(t *testing.T) {
 	s.finish(t)
 	recs, snap := readSnapshot(t, files[0])
 	st, _ := os.Stat(files[0])
-	m := regexp.MustCompile(`snapshot buffer: .* of 256.0 MiB \(peak ([0-9.]+) MiB\)`).FindStringSubmatch(s.rec.stderr.String())
-	if m == nil {
+	ms := regexp.MustCompile(`snapshot buffer: .* of 256.0 MiB \(peak ([0-9.]+) MiB\)`).FindAllStringSubmatch(s.rec.stderr.String(), -1)
+	if ms == nil {
 		t.Fatalf("no buffer status in the recorder's output:\n%s", s.rec.stderr)
 	}
-	held, _ := strconv.ParseFloat(m[1], 64)
+	held, _ := strconv.ParseFloat(ms[len(ms)-1][1], 64) // the final status line
 	frames := len(recs["vr/"+s.robot+"/camera/front"])
 	t.Logf("buffer peak %.1f MiB of 256 MiB; process peak RSS %d MiB; snapshot %d MiB, %d states, %d frames, %.2f s: %s",
 		held, peak>>10, st.Size()>>20, len(recs["vr/"+s.robot+"/state"]), frames, float64(snap.ToMonoNs-snap.FromMonoNs)/1e9, snap.Short)
