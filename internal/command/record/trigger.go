@@ -22,7 +22,8 @@ func SnapshotCommand() *cli.Command {
 		ArgsUsage: "[NAME ...]",
 		Description: `Sends a zenoh query to vrlog/record/NAME/snapshot for each NAME (a recorder's
 --name, by default its -o file's name; a pattern such as '*' reaches every
-recorder), and waits until each recorder answers with the snapshot it wrote:
+recorder), and waits until each recorder answers with the snapshot it wrote (it asks again until one
+answers):
 the window before the query and its --after window, verified and renamed into
 place. Without NAME it asks every recorder ('*'). --note adds a text to the
 snapshot's cause.
@@ -69,10 +70,11 @@ func runSnapshot(c *cli.Context) error {
 	if n := c.String("note"); n != "" {
 		payload = []byte(n)
 	}
+	deadline := time.Now().Add(c.Duration("timeout"))
 	var failed []string
 	for _, n := range names {
 		key := "vrlog/record/" + n + "/snapshot"
-		replies, err := sess.Get(c.Context, key, payload, c.Duration("timeout"))
+		replies, err := ask(c, sess, key, payload, deadline)
 		if err != nil {
 			return cliutil.Runtime(fmt.Errorf("zenoh query %s: %w", key, err))
 		}
@@ -91,4 +93,25 @@ func runSnapshot(c *cli.Context) error {
 		return cliutil.Runtime(fmt.Errorf("%s", strings.Join(failed, "; ")))
 	}
 	return nil
+}
+
+// ask queries key until a recorder answers or the deadline passes: a new
+// session learns the routes to the recorders' queryables in its first
+// moments (zenoh's gossip), and a query before then reaches none.
+func ask(c *cli.Context, sess *zenoh.Session, key string, payload []byte, deadline time.Time) ([]zenoh.GetReply, error) {
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return nil, nil
+		}
+		replies, err := sess.Get(c.Context, key, payload, left)
+		if err != nil || len(replies) > 0 {
+			return replies, err
+		}
+		select {
+		case <-c.Context.Done():
+			return nil, c.Context.Err()
+		case <-time.After(min(250*time.Millisecond, left)):
+		}
+	}
 }
