@@ -59,8 +59,9 @@ type SnapshotStatus struct {
 	PeakBytes       int64         // the most held at once
 	Span            time.Duration // receive time the held chunks cover
 	Chunks          int
-	Open            bool // a window is open: a snapshot is coming
-	Written         int  // snapshots written
+	Open            bool   // a window is open: a snapshot is coming
+	Written         int    // snapshots written
+	Lost            uint64 // records dropped: no room while a snapshot was written (a disk slower than the streams)
 }
 
 // String is the buffer for a status line.
@@ -69,6 +70,9 @@ func (s SnapshotStatus) String() string {
 		s.Span.Seconds(), s.Chunks, mib(s.Bytes), mib(s.MaxBytes), mib(s.PeakBytes), s.Written)
 	if s.Open {
 		line += "; a snapshot is being taken"
+	}
+	if s.Lost > 0 {
+		line += fmt.Sprintf("; %d records dropped while snapshots were written (the disk is slower than the streams)", s.Lost)
 	}
 	return line
 }
@@ -115,9 +119,10 @@ type snapshotter struct {
 	ring      []*kept    // oldest first
 	held      int64
 	peak      int64
-	newest    int64 // latest receive stamp kept
-	first     int64 // first receive stamp kept (0: none yet)
-	squeezed  int64 // latest receive stamp the memory bound evicted
+	newest    int64  // latest receive stamp kept
+	first     int64  // first receive stamp kept (0: none yet)
+	squeezed  int64  // latest receive stamp the memory bound evicted
+	lost      uint64 // records dropped for want of room (dropped)
 	drops     []dropMark
 	files     []string
 	written   int64
@@ -164,21 +169,32 @@ func newSnapshotter(cfg Config) (*snapshotter, error) {
 }
 
 // keep takes a sealed chunk into the ring, evicting the oldest chunks the
-// budget and the time span no longer need. A chunk a snapshot is writing
-// out is waited for, never dropped: the memory writer (and so the
-// recording) is held back meanwhile, as a slow disk holds back a file. An
-// open window that would lose its start to the budget ends instead, just
-// before this chunk (a chunk that still holds records from before the
-// trigger takes the window's oldest chunk instead).
+// budget and the time span no longer need. An open window that would lose
+// its start to the budget ends instead, just before this chunk (a chunk
+// that still holds records from before the trigger takes the window's
+// oldest chunk instead). A chunk a snapshot is writing out is never
+// evicted: keep waits up to pinWait for the writing to release it, then
+// drops the new chunk, its records counted as recorder drops in the
+// snapshots that cover them, so that neither memory nor the recording's
+// backlog grows when the disk is slower than the streams.
 func (s *snapshotter) keep(c *logfmt.Chunk) {
 	info := c.Info()
 	k := &kept{c: c, min: info.MinMonoNs, max: info.MaxMonoNs}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var deadline time.Time
 	for len(s.ring) > 0 && s.held+int64(c.Size()) > s.sc.MaxBytes {
 		switch front := s.ring[0]; {
-		case front.pins > 0:
+		case front.pins > 0 && deadline.IsZero():
+			deadline = time.Now().Add(pinWait)
+			defer time.AfterFunc(pinWait, func() { s.mu.Lock(); s.freed.Broadcast(); s.mu.Unlock() }).Stop()
 			s.freed.Wait()
+		case front.pins > 0 && time.Now().Before(deadline):
+			s.freed.Wait()
+		case front.pins > 0:
+			s.dropped(info)
+			s.mw.Recycle(c)
+			return
 		case s.open != nil && front.max >= s.open.from && k.min > s.open.triggers[0].MonoNs:
 			s.closeLocked(k.min-1, fmt.Sprintf("the memory bound (%s) ended the window %.3f s after the trigger, %s asked",
 				mib(s.sc.MaxBytes), float64(k.min-1-s.open.triggers[0].MonoNs)/1e9, s.sc.After))
@@ -197,6 +213,21 @@ func (s *snapshotter) keep(c *logfmt.Chunk) {
 	horizon := s.newest - s.sc.Before.Nanoseconds() - settle.Nanoseconds()
 	for len(s.ring) > 0 && s.ring[0].pins == 0 && s.ring[0].max < horizon && (s.open == nil || s.ring[0].max < s.open.from) {
 		s.evict()
+	}
+}
+
+// pinWait is how long keep waits for a snapshot being written to release
+// the oldest chunk before it drops the newest: long enough for a disk
+// that keeps up, short enough that the recording's backlog stays small.
+const pinWait = 100 * time.Millisecond
+
+// dropped books the records of a chunk that found no room (mu held).
+func (s *snapshotter) dropped(info logfmt.ChunkInfo) {
+	for _, cc := range info.Channels {
+		if int(cc.Channel) <= len(s.defs) && cc.Channel > 0 {
+			s.drops = append(s.drops, dropMark{mono: info.MaxMonoNs, name: s.defs[cc.Channel-1].Name, n: uint64(cc.Records)})
+			s.lost += uint64(cc.Records)
+		}
 	}
 }
 
@@ -535,7 +566,7 @@ func (s *snapshotter) abandon() { s.close() }
 func (s *snapshotter) status() SnapshotStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := SnapshotStatus{Bytes: s.held, MaxBytes: s.sc.MaxBytes, PeakBytes: s.peak, Chunks: len(s.ring), Open: s.open != nil, Written: s.snapshots}
+	st := SnapshotStatus{Bytes: s.held, MaxBytes: s.sc.MaxBytes, PeakBytes: s.peak, Chunks: len(s.ring), Open: s.open != nil, Written: s.snapshots, Lost: s.lost}
 	if len(s.ring) > 0 {
 		st.Span = time.Duration(s.newest - s.ring[0].min)
 	}

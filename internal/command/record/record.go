@@ -62,6 +62,32 @@ none.
 Across hosts (docs/deployment.md): --mode client --connect tcp/ROUTER:7447,
 or --zenoh-config deploy/client.json5, records through a zenoh router.
 
+Snapshot mode (--snapshot DURATION): capture the moment something went
+wrong instead of everything. The last DURATION of every channel stays in
+memory, in compressed chunks, within --snapshot-bytes (default 512M: the
+chunks held, those being written out included; the process needs that plus
+the recorder's own working set, some 300 MiB at 1080p30), and nothing is
+written until a trigger:
+   SIGUSR1                          kill -USR1 PID
+   a zenoh query                    vrlog snapshot NAME, or any zenoh get on
+                                    vrlog/record/NAME/snapshot (NAME: --name,
+                                    default the -o file's name); the reply is
+                                    the file written
+   --trigger CHECK=[CHANNEL=]VALUE  a sample that fails one of analyze's
+                                    checks, watched live: max-skips,
+                                    max-restarts, max-outage, max-lag (the
+                                    same channels, patterns and wording)
+Each trigger writes one log, OUT_TIME_CAUSE.vrlog (OUT the -o file without
+.vrlog, TIME the trigger's, UTC), holding DURATION before the trigger and
+--after after it, verified and renamed into place; its metadata says what
+triggered it and when (analyze shows it). A trigger while that window is
+open extends it instead. A window that needs more memory than
+--snapshot-bytes ends early, keeping the time before the trigger, and the
+log says so. kill -9 while a snapshot is written leaves it under its
+temporary name (.OUT_TIME_CAUSE.vrlog.tmp-*), which 'vrlog recover'
+restores; earlier snapshots are untouched. A --trigger that applied to no
+recorded channel fails the recording (exit 1).
+
 A service that matches -s or --all but cannot be opened (e.g. its
 max_subscribers are all taken) is never skipped in silence: it is printed on
 stderr at once (also with --quiet), shown in the status, stored in the log as
@@ -75,6 +101,7 @@ EXAMPLES:
    record -o bug-1234.vrlog --all --note "controller oscillates after 20 s"
    record -o ring.vrlog --all --split-duration 1m --max-files 10
    record -o s.vrlog -k 'vr/**' --compression 'vr/*/camera/*=none' --compression 'vr/*/state=zstd-3'
+   record -o bug.vrlog --all --snapshot 30s --after 5s --trigger max-restarts=0 --trigger 'max-outage=vr/*/state=200ms'
 
 ` + cliutil.ExitCodesHelp,
 		Flags: append(append(zenohflags.Flags(),
@@ -170,7 +197,8 @@ func run(c *cli.Context) error {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		limit := int64(512 << 20)
 		if cfg.Snapshot != nil {
-			limit += cfg.Snapshot.MaxBytes // the snapshot buffer is live data
+			// The buffer is live data, on top of the recording's own.
+			limit = cfg.Snapshot.MaxBytes + 512<<20
 		}
 		debug.SetMemoryLimit(limit)
 	}
