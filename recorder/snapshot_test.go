@@ -144,3 +144,54 @@ func TestSnapshotMemoryBound(t *testing.T) {
 	}
 	t.Logf("held at most %d of %d bytes; snapshot %d records, %.2f s: %s", r.peak, bound, len(recs), float64(recs[len(recs)-1]-recs[0])/1e9, snap.Short)
 }
+
+// While a snapshot being written holds the oldest chunk, a full buffer
+// drops new chunks after a short wait instead of growing, and a later
+// snapshot covering them counts their records as recorder drops.
+func TestSnapshotDropsWhileWriting(t *testing.T) {
+	const bound = 16 << 20
+	r := newSnapRun(t, SnapshotConfig{Before: 60 * time.Second, After: time.Second, MaxBytes: bound})
+	s := r.s
+	ms := int64(time.Millisecond)
+	payload := make([]byte, 32<<10)
+	rng := rand.NewChaCha8([32]byte{2})
+	write := func(from, to int64) {
+		for mono := from; mono < to; mono += 10 * ms {
+			rng.Read(payload)
+			rec := logfmt.Record{Channel: s.id("a"), RecvMonoNs: mono, RecvWallNs: 1e18 + mono, Payload: payload}
+			if err := s.write(&rec, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.mw.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(sec, 10*sec) // fills the buffer
+	s.mu.Lock()
+	s.ring[0].pins++ // a snapshot being written holds the oldest chunk
+	s.mu.Unlock()
+	write(10*sec, 12*sec)
+	st := s.status()
+	if st.Lost == 0 || st.PeakBytes > bound {
+		t.Fatalf("held %d (bound %d), dropped %d records: want drops, within the bound", st.PeakBytes, bound, st.Lost)
+	}
+	s.unpin(s.ring[0])
+	s.trigger(trigger{SnapshotTrigger: logfmt.SnapshotTrigger{Cause: "test", MonoNs: 12 * sec, WallNs: 1e18 + 12*sec}, slug: "test"})
+	write(12*sec, 14*sec)
+	if err := s.close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.results) != 1 || r.results[0].Err != nil {
+		t.Fatalf("snapshots %+v", r.results)
+	}
+	rd, err := logfmt.Open(r.results[0].Path, logfmt.ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	if d := rd.Stats()[0].Drops; d != st.Lost {
+		t.Fatalf("the snapshot counts %d recorder drops, %d records were dropped", d, st.Lost)
+	}
+	t.Logf("%s", st)
+}
