@@ -255,7 +255,7 @@ func TestSnapshotBySignalAndQuery(t *testing.T) {
 // log holds the window around the sample that showed the fault.
 func TestSnapshotByFaults(t *testing.T) {
 	s := startSnapSession(t, []string{"--snapshot", "2s", "--after", "500ms", "--trigger", "max-restarts=0", "--trigger", "max-outage=vr/*/state=300ms"},
-		[]string{"--duration", "10s", "--state-hz", "50", "--restart-after", "3s", "--outage", "1s", "--pause", "7s:600ms"})
+		[]string{"--duration", "12s", "--state-hz", "50", "--restart-after", "3s", "--outage", "1s", "--pause", "7s:600ms"})
 	s.finish(t)
 	files := s.snapshots(t)
 	if len(files) != 2 {
