@@ -249,6 +249,8 @@ func run(c *cli.Context) error {
 		return cliutil.Output(err)
 	case errors.Is(err, zenoh.ErrInvalid):
 		return cliutil.Usage("%v", err)
+	case cfg.Snapshot != nil && (errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EFBIG) || errors.Is(err, syscall.EDQUOT)):
+		return cliutil.Runtime(fmt.Errorf("disk full: %w; that snapshot was not written (nothing half-written is left), the others are complete", err))
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EFBIG), errors.Is(err, syscall.EDQUOT):
 		return cliutil.Runtime(fmt.Errorf("disk full: %w; the log holds everything up to the last complete chunk (check with 'vrlog verify', repair with 'vrlog recover')", err))
 	default:
