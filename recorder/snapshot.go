@@ -322,6 +322,9 @@ func (s *snapshotter) closeLocked(to int64, end string) {
 			w.from = oldest
 		}
 	}
+	if len(w.chunks) == 0 {
+		why = append(why, "nothing was received in the window")
+	}
 	if end != "" {
 		why = append(why, end)
 	}
