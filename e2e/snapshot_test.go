@@ -312,10 +312,11 @@ func causes(s *logfmt.Snapshot) []string {
 
 // At 1 kHz states and 1080p30 frames (186 MB/s, which the simulator's
 // frames do not let zstd shrink), the snapshot buffer stays within
-// --snapshot-bytes, and the process within it plus the recorder's own
-// working set; the snapshot keeps the seconds before the trigger that
+// --snapshot-bytes, and the process within it plus the Go heap's soft
+// limit and the native library's memory; the snapshot keeps the seconds before the trigger that
 // the bound holds, and says so.
 func TestSnapshotMemoryBound(t *testing.T) {
+	const nativeAllowance = 256 << 20 // zenoh's and iceoryx2's own memory, outside Go's heap
 	const bound = 256 << 20
 	s := startSnapSession(t, []string{"--snapshot", "10s", "--snapshot-bytes", "256M", "--after", "1s"},
 		[]string{"--duration", "14s", "--state-hz", "1000", "--frame-hz", "30", "--width", "1920", "--height", "1080", "--log", ""}) // no truth: hashing 186 MB/s of frames costs a core
@@ -341,8 +342,10 @@ func TestSnapshotMemoryBound(t *testing.T) {
 	frames := len(recs["vr/"+s.robot+"/camera/front"])
 	t.Logf("buffer peak %.1f MiB of 256 MiB; process peak RSS %d MiB; snapshot %d MiB, %d states, %d frames, %.2f s: %s",
 		held, peak>>10, st.Size()>>20, len(recs["vr/"+s.robot+"/state"]), frames, float64(snap.ToMonoNs-snap.FromMonoNs)/1e9, snap.Short)
-	if held > 256 || st.Size() > bound+1<<20 || peak<<10 > bound+512<<20 {
-		t.Fatalf("over the bound: buffer peak %.1f MiB, snapshot %d bytes, process peak RSS %d kB (bound 256 MiB + 512 MiB)", held, st.Size(), peak)
+	// The process: record holds the Go heap to --snapshot-bytes + 512 MiB
+	// (a soft limit), and the native transport library adds its own.
+	if held > 256 || st.Size() > bound+1<<20 || peak<<10 > bound+512<<20+nativeAllowance {
+		t.Fatalf("over the bound: buffer peak %.1f MiB, snapshot %d bytes, process peak RSS %d kB (bound 256 MiB + 512 MiB + %d MiB native)", held, st.Size(), peak, nativeAllowance>>20)
 	}
 	if frames < 20 || !strings.Contains(snap.Short, "the memory bound (256.0 MiB) held only") || snap.ToMonoNs < snap.Triggers[0].MonoNs-int64(100*time.Millisecond) {
 		t.Fatalf("the snapshot holds %d frames, %+v: want the seconds before the trigger, cut by the bound", frames, snap)

@@ -66,8 +66,9 @@ Snapshot mode (--snapshot DURATION): capture the moment something went
 wrong instead of everything. The last DURATION of every channel stays in
 memory, in compressed chunks, within --snapshot-bytes (default 512M: the
 chunks held, those being written out included; the process needs that plus
-the recorder's own working set, some 300 MiB at 1080p30), and nothing is
-written until a trigger:
+the recorder's own working set, some 300 MiB at 1080p30, and up to 512 MiB
+while a snapshot is written: Go's heap is held to --snapshot-bytes + 512M),
+and nothing is written until a trigger:
    SIGUSR1                          kill -USR1 PID
    a zenoh query                    vrlog snapshot NAME, or any zenoh get on
                                     vrlog/record/NAME/snapshot (NAME: --name,
