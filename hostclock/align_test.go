@@ -55,8 +55,10 @@ func (h host) write(t *testing.T) (*logfmt.Reader, string) {
 	}
 	for i := range 20 {
 		for _, id := range probeIDs {
-			q := time.Duration(i%3) * time.Millisecond // queued both ways: a longer round trip, the same offset
-			pr := probe(hostWall(simT0+int64(i)*100e6), h.offset, h.latency*4/5+q, h.latency*6/5+q) // slower back: the estimate is off by a tenth of the latency
+			// Slower back than there, so the estimate is off by a tenth of
+			// the latency; every third probe queued 1 or 2 ms both ways.
+			q := time.Duration(i%3) * time.Millisecond
+			pr := probe(hostWall(simT0+int64(i)*100e6), h.offset, h.latency*4/5+q, h.latency*6/5+q)
 			recs = append(recs, logfmt.Record{Channel: id, RecvWallNs: pr.T4, RecvMonoNs: pr.T4 - h.monoBase,
 				Payload: codec.AppendClockProbe(nil, codec.ClockProbe{T1Ns: pr.T1, T2Ns: pr.T2, T3Ns: pr.T3, T4Ns: pr.T4})})
 		}
