@@ -2,7 +2,6 @@ package analyzer
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"time"
@@ -26,10 +25,6 @@ type Options struct {
 	FullDecode bool
 	// Tolerant skips corrupt chunks (listed in the report) instead of failing.
 	Tolerant bool
-	// Timeline, if set, receives a CSV row per sample (see WriteTimelineHeader).
-	Timeline io.Writer
-	// TimeFormat formats the timeline's time column.
-	TimeFormat codec.TimeFormat
 	// PlotBins > 0 collects per-channel series for plots (HTML report).
 	PlotBins int
 	// MaxEvents caps each channel's listed skips, restarts and outages
@@ -59,7 +54,6 @@ type Analysis struct {
 	epoch    int64
 	epochSrc string
 	haveEp   bool
-	timeline *timeline
 	span     [2]int64 // capture range over all stamped channels, for plot bins
 	lags     []namedLag
 	onSim    int // files whose receive stamps are on the simulator's clock
@@ -95,9 +89,6 @@ func New(opts Options) *Analysis {
 		opts.MaxEvents = 1000
 	}
 	a := &Analysis{opts: opts, byName: map[string]*channel{}}
-	if opts.Timeline != nil {
-		a.timeline = newTimeline(opts.Timeline, opts.TimeFormat)
-	}
 	return a
 }
 
@@ -128,26 +119,16 @@ func (a *Analysis) AddFile(path string) error {
 		}
 	}
 
-	var ids []*channel // by channel id: the hot loop indexes, never hashes
-	var probeIDs, dataIDs []uint16
+	ids, dataIDs, probeIDs := a.channels(r)
 	for _, c := range r.Channels() {
+		ch := ids[c.ID]
 		st := r.StatsOf(c.ID)
-		ch := a.channel(c)
-		if int(c.ID) >= len(ids) {
-			ids = append(ids, make([]*channel, int(c.ID)+1-len(ids))...)
-		}
-		ids[c.ID] = ch
 		ch.rep.RecorderDrops += st.Drops
 		if n := int(min(st.Records, 1<<26)); n > 0 && ch.kind != KindProbe {
 			ch.stream.Reserve(n)
 			if ch.kind == KindState || ch.kind == KindFrame {
 				ch.stamps = slices.Grow(ch.stamps, n)
 			}
-		}
-		if ch.kind == KindProbe {
-			probeIDs = append(probeIDs, c.ID)
-		} else {
-			dataIDs = append(dataIDs, c.ID)
 		}
 		if st.HasCapture && a.opts.PlotBins > 0 {
 			a.widen(st.FirstCaptureNs, st.LastCaptureNs)
@@ -162,17 +143,8 @@ func (a *Analysis) AddFile(path string) error {
 	}
 
 	// Data channels: metadata only unless FullDecode.
-	if len(dataIDs) > 0 {
-		it := r.Records(logfmt.Filter{Channels: dataIDs, MetaOnly: !a.opts.FullDecode})
-		for it.Next() {
-			rec := it.Record()
-			if int(rec.Channel) < len(ids) && ids[rec.Channel] != nil {
-				a.add(ids[rec.Channel], rec)
-			}
-		}
-		if err := it.Err(); err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
+	if err := a.eachData(r, ids, dataIDs, a.add); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	// Clock-sync probes: tiny, always decoded.
 	if len(probeIDs) > 0 {
@@ -204,6 +176,41 @@ func (a *Analysis) AddFile(path string) error {
 	fr.BytesRead = r.BytesRead()
 	a.files = append(a.files, fr)
 	return nil
+}
+
+// channels matches r's channels to the analysis's (by name, across
+// files): the analysis of each channel id, and the ids of data and of
+// clock-probe channels.
+func (a *Analysis) channels(r *logfmt.Reader) (ids []*channel, dataIDs, probeIDs []uint16) {
+	for _, c := range r.Channels() {
+		ch := a.channel(c)
+		if int(c.ID) >= len(ids) {
+			ids = append(ids, make([]*channel, int(c.ID)+1-len(ids))...)
+		}
+		ids[c.ID] = ch
+		if ch.kind == KindProbe {
+			probeIDs = append(probeIDs, c.ID)
+		} else {
+			dataIDs = append(dataIDs, c.ID)
+		}
+	}
+	return ids, dataIDs, probeIDs
+}
+
+// eachData calls fn for each record of the data channels, metadata only
+// unless FullDecode. ids is indexed by channel id: the hot loop never hashes.
+func (a *Analysis) eachData(r *logfmt.Reader, ids []*channel, dataIDs []uint16, fn func(*channel, *logfmt.Record)) error {
+	if len(dataIDs) == 0 {
+		return nil
+	}
+	it := r.Records(logfmt.Filter{Channels: dataIDs, MetaOnly: !a.opts.FullDecode})
+	for it.Next() {
+		rec := it.Record()
+		if int(rec.Channel) < len(ids) && ids[rec.Channel] != nil {
+			fn(ids[rec.Channel], rec)
+		}
+	}
+	return it.Err()
 }
 
 func (a *Analysis) widen(lo, hi int64) {
@@ -243,32 +250,10 @@ func (a *Analysis) channel(c logfmt.Channel) *channel {
 func (a *Analysis) add(ch *channel, r *logfmt.Record) {
 	ch.rep.Count++
 	ch.rep.Bytes += uint64(r.HeaderLen + r.PayloadLen)
-	if string(r.PublisherID) != ch.pub { // compared without allocating
-		ch.pub = string(r.PublisherID)
-	}
-	s := sampler.Sample{RecvWallNs: r.RecvWallNs, RecvMonoNs: r.RecvMonoNs, Publisher: ch.pub}
-	switch {
-	case ch.kind == KindRaw:
-		// Transport-level facts only: the receive stamp, and the zenoh source
-		// sequence number when the transport gave one.
-		s.TNs, s.Seq = r.RecvWallNs, ch.rep.Count
-		if r.HasPubSN {
-			s.Seq = r.PublisherSN
-		}
-		s.RecvWallNs = 0 // no latency without a capture stamp
-	case a.opts.FullDecode:
-		seq, t, err := ch.codec.Stamp(r.Header, r.Payload)
-		if err != nil {
-			ch.rep.Undecodable++
-			return
-		}
-		s.Seq, s.TNs = seq, t
-	default:
-		if !r.HasStamp {
-			ch.rep.Undecodable++
-			return
-		}
-		s.Seq, s.TNs = r.Seq, r.CaptureNs
+	s, ok := a.sampleOf(ch, r, ch.rep.Count, &ch.pub)
+	if !ok {
+		ch.rep.Undecodable++
+		return
 	}
 	if ch.kind == KindState && !a.haveEp {
 		a.epoch, a.epochSrc, a.haveEp = s.TNs, "first state sample on "+ch.rep.Name, true
@@ -278,19 +263,46 @@ func (a *Analysis) add(ch *channel, r *logfmt.Record) {
 		ch.stamps = append(ch.stamps, sampler.Stamped{TNs: s.TNs, RecvNs: r.RecvWallNs})
 	}
 	if ch.series != nil {
-		ch.series.add(a.span, s.TNs, ev)
+		ch.series.add(a.span, s, ev)
 	}
-	if a.timeline != nil {
-		a.timeline.row(ch.rep.Name, &s, ev, a.epoch)
+}
+
+// sampleOf is the sampler's view of data record r of ch, the channel's
+// n-th record; ok is false for a record of a known schema without a valid
+// stamp (undecodable). pub caches the last publisher identity, so that an
+// unchanged one is not copied again.
+func (a *Analysis) sampleOf(ch *channel, r *logfmt.Record, n uint64, pub *string) (s sampler.Sample, ok bool) {
+	if string(r.PublisherID) != *pub { // compared without allocating
+		*pub = string(r.PublisherID)
 	}
+	s = sampler.Sample{RecvWallNs: r.RecvWallNs, RecvMonoNs: r.RecvMonoNs, Publisher: *pub}
+	switch {
+	case ch.kind == KindRaw:
+		// Transport-level facts only: the receive stamp, and the zenoh source
+		// sequence number when the transport gave one.
+		s.TNs, s.Seq = r.RecvWallNs, n
+		if r.HasPubSN {
+			s.Seq = r.PublisherSN
+		}
+		s.RecvWallNs = 0 // no latency without a capture stamp
+	case a.opts.FullDecode:
+		seq, t, err := ch.codec.Stamp(r.Header, r.Payload)
+		if err != nil {
+			return s, false
+		}
+		s.Seq, s.TNs = seq, t
+	default:
+		if !r.HasStamp {
+			return s, false
+		}
+		s.Seq, s.TNs = r.Seq, r.CaptureNs
+	}
+	return s, true
 }
 
 // Report computes the report. Checks and baseline comparison are applied
 // separately (Check, CompareBaseline).
 func (a *Analysis) Report() *Report {
-	if a.timeline != nil {
-		a.timeline.flush()
-	}
 	// Lists are [] when empty, never null or absent (docs/analyze-report.md).
 	rep := &Report{Schema: ReportSchema, Files: a.files, Pass: true, Checks: []Check{}, Lag: []LagReport{},
 		Channels: []ChannelReport{}, Regressions: []Regression{}, Notes: []string{},

@@ -25,11 +25,7 @@ func (r *Report) WriteText(w io.Writer, tf codec.TimeFormat) error {
 		if !f.Indexed {
 			how = "linear scan: no footer (unfinished or crashed recording; `vrlog recover` writes an indexed copy)"
 		}
-		pct := 0.0
-		if f.SizeBytes > 0 {
-			pct = 100 * float64(f.BytesRead) / float64(f.SizeBytes)
-		}
-		p("file     %s: %s, read %s (%.1f %%) via %s\n", f.Path, human(f.SizeBytes), human(f.BytesRead), pct, how)
+		p("file     %s: %s via %s\n", f.Path, f.read(), how)
 		if f.TornTail >= 0 {
 			p("         torn tail at byte %d: the recording stopped mid-chunk; everything before it is analyzed\n", f.TornTail)
 		}
@@ -163,6 +159,15 @@ func (r *Report) WriteText(w io.Writer, tf codec.TimeFormat) error {
 		p("\nresult: %s\n", verdict)
 	}
 	return nil
+}
+
+// read says how much of the file was read: "3.2 MiB, read 31.7 KiB (1.0 %)".
+func (f FileReport) read() string {
+	pct := 0.0
+	if f.SizeBytes > 0 {
+		pct = 100 * float64(f.BytesRead) / float64(f.SizeBytes)
+	}
+	return fmt.Sprintf("%s, read %s (%.1f %%)", human(f.SizeBytes), human(f.BytesRead), pct)
 }
 
 func human(n int64) string {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/urfave/cli/v2"
 
@@ -102,7 +103,7 @@ func run(c *cli.Context) error {
 	}
 	opts := analyzer.Options{
 		OutageFactor: c.Float64("outage-factor"), LagTolerance: c.Duration("lag-tolerance"),
-		FullDecode: c.Bool("full-decode"), Tolerant: c.Bool("tolerant"), TimeFormat: tf,
+		FullDecode: c.Bool("full-decode"), Tolerant: c.Bool("tolerant"),
 	}
 	var base *analyzer.Report
 	if p := c.String("baseline"); p != "" {
@@ -126,16 +127,17 @@ func run(c *cli.Context) error {
 		files = append(files, f)
 		return f, nil
 	}
-	var junit, html *output.File
+	var csvOut io.Writer
 	if p := c.String("csv"); p == "-" {
-		opts.Timeline = c.App.Writer
+		csvOut = c.App.Writer
 	} else if p != "" {
 		f, err := create("csv")
 		if err != nil {
 			return err
 		}
-		opts.Timeline = f
+		csvOut = f
 	}
+	var junit, html *output.File
 	if c.String("junit") != "" {
 		if junit, err = create("junit"); err != nil {
 			return err
@@ -162,6 +164,11 @@ func run(c *cli.Context) error {
 		rep.CompareBaseline(base, c.Float64("baseline-tolerance"))
 	}
 
+	if csvOut != nil {
+		if err := a.WriteCSV(csvOut, rep, tf); err != nil {
+			return cliutil.Runtime(err)
+		}
+	}
 	out := c.App.Writer
 	switch {
 	case c.Bool("json"):
