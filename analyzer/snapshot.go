@@ -53,14 +53,3 @@ func (a *Analysis) snapshots(rep *Report) []SnapshotReport {
 	return out
 }
 
-// TriggerMarks are the capture-clock times of every snapshot trigger, for
-// a timeline to mark.
-func (r *Report) TriggerMarks() []int64 {
-	var ts []int64
-	for _, s := range r.Snapshots {
-		for _, t := range s.Triggers {
-			ts = append(ts, r.EpochNs+int64(t.Elapsed*1e9))
-		}
-	}
-	return ts
-}

@@ -54,7 +54,8 @@ func TestSnapshotReport(t *testing.T) {
 	if err := a.WriteHTML(&html, rep); err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(html.String(), `stroke="#90c"`); n < 4 { // two triggers on each channel's plot
+	// Two triggers, each a line across the timeline's lanes.
+	if n := strings.Count(html.String(), `<line class="trigger"`); n != 2 || !strings.Contains(html.String(), `data-at="21.770"`) {
 		t.Fatalf("HTML: %d trigger marks", n)
 	}
 }

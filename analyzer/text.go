@@ -26,11 +26,7 @@ func (r *Report) WriteText(w io.Writer, tf codec.TimeFormat) error {
 		if !f.Indexed {
 			how = "linear scan: no footer (unfinished or crashed recording; `vrlog recover` writes an indexed copy)"
 		}
-		pct := 0.0
-		if f.SizeBytes > 0 {
-			pct = 100 * float64(f.BytesRead) / float64(f.SizeBytes)
-		}
-		p("file     %s: %s, read %s (%.1f %%) via %s\n", f.Path, human(f.SizeBytes), human(f.BytesRead), pct, how)
+		p("file     %s: %s via %s\n", f.Path, f.read(), how)
 		if f.TornTail >= 0 {
 			p("         torn tail at byte %d: the recording stopped mid-chunk; everything before it is analyzed\n", f.TornTail)
 		}
@@ -151,6 +147,17 @@ func (r *Report) WriteText(w io.Writer, tf codec.TimeFormat) error {
 		p("  offset %+.3f ms from the %d lowest-RTT of %d probes; rtt %.3f ms (min %.3f); drift %s\n",
 			c.OffsetMs, c.Used, c.Probes, c.RTTMs, c.MinRTTMs, drift)
 	}
+	if len(r.Hosts) > 0 {
+		section(fmt.Sprintf("receive clock: the simulator's (time service %s), each host's stamps converted by its offset; latency is each host's transport latency:", r.Hosts[0].TimeService))
+		for _, h := range r.Hosts {
+			drift := ""
+			if h.DriftValid {
+				drift = fmt.Sprintf("; drift %+.3f ppm", h.DriftPPM)
+			}
+			p("  %s: offset %+.3f ms ± %.3f ms (simulator minus host) from the %d lowest-RTT of %d probes on %s; rtt %.3f ms%s\n",
+				h.File, h.OffsetMs, h.UncertaintyMs, h.Used, h.Probes, h.ProbeChannel, h.RTTMs, drift)
+		}
+	}
 	if len(r.Checks) > 0 {
 		section("checks:")
 		for _, c := range r.Checks {
@@ -167,6 +174,15 @@ func (r *Report) WriteText(w io.Writer, tf codec.TimeFormat) error {
 		p("\nresult: %s\n", verdict)
 	}
 	return nil
+}
+
+// read says how much of the file was read: "3.2 MiB, read 31.7 KiB (1.0 %)".
+func (f FileReport) read() string {
+	pct := 0.0
+	if f.SizeBytes > 0 {
+		pct = 100 * float64(f.BytesRead) / float64(f.SizeBytes)
+	}
+	return fmt.Sprintf("%s, read %s (%.1f %%)", human(f.SizeBytes), human(f.BytesRead), pct)
 }
 
 func human(n int64) string {

@@ -61,6 +61,7 @@ type readmeStep struct {
 	// next step runs (during); then it is interrupted and must exit 0
 	// having made its files.
 	background, during bool
+	python             bool // runs with the venv's python first on PATH (make peers installs ./python there)
 	code               int
 	want               []string // in its output
 	made               []string // files it leaves
@@ -135,6 +136,8 @@ func TestReadmeCommands(t *testing.T) {
 		{prefix: "vrlog cut s.vrlog -o window.vrlog --start 1 --end 3", made: []string{"window.vrlog"}, want: []string{"(verified)"}},
 		{prefix: "vrlog merge window.vrlog fixed.vrlog -o merged.vrlog", made: []string{"merged.vrlog"}, want: []string{"from 2 inputs (verified)"}},
 		{prefix: "vrlog export s.vrlog --format mcap -o s.mcap", made: []string{"s.mcap"}, want: []string{"read back through its index"}},
+		{prefix: "vrlog export s.vrlog --format csv -o timing/", made: []string{"timing/vr_r1_state.csv"}, want: []string{"CSV file(s) under timing/"}},
+		{prefix: "python -c 'import vrlog;", python: true, want: []string{"recv_wall_ns", "count"}},
 	}
 	used := map[*readmeStep]bool{}
 	next := 0
@@ -170,6 +173,9 @@ func TestReadmeCommands(t *testing.T) {
 		var r result
 		if st.record {
 			r = interrupted(t, dir, cmd, env, 4*time.Second)
+		} else if st.python {
+			venv := filepath.Join(root(), ".venv", "bin")
+			r = shell(t, at, cmd, append(env, "PATH="+filepath.Dir(vrlogBin)+":"+venv+":"+os.Getenv("PATH"))...)
 		} else {
 			r = shell(t, at, cmd, env...)
 		}

@@ -513,7 +513,7 @@ func TestExportCSV(t *testing.T) {
 			n++
 		}
 	}
-	if len(lines) != n+1 || !strings.HasPrefix(lines[2], "1,1,0.009750000,") || !strings.Contains(lines[2], ",10000000,10000000,250000,0,0,0,") {
+	if len(lines) != n+1 || !strings.HasPrefix(lines[2], "1,1,1,0.009750000,") || !strings.Contains(lines[2], ",10000000,10000000,250000,0,0,0,") {
 		t.Fatalf("state csv (%d lines):\n%s\n%s", len(lines), lines[0], lines[2])
 	}
 	one := filepath.Join(dir, "all.csv")
