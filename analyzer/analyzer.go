@@ -58,7 +58,7 @@ type Analysis struct {
 	lags     []namedLag
 	snaps    []fileSnapshot
 	notes    []string // about the inputs
-	onSim    int // files whose receive stamps are on the simulator's clock
+	onSim    int      // files whose receive stamps are on the simulator's clock
 	hosts    []HostReport
 }
 

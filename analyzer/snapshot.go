@@ -52,4 +52,3 @@ func (a *Analysis) snapshots(rep *Report) []SnapshotReport {
 	}
 	return out
 }
-
