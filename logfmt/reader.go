@@ -8,8 +8,6 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
-
-	"github.com/klauspost/compress/zstd"
 )
 
 // ReaderOptions bounds what a reader will allocate and says how to treat
@@ -64,10 +62,8 @@ func (o ReaderOptions) withDefaults() ReaderOptions {
 // Reader reads a log. Its methods are safe for concurrent use; each
 // Iterator is used by one goroutine.
 type Reader struct {
-	ra   io.ReaderAt
-	size int64
+	chunkLoader
 	file *os.File
-	opts ReaderOptions
 
 	header    Header
 	channels  []Channel
@@ -79,13 +75,9 @@ type Reader struct {
 	tornTail  *CorruptionError
 	writer    *WriterStats
 
-	bytesRead atomic.Int64
-	mu        sync.Mutex
-	skipped   []*CorruptionError
-	decOnce   sync.Once
-	dec       *zstd.Decoder
-	decErr    error
-	closed    atomic.Bool
+	mu      sync.Mutex
+	skipped []*CorruptionError
+	closed  atomic.Bool
 }
 
 // Open opens the log at path: from the footer in a constant number of
@@ -117,7 +109,7 @@ func NewReader(ra io.ReaderAt, size int64, opts ReaderOptions) (*Reader, error) 
 	if o.Name == "" {
 		o.Name = "log"
 	}
-	r := &Reader{ra: ra, size: size, opts: o}
+	r := &Reader{chunkLoader: chunkLoader{ra: ra, size: size, opts: o}}
 	major, minor, err := readPrelude(r, size, o.Name)
 	if err != nil {
 		return nil, err
@@ -161,13 +153,6 @@ func asCorruption(err error, name string) *CorruptionError {
 		return ce
 	}
 	return corrupt(name, -1, "file", "", err)
-}
-
-// ReadAt reads through the byte counter.
-func (r *Reader) ReadAt(p []byte, off int64) (int, error) {
-	n, err := r.ra.ReadAt(p, off)
-	r.bytesRead.Add(int64(n))
-	return n, err
 }
 
 // openIndexed reads the header block, trailer and footer. ok=false with a
@@ -362,43 +347,9 @@ func (r *Reader) Close() error {
 	if r.closed.Swap(true) {
 		return ErrClosed
 	}
-	if r.dec != nil {
-		r.dec.Close()
-	}
+	r.chunkLoader.close()
 	if r.file != nil {
 		return r.file.Close()
 	}
 	return nil
-}
-
-func (r *Reader) decoder() (*zstd.Decoder, error) {
-	r.decOnce.Do(func() {
-		r.dec, r.decErr = zstd.NewReader(nil, zstd.WithDecoderMaxMemory(uint64(r.opts.MaxChunkSize)), zstd.WithDecoderConcurrency(0))
-	})
-	return r.dec, r.decErr
-}
-
-// decompress decodes a stored block of kind k whose raw length is rawLen
-// (already checked against MaxChunkSize) into dst.
-func (r *Reader) decompress(k CompressionKind, src []byte, rawLen uint32, dst []byte) ([]byte, error) {
-	if k == CompressionNone {
-		return src, nil
-	}
-	d, err := r.decoder()
-	if err != nil {
-		return nil, err
-	}
-	// Allocate for what the input can plausibly hold; DecodeAll grows it
-	// up to MaxChunkSize if the data really expands further.
-	if want := min(int(rawLen), 64*len(src)+4096); cap(dst) < want {
-		dst = make([]byte, 0, want)
-	}
-	out, err := d.DecodeAll(src, dst[:0])
-	if err != nil {
-		return out, fmt.Errorf("%w: zstd: %v", ErrMalformed, err)
-	}
-	if len(out) != int(rawLen) {
-		return out, fmt.Errorf("%w: decompressed %d bytes, expected %d", ErrMalformed, len(out), rawLen)
-	}
-	return out, nil
 }

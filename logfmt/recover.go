@@ -123,7 +123,7 @@ func recoverTo(ra io.ReaderAt, size int64, out io.Writer, ropts ReaderOptions) (
 		rep.Dropped = append(rep.Dropped, res.problems...)
 		rep.HadFooter = res.footer != nil
 	}
-	r := &Reader{ra: ra, size: size, opts: o}
+	r := &Reader{chunkLoader: chunkLoader{ra: ra, size: size, opts: o}}
 	defer r.Close()
 
 	// Keep the chunks that pass every check.

@@ -63,7 +63,7 @@ func verify(ra io.ReaderAt, size int64, opts ReaderOptions) (*VerifyReport, erro
 	if res.headerOff < 0 {
 		rep.Problems = append(rep.Problems, corrupt(o.Name, preludeSize, "header block", "a header block after the prelude", ErrMalformed))
 	}
-	r := &Reader{ra: ra, size: size, opts: o}
+	r := &Reader{chunkLoader: chunkLoader{ra: ra, size: size, opts: o}}
 	defer r.Close()
 	var good []ChunkInfo
 	agg := &scanResult{}
