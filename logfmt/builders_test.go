@@ -55,18 +55,20 @@ func chunk(comp Compression, recs ...Record) []byte {
 	return out
 }
 
+// loaderOf reads b with the options o (defaults filled in).
+func loaderOf(b []byte, o ReaderOptions) *chunkLoader {
+	return &chunkLoader{ra: bytes.NewReader(b), size: int64(len(b)), opts: o.withDefaults()}
+}
+
 // footerFor indexes the blocks of a fixture and returns footer + trailer.
 func footerFor(t testing.TB, f []byte) []byte {
 	t.Helper()
-	o := ReaderOptions{}.withDefaults()
-	var n int64
-	res, err := scan(bytes.NewReader(f), int64(len(f)), &o, false, &n)
+	res, err := scan(loaderOf(f, ReaderOptions{}), preludeSize, false)
 	if err != nil {
 		t.Fatalf("footerFor: %v", err)
 	}
-	sr := &Reader{}
-	sr.fromScan(res)
-	ft := &footer{channels: sr.channels, chunks: res.chunks, stats: sr.stats}
+	channels, stats := res.index()
+	ft := &footer{channels: channels, chunks: res.chunks, stats: stats}
 	b := appendBlock(nil, kindFooter, appendFooterBody(nil, ft))
 	return appendTrailer(b, int64(len(f)))
 }

@@ -2,7 +2,9 @@ package logfmt
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"io"
 	"os"
 	"testing"
 )
@@ -14,7 +16,7 @@ func openBytes(b []byte, o ReaderOptions) (*Reader, error) {
 func recoverBytes(t testing.TB, b []byte) ([]byte, *RecoverReport) {
 	t.Helper()
 	var out bytes.Buffer
-	rep, err := recoverTo(bytes.NewReader(b), int64(len(b)), &out, ReaderOptions{})
+	rep, err := recoverTo(context.Background(), bytes.NewReader(b), int64(len(b)), &out, ReaderOptions{}, false)
 	if err != nil {
 		t.Fatalf("recover: %v", err)
 	}
@@ -238,6 +240,12 @@ func TestTruncateEveryOffset(t *testing.T) {
 				wantRecs += c.Records
 			}
 		}
+		if n < preludeSize {
+			if _, err := recoverTo(context.Background(), bytes.NewReader(b), int64(n), io.Discard, ReaderOptions{}, false); !errors.Is(err, ErrTornTail) {
+				t.Fatalf("cut at %d, inside the prelude: recover %v, want nothing to recover (ErrTornTail)", n, err)
+			}
+			continue
+		}
 		rec, rep := recoverBytes(t, b)
 		if rep.ChunksKept != wantChunks || rep.RecordsKept != uint64(wantRecs) {
 			t.Fatalf("cut at %d: kept %d chunks/%d records, want %d/%d", n, rep.ChunksKept, rep.RecordsKept, wantChunks, wantRecs)
@@ -265,14 +273,14 @@ func TestTruncateEveryOffset(t *testing.T) {
 		src := tempPath(t, "cut.vrlog")
 		writeFile(t, src, full[:n])
 		dst := src + ".recovered"
-		rep, err := Recover(src, dst, RecoverOptions{})
+		rep, err := Recover(context.Background(), src, dst, RecoverOptions{})
 		if err != nil {
 			t.Fatalf("Recover: %v", err)
 		}
 		if rep.TornTail == nil || !rep.Verified.OK() {
 			t.Fatalf("report %+v", rep)
 		}
-		if _, err := Recover(src, dst, RecoverOptions{}); !errors.Is(err, ErrExists) {
+		if _, err := Recover(context.Background(), src, dst, RecoverOptions{}); !errors.Is(err, ErrExists) {
 			t.Fatalf("Recover over an existing file: %v", err)
 		}
 	}

@@ -41,6 +41,11 @@ var ErrClosed = errors.New("logfmt: closed")
 // ErrExists means Create or Recover refused to replace an existing file.
 var ErrExists = errors.New("logfmt: file exists")
 
+// ErrNotRegular means a log path names a FIFO, pipe, device, socket or
+// directory. A log is read with random access (the index at its end,
+// chunks in time order), so it must be a regular file.
+var ErrNotRegular = errors.New("logfmt: not a regular file")
+
 // ErrNoFooter means the file has no valid footer (it was not closed); the
 // reader fell back to a linear scan. Reported by Verify, not by Open.
 var ErrNoFooter = errors.New("logfmt: no footer")

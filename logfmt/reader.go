@@ -75,6 +75,8 @@ type Reader struct {
 	tornTail  *CorruptionError
 	writer    *WriterStats
 
+	warnings []*CorruptionError
+
 	mu      sync.Mutex
 	skipped []*CorruptionError
 	closed  atomic.Bool
@@ -83,18 +85,15 @@ type Reader struct {
 // Open opens the log at path: from the footer in a constant number of
 // reads, or by a linear scan of block headers and chunk meta sections
 // when the footer is missing (Indexed reports which).
+//
+// path must name a regular file (ErrNotRegular otherwise).
 func Open(path string, opts ReaderOptions) (*Reader, error) {
-	f, err := os.Open(path)
+	f, size, err := openLogFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return nil, err
 	}
 	opts.Name = path
-	r, err := NewReader(f, st.Size(), opts)
+	r, err := NewReader(f, size, opts)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -110,44 +109,58 @@ func NewReader(ra io.ReaderAt, size int64, opts ReaderOptions) (*Reader, error) 
 		o.Name = "log"
 	}
 	r := &Reader{chunkLoader: chunkLoader{ra: ra, size: size, opts: o}}
-	major, minor, err := readPrelude(r, size, o.Name)
+	major, minor, warning, err := checkStart(&r.chunkLoader)
 	if err != nil {
 		return nil, err
 	}
+	if warning != nil {
+		r.warnings = append(r.warnings, warning)
+	}
+	r.header.VersionMajor, r.header.VersionMinor = major, minor
+	var indexErr *CorruptionError
+	footerAt := size
 	if !o.IgnoreIndex {
-		ok, err := r.openIndexed()
-		if err != nil && !o.Tolerant {
-			return nil, err
-		}
-		if err != nil {
-			r.skip(asCorruption(err, o.Name))
-		}
+		ok, foff, err := r.openIndexed()
 		if ok {
-			r.header.VersionMajor, r.header.VersionMinor = major, minor
 			r.finish()
 			return r, nil
 		}
+		// A damaged footer is read around like a missing one: by a scan.
+		indexErr, footerAt = asCorruption(err, o.Name), foff
 	}
-	var n int64
-	res, err := scan(r.ra, size, &r.opts, o.Tolerant, &n)
-	r.bytesRead.Add(n)
+	res, err := scan(&r.chunkLoader, preludeSize, o.Tolerant)
 	if err != nil {
 		return nil, err
 	}
-	if res.headerOff < 0 && !o.Tolerant && len(res.blockSpans) > 0 {
+	if indexErr != nil && !warnedFrom(res.warnings, footerAt) {
+		r.warnings = append(r.warnings, indexErr) // a CRC-valid footer that fails its checks
+	}
+	if res.headerOff < 0 && !o.Tolerant && len(res.blockSpans) > 0 && !warnedFrom(res.warnings, 0) {
 		return nil, corrupt(o.Name, preludeSize, "header block", "a header block after the prelude", ErrMalformed)
 	}
-	if len(res.blockSpans) == 0 && res.tornTail == nil && len(res.problems) == 0 {
+	if len(res.blockSpans) == 0 && res.tornTail == nil && len(res.problems) == 0 && len(res.warnings) == 0 {
 		// Only the prelude: the writer died before its first write completed.
 		res.tornTail = corrupt(o.Name, preludeSize, "header block", "a header block after the prelude", ErrTornTail)
 	}
 	r.fromScan(res)
-	r.header.VersionMajor, r.header.VersionMinor = major, minor
 	r.finish()
 	return r, nil
 }
 
+// warnedFrom reports whether a warning lies at or after off.
+func warnedFrom(ws []*CorruptionError, off int64) bool {
+	for _, w := range ws {
+		if w.Offset >= off {
+			return true
+		}
+	}
+	return false
+}
+
 func asCorruption(err error, name string) *CorruptionError {
+	if err == nil {
+		return nil
+	}
 	var ce *CorruptionError
 	if errors.As(err, &ce) {
 		return ce
@@ -155,53 +168,56 @@ func asCorruption(err error, name string) *CorruptionError {
 	return corrupt(name, -1, "file", "", err)
 }
 
-// openIndexed reads the header block, trailer and footer. ok=false with a
-// nil error means there is no footer (fall back to a scan).
-func (r *Reader) openIndexed() (ok bool, err error) {
+// openIndexed reads the trailer, the footer and the header block. With
+// ok=false the caller scans instead: err is nil when there is no footer,
+// else the damage found in it, at or after the footer offset foff. A
+// damaged header block alone does not stop an indexed open: it is a
+// warning, and Header is then lostHeader's stand-in.
+func (r *Reader) openIndexed() (ok bool, foff int64, err error) {
 	o := &r.opts
+	foff = r.size
 	if r.size < preludeSize+trailerSize+2*blockHeaderSize {
-		return false, nil
+		return false, foff, nil
 	}
 	var t [trailerSize]byte
 	if _, err := r.ReadAt(t[:], r.size-trailerSize); err != nil {
-		return false, fmt.Errorf("%s: read trailer: %w", o.Name, err)
+		return false, foff, fmt.Errorf("%s: read trailer: %w", o.Name, err)
 	}
-	foff, ok := parseTrailer(t[:])
+	foff, ok = parseTrailer(t[:])
 	if !ok {
-		return false, nil
+		return false, r.size, nil
 	}
-	var n int64
-	h, body, cerr := readBlockAt(r.ra, r.size-trailerSize, foff, o, nil, &n)
-	r.bytesRead.Add(n)
+	h, body, cerr := readBlockAt(&r.chunkLoader, r.size-trailerSize, foff, nil)
 	if cerr == nil && (h.kind != kindFooter || foff < preludeSize || foff+h.size() != r.size-trailerSize) {
 		cerr = corrupt(o.Name, foff, "footer block", "a footer block ending at the trailer", ErrMalformed)
 	}
 	if cerr != nil {
-		return false, cerr
+		return false, foff, cerr
 	}
 	f, ok := parseFooterBody(body, o.MaxChannels)
 	if !ok {
-		return false, corrupt(o.Name, foff, "footer block", "", ErrMalformed)
+		return false, foff, corrupt(o.Name, foff, "footer block", "", ErrMalformed)
 	}
 	if err := checkFooter(f, foff); err != nil {
-		return false, corrupt(o.Name, foff, "footer block", "", err)
+		return false, foff, corrupt(o.Name, foff, "footer block", "", err)
 	}
-	hh, hbody, cerr := readBlockAt(r.ra, foff, preludeSize, o, nil, &n)
-	r.bytesRead.Add(n)
-	if cerr != nil {
-		return false, cerr
-	}
+	hh, hbody, cerr := readBlockAt(&r.chunkLoader, foff, preludeSize, nil)
 	hd, ok := parseHeaderBody(hbody)
-	if hh.kind != kindHeader || !ok {
-		return false, corrupt(o.Name, preludeSize, "header block", "a header block after the prelude", ErrMalformed)
+	if cerr == nil && (hh.kind != kindHeader || !ok) {
+		cerr = corrupt(o.Name, preludeSize, "header block", "a header block after the prelude", ErrMalformed)
 	}
+	if cerr != nil {
+		r.warnings = append(r.warnings, cerr)
+		hd = lostHeader(f.chunks)
+	}
+	hd.VersionMajor, hd.VersionMinor = r.header.VersionMajor, r.header.VersionMinor
 	r.header = hd
 	r.channels = f.channels
 	r.chunks = f.chunks
 	r.stats = f.stats
 	r.writer = &f.writer
 	r.indexed = true
-	return true, nil
+	return true, foff, nil
 }
 
 // checkFooter checks the index for consistency before it is trusted:
@@ -239,43 +255,19 @@ func checkFooter(f *footer, foff int64) error {
 }
 
 func (r *Reader) fromScan(res *scanResult) {
+	major, minor := r.header.VersionMajor, r.header.VersionMinor
 	r.header = res.header
+	if res.headerOff < 0 {
+		r.header = lostHeader(res.chunks)
+	}
+	r.header.VersionMajor, r.header.VersionMinor = major, minor
 	r.chunks = res.chunks
 	r.tornTail = res.tornTail
+	r.warnings = append(r.warnings, res.warnings...)
 	for _, p := range res.problems {
 		r.skip(p)
 	}
-	r.channels = placeholders(res)
-	for _, c := range r.channels {
-		s := ChannelStats{Channel: c.ID}
-		if p := res.stats[c.ID]; p != nil {
-			s = *p
-		}
-		s.Drops = res.drops[c.ID]
-		r.stats = append(r.stats, s)
-	}
-}
-
-// placeholders returns the scanned channels sorted by id, with a
-// placeholder definition for every channel a chunk uses but no channel
-// block defines (its definition was lost).
-func placeholders(res *scanResult) []Channel {
-	cs := append([]Channel(nil), res.channels...)
-	have := map[uint16]bool{}
-	for _, c := range cs {
-		have[c.ID] = true
-	}
-	for _, ci := range res.chunks {
-		for _, cc := range ci.Channels {
-			if !have[cc.Channel] {
-				have[cc.Channel] = true
-				cs = append(cs, Channel{ID: cc.Channel, Name: fmt.Sprintf("lost-channel-%d", cc.Channel),
-					Meta: map[string]string{"vrlog.placeholder": "definition lost"}})
-			}
-		}
-	}
-	sortChannels(cs)
-	return cs
+	r.channels, r.stats = res.index()
 }
 
 // finish builds the time order of chunks for seeking.
@@ -329,12 +321,20 @@ func (r *Reader) Indexed() bool { return r.indexed }
 func (r *Reader) TornTail() *CorruptionError { return r.tornTail }
 
 // SkippedChunks returns the damage skipped in tolerant mode: chunks (and
-// other blocks, and a damaged footer) that could not be read.
+// other blocks) that could not be read.
 func (r *Reader) SkippedChunks() []*CorruptionError {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]*CorruptionError(nil), r.skipped...)
 }
+
+// Warnings returns damage that Open read around without losing a record,
+// in strict mode too: a damaged prelude (the log was read as version
+// 1.0), a damaged header block (Header then has no metadata and the
+// earliest receive time as its creation time), a damaged footer index or
+// trailer (the log was read by a linear scan instead, as one without a
+// footer). Nil for a sound file.
+func (r *Reader) Warnings() []*CorruptionError { return r.warnings }
 
 // BytesRead returns the bytes read from the file so far.
 func (r *Reader) BytesRead() int64 { return r.bytesRead.Load() }
