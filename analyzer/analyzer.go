@@ -187,6 +187,9 @@ func (a *Analysis) AddFile(path string) error {
 	for _, ce := range r.SkippedChunks() {
 		fr.SkippedChunks = append(fr.SkippedChunks, ce.Error())
 	}
+	for _, ce := range r.Warnings() {
+		fr.Warnings = append(fr.Warnings, ce.Error())
+	}
 	fr.BytesRead = r.BytesRead()
 	a.files = append(a.files, fr)
 	return nil

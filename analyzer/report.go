@@ -39,6 +39,9 @@ type FileReport struct {
 	BytesRead     int64    `json:"bytes_read"`
 	Indexed       bool     `json:"indexed"` // opened from the footer index (false: linear scan of an unfinished log)
 	SkippedChunks []string `json:"skipped_chunks,omitempty"`
+	// Warnings is damage read around without losing a record: a damaged
+	// footer index (read by linear scan), header block or prelude.
+	Warnings []string `json:"warnings,omitempty"`
 	// TornTail is where an unfinished log's last incomplete chunk starts
 	// (-1: none); what follows it was never completely written.
 	TornTail int64 `json:"torn_tail"`

@@ -266,6 +266,7 @@ func runMerge(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
+		warnDamage(c.App.ErrWriter, r)
 		readers = append(readers, r)
 	}
 	o, err := newOutput(c.String("output"), c.Bool("force"))

@@ -113,6 +113,9 @@ func infoOf(path string, r *logfmt.Reader, tf codec.TimeFormat) *Info {
 	for _, s := range r.SkippedChunks() {
 		in.Damage = append(in.Damage, s.Error())
 	}
+	for _, w := range r.Warnings() {
+		in.Damage = append(in.Damage, "read around (no record lost): "+w.Error())
+	}
 	start, ok := logStart(r)
 	if ok {
 		in.StartNs, in.EndNs = start, logEnd(r)

@@ -170,6 +170,14 @@ func openLog(path string, tolerant bool) (*logfmt.Reader, error) {
 	return r, nil
 }
 
+// warnDamage reports damage the reader read around without losing a
+// record (a damaged footer index, header block or prelude).
+func warnDamage(w io.Writer, r *logfmt.Reader) {
+	for _, d := range r.Warnings() {
+		fmt.Fprintf(w, "warning: %v (read around it, no record lost; `vrlog recover` writes a repaired copy)\n", d)
+	}
+}
+
 // explain adds a hint to errors a user can act on.
 func explain(path string, err error) error {
 	switch {
@@ -212,6 +220,7 @@ func openSelection(c *cli.Context, path string, tolerant bool) (r *logfmt.Reader
 	if r, err = openLog(path, tolerant); err != nil {
 		return nil, nil, w, err
 	}
+	warnDamage(c.App.ErrWriter, r)
 	if ids, err = selectChannels(path, r.Channels(), c.StringSlice("channel")); err == nil {
 		w, err = parseWindow(c, r)
 	}

@@ -27,8 +27,10 @@ file simply ends mid-chunk: the usual crash, kill -9 or power loss, which
 loses at most the last flush interval) from corruption in the middle of the
 file (bit flips: each dropped chunk is named with its byte offset in SRC).
 
-DST is written as DST.tmp-* and renamed when verified; an existing DST is
-kept unless --force. SRC is never modified.
+DST is written as .DST.tmp-* and renamed when verified; an existing DST is
+kept unless --force. SRC is never modified. A SRC that does not start like a
+vrlog log (its prelude and first block both damaged) is refused unless
+--force, which then searches it from its first byte for vrlog blocks.
 
 EXAMPLES:
    vrlog recover crashed.vrlog -o fixed.vrlog
@@ -55,6 +57,7 @@ type RecoverResult struct {
 	ChunksDropped   int      `json:"chunks_dropped"`
 	Dropped         []string `json:"dropped,omitempty"`
 	DroppedOffsets  []int64  `json:"dropped_offsets,omitempty"`
+	Rebuilt         []string `json:"rebuilt,omitempty"` // damaged structures that held no record, written anew
 	TornTail        string   `json:"torn_tail,omitempty"`
 	TornTailOffset  *int64   `json:"torn_tail_offset,omitempty"`
 	Placeholders    []uint16 `json:"placeholder_channels,omitempty"`
@@ -70,44 +73,39 @@ func runRecover(c *cli.Context) error {
 	if err != nil {
 		return cliutil.Input(fmt.Errorf("recover: %w", err))
 	}
+	if dst == "" || dst == "-" {
+		return cliutil.Usage("recover: --output: give a file path")
+	}
+	if st, err := os.Stat(dst); err == nil && st.IsDir() {
+		return cliutil.Usage("recover: %s is a directory", dst)
+	}
 	if same(src, dst) {
 		return cliutil.Usage("recover: the output must differ from the source")
 	}
-	o, err := newOutput(dst, c.Bool("force"))
+	force := c.Bool("force")
+	rep, err := logfmt.Recover(c.Context, src, dst, logfmt.RecoverOptions{Overwrite: force, Force: force})
 	if err != nil {
-		return err
-	}
-	rep, err := logfmt.Recover(src, o.tmp, logfmt.RecoverOptions{Overwrite: true})
-	if err != nil {
-		o.abort()
-		os.Remove(o.tmp + ".tmp")
-		if errors.Is(err, logfmt.ErrBadMagic) || errors.Is(err, logfmt.ErrUnsupportedVersion) {
-			return cliutil.Input(explain(src, err))
-		}
 		var ce *logfmt.CorruptionError
-		if errors.As(err, &ce) {
+		switch {
+		case errors.Is(err, logfmt.ErrExists):
+			return cliutil.Usage("%v: use --force to replace it", err)
+		case errors.Is(err, logfmt.ErrBadMagic) && !force:
+			return cliutil.Input(fmt.Errorf("%w (not a vrlog log? --force searches it for vrlog blocks anyway)", err))
+		case errors.Is(err, logfmt.ErrBadMagic), errors.Is(err, logfmt.ErrUnsupportedVersion), errors.Is(err, logfmt.ErrNotRegular):
+			return cliutil.Input(explain(src, err))
+		case errors.As(err, &ce):
 			return cliutil.Input(err)
 		}
 		return cliutil.Runtime(err)
 	}
-	if rep.TornTail != nil && rep.TornTail.Offset < 16 && rep.ChunksKept == 0 {
-		o.abort()
-		return cliutil.Input(fmt.Errorf("recover: nothing to recover: %w", rep.TornTail))
-	}
-	// Read the copy back ourselves too: every record, payloads included.
-	n, err := readBack(o.tmp)
-	if err != nil {
-		o.abort()
-		return cliutil.Runtime(fmt.Errorf("recover %s: the repaired copy does not read back, nothing written: %w", src, err))
-	}
-	if n != rep.RecordsKept {
-		o.abort()
-		return cliutil.Runtime(fmt.Errorf("recover %s: the repaired copy holds %d records, %d were kept; nothing written", src, n, rep.RecordsKept))
-	}
+	n := rep.Verified.Records
 	res := RecoverResult{Source: src, Dest: dst, SourceBytes: st.Size(), HadFooter: rep.HadFooter, ChunksKept: rep.ChunksKept,
 		RecordsKept: rep.RecordsKept, RecordsRead: n, Placeholders: rep.Placeholders, ChunksDropped: len(rep.Dropped)}
-	if dst, err := os.Stat(o.tmp); err == nil {
+	if dst, err := os.Stat(dst); err == nil {
 		res.DestBytes = dst.Size()
+	}
+	for _, d := range rep.Rebuilt {
+		res.Rebuilt = append(res.Rebuilt, d.Error())
 	}
 	for _, d := range rep.Dropped {
 		res.Dropped = append(res.Dropped, d.Error())
@@ -125,9 +123,6 @@ func runRecover(c *cli.Context) error {
 		}
 		r.Close()
 	}
-	if err := o.commit(); err != nil {
-		return err
-	}
 	if c.Bool("json") {
 		return writeJSONLine(c.App.Writer, &res)
 	}
@@ -143,6 +138,9 @@ func runRecover(c *cli.Context) error {
 	if res.TornTail != "" {
 		fmt.Fprintf(w, "  torn tail at byte %d (the file ends mid-block; the incomplete block is dropped): %s\n", *res.TornTailOffset, res.TornTail)
 	}
+	for _, d := range res.Rebuilt {
+		fmt.Fprintf(w, "  rebuilt (damaged, held no record): %s\n", d)
+	}
 	if len(res.Dropped) > 0 {
 		fmt.Fprintf(w, "  CORRUPTION in the middle of the file: %d damaged block(s) dropped:\n", len(res.Dropped))
 		for _, d := range res.Dropped {
@@ -152,7 +150,7 @@ func runRecover(c *cli.Context) error {
 	if len(res.Placeholders) > 0 {
 		fmt.Fprintf(w, "  channel definitions lost for ids %v: kept as placeholder channels 'lost-channel-N'\n", res.Placeholders)
 	}
-	if res.TornTail == "" && len(res.Dropped) == 0 && res.HadFooter {
+	if res.TornTail == "" && len(res.Dropped) == 0 && len(res.Rebuilt) == 0 && res.HadFooter {
 		fmt.Fprintf(w, "  nothing was damaged: the copy holds everything\n")
 	}
 	return nil
