@@ -181,6 +181,9 @@ func (d *recordDecoder) reset(raw []byte, cm *chunkMeta, maxRecord int64, slot u
 	*d = recordDecoder{raw: raw, cm: cm, maxRecord: maxRecord, gs: gs, slot: slot}
 }
 
+// rewind starts the decoder again at the chunk's first record.
+func (d *recordDecoder) rewind() { d.reset(d.raw, d.cm, d.maxRecord, d.slot) }
+
 // done reports whether every record has been decoded and checked.
 func (d *recordDecoder) done() bool { return d.p > len(d.raw) }
 

@@ -68,6 +68,37 @@ func (l *chunkLoader) loadChunk(lc *loadedChunk, ci *ChunkInfo, want []bool, met
 	return out, nil
 }
 
+// timeRange is the receive time ranges of n records.
+type timeRange struct {
+	minMono, maxMono, minWall, maxWall int64
+	n                                  int
+}
+
+// checkRecords decodes every record of the opened chunk in batches (into
+// scratch, overwritten) and checks them against its directory, then
+// rewinds the decoder for the caller to stream them. Memory stays that
+// of one batch however many records the chunk holds.
+func (lc *loadedChunk) checkRecords(name string, scratch *[]metaEntry) (timeRange, error) {
+	var tr timeRange
+	for !lc.dec.done() {
+		es, err := lc.dec.decode((*scratch)[:0], streamBatch)
+		*scratch = es[:0]
+		if err != nil {
+			return tr, lc.decodeError(name, err)
+		}
+		for i := range es {
+			if tr.n == 0 {
+				tr = timeRange{es[i].mono, es[i].mono, es[i].wall, es[i].wall, 0}
+			}
+			tr.minMono, tr.maxMono = min(tr.minMono, es[i].mono), max(tr.maxMono, es[i].mono)
+			tr.minWall, tr.maxWall = min(tr.minWall, es[i].wall), max(tr.maxWall, es[i].wall)
+			tr.n++
+		}
+	}
+	lc.dec.rewind()
+	return tr, nil
+}
+
 // decodeError places a failure of the chunk's record metadata at its offset.
 func (lc *loadedChunk) decodeError(name string, err error) error {
 	return corrupt(name, lc.metaAt, "chunk record metadata", "", err)
@@ -168,36 +199,4 @@ func (l *chunkLoader) openChunk(lc *loadedChunk, ci *ChunkInfo, want []bool, met
 		}
 	}
 	return nil
-}
-
-func (l *chunkLoader) decoder() (*zstd.Decoder, error) {
-	l.decOnce.Do(func() {
-		l.dec, l.decErr = zstd.NewReader(nil, zstd.WithDecoderMaxMemory(uint64(l.opts.MaxChunkSize)), zstd.WithDecoderConcurrency(0))
-	})
-	return l.dec, l.decErr
-}
-
-// decompress decodes a stored block of kind k whose raw length is rawLen
-// (already checked against MaxChunkSize) into dst.
-func (l *chunkLoader) decompress(k CompressionKind, src []byte, rawLen uint32, dst []byte) ([]byte, error) {
-	if k == CompressionNone {
-		return src, nil
-	}
-	d, err := l.decoder()
-	if err != nil {
-		return nil, err
-	}
-	// Allocate for what the input can plausibly hold; DecodeAll grows it
-	// up to MaxChunkSize if the data really expands further.
-	if want := min(int(rawLen), 64*len(src)+4096); cap(dst) < want {
-		dst = make([]byte, 0, want)
-	}
-	out, err := d.DecodeAll(src, dst[:0])
-	if err != nil {
-		return out, fmt.Errorf("%w: zstd: %v", ErrMalformed, err)
-	}
-	if len(out) != int(rawLen) {
-		return out, fmt.Errorf("%w: decompressed %d bytes, expected %d", ErrMalformed, len(out), rawLen)
-	}
-	return out, nil
 }

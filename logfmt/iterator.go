@@ -156,25 +156,36 @@ func (it *Iterator) nextBatch() {
 }
 
 // loadCluster loads the next chunk, together with the following chunks
-// whose time ranges overlap it, and orders their records by time. In
-// strict mode a chunk in order on its own is streamed instead
-// (nextBatch): the common case of a recorder's log. Tolerant mode
-// decodes every chunk whole first, so a damaged one is skipped whole.
+// whose time ranges overlap it, and orders their records by time. A
+// chunk in order on its own is streamed instead (nextBatch): the common
+// case of a recorder's log. Tolerant mode checks every record of a chunk
+// before it returns the first, so a damaged one is skipped whole.
 func (it *Iterator) loadCluster() {
 	r := it.r
 	it.entries = it.entries[:0]
 	it.ei = 0
 	it.nslots = 0
 	first := it.pos
-	if ci := &r.chunks[it.plan[first]]; !r.opts.Tolerant && ci.Sorted &&
+	if ci := &r.chunks[it.plan[first]]; ci.Sorted &&
 		(first+1 == len(it.plan) || r.chunks[it.plan[first+1]].MinMonoNs >= ci.MaxMonoNs) {
 		it.pos++
 		if len(it.slots) == 0 {
 			it.slots = append(it.slots, &loadedChunk{})
 		}
 		lc := it.slots[0]
-		if err := r.openChunk(lc, ci, it.want, it.f.MetaOnly, 0); err != nil {
-			it.err = asCorruption(err, r.opts.Name)
+		err := r.openChunk(lc, ci, it.want, it.f.MetaOnly, 0)
+		if err == nil && r.opts.Tolerant {
+			// A damaged chunk is skipped whole: check every record
+			// before the first one is returned.
+			_, err = lc.checkRecords(r.opts.Name, &it.entries)
+		}
+		if err != nil {
+			ce := asCorruption(err, r.opts.Name)
+			if !r.opts.Tolerant {
+				it.err = ce
+				return
+			}
+			r.skip(ce)
 			return
 		}
 		it.stream = lc

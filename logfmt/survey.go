@@ -83,31 +83,16 @@ func (sv *survey) goodOnly() *scanResult {
 	return &res
 }
 
-// checkChunk loads one chunk with its payloads and decodes its records in
-// batches, checking them against the chunk's prefix: counts, byte sums,
-// order, and the time ranges the index is built from.
-func (l *chunkLoader) checkChunk(lc *loadedChunk, ci *ChunkInfo, entries *[]metaEntry) error {
+// checkChunk loads one chunk with its payloads and checks its records
+// against the chunk's prefix: counts, byte sums, order, and the time
+// ranges the index is built from.
+func (l *chunkLoader) checkChunk(lc *loadedChunk, ci *ChunkInfo, scratch *[]metaEntry) error {
 	if err := l.openChunk(lc, ci, nil, false, 0); err != nil {
 		return err
 	}
-	var mn, mx, wn, wx int64
-	first := true
-	for !lc.dec.done() {
-		es, err := lc.dec.decode((*entries)[:0], streamBatch)
-		*entries = es
-		if err != nil {
-			return lc.decodeError(l.opts.Name, err)
-		}
-		for i := range es {
-			if first {
-				mn, mx, wn, wx, first = es[i].mono, es[i].mono, es[i].wall, es[i].wall, false
-			}
-			mn, mx = min(mn, es[i].mono), max(mx, es[i].mono)
-			wn, wx = min(wn, es[i].wall), max(wx, es[i].wall)
-		}
+	tr, err := lc.checkRecords(l.opts.Name, scratch)
+	if cm := &lc.cm; err == nil && tr.n > 0 && tr != (timeRange{cm.minMono, cm.maxMono, cm.minWall, cm.maxWall, tr.n}) {
+		err = corrupt(l.opts.Name, ci.Offset, "chunk", "time ranges matching the records", ErrMalformed)
 	}
-	if cm := &lc.cm; !first && (mn != cm.minMono || mx != cm.maxMono || wn != cm.minWall || wx != cm.maxWall) {
-		return corrupt(l.opts.Name, ci.Offset, "chunk", "time ranges matching the records", ErrMalformed)
-	}
-	return nil
+	return err
 }
