@@ -48,6 +48,11 @@ fuzz:
 	@for p in $(FUZZ_PKGS); do for t in $$($(GO) test -list 'Fuzz.*' $$p | grep ^Fuzz); do \
 		echo "== $$p $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -parallel 1 $$p || exit 1; done; done
 
+## crafted-memory: every verb's peak memory and exit code on logfmt's crafted damaged files (fails over 300 MiB, on a hang or a crash)
+.PHONY: crafted-memory
+crafted-memory: build
+	./bench/crafted-memory.sh
+
 ## bench: the Go benchmarks whose figures are in docs/BENCHMARKS.md
 BENCH_PKGS ?= ./codec/ ./logfmt/ ./sampler/ ./analyzer/
 bench:

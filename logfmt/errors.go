@@ -5,10 +5,11 @@ import (
 	"fmt"
 )
 
-// ErrTornTail means the file ends in the middle of a block and no valid
+// ErrTornTail means the file ends in an incomplete block and no valid
 // block follows: the writer was interrupted (kill -9, power loss, full
-// disk). Everything before the torn block is intact.
-var ErrTornTail = errors.New("logfmt: torn tail (file ends mid-block)")
+// disk). The block was cut short, or its bytes never reached the disk
+// (zeros after a power loss). Everything before it is intact.
+var ErrTornTail = errors.New("logfmt: torn tail (an interrupted write left the last block incomplete)")
 
 // ErrBadCRC means a CRC32C stored in the file does not match the bytes it
 // covers.

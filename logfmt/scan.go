@@ -307,7 +307,7 @@ func (res *scanResult) tearTail(l *chunkLoader) {
 		if cerr == nil {
 			return
 		}
-		res.tornTail = asTorn(corrupt(l.opts.Name, ci.Offset, "chunk", "payload blocks matching their CRCs ("+cerr.Error()+")", cerr.Err))
+		res.tornTail = asTorn(corrupt(l.opts.Name, ci.Offset, fmt.Sprintf("chunk: %s at offset %d", cerr.What, cerr.Offset), cerr.Expected, cerr.Err))
 		res.chunks, res.groups = res.chunks[:k], res.groups[:k]
 		res.blockSpans = res.blockSpans[:n-1]
 		res.end = ci.Offset

@@ -18,7 +18,7 @@ type VerifyReport struct {
 	// (bad CRC, malformed block, footer disagreeing with the chunks), each
 	// with its byte offset.
 	Problems []*CorruptionError
-	// TornTail is where the file ends mid-block, or nil.
+	// TornTail is where the file ends in an incomplete block, or nil.
 	TornTail *CorruptionError
 }
 

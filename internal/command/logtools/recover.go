@@ -136,7 +136,7 @@ func runRecover(c *cli.Context) error {
 		fmt.Fprintf(w, "  source had no footer (not closed properly): index rebuilt\n")
 	}
 	if res.TornTail != "" {
-		fmt.Fprintf(w, "  torn tail at byte %d (the file ends mid-block; the incomplete block is dropped): %s\n", *res.TornTailOffset, res.TornTail)
+		fmt.Fprintf(w, "  torn tail at byte %d (an interrupted write left the last block incomplete; it is dropped): %s\n", *res.TornTailOffset, res.TornTail)
 	}
 	for _, d := range res.Rebuilt {
 		fmt.Fprintf(w, "  rebuilt (damaged, held no record): %s\n", d)
