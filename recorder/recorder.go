@@ -65,9 +65,6 @@ type ChannelCompression struct {
 	Compression logfmt.Compression
 }
 
-// ErrExists: the output exists and Force is off.
-var ErrExists = errors.New("recorder: output exists (use --force to overwrite)")
-
 // item is one received sample on its way to the writer.
 type item struct {
 	name      string
@@ -504,8 +501,11 @@ func (r *rec) bookDrops() {
 	}
 }
 
-// ExistsError reports the file that Force would overwrite.
-func existsErr(p string) error { return fmt.Errorf("%s: %w", p, ErrExists) }
+// existsErr reports the file that Force would overwrite, with the one
+// sentinel logfmt.Create also returns (logfmt.ErrExists).
+func existsErr(p string) error {
+	return fmt.Errorf("%s: %w (use --force to overwrite)", p, logfmt.ErrExists)
+}
 
 func fileExists(p string) bool {
 	_, err := os.Stat(p)

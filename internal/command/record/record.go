@@ -170,7 +170,7 @@ func run(c *cli.Context) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, recorder.ErrExists):
+	case errors.Is(err, logfmt.ErrExists):
 		return cliutil.Usage("%v", err)
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EFBIG), errors.Is(err, syscall.EDQUOT):
 		return cliutil.Runtime(fmt.Errorf("disk full: %w; the log holds everything up to the last complete chunk (check with 'vrlog verify', repair with 'vrlog recover')", err))
