@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"sort"
 )
@@ -312,32 +311,6 @@ func (res *scanResult) tearTail(l *chunkLoader) {
 		res.blockSpans = res.blockSpans[:n-1]
 		res.end = ci.Offset
 	}
-}
-
-// checkPayloads checks the CRC of each payload block of a chunk, reading
-// its data section through buf in pieces of at most 1 MiB.
-func (l *chunkLoader) checkPayloads(ci *ChunkInfo, groups []groupEntry, buf *[]byte) *CorruptionError {
-	if cap(*buf) < 1<<20 {
-		*buf = make([]byte, 1<<20)
-	}
-	b := (*buf)[:cap(*buf)]
-	dataAt := ci.Offset + blockHeaderSize + int64(ci.MetaLen)
-	for _, g := range groups {
-		at := dataAt + int64(g.dataOff)
-		var sum uint32
-		for done := int64(0); done < int64(g.storedLen); {
-			n := min(int64(len(b)), int64(g.storedLen)-done)
-			if _, err := l.ReadAt(b[:n], at+done); err != nil {
-				return corrupt(l.opts.Name, at, fmt.Sprintf("payload block of channel %d", g.channel), "", err)
-			}
-			sum = crc32.Update(sum, castagnoli, b[:n])
-			done += n
-		}
-		if sum != g.crc {
-			return corrupt(l.opts.Name, at, fmt.Sprintf("payload block of channel %d", g.channel), fmt.Sprintf("crc32c %#08x", g.crc), ErrBadCRC)
-		}
-	}
-	return nil
 }
 
 // take interprets one CRC-valid block found by the scan.
