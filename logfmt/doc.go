@@ -15,9 +15,13 @@
 //
 // A file cut at any byte (kill -9, power loss, full disk) is readable up to
 // its last complete chunk: Open falls back to a linear scan when the footer
-// is missing, and Recover writes a repaired, re-verified copy. A torn tail
-// is told apart from corruption in the middle of the file; the latter is
-// reported as a *CorruptionError naming the file and byte offset.
+// is missing or damaged, and Recover writes a repaired, re-verified copy. A
+// torn tail (also the zero-filled last chunk a power loss leaves) is told
+// apart from corruption in the middle of the file; the latter is reported
+// as a *CorruptionError naming the file and byte offset. Damage that costs
+// no record (prelude, header block, footer, trailer) is read around and
+// reported by Reader.Warnings. Every length read from a file, decompressed
+// sizes included, is checked against a limit before anything is allocated.
 //
 // The byte layout is specified in docs/log-format.md. The package imports
 // nothing of vrlog's and builds with CGO_ENABLED=0; schema names are opaque
