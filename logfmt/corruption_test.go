@@ -207,6 +207,16 @@ func TestCorruptionTable(t *testing.T) {
 			}
 		}
 	})
+	t.Run("zero_filled_file", func(t *testing.T) {
+		// Created, grown, and nothing of it reached the disk: torn at 0.
+		z := make([]byte, 8192)
+		if _, err := openBytes(z, ReaderOptions{}); !errors.Is(err, ErrTornTail) {
+			t.Fatalf("open: %v, want a torn tail", err)
+		}
+		if _, err := recoverTo(context.Background(), bytes.NewReader(z), int64(len(z)), io.Discard, ReaderOptions{}, true); !errors.Is(err, ErrTornTail) {
+			t.Fatalf("recover: %v, want nothing to recover", err)
+		}
+	})
 	t.Run("log_behind_foreign_bytes", func(t *testing.T) {
 		// Without its prelude and behind other bytes, a log does not look
 		// like one: Recover refuses it, and with Force finds every chunk.

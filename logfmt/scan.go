@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 )
 
@@ -66,17 +67,23 @@ func readPrelude(ra io.ReaderAt, size int64, name string) (major, minor uint16, 
 
 // checkStart checks the prelude. A damaged prelude (magic or CRC) in
 // front of a valid block is only a warning: the log behind it is intact
-// and read as version 1.0. Anything else that fails is an error: not a
+// and read as version 1.0. A file whose first page holds only zeros is a
+// torn tail at offset 0: it was created, and a power loss kept its data
+// from reaching the disk. Anything else that fails is an error: not a
 // vrlog log, a newer major version, or a file cut inside its prelude.
 func checkStart(l *chunkLoader) (major, minor uint16, warning *CorruptionError, err error) {
 	major, minor, err = readPrelude(l, l.size, l.opts.Name)
 	if err == nil || !(errors.Is(err, ErrBadMagic) || errors.Is(err, ErrBadCRC)) || l.size < preludeSize {
 		return major, minor, nil, err
 	}
-	if !l.validBlockAt(preludeSize) {
-		return 0, 0, nil, err
+	if l.validBlockAt(preludeSize) {
+		return VersionMajor, VersionMinor, asCorruption(err, l.opts.Name), nil
 	}
-	return VersionMajor, VersionMinor, asCorruption(err, l.opts.Name), nil
+	page := make([]byte, min(l.size, 4096))
+	if _, rerr := l.ReadAt(page, 0); rerr == nil && !slices.ContainsFunc(page, func(b byte) bool { return b != 0 }) {
+		return 0, 0, nil, corrupt(l.opts.Name, 0, "file prelude", fmt.Sprintf("the vrlog magic, not %d zero bytes (the data never reached the disk)", len(page)), ErrTornTail)
+	}
+	return 0, 0, nil, err
 }
 
 // blockLimit is the largest meta section of a block of kind k.

@@ -34,7 +34,7 @@ func surveyLog(l *chunkLoader, force bool) (*survey, error) {
 	start := int64(preludeSize)
 	_, _, warning, err := checkStart(l)
 	switch {
-	case err != nil && force && !errors.Is(err, ErrUnsupportedVersion) && !errors.Is(err, ErrTornTail):
+	case err != nil && force && !errors.Is(err, ErrUnsupportedVersion):
 		if start = resync(l, -1); start < 0 || start+trailerSize == l.size {
 			return nil, fmt.Errorf("%w (no vrlog block found anywhere in the file)", err)
 		}
