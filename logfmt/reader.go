@@ -135,7 +135,7 @@ func NewReader(ra io.ReaderAt, size int64, opts ReaderOptions) (*Reader, error) 
 	if indexErr != nil && !warnedFrom(res.warnings, footerAt) {
 		r.warnings = append(r.warnings, indexErr) // a CRC-valid footer that fails its checks
 	}
-	if res.headerOff < 0 && !o.Tolerant && len(res.blockSpans) > 0 && !warnedFrom(res.warnings, 0) {
+	if res.headerOff < 0 && !o.Tolerant && len(res.blockSpans) > 0 && !res.headerDamaged {
 		return nil, corrupt(o.Name, preludeSize, "header block", "a header block after the prelude", ErrMalformed)
 	}
 	if len(res.blockSpans) == 0 && res.tornTail == nil && len(res.problems) == 0 && len(res.warnings) == 0 {

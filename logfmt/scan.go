@@ -26,8 +26,9 @@ type scanResult struct {
 	problems []*CorruptionError
 	// warnings is damage that cost no record: a damaged prelude, header
 	// block, footer or trailer. Even a strict scan reads past it.
-	warnings   []*CorruptionError
-	blockSpans []span // every good block, in file order
+	warnings      []*CorruptionError
+	headerDamaged bool   // the header block is among the warnings
+	blockSpans    []span // every good block, in file order
 }
 
 type span struct {
@@ -249,6 +250,7 @@ func scan(l *chunkLoader, start int64, tolerant bool) (*scanResult, error) {
 			}
 			if res.harmless(l, off, next, start) {
 				res.warnings = append(res.warnings, cerr)
+				res.headerDamaged = res.headerDamaged || off == start
 			} else if tolerant {
 				res.problems = append(res.problems, cerr)
 			} else {

@@ -14,9 +14,10 @@ type VerifyReport struct {
 	Chunks    int  // chunks that passed every check
 	Records   uint64
 	Channels  int
-	// Problems lists every damaged structure in the middle of the file
-	// (bad CRC, malformed block, footer disagreeing with the chunks), each
-	// with its byte offset.
+	// Problems lists every damaged structure, by byte offset: in the
+	// middle of the file (bad CRC, malformed block, footer disagreeing
+	// with the chunks), and the damage readers read around with a
+	// warning (prelude, header block, footer, trailer).
 	Problems []*CorruptionError
 	// TornTail is where the file ends in an incomplete block, or nil.
 	TornTail *CorruptionError
@@ -57,7 +58,7 @@ func verify(ra io.ReaderAt, size int64, opts ReaderOptions) (*VerifyReport, erro
 	}
 	rep.Problems = append(rep.Problems, sv.warnings...)
 	rep.Problems = append(rep.Problems, sv.problems...)
-	if sv.headerOff < 0 && !warnedFrom(sv.warnings, 0) {
+	if sv.headerOff < 0 && !sv.headerDamaged {
 		rep.Problems = append(rep.Problems, corrupt(o.Name, preludeSize, "header block", "a header block after the prelude", ErrMalformed))
 	}
 	rep.Problems = append(rep.Problems, sv.damaged...)
