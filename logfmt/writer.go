@@ -14,9 +14,9 @@ import (
 // crash (kill -9) loses at most FlushInterval of records whatever the
 // policy; a power loss loses what was not synced. The default was chosen
 // by measurement (docs/log-format.md §13): at 1 kHz states + 1080p30
-// frames, syncing every second costs no measurable throughput and cuts
-// the loss at a power cut from ~9 s (and up to the kernel's 30 s
-// writeback delay) to ~1.3 s.
+// frames, syncing every second costs no measurable throughput and cut
+// the loss at a real power cut from 8.6–16.8 s (up to the kernel's 30 s
+// writeback delay) to 1.1–2.1 s.
 type SyncPolicy uint8
 
 const (
