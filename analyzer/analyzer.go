@@ -2,7 +2,6 @@ package analyzer
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"time"
@@ -25,10 +24,6 @@ type Options struct {
 	FullDecode bool
 	// Tolerant skips corrupt chunks (listed in the report) instead of failing.
 	Tolerant bool
-	// Timeline, if set, receives a CSV row per sample (see WriteTimelineHeader).
-	Timeline io.Writer
-	// TimeFormat formats the timeline's time column.
-	TimeFormat codec.TimeFormat
 	// PlotBins > 0 collects per-channel series for plots (HTML report).
 	PlotBins int
 	// MaxEvents caps each channel's listed skips, restarts and outages
@@ -42,7 +37,7 @@ type channel struct {
 	kind   string
 	codec  codec.Codec
 	stream *sampler.Stream
-	stamps []int64 // capture stamps of states and frames, for lag pairing
+	stamps []sampler.Stamped // capture and receive stamps of states and frames, for lag pairing
 	probes []sampler.Probe
 	series *series
 	first  bool   // no record seen yet
@@ -58,7 +53,6 @@ type Analysis struct {
 	epoch    int64
 	epochSrc string
 	haveEp   bool
-	timeline *timeline
 	span     [2]int64 // capture range over all stamped channels, for plot bins
 	lags     []namedLag
 }
@@ -92,9 +86,6 @@ func New(opts Options) *Analysis {
 		opts.MaxEvents = 1000
 	}
 	a := &Analysis{opts: opts, byName: map[string]*channel{}}
-	if opts.Timeline != nil {
-		a.timeline = newTimeline(opts.Timeline, opts.TimeFormat)
-	}
 	return a
 }
 
@@ -105,7 +96,7 @@ func (a *Analysis) AddFile(path string) error {
 		return err
 	}
 	defer r.Close()
-	fr := FileReport{Path: path, Indexed: r.Indexed(), TornTail: -1}
+	fr := FileReport{Path: path, Indexed: r.Indexed(), TornTail: -1, SkippedChunks: []string{}, Warnings: []string{}}
 	if tt := r.TornTail(); tt != nil {
 		fr.TornTail = tt.Offset
 	}
@@ -113,32 +104,19 @@ func (a *Analysis) AddFile(path string) error {
 		fr.SizeBytes = st.Size()
 	}
 
-	var ids []*channel // by channel id: the hot loop indexes, never hashes
-	var probeIDs, dataIDs []uint16
-	stats := map[uint16]logfmt.ChannelStats{}
-	for _, s := range r.Stats() {
-		stats[s.Channel] = s
-	}
+	ids, dataIDs, probeIDs := a.channels(r)
 	for _, c := range r.Channels() {
-		ch := a.channel(c)
-		if int(c.ID) >= len(ids) {
-			ids = append(ids, make([]*channel, int(c.ID)+1-len(ids))...)
-		}
-		ids[c.ID] = ch
-		ch.rep.RecorderDrops += stats[c.ID].Drops
-		if n := int(min(stats[c.ID].Records, 1<<26)); n > 0 && ch.kind != KindProbe {
+		ch := ids[c.ID]
+		st := r.StatsOf(c.ID)
+		ch.rep.RecorderDrops += st.Drops
+		if n := int(min(st.Records, 1<<26)); n > 0 && ch.kind != KindProbe {
 			ch.stream.Reserve(n)
 			if ch.kind == KindState || ch.kind == KindFrame {
 				ch.stamps = slices.Grow(ch.stamps, n)
 			}
 		}
-		if ch.kind == KindProbe {
-			probeIDs = append(probeIDs, c.ID)
-		} else {
-			dataIDs = append(dataIDs, c.ID)
-		}
-		if s, ok := stats[c.ID]; ok && s.HasCapture && a.opts.PlotBins > 0 {
-			a.widen(s.FirstCaptureNs, s.LastCaptureNs)
+		if st.HasCapture && a.opts.PlotBins > 0 {
+			a.widen(st.FirstCaptureNs, st.LastCaptureNs)
 		}
 	}
 	if a.opts.PlotBins > 0 {
@@ -150,17 +128,8 @@ func (a *Analysis) AddFile(path string) error {
 	}
 
 	// Data channels: metadata only unless FullDecode.
-	if len(dataIDs) > 0 {
-		it := r.Records(logfmt.Filter{Channels: dataIDs, MetaOnly: !a.opts.FullDecode})
-		for it.Next() {
-			rec := it.Record()
-			if int(rec.Channel) < len(ids) && ids[rec.Channel] != nil {
-				a.add(ids[rec.Channel], rec)
-			}
-		}
-		if err := it.Err(); err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
+	if err := a.eachData(r, ids, dataIDs, a.add); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	// Clock-sync probes: tiny, always decoded.
 	if len(probeIDs) > 0 {
@@ -195,6 +164,41 @@ func (a *Analysis) AddFile(path string) error {
 	return nil
 }
 
+// channels matches r's channels to the analysis's (by name, across
+// files): the analysis of each channel id, and the ids of data and of
+// clock-probe channels.
+func (a *Analysis) channels(r *logfmt.Reader) (ids []*channel, dataIDs, probeIDs []uint16) {
+	for _, c := range r.Channels() {
+		ch := a.channel(c)
+		if int(c.ID) >= len(ids) {
+			ids = append(ids, make([]*channel, int(c.ID)+1-len(ids))...)
+		}
+		ids[c.ID] = ch
+		if ch.kind == KindProbe {
+			probeIDs = append(probeIDs, c.ID)
+		} else {
+			dataIDs = append(dataIDs, c.ID)
+		}
+	}
+	return ids, dataIDs, probeIDs
+}
+
+// eachData calls fn for each record of the data channels, metadata only
+// unless FullDecode. ids is indexed by channel id: the hot loop never hashes.
+func (a *Analysis) eachData(r *logfmt.Reader, ids []*channel, dataIDs []uint16, fn func(*channel, *logfmt.Record)) error {
+	if len(dataIDs) == 0 {
+		return nil
+	}
+	it := r.Records(logfmt.Filter{Channels: dataIDs, MetaOnly: !a.opts.FullDecode})
+	for it.Next() {
+		rec := it.Record()
+		if int(rec.Channel) < len(ids) && ids[rec.Channel] != nil {
+			fn(ids[rec.Channel], rec)
+		}
+	}
+	return it.Err()
+}
+
 func (a *Analysis) widen(lo, hi int64) {
 	if a.span == [2]int64{} {
 		a.span = [2]int64{lo, hi}
@@ -208,7 +212,8 @@ func (a *Analysis) channel(c logfmt.Channel) *channel {
 	if ch, ok := a.byName[c.Name]; ok {
 		return ch
 	}
-	ch := &channel{first: true, rep: ChannelReport{Name: c.Name, Transport: c.Transport.String(), Topic: c.Topic, Schema: c.Schema}}
+	ch := &channel{first: true, rep: ChannelReport{Name: c.Name, Transport: c.Transport.String(), Topic: c.Topic, Schema: c.Schema,
+		Error: c.Meta[logfmt.MetaError], Warning: c.Meta[logfmt.MetaWarning]}}
 	switch c.Schema {
 	case codec.SchemaState:
 		ch.kind = KindState
@@ -231,15 +236,37 @@ func (a *Analysis) channel(c logfmt.Channel) *channel {
 func (a *Analysis) add(ch *channel, r *logfmt.Record) {
 	ch.rep.Count++
 	ch.rep.Bytes += uint64(r.HeaderLen + r.PayloadLen)
-	if string(r.PublisherID) != ch.pub { // compared without allocating
-		ch.pub = string(r.PublisherID)
+	s, ok := a.sampleOf(ch, r, ch.rep.Count, &ch.pub)
+	if !ok {
+		ch.rep.Undecodable++
+		return
 	}
-	s := sampler.Sample{RecvWallNs: r.RecvWallNs, RecvMonoNs: r.RecvMonoNs, Publisher: ch.pub}
+	if ch.kind == KindState && !a.haveEp {
+		a.epoch, a.epochSrc, a.haveEp = s.TNs, "first state sample on "+ch.rep.Name, true
+	}
+	ev := ch.stream.Add(s)
+	if ch.kind == KindState || ch.kind == KindFrame {
+		ch.stamps = append(ch.stamps, sampler.Stamped{TNs: s.TNs, RecvNs: r.RecvWallNs})
+	}
+	if ch.series != nil {
+		ch.series.add(a.span, s, ev)
+	}
+}
+
+// sampleOf is the sampler's view of data record r of ch, the channel's
+// n-th record; ok is false for a record of a known schema without a valid
+// stamp (undecodable). pub caches the last publisher identity, so that an
+// unchanged one is not copied again.
+func (a *Analysis) sampleOf(ch *channel, r *logfmt.Record, n uint64, pub *string) (s sampler.Sample, ok bool) {
+	if string(r.PublisherID) != *pub { // compared without allocating
+		*pub = string(r.PublisherID)
+	}
+	s = sampler.Sample{RecvWallNs: r.RecvWallNs, RecvMonoNs: r.RecvMonoNs, Publisher: *pub}
 	switch {
 	case ch.kind == KindRaw:
 		// Transport-level facts only: the receive stamp, and the zenoh source
 		// sequence number when the transport gave one.
-		s.TNs, s.Seq = r.RecvWallNs, ch.rep.Count
+		s.TNs, s.Seq = r.RecvWallNs, n
 		if r.HasPubSN {
 			s.Seq = r.PublisherSN
 		}
@@ -247,54 +274,30 @@ func (a *Analysis) add(ch *channel, r *logfmt.Record) {
 	case a.opts.FullDecode:
 		seq, t, err := ch.codec.Stamp(r.Header, r.Payload)
 		if err != nil {
-			ch.rep.Undecodable++
-			return
+			return s, false
 		}
 		s.Seq, s.TNs = seq, t
 	default:
 		if !r.HasStamp {
-			ch.rep.Undecodable++
-			return
+			return s, false
 		}
 		s.Seq, s.TNs = r.Seq, r.CaptureNs
 	}
-	if ch.kind == KindState && !a.haveEp {
-		a.epoch, a.epochSrc, a.haveEp = s.TNs, "first state sample on "+ch.rep.Name, true
-	}
-	ev := ch.stream.Add(s)
-	if ch.kind == KindState || ch.kind == KindFrame {
-		ch.stamps = append(ch.stamps, s.TNs)
-	}
-	if ch.series != nil {
-		ch.series.add(a.span, s.TNs, ev)
-	}
-	if a.timeline != nil {
-		a.timeline.row(ch.rep.Name, &s, ev, a.epoch)
-	}
+	return s, true
 }
 
 // Report computes the report. Checks and baseline comparison are applied
 // separately (Check, CompareBaseline).
 func (a *Analysis) Report() *Report {
-	if a.timeline != nil {
-		a.timeline.flush()
-	}
+	// Lists are [] when empty, never null or absent (docs/analyze-report.md).
 	rep := &Report{Schema: ReportSchema, Files: a.files, Pass: true, Checks: []Check{}, Lag: []LagReport{},
+		Channels: []ChannelReport{}, Regressions: []Regression{}, Notes: []string{},
 		OutageFactor: a.opts.OutageFactor, LagToleranceMs: round3(float64(a.opts.LagTolerance) / 1e6)}
+	if rep.Files == nil {
+		rep.Files = []FileReport{}
+	}
 	if !a.haveEp {
-		// No state channel: fall back to the earliest capture stamp anywhere.
-		for _, ch := range a.order {
-			if ch.kind != KindRaw && ch.kind != KindProbe && ch.stream.Summary().Count > 0 {
-				t := ch.stream.Summary().MinTNs
-				if !a.haveEp || t < a.epoch {
-					a.epoch, a.haveEp = t, true
-					a.epochSrc = "no state channel: earliest capture stamp (" + ch.rep.Name + ")"
-				}
-			}
-		}
-		if a.haveEp {
-			rep.Notes = append(rep.Notes, "the log has no state channel; elapsed counts from the earliest frame instead of the robot's first state")
-		}
+		a.fallbackEpoch(rep)
 	}
 	rep.EpochNs, rep.EpochSource = a.epoch, a.epochSrc
 	el := func(t int64) float64 { return round3(codec.Elapsed(t, a.epoch)*1000) / 1000 }
@@ -304,6 +307,7 @@ func (a *Analysis) Report() *Report {
 	first := true
 	for _, ch := range a.order {
 		c := ch.rep
+		c.Skips, c.Restarts, c.Outages = []SkipItem{}, []RestartItem{}, []OutageItem{}
 		sum := ch.stream.Summary()
 		if ch.kind == KindProbe {
 			probes = append(probes, ch.probes...)
@@ -312,8 +316,8 @@ func (a *Analysis) Report() *Report {
 		}
 		if sum.Count > 0 {
 			c.FirstNs, c.LastNs = sum.MinTNs, sum.MaxTNs
+			c.FirstElapsed = el(sum.MinTNs) // raw channels: of the receive stamp
 			if ch.kind != KindRaw {
-				c.FirstElapsed = el(sum.MinTNs)
 				if first || sum.MinTNs < rep.StartNs {
 					rep.StartNs = sum.MinTNs
 				}
@@ -337,7 +341,6 @@ func (a *Analysis) Report() *Report {
 		}
 		c.Skipped, c.SkipEvents, c.RestartCount = sum.Skipped, sum.SkipEvents, sum.RestartCount
 		c.Duplicates, c.Reorders = sum.Duplicates, sum.Reorders
-		c.Skips, c.Restarts, c.Outages = []SkipItem{}, []RestartItem{}, []OutageItem{}
 		for _, s := range sum.Skips {
 			c.Skips = append(c.Skips, SkipItem{LastSeq: s.LastSeq, Seq: s.Seq, Skipped: s.Skipped, TNs: s.TNs, Elapsed: el(s.TNs)})
 		}
@@ -369,20 +372,53 @@ func (a *Analysis) Report() *Report {
 		if s == nil {
 			continue
 		}
-		sampler.SortStamps(s.stamps)
+		sampler.SortStamped(s.stamps)
 		l := sampler.Lag(s.stamps, f.stamps, sampler.LagConfig{ToleranceNs: a.opts.LagTolerance.Nanoseconds()})
 		a.lags = append(a.lags, namedLag{f.rep.Name + " vs " + s.rep.Name, l})
 		rep.Lag = append(rep.Lag, LagReport{Frames: f.rep.Name, States: s.rep.Name, ToleranceMs: round3(float64(a.opts.LagTolerance) / 1e6),
 			Count: l.Frames, Unpaired: l.Unpaired, Rejected: l.Rejected, RejectedFraction: round3(l.RejectedFraction()*1e4) / 1e4,
-			LatestMs: distMs(&l.Latest), NearestMs: distMs(&l.Nearest)})
+			LatestMs: distMs(&l.Latest), NearestMs: distMs(&l.Nearest), InterpolatedMs: distMs(&l.Interpolated)})
 	}
 	if len(probes) > 0 {
 		e := sampler.EstimateClock(probes)
 		rep.Clock = &ClockReport{Probes: e.Probes, Used: e.Used, OffsetMs: round3(float64(e.OffsetNs) / 1e6),
 			RTTMs: round3(float64(e.RTTNs) / 1e6), MinRTTMs: round3(float64(e.MinRTTNs) / 1e6),
 			DriftPPM: round3(e.DriftPPM), DriftValid: e.DriftValid}
+		if e.HasDriftCI {
+			ci := round3(e.DriftCIPPM)
+			rep.Clock.DriftCIPPM = &ci
+		}
 	}
 	return rep
+}
+
+// fallbackEpoch picks the session epoch of a log without a state channel:
+// the earliest capture stamp of any decodable channel, else the earliest
+// receive stamp of a raw one; a note says which.
+func (a *Analysis) fallbackEpoch(rep *Report) {
+	for _, raw := range []bool{false, true} {
+		for _, ch := range a.order {
+			sum := ch.stream.Summary()
+			if ch.kind == KindProbe || (ch.kind == KindRaw) != raw || sum.Count == 0 {
+				continue
+			}
+			if !a.haveEp || sum.MinTNs < a.epoch {
+				a.epoch, a.haveEp = sum.MinTNs, true
+				a.epochSrc = "no state channel: earliest capture stamp (" + ch.rep.Name + ")"
+				if raw {
+					a.epochSrc = "no decodable channel: earliest receive stamp (" + ch.rep.Name + ")"
+				}
+			}
+		}
+		if a.haveEp {
+			note := "the log has no state channel; elapsed counts from the earliest frame instead of the robot's first state"
+			if raw {
+				note = "the log has no decodable channel; elapsed counts from the earliest receive stamp, on the recorder's clock"
+			}
+			rep.Notes = append(rep.Notes, note)
+			return
+		}
+	}
 }
 
 // pairState picks the state channel a frame channel belongs to: the one

@@ -2,10 +2,13 @@ package analyzer
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -85,6 +88,40 @@ func TestKnownFaults(t *testing.T) {
 	if raw == nil || raw.Kind != KindRaw || raw.Count != tr.Raw || raw.Skipped != 0 || raw.LatencyMs != nil {
 		t.Fatalf("raw %+v", raw)
 	}
+	// A raw channel's elapsed is of its receive stamps, like its events'.
+	if want := codec.Elapsed(raw.FirstNs, rep.EpochNs); math.Abs(raw.FirstElapsed-want) > 1e-6 || raw.FirstElapsed <= 0 {
+		t.Fatalf("raw first_elapsed %v, want %v", raw.FirstElapsed, want)
+	}
+	// rate_hz counts the samples with a stamp, not the undecodable records.
+	span := float64(st.LastNs-st.FirstNs) / 1e9
+	if want := round3(float64(st.Count-st.Undecodable-1) / span); st.Undecodable == 0 || st.RateHz != want {
+		t.Fatalf("rate_hz %v, want (count - undecodable - 1) / span = %v", st.RateHz, want)
+	}
+	// dt_ms and recv_dt_ms are over the same pairs of samples.
+	for _, c := range rep.Channels {
+		if c.Kind != KindProbe && c.DtMs.Count != c.RecvDtMs.Count {
+			t.Fatalf("%s: %d capture intervals, %d receive intervals", c.Name, c.DtMs.Count, c.RecvDtMs.Count)
+		}
+	}
+}
+
+// Frames stamped 27 ms before they are published, against 100 Hz states:
+// the latest-state lag stays below the 10 ms state period, the lag against
+// the interpolated state timeline shows the delay (27 ms plus the camera
+// stack's 2 ms in synth).
+func TestLagBelowStatePeriod(t *testing.T) {
+	cfg := synth.Default()
+	cfg.StateHz, cfg.FrameDelay, cfg.RestartAt, cfg.DropStates, cfg.DropFrames = 100, 27*time.Millisecond, 0, nil, nil
+	p, _ := writeSession(t, cfg)
+	rep, err := AnalyzeFiles([]string{p}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := rep.Lag[0]
+	if l.LatestMs.Max >= 10 || l.InterpolatedMs.Count < l.Count-2 || l.InterpolatedMs.P50 < 28.5 || l.InterpolatedMs.P50 > 29.5 {
+		t.Fatalf("latest %+v, interpolated %+v", l.LatestMs, l.InterpolatedMs)
+	}
+	t.Logf("latest state lag p50 %.3f max %.3f ms; against the interpolated state timeline p50 %.3f ms", l.LatestMs.P50, l.LatestMs.Max, l.InterpolatedMs.P50)
 }
 
 // The metadata path (stamps stored at record time) and decoding every
@@ -120,13 +157,15 @@ func TestChecksAndBaseline(t *testing.T) {
 		}
 		return l
 	}
-	rep.ApplyChecks(Thresholds{
+	if err := rep.ApplyChecks(Thresholds{
 		MaxSkips:    []Limit{lim("0", false), lim("vr/*/camera/*=1", false)},
 		MaxRestarts: []Limit{lim("1", false)},
 		MaxOutageMs: []Limit{lim("vr/r1/state=10s", true)},
 		MinRate:     []Limit{lim("vr/r1/state=24", false)},
 		MaxLagMs:    []Limit{lim("200ms", true)},
-	})
+	}); err != nil {
+		t.Fatal(err)
+	}
 	var failed []string
 	for _, c := range rep.Failed() {
 		failed = append(failed, c.Name+" "+c.Channel)
@@ -158,19 +197,24 @@ func TestChecksAndBaseline(t *testing.T) {
 
 func TestOutputs(t *testing.T) {
 	p, tr := writeSession(t, synth.Default())
-	var csv bytes.Buffer
-	a := New(Options{Timeline: &csv, PlotBins: 100})
+	a := New(Options{PlotBins: 100})
 	if err := a.AddFile(p); err != nil {
 		t.Fatal(err)
 	}
 	rep := a.Report()
-	rep.ApplyChecks(Thresholds{MaxSkips: []Limit{{Value: 0}}})
+	if err := rep.ApplyChecks(Thresholds{MaxSkips: []Limit{{Value: 0}}}); err != nil {
+		t.Fatal(err)
+	}
+	var csv bytes.Buffer
+	if err := a.WriteCSV(&csv, rep, codec.TimeElapsed); err != nil {
+		t.Fatal(err)
+	}
 	lines := strings.Split(strings.TrimSpace(csv.String()), "\n")
 	// One row per data record except undecodable ones, plus the header.
 	if want := int(tr.States-tr.Garbage+tr.Frames+tr.Raw) + 1; len(lines) != want {
 		t.Fatalf("timeline has %d lines, want %d", len(lines), want)
 	}
-	if lines[0]+"\n" != TimelineHeader || !strings.Contains(csv.String(), ",restart+outage\n") || !strings.Contains(csv.String(), ",skip") {
+	if lines[0]+"\n" != CSVHeader || !strings.Contains(csv.String(), ",restart+outage\n") || !strings.Contains(csv.String(), ",skip") {
 		t.Fatalf("timeline:\n%s", lines[:3])
 	}
 	var j, h bytes.Buffer
@@ -240,6 +284,29 @@ func TestEdgeLogs(t *testing.T) {
 	if !strings.Contains(txt.String(), "no state channel") {
 		t.Fatalf("text:\n%s", txt.String())
 	}
+	// Raw channels only, and a channel the recorder could not open: elapsed
+	// counts from the earliest receive stamp, and the error is reported.
+	rawOnly := filepath.Join(dir, "raw.vrlog")
+	w, _ = logfmt.Create(rawOnly, logfmt.WriterOptions{})
+	d, _ := w.AddChannel(logfmt.Channel{Name: "diag", Transport: logfmt.TransportZenoh, Topic: "diag"})
+	w.AddChannel(logfmt.Channel{Name: "cam", Transport: logfmt.TransportIceoryx2, Topic: "cam", Meta: map[string]string{logfmt.MetaError: "no slots"}})
+	for i := int64(0); i < 3; i++ {
+		w.Write(&logfmt.Record{Channel: d, RecvWallNs: 2e18 + i*1e9, RecvMonoNs: 1 + i*1e9, Payload: []byte("x")})
+	}
+	w.Close()
+	rep, err = AnalyzeFiles([]string{rawOnly}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.EpochNs != 2e18 || !strings.Contains(rep.EpochSource, "earliest receive stamp (diag)") || rep.Channel("diag").FirstElapsed != 0 ||
+		rep.Channel("diag").Skips == nil || rep.Channel("cam").Error != "no slots" || len(rep.Notes) != 1 {
+		t.Fatalf("raw only: %+v", rep)
+	}
+	txt.Reset()
+	rep.WriteText(&txt, codec.TimeElapsed)
+	if !strings.Contains(txt.String(), "channel cam was NOT RECORDED: no slots") {
+		t.Fatalf("text:\n%s", txt.String())
+	}
 	// Not a log.
 	junk := filepath.Join(dir, "junk.vrlog")
 	os.WriteFile(junk, []byte("this is not a vrlog file at all, just text"), 0o644)
@@ -278,4 +345,46 @@ func BenchmarkTimingScan(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mrecords/s")
+}
+
+// analyze --csv: elapsed counts from the session epoch in every row (the
+// sample's first frame was captured 8 ms before the first state), and
+// +outage marks exactly the report's outages.
+func TestCSVSample(t *testing.T) {
+	a := New(Options{})
+	if err := a.AddFile("../testdata/sample.vrlog"); err != nil {
+		t.Fatal(err)
+	}
+	rep := a.Report()
+	var b bytes.Buffer
+	if err := a.WriteCSV(&b, rep, codec.TimeElapsed); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(rows[0], ",")+"\n" != CSVHeader || len(rows) != 1+358+300 {
+		t.Fatalf("header %v, %d rows", rows[0], len(rows))
+	}
+	if rows[1][0] != "vr/r1/camera/front" || rows[1][3] != "-0.008000000" {
+		t.Fatalf("first row %v: want the frame 8 ms before the epoch", rows[1])
+	}
+	outages := 0
+	for _, r := range rows[1:] {
+		tns, _ := strconv.ParseInt(r[2], 10, 64)
+		if r[3] != codec.FormatSeconds(tns-rep.EpochNs) {
+			t.Fatalf("row %v: elapsed is not t_ns - epoch", r)
+		}
+		if strings.HasSuffix(r[9], "+outage") {
+			outages++
+		}
+	}
+	want := 0
+	for _, c := range rep.Channels {
+		want += len(c.Outages)
+	}
+	if outages != want {
+		t.Fatalf("%d rows marked +outage, the report lists %d outages", outages, want)
+	}
 }

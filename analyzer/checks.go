@@ -2,53 +2,59 @@ package analyzer
 
 import (
 	"fmt"
-	"path"
+	"math"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/vrlog/vrlog/keyexpr"
 )
 
-// Limit is a threshold that applies to channels whose name matches Glob
-// (path.Match syntax; "" matches every channel the check applies to).
+// Limit is a threshold for the channels its pattern matches (a key
+// expression, package keyexpr, matched against a channel's name and
+// topic); a Limit without one applies to every channel its check applies
+// to.
 type Limit struct {
-	Glob  string
-	Value float64
+	Channel string // the pattern as given; "" for every channel
+	Value   float64
+	pat     keyexpr.Pattern
 }
 
-// ParseLimit parses "VALUE" or "GLOB=VALUE"; VALUE is a number, or a
+// ParseLimit parses "VALUE" or "CHANNEL=VALUE"; VALUE is a number, or a
 // duration ("500ms") when dur is set, stored in milliseconds.
 func ParseLimit(s string, dur bool) (Limit, error) {
-	glob, val := "", s
+	var l Limit
+	val := s
 	if i := strings.LastIndexByte(s, '='); i >= 0 {
-		glob, val = s[:i], s[i+1:]
-		if _, err := path.Match(glob, ""); err != nil {
-			return Limit{}, fmt.Errorf("bad channel pattern %q: %w", glob, err)
+		p, err := keyexpr.Parse(s[:i])
+		if err != nil {
+			return l, err
 		}
+		l.Channel, l.pat, val = s[:i], p, s[i+1:]
 	}
 	if dur {
 		d, err := time.ParseDuration(val)
-		if err != nil {
-			return Limit{}, fmt.Errorf("%q: want a duration such as 500ms or 2s", s)
+		if err != nil || d < 0 {
+			return l, fmt.Errorf("%q: want a duration such as 500ms or 2s, or CHANNEL=DURATION", s)
 		}
-		return Limit{glob, float64(d) / 1e6}, nil
+		l.Value = float64(d) / 1e6
+		return l, nil
 	}
 	v, err := strconv.ParseFloat(val, 64)
-	if err != nil || v < 0 {
-		return Limit{}, fmt.Errorf("%q: want a non-negative number, or CHANNEL=NUMBER", s)
+	if err != nil || v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return l, fmt.Errorf("%q: want a non-negative number, or CHANNEL=NUMBER", s)
 	}
-	return Limit{glob, v}, nil
+	l.Value = v
+	return l, nil
 }
 
-func (l Limit) matches(name string) bool {
-	if l.Glob == "" {
-		return true
-	}
-	ok, _ := path.Match(l.Glob, name)
-	return ok || l.Glob == name
+// matches reports whether l applies to the channel name and topic.
+func (l *Limit) matches(name, topic string) bool {
+	return l.Channel == "" || l.pat.Match(name) || l.pat.Match(topic)
 }
 
-// Thresholds are the CI gate. Each list may hold a default (no glob) and
-// per-channel overrides; the last matching entry wins.
+// Thresholds are the CI gate. Each list may hold a default (no pattern)
+// and per-channel overrides; the last matching entry wins.
 type Thresholds struct {
 	MaxSkips     []Limit // skipped samples per channel
 	MaxRestarts  []Limit // publisher restarts per channel
@@ -58,62 +64,124 @@ type Thresholds struct {
 	MaxLagReject []Limit // rejected fraction (0..1), per frame channel
 }
 
-func pick(ls []Limit, name string) (Limit, bool) {
+// subject is something a check measures: a channel, or a frame channel's
+// lag to its states.
+type subject struct {
+	name, topic string
+	value       float64
+}
+
+// check is one threshold list and what it applies to.
+type check struct {
+	name, unit string
+	atMost     bool
+	limits     []Limit
+	what       string // what it applies to, for messages: "channel with seq stamps"
+	subjects   []subject
+}
+
+// ApplyChecks evaluates the thresholds against the report, appends one
+// Check per (threshold, channel) and sets Pass. So that a gate never
+// passes by checking nothing: a CHANNEL= limit that matches none of the
+// channels its check applies to is an error (a *keyexpr.NoMatchError
+// listing them), and a limit without CHANNEL= on a report with nothing to
+// check adds a failed Check saying so.
+func (r *Report) ApplyChecks(t Thresholds) error {
+	for _, c := range r.checks(t) {
+		var have []string
+		for _, s := range c.subjects {
+			have = append(have, s.name)
+		}
+		for i := range c.limits {
+			l := &c.limits[i]
+			hit := false
+			for _, s := range c.subjects {
+				hit = hit || l.matches(s.name, s.topic)
+			}
+			switch {
+			case hit:
+			case l.Channel != "":
+				return fmt.Errorf("--%s: %w", c.name, &keyexpr.NoMatchError{Pattern: l.Channel, What: c.what, Have: have})
+			default:
+				r.Checks = append(r.Checks, Check{Name: c.name, Limit: l.Value, Unit: c.unit, Pass: false,
+					Message: fmt.Sprintf("%s: nothing to check: the log has no %s", c.name, c.what)})
+			}
+		}
+		for _, s := range c.subjects {
+			if l, ok := pick(c.limits, s); ok {
+				r.add(c, s, l)
+			}
+		}
+	}
+	r.updatePass()
+	return nil
+}
+
+// checks lists every threshold with the subjects it applies to.
+func (r *Report) checks(t Thresholds) []check {
+	topics := map[string]string{}
+	var seqd, data []subject
+	var outage []subject
+	for _, c := range r.Channels {
+		topics[c.Name] = c.Topic
+		if c.Kind == KindProbe {
+			continue
+		}
+		longest := 0.0
+		for _, o := range c.Outages {
+			longest = max(longest, o.GapS*1000)
+		}
+		data = append(data, subject{c.Name, c.Topic, c.RateHz})
+		outage = append(outage, subject{c.Name, c.Topic, longest})
+		if c.Kind != KindRaw {
+			seqd = append(seqd, subject{c.Name, c.Topic, float64(c.Skipped)})
+		}
+	}
+	restarts := make([]subject, 0, len(seqd))
+	for _, c := range r.Channels {
+		if c.Kind != KindProbe && c.Kind != KindRaw {
+			restarts = append(restarts, subject{c.Name, c.Topic, float64(c.RestartCount)})
+		}
+	}
+	var lagMax, lagRej []subject
+	for _, g := range r.Lag {
+		lagMax = append(lagMax, subject{g.Frames, topics[g.Frames], g.LatestMs.Max})
+		lagRej = append(lagRej, subject{g.Frames, topics[g.Frames], g.RejectedFraction})
+	}
+	const stamped, dataCh, paired = "channel with seq stamps", "data channel", "frame channel paired with a state channel"
+	return []check{
+		{"max-skips", "", true, t.MaxSkips, stamped, seqd},
+		{"max-restarts", "", true, t.MaxRestarts, stamped, restarts},
+		{"max-outage", " ms", true, t.MaxOutageMs, dataCh, outage},
+		{"min-rate", " Hz", false, t.MinRate, dataCh, data},
+		{"max-lag", " ms", true, t.MaxLagMs, paired, lagMax},
+		{"max-lag-reject", "", true, t.MaxLagReject, paired, lagRej},
+	}
+}
+
+// pick is the last limit that applies to s.
+func pick(ls []Limit, s subject) (Limit, bool) {
 	var got Limit
 	ok := false
-	for _, l := range ls {
-		if l.matches(name) {
-			got, ok = l, true
+	for i := range ls {
+		if ls[i].matches(s.name, s.topic) {
+			got, ok = ls[i], true
 		}
 	}
 	return got, ok
 }
 
-// ApplyChecks evaluates the thresholds against the report, appends one Check
-// per (threshold, channel) and sets Pass.
-func (r *Report) ApplyChecks(t Thresholds) {
-	add := func(name, ch string, value float64, l Limit, unit string, atMost bool) {
-		pass := value <= l.Value
-		rel := "≤"
-		if !atMost {
-			pass, rel = value >= l.Value, "≥"
-		}
-		msg := fmt.Sprintf("%s %s: %s%s (limit %s %s%s)", name, ch, fmtNum(value), unit, rel, fmtNum(l.Value), unit)
-		if !pass {
-			msg += fmt.Sprintf(": off by %s%s", fmtNum(abs(value-l.Value)), unit)
-		}
-		r.Checks = append(r.Checks, Check{Name: name, Channel: ch, Value: value, Limit: l.Value, Unit: unit, Pass: pass, Message: msg})
+// add appends the check of l on s.
+func (r *Report) add(c check, s subject, l Limit) {
+	pass, rel := s.value <= l.Value, "≤"
+	if !c.atMost {
+		pass, rel = s.value >= l.Value, "≥"
 	}
-	for _, c := range r.Channels {
-		if c.Kind == KindProbe {
-			continue
-		}
-		if l, ok := pick(t.MaxSkips, c.Name); ok && c.Kind != KindRaw {
-			add("max-skips", c.Name, float64(c.Skipped), l, "", true)
-		}
-		if l, ok := pick(t.MaxRestarts, c.Name); ok && c.Kind != KindRaw {
-			add("max-restarts", c.Name, float64(c.RestartCount), l, "", true)
-		}
-		if l, ok := pick(t.MaxOutageMs, c.Name); ok {
-			longest := 0.0
-			for _, o := range c.Outages {
-				longest = max(longest, o.GapS*1000)
-			}
-			add("max-outage", c.Name, longest, l, " ms", true)
-		}
-		if l, ok := pick(t.MinRate, c.Name); ok {
-			add("min-rate", c.Name, c.RateHz, l, " Hz", false)
-		}
+	msg := fmt.Sprintf("%s %s: %s%s (limit %s %s%s)", c.name, s.name, fmtNum(s.value), c.unit, rel, fmtNum(l.Value), c.unit)
+	if !pass {
+		msg += fmt.Sprintf(": off by %s%s", fmtNum(abs(s.value-l.Value)), c.unit)
 	}
-	for _, g := range r.Lag {
-		if l, ok := pick(t.MaxLagMs, g.Frames); ok {
-			add("max-lag", g.Frames, g.LatestMs.Max, l, " ms", true)
-		}
-		if l, ok := pick(t.MaxLagReject, g.Frames); ok {
-			add("max-lag-reject", g.Frames, g.RejectedFraction, l, "", true)
-		}
-	}
-	r.updatePass()
+	r.Checks = append(r.Checks, Check{Name: c.name, Channel: s.name, Value: s.value, Limit: l.Value, Unit: c.unit, Pass: pass, Message: msg})
 }
 
 func (r *Report) updatePass() {

@@ -27,9 +27,9 @@ type Report struct {
 	Lag            []LagReport     `json:"lag"`
 	Clock          *ClockReport    `json:"clock"`
 	Checks         []Check         `json:"checks"`
-	Regressions    []Regression    `json:"regressions,omitempty"`
+	Regressions    []Regression    `json:"regressions"`
 	Pass           bool            `json:"pass"`
-	Notes          []string        `json:"notes,omitempty"`
+	Notes          []string        `json:"notes"`
 }
 
 // FileReport says what was read of one input file.
@@ -38,10 +38,10 @@ type FileReport struct {
 	SizeBytes     int64    `json:"size_bytes"`
 	BytesRead     int64    `json:"bytes_read"`
 	Indexed       bool     `json:"indexed"` // opened from the footer index (false: linear scan of an unfinished log)
-	SkippedChunks []string `json:"skipped_chunks,omitempty"`
+	SkippedChunks []string `json:"skipped_chunks"`
 	// Warnings is damage read around without losing a record: a damaged
 	// footer index (read by linear scan), header block or prelude.
-	Warnings []string `json:"warnings,omitempty"`
+	Warnings []string `json:"warnings"`
 	// TornTail is where an unfinished log's last incomplete chunk starts
 	// (-1: none); what follows it was never completely written.
 	TornTail int64 `json:"torn_tail"`
@@ -84,6 +84,10 @@ type ChannelReport struct {
 	Topic     string `json:"topic"`
 	Schema    string `json:"schema"`
 	Kind      string `json:"kind"`
+	// Error says why the recorder could not record the channel (it has no
+	// records); Warning what limited its recording ("" when none).
+	Error   string `json:"error"`
+	Warning string `json:"warning"`
 	// Count is the records read; Undecodable of them had no valid stamp
 	// (payload not of the channel's schema) and were left out of the timing.
 	Count         uint64 `json:"count"`
@@ -95,7 +99,7 @@ type ChannelReport struct {
 	LastNs          int64         `json:"last_ns"`
 	FirstElapsed    float64       `json:"first_elapsed"`
 	DurationS       float64       `json:"duration_s"`
-	RateHz          float64       `json:"rate_hz"`         // (count-1) over the capture span, outages included
+	RateHz          float64       `json:"rate_hz"`         // (decodable samples - 1) over the capture span, outages included
 	NominalRateHz   float64       `json:"nominal_rate_hz"` // 1 / median interval
 	NominalPeriodMs float64       `json:"nominal_period_ms"`
 	DtMs            Dist          `json:"dt_ms"`
@@ -155,26 +159,31 @@ type LagReport struct {
 	RejectedFraction float64 `json:"rejected_fraction"`
 	LatestMs         Dist    `json:"latest_ms"`  // frame t_ns minus the latest state at or before it
 	NearestMs        Dist    `json:"nearest_ms"` // minus the nearest state (signed)
+	// InterpolatedMs: the frame's receive stamp minus the states' receive
+	// time interpolated at its capture stamp (a frame delay, whatever the
+	// state rate).
+	InterpolatedMs Dist `json:"interpolated_ms"`
 }
 
 // ClockReport is the recorder/simulator clock offset from clock-sync probes.
 type ClockReport struct {
-	Probes     int     `json:"probes"`
-	Used       int     `json:"used"`
-	OffsetMs   float64 `json:"offset_ms"` // simulator clock minus recorder clock
-	RTTMs      float64 `json:"rtt_ms"`
-	MinRTTMs   float64 `json:"min_rtt_ms"`
-	DriftPPM   float64 `json:"drift_ppm"`
-	DriftValid bool    `json:"drift_valid"`
+	Probes     int      `json:"probes"`
+	Used       int      `json:"used"`
+	OffsetMs   float64  `json:"offset_ms"` // simulator clock minus recorder clock
+	RTTMs      float64  `json:"rtt_ms"`
+	MinRTTMs   float64  `json:"min_rtt_ms"`
+	DriftPPM   float64  `json:"drift_ppm"`
+	DriftCIPPM *float64 `json:"drift_ci_ppm"` // 95 % confidence half-width; null with fewer than 3 used probes
+	DriftValid bool     `json:"drift_valid"`  // drift_ci_ppm ≤ 5 (sampler.MaxDriftCIPPM)
 }
 
 // Check is one CI-gate threshold applied to one channel (or the session).
 type Check struct {
-	Name    string  `json:"name"` // e.g. max-skips
-	Channel string  `json:"channel,omitempty"`
+	Name    string  `json:"name"`    // e.g. max-skips
+	Channel string  `json:"channel"` // "" for a session-wide check
 	Value   float64 `json:"value"`
 	Limit   float64 `json:"limit"`
-	Unit    string  `json:"unit,omitempty"`
+	Unit    string  `json:"unit"`
 	Pass    bool    `json:"pass"`
 	Message string  `json:"message"`
 }

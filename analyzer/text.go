@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/vrlog/vrlog/codec"
+	"github.com/vrlog/vrlog/sampler"
 )
 
 // WriteText prints the report as aligned tables for a person. Event times
@@ -24,11 +25,7 @@ func (r *Report) WriteText(w io.Writer, tf codec.TimeFormat) error {
 		if !f.Indexed {
 			how = "linear scan: no footer (unfinished or crashed recording; `vrlog recover` writes an indexed copy)"
 		}
-		pct := 0.0
-		if f.SizeBytes > 0 {
-			pct = 100 * float64(f.BytesRead) / float64(f.SizeBytes)
-		}
-		p("file     %s: %s, read %s (%.1f %%) via %s\n", f.Path, human(f.SizeBytes), human(f.BytesRead), pct, how)
+		p("file     %s: %s via %s\n", f.Path, f.read(), how)
 		if f.TornTail >= 0 {
 			p("         torn tail at byte %d: the recording stopped mid-chunk; everything before it is analyzed\n", f.TornTail)
 		}
@@ -63,6 +60,14 @@ func (r *Report) WriteText(w io.Writer, tf codec.TimeFormat) error {
 			c.RecorderDrops, c.Undecodable, lat)
 	}
 	tw.Flush()
+	for _, c := range r.Channels {
+		if c.Error != "" {
+			p("ERROR    channel %s was NOT RECORDED: %s\n", c.Name, c.Error)
+		}
+		if c.Warning != "" {
+			p("warning  channel %s: %s\n", c.Name, c.Warning)
+		}
+	}
 
 	section := func(title string) { p("\n%s\n", title) }
 	var any bool
@@ -108,8 +113,10 @@ func (r *Report) WriteText(w io.Writer, tf codec.TimeFormat) error {
 		section("frame-to-state lag (frame t_ns minus state t_ns, capture clock):")
 		for _, l := range r.Lag {
 			p("  %s vs %s: %d frames; latest state: p50 %.3f p99 %.3f max %.3f ms; nearest: p50 %.3f min %.3f max %.3f ms;\n"+
-				"    rejected above %.3f ms: %d (%.2f %%)", l.Frames, l.States, l.Count, l.LatestMs.P50, l.LatestMs.P99, l.LatestMs.Max,
-				l.NearestMs.P50, l.NearestMs.Min, l.NearestMs.Max, l.ToleranceMs, l.Rejected, 100*l.RejectedFraction)
+				"    delay against the state timeline (receive clock): p50 %.3f p99 %.3f max %.3f ms; rejected above %.3f ms: %d (%.2f %%)",
+				l.Frames, l.States, l.Count, l.LatestMs.P50, l.LatestMs.P99, l.LatestMs.Max,
+				l.NearestMs.P50, l.NearestMs.Min, l.NearestMs.Max, l.InterpolatedMs.P50, l.InterpolatedMs.P99, l.InterpolatedMs.Max,
+				l.ToleranceMs, l.Rejected, 100*l.RejectedFraction)
 			if l.Unpaired > 0 {
 				p("; %d captured before the first state", l.Unpaired)
 			}
@@ -118,9 +125,12 @@ func (r *Report) WriteText(w io.Writer, tf codec.TimeFormat) error {
 	}
 	if c := r.Clock; c != nil {
 		section("clock (simulator minus recorder, from clock-sync probes):")
-		drift := "n/a (probes span < 10 s)"
-		if c.DriftValid {
-			drift = fmt.Sprintf("%.3f ppm", c.DriftPPM)
+		drift := "n/a (fewer than 3 probes used)"
+		switch {
+		case c.DriftValid:
+			drift = fmt.Sprintf("%.3f ± %.3f ppm (95 %%)", c.DriftPPM, *c.DriftCIPPM)
+		case c.DriftCIPPM != nil:
+			drift = fmt.Sprintf("not valid: %.3f ± %.3f ppm (95 %%), wider than ± %g ppm", c.DriftPPM, *c.DriftCIPPM, sampler.MaxDriftCIPPM)
 		}
 		p("  offset %+.3f ms from the %d lowest-RTT of %d probes; rtt %.3f ms (min %.3f); drift %s\n",
 			c.OffsetMs, c.Used, c.Probes, c.RTTMs, c.MinRTTMs, drift)
@@ -141,6 +151,15 @@ func (r *Report) WriteText(w io.Writer, tf codec.TimeFormat) error {
 		p("\nresult: %s\n", verdict)
 	}
 	return nil
+}
+
+// read says how much of the file was read: "3.2 MiB, read 31.7 KiB (1.0 %)".
+func (f FileReport) read() string {
+	pct := 0.0
+	if f.SizeBytes > 0 {
+		pct = 100 * float64(f.BytesRead) / float64(f.SizeBytes)
+	}
+	return fmt.Sprintf("%s, read %s (%.1f %%)", human(f.SizeBytes), human(f.BytesRead), pct)
 }
 
 func human(n int64) string {

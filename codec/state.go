@@ -87,9 +87,9 @@ func DecodeStateInto(s *State, b []byte, epochNs int64) error {
 	s.Orientation = Quat{f64(b[56:]), f64(b[64:]), f64(b[72:]), f64(b[80:])}
 	s.LinearVelocity = Vec3{f64(b[88:]), f64(b[96:]), f64(b[104:])}
 	s.AngularVelocity = Vec3{f64(b[112:]), f64(b[120:]), f64(b[128:])}
-	if cap(s.Sensors) >= n {
+	if s.Sensors != nil && cap(s.Sensors) >= n {
 		s.Sensors = s.Sensors[:n]
-	} else {
+	} else { // never nil: zero sensors are [] in JSON, not null
 		s.Sensors = make([]Sensor, n) // bounded: checkState proved the buffer holds n entries
 	}
 	for i := range n {

@@ -45,6 +45,7 @@ func sampleState(n int) State {
 		Orientation:     Quat{0, 0, 0.7071067811865476, 0.7071067811865476},
 		LinearVelocity:  Vec3{0.5, -0.25, 0},
 		AngularVelocity: Vec3{0, 0, 0.125},
+		Sensors:         []Sensor{}, // zero sensors are [] in the JSON, not null
 	}
 	for i := range n {
 		s.Sensors = append(s.Sensors, Sensor{ID: uint32(100 + i), TNs: s.TNs - int64(i+1)*1_000_000})
@@ -218,8 +219,12 @@ func TestVectors(t *testing.T) {
 	for _, name := range names {
 		t.Run(strings.TrimSuffix(filepath.Base(name), ".json"), func(t *testing.T) {
 			var v vector
-			if err := json.Unmarshal(read(filepath.Base(name)), &v); err != nil {
+			raw := read(filepath.Base(name))
+			if err := json.Unmarshal(raw, &v); err != nil {
 				t.Fatal(err)
+			}
+			if bytes.Contains(raw, []byte("null")) {
+				t.Fatal("the vector has a null: lists are [] (docs/wire-format.md)")
 			}
 			c, ok := Lookup(v.Schema)
 			if !ok {

@@ -64,7 +64,12 @@ type proc struct {
 
 func start(t *testing.T, name string, args ...string) *proc {
 	t.Helper()
-	cmd := exec.Command(name, args...)
+	return startCmd(t, exec.Command(name, args...))
+}
+
+// startCmd starts cmd with its output collected; the test's cleanup kills it.
+func startCmd(t *testing.T, cmd *exec.Cmd) *proc {
+	t.Helper()
 	var errb bytes.Buffer
 	cmd.Stderr, cmd.Stdout = &errb, &errb
 	if err := cmd.Start(); err != nil {
@@ -134,7 +139,8 @@ func hexsum(b []byte) string {
 type logged struct {
 	channel string
 	truth
-	drops uint64
+	drops     uint64
+	publisher string
 }
 
 func readLog(t *testing.T, path string) (recs []logged, r *logfmt.Reader) {
@@ -144,6 +150,12 @@ func readLog(t *testing.T, path string) (recs []logged, r *logfmt.Reader) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close() })
+	return records(t, r), r
+}
+
+// records reads every record of r.
+func records(t *testing.T, r *logfmt.Reader) (recs []logged) {
+	t.Helper()
 	names := map[uint16]string{}
 	for _, c := range r.Channels() {
 		names[c.ID] = c.Name
@@ -152,12 +164,12 @@ func readLog(t *testing.T, path string) (recs []logged, r *logfmt.Reader) {
 	for it.Next() {
 		rec := it.Record()
 		recs = append(recs, logged{channel: names[rec.Channel], truth: truth{Channel: names[rec.Channel], Seq: rec.Seq, TNs: rec.CaptureNs,
-			HeaderSHA256: hexsum(rec.Header), PayloadSHA256: hexsum(rec.Payload)}})
+			HeaderSHA256: hexsum(rec.Header), PayloadSHA256: hexsum(rec.Payload)}, publisher: string(rec.PublisherID)})
 	}
 	if err := it.Err(); err != nil {
 		t.Fatal(err)
 	}
-	return recs, r
+	return recs
 }
 
 // contains checks that every truth line of channel ch appears in the log's

@@ -23,7 +23,12 @@
 // reported by Reader.Warnings. Every length read from a file, decompressed
 // sizes included, is checked against a limit before anything is allocated.
 //
+// Reading by channel pattern and time window (Select, Read), merging logs
+// (Merge) and copying a selection or several logs into a new one (Copy,
+// MergeCopy) are the library's, so every tool selects, merges and cuts
+// the same way.
+//
 // The byte layout is specified in docs/log-format.md. The package imports
-// nothing of vrlog's and builds with CGO_ENABLED=0; schema names are opaque
-// strings.
+// nothing of vrlog's but keyexpr (the channel-pattern grammar) and builds
+// with CGO_ENABLED=0; schema names are opaque strings.
 package logfmt

@@ -3,6 +3,7 @@ package logfmt
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 )
 
 // ErrTornTail means the file ends in an incomplete block and no valid
@@ -40,7 +41,24 @@ var ErrUnknownChannel = errors.New("logfmt: unknown channel")
 var ErrClosed = errors.New("logfmt: closed")
 
 // ErrExists means Create or Recover refused to replace an existing file.
-var ErrExists = errors.New("logfmt: file exists")
+// It is vrlog's one "output exists" error: errors.Is(err, fs.ErrExist) is
+// true for it too, as for an output.Create refusal.
+var ErrExists error = existsError{}
+
+type existsError struct{}
+
+func (existsError) Error() string        { return "logfmt: file exists" }
+func (existsError) Is(target error) bool { return target == fs.ErrExist }
+
+// pathless drops the path an *fs.PathError carries, for an error that
+// names its file itself (once).
+func pathless(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
 
 // ErrNotRegular means a log path names a FIFO, pipe, device, socket or
 // directory. A log is read with random access (the index at its end,

@@ -9,8 +9,12 @@ type Filter struct {
 	// Start and End bound RecvMonoNs to [Start, End): the receive order
 	// of the recorder, monotonic within a recording. Zero means
 	// unbounded. Convert wall time with a record's RecvWallNs-RecvMonoNs
-	// or a chunk's wall range.
+	// or a chunk's wall range, or bound Wall instead.
 	Start, End int64
+	// Wall bounds RecvWallNs, the recorder's wall clock (comparable
+	// across recorders and hosts, and what users give times in): chunks
+	// are skipped by the index's wall ranges and each record is checked.
+	Wall Range
 	// MetaOnly reads record metadata only: payload blocks are neither
 	// read nor decompressed; Header and Payload are nil, HeaderLen and
 	// PayloadLen are set.
@@ -22,6 +26,7 @@ type Iterator struct {
 	r       *Reader
 	f       Filter
 	want    []bool // by channel id, nil = all
+	wall    bool   // f.Wall bounds something
 	plan    []int  // chunk indices, by time
 	pos     int
 	slots   []*loadedChunk
@@ -40,7 +45,7 @@ const streamBatch = 512
 // Records returns an iterator over the records selected by f. Chunks
 // before f.Start are found by binary search over the index.
 func (r *Reader) Records(f Filter) *Iterator {
-	it := &Iterator{r: r, f: f}
+	it := &Iterator{r: r, f: f, wall: f.Wall.Bounded()}
 	if r.closed.Load() {
 		it.err = ErrClosed
 		return it
@@ -61,6 +66,9 @@ func (r *Reader) Records(f Filter) *Iterator {
 			break
 		}
 		if ci.MaxMonoNs < f.Start && f.Start != 0 {
+			continue
+		}
+		if (f.Wall.HasStart && ci.MaxWallNs < f.Wall.Start) || (f.Wall.HasEnd && ci.MinWallNs >= f.Wall.End) {
 			continue
 		}
 		if it.want != nil {
@@ -93,6 +101,9 @@ func (it *Iterator) Next() bool {
 				continue
 			}
 			if f.End != 0 && e.mono >= f.End {
+				continue
+			}
+			if it.wall && !f.Wall.Contains(e.wall) {
 				continue
 			}
 			it.fill(e)

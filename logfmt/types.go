@@ -100,6 +100,18 @@ type Channel struct {
 	Meta map[string]string
 }
 
+// Channel meta keys the recorder sets about its own recording of a channel
+// (docs/log-format.md, section 5).
+const (
+	// MetaError says why the recorder could not record the channel (e.g. an
+	// iceoryx2 service whose subscriber slots were all taken): the channel
+	// matched the recording's selection but has no records.
+	MetaError = "vrlog.error"
+	// MetaWarning says what limited the recording of the channel (e.g. a
+	// subscriber buffer smaller than the recorder asked for).
+	MetaWarning = "vrlog.warning"
+)
+
 // MaxPublisherID is the largest Record.PublisherID the writer accepts.
 const MaxPublisherID = 64
 

@@ -153,12 +153,12 @@ func Create(path string, opts WriterOptions) (*Writer, error) {
 	if opts.Overwrite {
 		flag = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
 	}
-	f, err := os.OpenFile(path, flag, 0o644)
+	f, err := os.OpenFile(path, flag, 0o666) // the umask narrows it, as for any file
 	if err != nil {
 		if errors.Is(err, os.ErrExist) {
 			return nil, fmt.Errorf("create %s: %w", path, ErrExists)
 		}
-		return nil, fmt.Errorf("create %s: %w", path, err)
+		return nil, fmt.Errorf("create %s: %w", path, pathless(err))
 	}
 	w, err := newWriter(f, path, opts)
 	if err != nil {

@@ -29,13 +29,31 @@ def iox_node():
     return iox2.NodeBuilder.new().signal_handling_mode(iox2.SignalHandlingMode.Disabled).create(iox2.ServiceType.Ipc)
 
 
-def frame_service(node, name, buffer_size=None, max_publishers=None, history=None):
-    """Opens or creates a frame service: FrameHeader user header + u8 slice payload."""
-    b = node.service_builder(iox2.ServiceName.new(name)).publish_subscribe(iox2.Slice[ctypes.c_uint8]).user_header(FrameHeader)
+class Pose(ctypes.Structure):
+    """A fixed-size payload (40 bytes, no user header) for services that are not frames."""
+
+    _fields_ = [("seq", ctypes.c_uint64), ("t_ns", ctypes.c_int64), ("x", ctypes.c_double), ("y", ctypes.c_double), ("z", ctypes.c_double)]
+
+    @staticmethod
+    def type_name():
+        return "vrtest::Pose"
+
+
+def frame_service(node, name, buffer_size=None, max_publishers=None, history=None, max_subscribers=None, fixed_payload=False):
+    """Opens or creates a frame service (FrameHeader user header + u8 slice
+    payload), or with fixed_payload a Pose service without user header.
+    Settings left at None (or 0) keep iceoryx2's defaults."""
+    b = node.service_builder(iox2.ServiceName.new(name))
+    if fixed_payload:
+        b = b.publish_subscribe(Pose)
+    else:
+        b = b.publish_subscribe(iox2.Slice[ctypes.c_uint8]).user_header(FrameHeader)
     if buffer_size:
         b = b.subscriber_max_buffer_size(buffer_size)
     if max_publishers:
         b = b.max_publishers(max_publishers)
+    if max_subscribers:
+        b = b.max_subscribers(max_subscribers)
     if history:
         b = b.history_size(history)
     return b.open_or_create()

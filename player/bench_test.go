@@ -25,7 +25,7 @@ func (g *genSource) Pass(ctx context.Context, emit func(*Rec) bool) error {
 	return nil
 }
 
-var noop = SinkFunc(func(int, []byte, []byte) error { return nil })
+var noop = SinkFunc(func(*Rec) error { return nil })
 
 // BenchmarkRateMaxNoop: the engine's ceiling, 200 B records at --rate max
 // into a sink that does nothing (read-ahead queue, copy, ordering, stats).

@@ -5,7 +5,9 @@
 //
 // It imports no transport: the replay command wires it to zenoh and
 // iceoryx2 publishers, tests to a Sink that records call times, benchmarks
-// to a no-op Sink.
+// to a no-op Sink. The Sink gets each record with the source info it was
+// recorded with (Rec.SourceID, SourceSN: zenoh's publisher id and sequence
+// number), so a replay can republish it.
 //
 // # Data flow
 //

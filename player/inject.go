@@ -30,9 +30,10 @@ type Faults struct {
 	Outages []Outage
 	// RestartAt > 0: from this offset on, every stamped record whose
 	// schema the codec knows gets seq - seq0, seq0 being its channel's
-	// first seq at or after the offset: the publisher looks restarted (seq
-	// back to 0). A channel whose own seq goes back later (a restart in the
-	// log) is left alone from then on.
+	// first seq at or after the offset, and every record with source info
+	// gets SourceSN - sn0 likewise: the publisher looks restarted (seq back
+	// to 0). Each counter of a channel that goes back later by itself (a
+	// restart in the log) is left alone from then on.
 	RestartAt time.Duration
 	// Jitter is the standard deviation of a normal delay added to every
 	// deadline, clamped to ±4 sigma and so that a channel's records keep

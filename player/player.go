@@ -15,8 +15,9 @@ import (
 	"github.com/vrlog/vrlog/sampler"
 )
 
-// Rec is one record handed to the player by a Source. The player copies
-// Header and Payload; the Source may reuse them after emit returns.
+// Rec is one record handed to the player by a Source, and by the player to
+// the Sink. The player copies Header, Payload and SourceID; the Source may
+// reuse them after emit returns.
 type Rec struct {
 	Channel   int   // index into Options.Channels
 	Key       int64 // log time in ns on the pacing clock (receive mono or capture t_ns)
@@ -25,6 +26,13 @@ type Rec struct {
 	HasStamp  bool
 	Header    []byte
 	Payload   []byte
+	// SourceID and SourceSN are the transport's source info as recorded
+	// (zenoh: publisher id and sequence number), valid if HasSourceSN: a
+	// Sink republishes them so a replayed channel carries the original's
+	// sequence facts (a raw channel's only seq).
+	SourceID    []byte
+	SourceSN    uint64
+	HasSourceSN bool
 }
 
 // Source yields the records of one pass in publishing order (non-decreasing
@@ -35,18 +43,18 @@ type Source interface {
 	Pass(ctx context.Context, emit func(*Rec) bool) error
 }
 
-// Sink publishes one record. It is called from one goroutine, in order.
+// Sink publishes one record (r.Channel, r.Header, r.Payload and the source
+// info). It is called from one goroutine, in order; r is valid only during
+// the call.
 type Sink interface {
-	Publish(channel int, header, payload []byte) error
+	Publish(r *Rec) error
 }
 
 // SinkFunc adapts a function to Sink.
-type SinkFunc func(channel int, header, payload []byte) error
+type SinkFunc func(r *Rec) error
 
 // Publish calls f.
-func (f SinkFunc) Publish(channel int, header, payload []byte) error {
-	return f(channel, header, payload)
-}
+func (f SinkFunc) Publish(r *Rec) error { return f(r) }
 
 // Channel is what the player needs to know of an output channel.
 type Channel struct {
@@ -142,7 +150,7 @@ type ChannelStats struct {
 	Bytes      uint64 // header + payload bytes sent
 	Dropped    uint64 // records not sent: drop=P
 	OutageSkip uint64 // records not sent: inside an outage
-	Reseq      uint64 // records whose seq was rewritten (restart)
+	Reseq      uint64 // records whose seq or source sn was rewritten (restart)
 	RestampErr uint64 // stamped-schema records left unshifted (payload does not decode)
 	Steps      uint64 // records published by Step (no error sample)
 	// Err holds actual minus scheduled publish time, ns.
@@ -324,11 +332,8 @@ type run struct {
 	// faults
 	lastE       []int64
 	haveLastE   []bool
-	restartBase []uint64
-	restartSet  []bool
-	restartOff  []bool
-	lastSeq     []uint64
-	haveLastSeq []bool
+	reseq       []renumber // restart=AT: payload seq, per channel
+	resn        []renumber // restart=AT: source sn, per channel
 	state       codec.State
 	tmp         []byte
 	codecs      []codec.Codec
@@ -349,8 +354,7 @@ func (p *Player) Run(ctx context.Context) (*Summary, error) {
 	}
 	n := len(o.Channels)
 	r.lastE, r.haveLastE = make([]int64, n), make([]bool, n)
-	r.restartBase, r.restartSet, r.restartOff = make([]uint64, n), make([]bool, n), make([]bool, n)
-	r.lastSeq, r.haveLastSeq = make([]uint64, n), make([]bool, n)
+	r.reseq, r.resn = make([]renumber, n), make([]renumber, n)
 	r.codecs = make([]codec.Codec, n)
 	for i, c := range o.Channels {
 		r.stats[i].Name = c.Name
@@ -507,31 +511,56 @@ func (r *run) admit(m *msg) bool {
 		r.lastE[m.Channel], r.haveLastE[m.Channel] = e, true
 	}
 	m.e = e
-	if f.RestartAt > 0 && m.HasStamp && r.codecs[m.Channel] != nil {
+	if f.RestartAt > 0 {
 		r.restart(m, off)
 	}
 	return true
 }
 
+// restart applies restart=AT to m's payload seq and source sn.
 func (r *run) restart(m *msg, off int64) {
-	c := m.Channel
-	if r.haveLastSeq[c] && m.pass == 0 && m.Seq < r.lastSeq[c] && r.restartSet[c] {
-		r.restartOff[c] = true // the log restarts by itself
+	c, at := m.Channel, int64(r.o.Faults.RestartAt)
+	changed := false
+	if m.HasStamp && r.codecs[c] != nil {
+		if seq, ok := r.reseq[c].next(m.Seq, m.pass, off, at); ok &&
+			setSeq(r.o.Channels[c].Schema, m.Header, m.Payload, seq, &r.state, &r.tmp) {
+			m.Seq, changed = seq, true
+		}
 	}
-	r.lastSeq[c], r.haveLastSeq[c] = m.Seq, true
-	if off < int64(r.o.Faults.RestartAt) || r.restartOff[c] {
-		return
+	if m.HasSourceSN {
+		if sn, ok := r.resn[c].next(m.SourceSN, m.pass, off, at); ok {
+			m.SourceSN, changed = sn, true
+		}
 	}
-	if !r.restartSet[c] {
-		r.restartBase[c], r.restartSet[c] = m.Seq, true
-	}
-	if m.Seq < r.restartBase[c] {
-		return
-	}
-	if setSeq(r.o.Channels[c].Schema, m.Header, m.Payload, m.Seq-r.restartBase[c], &r.state, &r.tmp) {
-		m.Seq -= r.restartBase[c]
+	if changed {
 		r.stats[c].Reseq++
 	}
+}
+
+// renumber is restart=AT's state for one counter of one channel.
+type renumber struct {
+	last, base    uint64
+	haveLast, set bool
+	off           bool // the log restarted by itself after AT: left alone
+}
+
+// next is v's new value (ok false: v stays as it is): v - v0, v0 being the
+// counter's first value at or after offset at.
+func (n *renumber) next(v uint64, pass int, off, at int64) (uint64, bool) {
+	if n.haveLast && pass == 0 && v < n.last && n.set {
+		n.off = true // the log restarts by itself
+	}
+	n.last, n.haveLast = v, true
+	if off < at || n.off {
+		return v, false
+	}
+	if !n.set {
+		n.base, n.set = v, true
+	}
+	if v < n.base {
+		return v, false
+	}
+	return v - n.base, true
 }
 
 // ready reports whether the heap's top can go: no record still to come
@@ -637,7 +666,7 @@ func (r *run) publish(m *msg, deadline int64, timed bool) error {
 		r.prepare(m, r.o.Now())
 	}
 	now := r.o.Now()
-	err := r.sink.Publish(m.Channel, m.Header, m.Payload)
+	err := r.sink.Publish(&m.Rec)
 	st := &r.stats[m.Channel]
 	if err != nil {
 		r.q.put(m)

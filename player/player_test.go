@@ -39,10 +39,13 @@ func (s *sliceSource) Pass(ctx context.Context, emit func(*Rec) bool) error {
 
 // call is one Publish seen by the recording sink.
 type call struct {
-	at      int64
-	ch      int
-	header  []byte
-	payload []byte
+	at       int64
+	ch       int
+	header   []byte
+	payload  []byte
+	sourceID []byte
+	sn       uint64
+	hasSN    bool
 }
 
 // recSink records every call with the player's clock (not a transport
@@ -54,13 +57,14 @@ type recSink struct {
 	fail  int // fail on this call (1-based), 0 never
 }
 
-func (s *recSink) Publish(ch int, h, p []byte) error {
+func (s *recSink) Publish(r *Rec) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.fail > 0 && len(s.calls)+1 == s.fail {
 		return errors.New("sink broke")
 	}
-	s.calls = append(s.calls, call{at: s.now(), ch: ch, header: slices.Clone(h), payload: slices.Clone(p)})
+	s.calls = append(s.calls, call{at: s.now(), ch: r.Channel, header: slices.Clone(r.Header), payload: slices.Clone(r.Payload),
+		sourceID: slices.Clone(r.SourceID), sn: r.SourceSN, hasSN: r.HasSourceSN})
 	return nil
 }
 
@@ -287,6 +291,72 @@ func TestOutageAndRestart(t *testing.T) {
 	}
 }
 
+// Source info reaches the sink as recorded (copied: the source reuses its
+// buffers); restart=AT counts a raw channel's source sn from 0 again, and a
+// restart the log has by itself after AT is left as it is; drawn drops
+// inside an outage count as dropped, not as outage skips.
+func TestSourceInfoAndRestart(t *testing.T) {
+	var recs []Rec
+	id := []byte{9, 8, 7, 6, 5, 4, 3, 2, 1}
+	sn := uint64(1000)
+	for i := 0; i < 100; i++ {
+		switch i {
+		case 30:
+			sn += 5 // the original's skips
+		case 70:
+			sn, id = 0, []byte{1, 1, 1, 1, 1} // the original's own restart (a new publisher)
+		}
+		recs = append(recs, Rec{Channel: 2, Key: int64(i) * 1e7, SourceID: id, SourceSN: sn, HasSourceSN: true, Payload: []byte{byte(i)}})
+		sn++
+	}
+	reused := &reusingSource{recs: recs}
+	f := Faults{RestartAt: 500 * time.Millisecond}
+	o := Options{Loops: 1, RateMax: true, Faults: f, Channels: chans, Now: monoClock()}
+	sink := &recSink{now: o.Now}
+	p, _ := New(reused, sink, o)
+	st, err := p.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sink.calls) != 100 || st.Channels[2].Reseq != 20 {
+		t.Fatalf("%d calls, reseq %d", len(sink.calls), st.Channels[2].Reseq)
+	}
+	for i, c := range sink.calls {
+		want := recs[i].SourceSN
+		if i >= 50 && i < 70 {
+			want -= recs[50].SourceSN // restarted at 0.5 s
+		}
+		if !c.hasSN || c.sn != want || !bytes.Equal(c.sourceID, recs[i].SourceID) || c.payload[0] != byte(i) {
+			t.Fatalf("record %d: source %x sn %d (%v), want %x sn %d", i, c.sourceID, c.sn, c.hasSN, recs[i].SourceID, want)
+		}
+	}
+	// drop=1 inside an outage: every record drawn is dropped first.
+	s, _ := play(t, states(50, 10*time.Millisecond, false), Options{Loops: 1, RateMax: true,
+		Faults: Faults{Drop: 1, Outages: []Outage{{At: 100 * time.Millisecond, For: 200 * time.Millisecond}}}})
+	if s.Channels[0].Dropped != 50 || s.Channels[0].OutageSkip != 0 {
+		t.Fatalf("drop inside an outage: %+v", s.Channels[0])
+	}
+}
+
+// reusingSource emits every record from one buffer that it overwrites, as
+// the log iterator does.
+type reusingSource struct{ recs []Rec }
+
+func (s *reusingSource) Pass(ctx context.Context, emit func(*Rec) bool) error {
+	var r Rec
+	buf := make([]byte, 64)
+	for _, x := range s.recs {
+		r = x
+		r.SourceID = append(buf[:0], x.SourceID...)
+		r.Payload = append(buf[32:32], x.Payload...)
+		if !emit(&r) {
+			return nil
+		}
+		clear(buf)
+	}
+	return nil
+}
+
 func TestRestampShiftsByOneConstant(t *testing.T) {
 	recs := states(30, time.Millisecond, true)
 	recs = append(recs, Rec{Channel: 2, Key: recs[len(recs)-1].Key + 1, Payload: []byte("raw bytes, not a state")})
@@ -425,7 +495,7 @@ func TestSetRateMidway(t *testing.T) {
 	now := monoClock()
 	var p *Player
 	n := 0
-	sink := SinkFunc(func(int, []byte, []byte) error {
+	sink := SinkFunc(func(*Rec) error {
 		if n++; n == 101 {
 			p.SetRate(4) // after record 100 (100 ms of log)
 		}
@@ -442,7 +512,7 @@ func TestSetRateMidway(t *testing.T) {
 
 func TestStopAndCancel(t *testing.T) {
 	recs := states(1000, time.Millisecond, false)
-	p, _ := New(&sliceSource{recs: recs}, SinkFunc(func(int, []byte, []byte) error { return nil }), Options{Loops: 0, Channels: chans})
+	p, _ := New(&sliceSource{recs: recs}, SinkFunc(func(*Rec) error { return nil }), Options{Loops: 0, Channels: chans})
 	go func() { time.Sleep(30 * time.Millisecond); p.Stop() }()
 	s, err := p.Run(context.Background())
 	if err != nil || !s.Interrupted || s.Channels[0].Sent == 0 {
@@ -450,7 +520,7 @@ func TestStopAndCancel(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 	defer cancel()
-	p, _ = New(&sliceSource{recs: recs}, SinkFunc(func(int, []byte, []byte) error { return nil }), Options{Loops: 0, Channels: chans})
+	p, _ = New(&sliceSource{recs: recs}, SinkFunc(func(*Rec) error { return nil }), Options{Loops: 0, Channels: chans})
 	s, err = p.Run(ctx)
 	if err != nil || !s.Interrupted {
 		t.Fatalf("cancel: %v %+v", err, s)

@@ -15,6 +15,7 @@ type msg struct {
 	prepared bool
 	hdrBuf   []byte
 	payBuf   []byte
+	idBuf    []byte
 }
 
 func (m *msg) size() int { return len(m.Header) + len(m.Payload) + 128 }
@@ -59,8 +60,9 @@ func (q *queue) get(r *Rec) *msg {
 	}
 	m.hdrBuf = append(m.hdrBuf[:0], r.Header...)
 	m.payBuf = append(m.payBuf[:0], r.Payload...)
+	m.idBuf = append(m.idBuf[:0], r.SourceID...)
 	m.Rec = *r
-	m.Header, m.Payload = nil, m.payBuf
+	m.Header, m.Payload, m.SourceID = nil, m.payBuf, m.idBuf
 	if r.Header != nil {
 		m.Header = m.hdrBuf
 	}

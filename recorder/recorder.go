@@ -5,14 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path"
-	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/vrlog/vrlog/codec"
-	"github.com/vrlog/vrlog/internal/glob"
+	"github.com/vrlog/vrlog/keyexpr"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/sampler"
 	"github.com/vrlog/vrlog/transport/clock"
@@ -38,8 +37,8 @@ type Config struct {
 	SplitSize     int64
 	SplitDuration time.Duration
 	MaxFiles      int
-	// Compression per channel: the last entry whose Glob matches the channel
-	// name wins; default zstd level 1.
+	// Compression per channel: the last entry whose Pattern matches the
+	// channel's name or topic wins; default zstd level 1.
 	Compression []ChannelCompression
 	// FlushInterval bounds how long a record may sit in memory before it
 	// reaches the file (default 1 s): what kill -9 can cost.
@@ -55,17 +54,39 @@ type Config struct {
 	ServicePoll time.Duration
 	// OnStatus, if set, is called about once a second with a snapshot.
 	OnStatus func(Status)
-	// IceoryxBuffer is the subscriber buffer per service (default 8).
+	// OnProblem, if set, is called once for each channel that cannot be
+	// recorded (ChannelStatus.Error) or is recorded with a limit
+	// (ChannelStatus.Warning), from the same goroutine as OnStatus.
+	OnProblem func(ChannelStatus)
+	// IceoryxBuffer is the iceoryx2 subscriber buffer asked for per service
+	// (0: as large as each service allows). A service that allows less
+	// gets its maximum, with a warning when that is below
+	// MinIceoryxBuffer (iceoryx2's default service allows 2).
 	IceoryxBuffer int
+	// ClockOffset, for tests only, shifts every wall stamp the recorder
+	// takes (receive stamps, probes' T1 and T4), as if its host's clock ran
+	// that much ahead: a second host's clock on one machine.
+	ClockOffset time.Duration
 }
 
-// ChannelCompression picks a compression for channels matching Glob.
+// MinIceoryxBuffer is the iceoryx2 subscriber buffer below which the
+// recorder warns: a publisher that sends more samples than the buffer holds
+// within one poll interval of the recorder overwrites the oldest.
+const MinIceoryxBuffer = 8
+
+// metaIoxBuffer is the channel meta key of the iceoryx2 subscriber buffer
+// the recorder got (docs/log-format.md).
+const metaIoxBuffer = "vrlog.iox2.buffer_size"
+
+// ChannelCompression picks a compression for the channels Pattern (a key
+// expression, package keyexpr; "" for every channel) matches.
 type ChannelCompression struct {
-	Glob        string
+	Pattern     string
 	Compression logfmt.Compression
 }
 
-// item is one received sample on its way to the writer.
+// item is one received sample on its way to the writer, or (failed) a
+// channel that could not be opened.
 type item struct {
 	name      string
 	transport logfmt.Transport
@@ -75,6 +96,7 @@ type item struct {
 	sub       *subInfo
 	rec       logfmt.Record
 	release   func() // hands rec's memory back to its pool once written; may be nil
+	failed    bool   // no record: the channel could not be opened (meta holds logfmt.MetaError)
 }
 
 // subInfo is one subscription, for drop accounting.
@@ -97,20 +119,34 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	if cfg.ServicePoll == 0 {
 		cfg.ServicePoll = 250 * time.Millisecond
 	}
-	if cfg.IceoryxBuffer == 0 {
-		cfg.IceoryxBuffer = 8
-	}
 	if len(cfg.TimeKeys) == 0 {
 		cfg.TimeKeys = []string{"vr/*/time"}
 	}
 	if len(cfg.ZenohKeys) == 0 && len(cfg.IceoryxServices) == 0 && !cfg.All {
 		return nil, errors.New("recorder: nothing to record: give zenoh keys, iceoryx2 services or --all")
 	}
+	comp, err := compileCompression(cfg.Compression)
+	if err != nil {
+		return nil, err
+	}
+	var named []string             // iceoryx2 services by name
+	var patterns []keyexpr.Pattern // and by pattern, found by discover
+	for _, s := range cfg.IceoryxServices {
+		p, err := keyexpr.Parse(s)
+		if err != nil {
+			return nil, fmt.Errorf("recorder: iceoryx2 service %w", err)
+		}
+		if p.Literal() {
+			named = append(named, s)
+		} else {
+			patterns = append(patterns, p)
+		}
+	}
 	out, err := newRotator(cfg)
 	if err != nil {
 		return nil, err
 	}
-	r := &rec{cfg: cfg, out: out, in: make(chan []item, 64), chans: map[string]*channel{}, subs: map[*subInfo]bool{}}
+	r := &rec{cfg: cfg, out: out, in: make(chan []item, 64), chans: map[string]*channel{}, subs: map[*subInfo]bool{}, comp: comp}
 
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -119,7 +155,7 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	var sess *zenoh.Session
 	if len(cfg.ZenohKeys) > 0 || cfg.All || cfg.ProbeInterval > 0 {
 		if sess, err = zenoh.Open(cfg.Zenoh); err != nil {
-			setupErr = fmt.Errorf("zenoh: %w", err)
+			setupErr = err // the transport's errors name it
 		} else {
 			defer sess.Close()
 		}
@@ -143,19 +179,17 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		setupErr = r.subscribeZenoh(rctx, &wg, sess, k)
 	}
 	var pending []string // named services that do not exist yet
-	var globs []*regexp.Regexp
-	for _, s := range cfg.IceoryxServices {
+	for _, s := range named {
 		if setupErr != nil {
 			break
 		}
-		if strings.Contains(s, "*") {
-			globs = append(globs, glob.Compile(s)) // found by discover
-			continue
-		}
-		if err := r.subscribeIceoryx(rctx, &wg, node, s); errors.Is(err, iceoryx2.ErrServiceNotFound) {
+		switch err := r.subscribeIceoryx(rctx, &wg, node, s); {
+		case errors.Is(err, iceoryx2.ErrServiceNotFound):
 			pending = append(pending, s)
-		} else {
-			setupErr = err
+		case errors.Is(err, iceoryx2.ErrInvalid):
+			setupErr = err // a bad name: the selection itself is wrong
+		case err != nil:
+			r.failed(rctx, node, s, err)
 		}
 	}
 	if setupErr != nil {
@@ -164,9 +198,14 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		out.abandon()
 		return nil, setupErr
 	}
-	if cfg.All || len(pending) > 0 || len(globs) > 0 {
+	if cfg.All || len(pending) > 0 || len(patterns) > 0 {
 		wg.Add(1)
-		go func() { defer wg.Done(); r.discover(rctx, &wg, node, pending, globs) }()
+		go func() { defer wg.Done(); r.discover(rctx, &wg, node, pending, patterns) }()
+	}
+	if sess != nil {
+		r.watch = &sessionWatch{}
+		wg.Add(1)
+		go func() { defer wg.Done(); r.watch.run(rctx, sess) }()
 	}
 	if sess != nil && cfg.ProbeInterval > 0 {
 		wg.Add(1)
@@ -193,7 +232,9 @@ type rec struct {
 	chans      map[string]*channel
 	order      []*channel
 	start      time.Time
-	discovered sync.Map // iceoryx2 services already subscribed
+	discovered sync.Map      // iceoryx2 services already subscribed
+	watch      *sessionWatch // the zenoh session's connectivity, if there is a session
+	comp       []compression
 }
 
 // channel is the writer's view of one recorded channel.
@@ -258,23 +299,50 @@ func (r *rec) subscribeZenoh(ctx context.Context, wg *sync.WaitGroup, sess *zeno
 	return nil
 }
 
+// serviceMeta is a service's channel meta (docs/transports.md) and the
+// schema its types name.
+func serviceMeta(info iceoryx2.ServiceInfo) (meta map[string]string, schema string) {
+	meta = info.Types.ToMeta()
+	for k, v := range info.Config.ToMeta() {
+		meta[k] = v
+	}
+	if info.Types.UserHeader.TypeName == "vrsdk::FrameHeader" {
+		schema = codec.SchemaFrame
+	}
+	return meta, schema
+}
+
+// failed stores a service that matched the selection but could not be
+// opened as a channel error (logfmt.MetaError) and reports it: it is never
+// skipped in silence.
+func (r *rec) failed(ctx context.Context, node *iceoryx2.Node, service string, err error) {
+	r.discovered.Store(service, true) // reported once, not retried every poll
+	meta, schema := map[string]string{}, ""
+	if info, derr := node.ServiceDetails(service); derr == nil {
+		meta, schema = serviceMeta(info)
+	}
+	meta[logfmt.MetaError] = err.Error()
+	r.send(ctx, []item{{name: service, transport: logfmt.TransportIceoryx2, topic: service, meta: meta, schema: schema, failed: true}})
+}
+
 func (r *rec) subscribeIceoryx(ctx context.Context, wg *sync.WaitGroup, node *iceoryx2.Node, service string) error {
 	pool := newBufPool(framePoolSize)
 	sub, err := node.Subscribe(service, iceoryx2.SubscriberOptions{BufferSize: r.cfg.IceoryxBuffer, Alloc: pool.get})
 	if err != nil {
-		return fmt.Errorf("iceoryx2 subscribe %q: %w", service, err)
+		return err // the transport names the service
 	}
 	r.discovered.Store(service, true)
-	types := sub.Types()
-	meta := types.ToMeta()
-	if info, err := node.ServiceDetails(service); err == nil {
-		for k, v := range info.Config.ToMeta() {
-			meta[k] = v
+	info := sub.Info()
+	meta, schema := serviceMeta(info)
+	got := sub.BufferSize()
+	meta[metaIoxBuffer] = strconv.Itoa(got)
+	if want := max(r.cfg.IceoryxBuffer, MinIceoryxBuffer); got < want {
+		effect := "overwrites the oldest, which then shows as a seq gap"
+		if so := info.Config.SafeOverflow; so != nil && !*so {
+			effect = "is held up until the recorder takes them (the service has no safe overflow)"
 		}
-	}
-	schema := ""
-	if types.UserHeader.TypeName == "vrsdk::FrameHeader" {
-		schema = codec.SchemaFrame
+		meta[logfmt.MetaWarning] = fmt.Sprintf("iceoryx2 subscriber buffer %d (the service's subscriber_max_buffer_size; the recorder wants %d): "+
+			"a publisher that sends more than %d samples while the recorder polls (every 200 µs) %s", got, want, got, effect)
 	}
 	si := &subInfo{name: service, dropped: sub.Dropped, last: service}
 	r.addSub(si)
@@ -320,28 +388,41 @@ func (r *rec) send(ctx context.Context, batch []item) bool {
 }
 
 // discover subscribes to iceoryx2 pub-sub services as they appear: every
-// service with --all, those matching a glob, and named services that did not
-// exist at the start.
-func (r *rec) discover(ctx context.Context, wg *sync.WaitGroup, node *iceoryx2.Node, pending []string, globs []*regexp.Regexp) {
+// service with --all, those matching a pattern, and named services that did
+// not exist at the start.
+func (r *rec) discover(ctx context.Context, wg *sync.WaitGroup, node *iceoryx2.Node, pending []string, patterns []keyexpr.Pattern) {
 	t := time.NewTicker(r.cfg.ServicePoll)
 	defer t.Stop()
+	// open subscribes to a service; one that exists but cannot be opened is
+	// a channel error. It reports whether the service is done with.
+	open := func(service string) bool {
+		err := r.subscribeIceoryx(ctx, wg, node, service)
+		if err != nil && !errors.Is(err, iceoryx2.ErrServiceNotFound) {
+			r.failed(ctx, node, service, err)
+		}
+		return !errors.Is(err, iceoryx2.ErrServiceNotFound)
+	}
+	listErr := ""
 	for {
 		for i := 0; i < len(pending); i++ {
-			err := r.subscribeIceoryx(ctx, wg, node, pending[i])
-			if err == nil || !errors.Is(err, iceoryx2.ErrServiceNotFound) {
+			if open(pending[i]) {
 				pending = append(pending[:i], pending[i+1:]...)
 				i--
 			}
 		}
-		if !r.cfg.All && len(pending) == 0 && len(globs) == 0 {
+		if !r.cfg.All && len(pending) == 0 && len(patterns) == 0 {
 			return
 		}
-		if svcs, err := node.ListServices(); (r.cfg.All || len(globs) > 0) && err == nil {
+		if r.cfg.All || len(patterns) > 0 {
+			svcs, err := node.ListServices()
+			if err != nil && err.Error() != listErr {
+				listErr = err.Error() // a new failure: reported once, retried every poll
+				r.send(ctx, []item{{name: "(service list)", transport: logfmt.TransportIceoryx2, failed: true,
+					meta: map[string]string{logfmt.MetaWarning: err.Error() + "; retrying"}}})
+			}
 			for _, s := range svcs {
-				if _, ok := r.discovered.Load(s.Name); !ok && (r.cfg.All || glob.MatchAny(globs, s.Name)) {
-					if err := r.subscribeIceoryx(ctx, wg, node, s.Name); err != nil {
-						r.discovered.Store(s.Name, true) // do not retry every poll
-					}
+				if _, ok := r.discovered.Load(s.Name); !ok && (r.cfg.All || matchAny(patterns, s.Name)) {
+					open(s.Name)
 				}
 			}
 		}
@@ -360,7 +441,7 @@ func (r *rec) probe(ctx context.Context, sess *zenoh.Session) {
 	defer t.Stop()
 	for {
 		for _, key := range r.cfg.TimeKeys {
-			t1 := clock.WallNow()
+			t1 := clock.WallNow() + r.cfg.ClockOffset.Nanoseconds()
 			replies, err := sess.Get(ctx, key, nil, min(r.cfg.ProbeInterval, 500*time.Millisecond))
 			if err != nil {
 				continue
@@ -375,6 +456,7 @@ func (r *rec) probe(ctx context.Context, sess *zenoh.Session) {
 				if t4 == 0 {
 					t4 = clock.WallNow()
 				}
+				t4 += r.cfg.ClockOffset.Nanoseconds()
 				p := codec.ClockProbe{T1Ns: t1, T2Ns: tr.T2Ns, T3Ns: tr.T3Ns, T4Ns: t4}
 				batch = append(batch, item{name: "vrlog/clock/" + rep.Key, transport: logfmt.TransportInternal, topic: rep.Key,
 					schema: codec.SchemaClockProbe, rec: logfmt.Record{RecvWallNs: t4, RecvMonoNs: rep.RecvMonoNs, Payload: codec.AppendClockProbe(nil, p)}})
@@ -391,15 +473,47 @@ func (r *rec) probe(ctx context.Context, sess *zenoh.Session) {
 	}
 }
 
-// compression picks the channel's compression.
-func (r *rec) compression(name string) logfmt.Compression {
+// compression is a compiled ChannelCompression.
+type compression struct {
+	pat   keyexpr.Pattern
+	every bool // no pattern
+	c     logfmt.Compression
+}
+
+func compileCompression(ccs []ChannelCompression) ([]compression, error) {
+	var out []compression
+	for _, cc := range ccs {
+		c := compression{c: cc.Compression, every: cc.Pattern == ""}
+		if !c.every {
+			p, err := keyexpr.Parse(cc.Pattern)
+			if err != nil {
+				return nil, fmt.Errorf("recorder: compression %w", err)
+			}
+			c.pat = p
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// compression picks the channel's compression: the last match wins.
+func (r *rec) compression(name, topic string) logfmt.Compression {
 	c := logfmt.Compression{Kind: logfmt.CompressionZstd, Level: 1}
-	for _, cc := range r.cfg.Compression {
-		if ok, _ := path.Match(cc.Glob, name); ok || cc.Glob == name || cc.Glob == "" {
-			c = cc.Compression
+	for _, cc := range r.comp {
+		if cc.every || cc.pat.Match(name) || cc.pat.Match(topic) {
+			c = cc.c
 		}
 	}
 	return c
+}
+
+func matchAny(ps []keyexpr.Pattern, s string) bool {
+	for _, p := range ps {
+		if p.Match(s) {
+			return true
+		}
+	}
+	return false
 }
 
 // detectSchema names the codec of a new channel from its first sample.
@@ -451,23 +565,58 @@ func (r *rec) write(ctx context.Context, cancel context.CancelFunc) error {
 	}
 }
 
-func (r *rec) writeOne(it *item) error {
-	if err := r.out.ensure(); err != nil {
-		return err
+// problem stores and reports a channel that could not be opened (or, with
+// only a warning and no channel name known to the log, a transient failure).
+func (r *rec) problem(it *item) error {
+	if _, dup := r.chans[it.name]; dup {
+		return nil
 	}
-	ch := r.chans[it.name]
-	if ch == nil {
-		ch = &channel{def: logfmt.Channel{Name: it.name, Transport: it.transport, Topic: it.topic, Schema: detectSchema(it),
-			Compression: r.compression(it.name), Meta: it.meta}, stream: sampler.NewStream(sampler.Config{})}
-		ch.codec, _ = codec.Lookup(ch.def.Schema)
+	cs := ChannelStatus{Name: it.name, Transport: it.transport.String(), Schema: it.schema,
+		Error: it.meta[logfmt.MetaError], Warning: it.meta[logfmt.MetaWarning]}
+	if cs.Error != "" {
+		ch := &channel{def: logfmt.Channel{Name: it.name, Transport: it.transport, Topic: it.topic, Schema: it.schema,
+			Compression: r.compression(it.name, it.topic), Meta: it.meta}, stream: sampler.NewStream(sampler.Config{})}
+		if err := r.out.ensure(); err != nil {
+			return err
+		}
 		if err := r.out.addChannel(&ch.def); err != nil {
 			return err
 		}
 		r.chans[it.name] = ch
 		r.order = append(r.order, ch)
 	}
+	if r.cfg.OnProblem != nil {
+		r.cfg.OnProblem(cs)
+	}
+	return nil
+}
+
+func (r *rec) writeOne(it *item) error {
+	if it.failed {
+		return r.problem(it)
+	}
+	if err := r.out.ensure(); err != nil {
+		return err
+	}
+	ch := r.chans[it.name]
+	if ch == nil {
+		ch = &channel{def: logfmt.Channel{Name: it.name, Transport: it.transport, Topic: it.topic, Schema: detectSchema(it),
+			Compression: r.compression(it.name, it.topic), Meta: it.meta}, stream: sampler.NewStream(sampler.Config{})}
+		ch.codec, _ = codec.Lookup(ch.def.Schema)
+		if err := r.out.addChannel(&ch.def); err != nil {
+			return err
+		}
+		r.chans[it.name] = ch
+		r.order = append(r.order, ch)
+		if w := it.meta[logfmt.MetaWarning]; w != "" && r.cfg.OnProblem != nil {
+			r.cfg.OnProblem(ChannelStatus{Name: it.name, Transport: it.transport.String(), Schema: ch.def.Schema, Warning: w})
+		}
+	}
 	rec := &it.rec
 	rec.Channel = r.out.id(it.name)
+	if it.transport != logfmt.TransportInternal { // probes were shifted as they were taken
+		rec.RecvWallNs += r.cfg.ClockOffset.Nanoseconds()
+	}
 	if ch.codec != nil && ch.def.Schema != codec.SchemaClockProbe {
 		if seq, t, err := ch.codec.Stamp(rec.Header, rec.Payload); err == nil {
 			rec.Seq, rec.CaptureNs, rec.HasStamp = seq, t, true

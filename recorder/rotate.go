@@ -72,7 +72,7 @@ func (o *rotator) open() error {
 	}
 	w, err := logfmt.Create(p, logfmt.WriterOptions{Metadata: md, FlushInterval: o.cfg.FlushInterval, Sync: o.cfg.Sync, Overwrite: o.cfg.Force})
 	if err != nil {
-		return fmt.Errorf("create %s: %w", p, err)
+		return err // logfmt names the file
 	}
 	o.w, o.opened, o.ids = w, time.Now(), map[string]uint16{}
 	o.n++

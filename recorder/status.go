@@ -2,6 +2,8 @@ package recorder
 
 import (
 	"time"
+
+	"github.com/vrlog/vrlog/logfmt"
 )
 
 // ChannelStatus is one channel's live figures.
@@ -17,6 +19,11 @@ type ChannelStatus struct {
 	Restarts    uint64
 	Undecodable uint64
 	Drops       uint64 // recorder-side drops
+	// Error: the channel matched the selection but could not be opened (it
+	// has no records); Warning: what limits its recording. Both are stored
+	// in the channel's meta (logfmt.MetaError, logfmt.MetaWarning).
+	Error   string
+	Warning string
 }
 
 // Status is a snapshot of a recording; Summary is the last one.
@@ -26,6 +33,8 @@ type Status struct {
 	BytesWritten int64
 	RawBytes     uint64 // in the current file
 	Channels     []ChannelStatus
+	// Zenoh is the zenoh session's connectivity; nil without a session.
+	Zenoh *SessionStatus
 }
 
 // Summary is what Run returns.
@@ -34,11 +43,15 @@ type Summary = Status
 func (r *rec) snapshot() Status {
 	written, raw := r.out.bytes()
 	s := Status{Elapsed: time.Since(r.start), Files: append([]string(nil), r.out.files...), BytesWritten: written, RawBytes: raw}
+	if r.watch != nil {
+		z := r.watch.status()
+		s.Zenoh = &z
+	}
 	for _, ch := range r.order {
 		sum := ch.stream.Summary()
 		s.Channels = append(s.Channels, ChannelStatus{Name: ch.def.Name, Transport: ch.def.Transport.String(), Schema: ch.def.Schema,
 			Msgs: ch.msgs, Bytes: ch.bytes, Hz: ch.hz, MBps: ch.mbps, Skipped: sum.Skipped, Restarts: sum.RestartCount,
-			Undecodable: ch.undecodable, Drops: ch.drops})
+			Undecodable: ch.undecodable, Drops: ch.drops, Error: ch.def.Meta[logfmt.MetaError], Warning: ch.def.Meta[logfmt.MetaWarning]})
 	}
 	return s
 }
@@ -58,4 +71,15 @@ func (r *rec) status() {
 func (r *rec) summary() *Summary {
 	s := r.snapshot()
 	return &s
+}
+
+// Failed lists the channels that could not be recorded.
+func (s Status) Failed() []ChannelStatus {
+	var out []ChannelStatus
+	for _, c := range s.Channels {
+		if c.Error != "" {
+			out = append(out, c)
+		}
+	}
+	return out
 }

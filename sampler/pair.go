@@ -1,12 +1,23 @@
 package sampler
 
-import "sort"
+import (
+	"math"
+	"slices"
+	"sort"
+)
 
 // LagConfig tunes frame-to-state pairing.
 type LagConfig struct {
 	// ToleranceNs: a frame whose lag to the latest state captured at or before
 	// it exceeds this is rejected, as a fusing controller would.
 	ToleranceNs int64
+}
+
+// Stamped is what pairing needs of one sample: its capture stamp (simulator
+// clock) and its receive stamp (recorder clock; 0 when unknown).
+type Stamped struct {
+	TNs    int64
+	RecvNs int64
 }
 
 // LagSummary is the frame-to-state lag of one frame stream against one state
@@ -18,6 +29,13 @@ type LagSummary struct {
 	Rejected uint64    // latest-lag above tolerance
 	Latest   Histogram // lag to the latest state at or before the frame (≥ 0)
 	Nearest  Histogram // lag to the nearest state in capture time (signed)
+	// Interpolated is the frame's receive stamp minus the receive time of
+	// the state timeline interpolated at the frame's capture stamp: how
+	// much later the frame arrived than a state captured at the same
+	// instant. Latest and Nearest cannot exceed the state period, whatever
+	// the frames' delay; this can. Frames outside the states' capture span,
+	// or without receive stamps, are left out.
+	Interpolated Histogram
 }
 
 // RejectedFraction is Rejected over paired frames.
@@ -29,38 +47,70 @@ func (l *LagSummary) RejectedFraction() float64 {
 	return float64(l.Rejected) / float64(paired)
 }
 
-// Lag pairs every frame capture stamp with the states' capture stamps.
-// states must be sorted ascending (SortStamps); frames may be in any order.
-// Arrival order plays no part: only capture stamps pair samples.
-func Lag(states, frames []int64, cfg LagConfig) *LagSummary {
+// Lag pairs every frame with the states by capture stamp. states must be
+// sorted by TNs (SortStamped); frames may be in any order. Arrival order
+// plays no part: only capture stamps pair samples, and receive stamps only
+// measure (Interpolated).
+func Lag(states, frames []Stamped, cfg LagConfig) *LagSummary {
 	l := &LagSummary{}
 	for _, f := range frames {
 		l.Frames++
-		i := sort.Search(len(states), func(i int) bool { return states[i] > f }) // first state after f
+		i := sort.Search(len(states), func(i int) bool { return states[i].TNs > f.TNs }) // first state after f
 		if i == 0 {
 			l.Unpaired++
 			if len(states) > 0 {
-				l.Nearest.Add(f - states[0])
+				l.Nearest.Add(f.TNs - states[0].TNs)
 			}
 			continue
 		}
-		latest := f - states[i-1]
+		s0 := states[i-1]
+		latest := f.TNs - s0.TNs
 		l.Latest.Add(latest)
 		nearest := latest
-		if i < len(states) && states[i]-f < latest {
-			nearest = f - states[i]
+		if i < len(states) && states[i].TNs-f.TNs < latest {
+			nearest = f.TNs - states[i].TNs
 		}
 		l.Nearest.Add(nearest)
 		if latest > cfg.ToleranceNs {
 			l.Rejected++
 		}
+		if recv, ok := recvAt(states, i, f.TNs); ok && f.RecvNs != 0 {
+			l.Interpolated.Add(f.RecvNs - recv)
+		}
 	}
 	return l
 }
 
-// SortStamps sorts capture stamps in place (states arrive nearly sorted).
-func SortStamps(ts []int64) {
-	if !sort.SliceIsSorted(ts, func(i, j int) bool { return ts[i] < ts[j] }) {
-		sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })
+// recvAt interpolates the states' receive stamps at capture time t, between
+// states[i-1] (captured at or before t) and states[i] (after t).
+func recvAt(states []Stamped, i int, t int64) (int64, bool) {
+	s0 := states[i-1]
+	if s0.RecvNs == 0 {
+		return 0, false
+	}
+	if s0.TNs == t {
+		return s0.RecvNs, true
+	}
+	if i == len(states) || states[i].RecvNs == 0 {
+		return 0, false // after the last state: no timeline to interpolate
+	}
+	s1 := states[i]
+	frac := float64(t-s0.TNs) / float64(s1.TNs-s0.TNs)
+	return s0.RecvNs + int64(math.Round(frac*float64(s1.RecvNs-s0.RecvNs))), true
+}
+
+// SortStamped sorts by capture stamp in place (states arrive nearly sorted).
+func SortStamped(ts []Stamped) {
+	cmp := func(a, b Stamped) int {
+		switch {
+		case a.TNs < b.TNs:
+			return -1
+		case a.TNs > b.TNs:
+			return 1
+		}
+		return 0
+	}
+	if !slices.IsSortedFunc(ts, cmp) {
+		slices.SortStableFunc(ts, cmp)
 	}
 }

@@ -90,6 +90,16 @@ func TestStreamDuplicateAndReorder(t *testing.T) {
 	if sum.Duplicates != 1 || sum.Reorders != 1 || sum.Skipped != 1 || sum.RestartCount != 0 {
 		t.Fatalf("%+v", sum)
 	}
+	// Capture and receive intervals are over the same in-order pairs: 1-2,
+	// 2-4, 4-5 (receive stamps here: capture + 1 ms, so the same values).
+	r := NewStream(Config{})
+	for i, q := range []uint64{1, 2, 2, 4, 3, 5} {
+		tn := []int64{10, 20, 20, 40, 30, 50}[i] * ms
+		r.Add(Sample{Seq: q, TNs: tn, RecvMonoNs: tn + ms})
+	}
+	if r.Dt.Count() != 3 || r.RecvDt.Count() != 3 || r.RecvDt.Min() != r.Dt.Min() || r.RecvDt.Max() != r.Dt.Max() {
+		t.Fatalf("dt %d [%d, %d], recv dt %d [%d, %d]", r.Dt.Count(), r.Dt.Min(), r.Dt.Max(), r.RecvDt.Count(), r.RecvDt.Min(), r.RecvDt.Max())
+	}
 }
 
 func TestPublisherChangeIsRestart(t *testing.T) {
@@ -146,9 +156,17 @@ func TestHistogramAccuracy(t *testing.T) {
 	}
 }
 
+func stamped(ts ...int64) []Stamped {
+	out := make([]Stamped, len(ts))
+	for i, t := range ts {
+		out[i] = Stamped{TNs: t, RecvNs: t + 1000}
+	}
+	return out
+}
+
 func TestLag(t *testing.T) {
-	states := []int64{0, 40, 80, 120}
-	frames := []int64{-5, 12, 39, 45, 80, 200}
+	states := stamped(0, 40, 80, 120)
+	frames := stamped(-5, 12, 39, 45, 80, 200)
 	l := Lag(states, frames, LagConfig{ToleranceNs: 30})
 	if l.Frames != 6 || l.Unpaired != 1 {
 		t.Fatalf("%+v", l)
@@ -163,6 +181,39 @@ func TestLag(t *testing.T) {
 	}
 	if f := l.RejectedFraction(); f != 0.4 {
 		t.Fatalf("fraction %v", f)
+	}
+	// Every sample arrived 1000 ns after capture: the frames inside the
+	// states' span (12, 39, 45, 80) arrived 0 ns later than a state would.
+	if l.Interpolated.Count() != 4 || l.Interpolated.Min() != 0 || l.Interpolated.Max() != 0 {
+		t.Fatalf("interpolated: %d, [%d, %d]", l.Interpolated.Count(), l.Interpolated.Min(), l.Interpolated.Max())
+	}
+}
+
+// Frames stamped 27 ms before they are published (a camera's exposure or
+// processing delay): the latest and nearest state lags stay below the state
+// period whatever the state rate, the interpolated lag reads 27 ms at each.
+func TestLagInterpolatedShowsFrameDelay(t *testing.T) {
+	const delay, latency = 27 * ms, 300_000
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, hz := range []int64{10, 100, 1000} {
+		period := int64(1e9) / hz
+		var states, frames []Stamped
+		for c := int64(0); c < 5e9; c += period {
+			states = append(states, Stamped{TNs: c, RecvNs: c + latency + r.Int64N(50_000)})
+		}
+		for c := int64(0); c < 5e9; c += 33_333_333 {
+			frames = append(frames, Stamped{TNs: c - delay, RecvNs: c + latency + r.Int64N(50_000)})
+		}
+		l := Lag(states, frames, LagConfig{ToleranceNs: 50 * ms})
+		if l.Latest.Max() >= period {
+			t.Fatalf("%d Hz: latest lag max %d ns above the state period", hz, l.Latest.Max())
+		}
+		p50 := l.Interpolated.Quantile(0.5)
+		if d := p50 - delay; d < -100_000 || d > 100_000 {
+			t.Fatalf("%d Hz: interpolated lag p50 %.3f ms, want 27", hz, float64(p50)/1e6)
+		}
+		t.Logf("%3d Hz states: latest lag p50 %.3f max %.3f ms; interpolated p50 %.3f ms (%d frames)", hz,
+			float64(l.Latest.Quantile(0.5))/1e6, float64(l.Latest.Max())/1e6, float64(p50)/1e6, l.Interpolated.Count())
 	}
 }
 
@@ -194,8 +245,78 @@ func TestEstimateClock(t *testing.T) {
 	if !est.DriftValid || math.Abs(est.DriftPPM-20) > 0.01 {
 		t.Fatalf("drift %v %v", est.DriftPPM, est.DriftValid)
 	}
+	if est.RefNs != 19e9 { // the mean T1 of the even probes
+		t.Fatalf("ref %d", est.RefNs)
+	}
 	if e := EstimateClock(nil); e.Used != 0 {
 		t.Fatal("empty")
+	}
+}
+
+// probesFor simulates probes once a second over span seconds: a remote clock
+// drifting by ppm, a one-way delay of 50 µs plus noise (exponential, mean
+// noise ns, independently each way: queueing makes the two ways asymmetric).
+func probesFor(r *rand.Rand, span int, ppm, noise float64) []Probe {
+	var out []Probe
+	for i := 0; i <= span; i++ {
+		t1 := int64(i) * 1e9
+		off := int64(float64(t1) * ppm / 1e6)
+		up, down := 50_000+int64(r.ExpFloat64()*noise), 50_000+int64(r.ExpFloat64()*noise)
+		t2 := t1 + up + off
+		out = append(out, Probe{T1: t1, T2: t2, T3: t2 + 1000, T4: t1 + up + 1000 + down})
+	}
+	return out
+}
+
+// Drift is valid only when the probes bound it: the 95 % confidence
+// half-width from the fit's residuals must be within MaxDriftCIPPM. Quiet
+// probes over a minute measure 20 ppm; the probes of a loaded machine (a
+// true drift of 0 read as tens of ppm) are not valid; and the interval
+// covers the true drift in about 95 % of runs.
+func TestDriftValidity(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	quiet := EstimateClock(probesFor(r, 60, 20, 5_000))
+	if !quiet.DriftValid || math.Abs(quiet.DriftPPM-20) > quiet.DriftCIPPM || quiet.DriftCIPPM > 1 {
+		t.Fatalf("quiet, 60 s: drift %.3f ± %.3f ppm valid %v, want 20", quiet.DriftPPM, quiet.DriftCIPPM, quiet.DriftValid)
+	}
+	invalid := 0
+	var worst float64
+	for range 200 {
+		loaded := EstimateClock(probesFor(r, 20, 0, 600_000))
+		worst = max(worst, math.Abs(loaded.DriftPPM))
+		if !loaded.HasDriftCI {
+			t.Fatal("no interval from 10 probes")
+		}
+		if !loaded.DriftValid {
+			invalid++
+		} else if math.Abs(loaded.DriftPPM) > MaxDriftCIPPM {
+			t.Fatalf("loaded: drift %.3f ± %.3f ppm valid, true drift 0", loaded.DriftPPM, loaded.DriftCIPPM)
+		}
+	}
+	if invalid < 190 {
+		t.Fatalf("loaded, 20 s: only %d of 200 runs invalid (estimates up to %.1f ppm)", invalid, worst)
+	}
+	t.Logf("loaded, 20 s: %d of 200 runs invalid; estimates up to %.1f ppm against a true 0", invalid, worst)
+	covered := 0
+	const runs = 1000
+	for range runs {
+		e := EstimateClock(probesFor(r, 30, -12, 40_000))
+		if math.Abs(e.DriftPPM+12) <= e.DriftCIPPM {
+			covered++
+		}
+	}
+	if f := float64(covered) / runs; f < 0.90 || f > 0.99 {
+		t.Fatalf("the 95 %% interval covers the true drift in %.1f %% of runs", 100*f)
+	}
+	t.Logf("the 95 %% interval covers the true drift in %.1f %% of %d runs", 100*float64(covered)/runs, runs)
+	same := make([]Probe, 6) // three used, all at one instant: no slope
+	for i := range same {
+		same[i] = Probe{T1: 5, T2: 6, T3: 7, T4: 8}
+	}
+	for _, few := range [][]Probe{probesFor(r, 1, 0, 0), same} {
+		if e := EstimateClock(few); e.DriftValid || e.HasDriftCI {
+			t.Fatalf("%d probes: %+v", len(few), e)
+		}
 	}
 }
 

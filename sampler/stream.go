@@ -114,7 +114,10 @@ type Stream struct {
 	median    int64   // cached median interval, refreshed as the stream grows
 	refreshAt uint64  // Dt count at which median is next refreshed
 
-	Dt      Histogram // capture-time intervals between in-order samples (ns)
+	// Dt and RecvDt are the intervals between consecutive in-order samples
+	// (duplicates and reordered samples left out), on the capture clock and
+	// on the receive (monotonic) clock: the same pairs, so the two compare.
+	Dt      Histogram // capture-time intervals (ns)
 	RecvDt  Histogram // receive-time intervals (monotonic, ns)
 	Latency Histogram // RecvWallNs - TNs (ns): transport latency plus clock offset
 }
@@ -140,9 +143,6 @@ func (s *Stream) Add(x Sample) Event {
 		return Event{Kind: First}
 	}
 	s.minTNs, s.maxTNs = min(s.minTNs, x.TNs), max(s.maxTNs, x.TNs)
-	if x.RecvMonoNs != 0 && s.last.RecvMonoNs != 0 {
-		s.RecvDt.Add(x.RecvMonoNs - s.last.RecvMonoNs)
-	}
 	ev := Event{Kind: Next}
 	last := s.last
 	newPub := x.Publisher != "" && last.Publisher != "" && x.Publisher != last.Publisher
@@ -172,6 +172,9 @@ func (s *Stream) Add(x Sample) Event {
 	}
 	ev.DtNs = x.TNs - last.TNs
 	s.Dt.Add(ev.DtNs)
+	if x.RecvMonoNs != 0 && last.RecvMonoNs != 0 {
+		s.RecvDt.Add(x.RecvMonoNs - last.RecvMonoNs)
+	}
 	if nominal := s.nominal(); nominal > 0 && float64(ev.DtNs) > s.cfg.OutageFactor*float64(nominal) {
 		ev.Outage = true
 	}

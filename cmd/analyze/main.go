@@ -1,7 +1,7 @@
 // Command analyze is vrlog's offline timing audit (the same command as
 // `vrlog analyze`). It needs neither cgo nor Rust:
 //
-//	go install github.com/vrlog/vrlog/cmd/analyze@latest
+//	go install ./cmd/analyze   (from a checkout)
 package main
 
 import (

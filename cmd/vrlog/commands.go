@@ -24,5 +24,6 @@ func commands() []*cli.Command {
 	add("jobs", record.Command(), replay.Command(), analyze.Command())
 	add("log tools", logtools.Commands()...)
 	add("simulator", sim.Command())
+	add("help", docCommands()...)
 	return cmds
 }

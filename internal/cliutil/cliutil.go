@@ -1,12 +1,15 @@
 // Package cliutil holds what every vrlog command shares: exit codes, the
 // error type that carries one, TTY detection, and the runner the binaries'
-// mains call.
+// mains call (run.go), which gives every verb the same command-line
+// contract: flags anywhere (args.go), interrupts that remove unfinished
+// outputs, a checked standard output, --version from the build (version.go).
 package cliutil
 
 import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 
 	"github.com/urfave/cli/v2"
@@ -25,9 +28,12 @@ const (
 // ExitCodesHelp is appended to commands' descriptions.
 const ExitCodesHelp = `EXIT CODES:
    0  success
-   1  a check failed (analyze: a threshold was crossed; verify: damage found)
+   1  a check failed (analyze: a threshold was crossed; verify: damage found;
+      record: a pattern or the whole recording captured nothing)
    2  usage or input error (bad flags, unreadable, corrupt or foreign file)
-   3  runtime failure (transport error, disk full, interrupted I/O)`
+   3  runtime failure (transport error, disk full, an output that could not be
+      written, interrupted by SIGINT/SIGTERM)
+   See docs/cli.md for the whole command-line contract.`
 
 // Error is an error with an exit code.
 type Error struct {
@@ -67,6 +73,19 @@ func CheckFailed(err error) error {
 	return &Error{Code: ExitCheckFailed, Err: err}
 }
 
+// Output classifies a failure to create or write an output: an output that
+// exists is a usage error (the user can pass --force), anything else a
+// runtime failure.
+func Output(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, fs.ErrExist) {
+		return &Error{Code: ExitUsage, Err: fmt.Errorf("%w (use --force to replace it)", err)}
+	}
+	return Runtime(err)
+}
+
 // Code is the exit code for err: 0 for nil, the carried code for *Error,
 // ExitUsage for flag-parsing errors, ExitRuntime otherwise.
 func Code(err error) int {
@@ -91,40 +110,12 @@ func IsTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// Version is set at build time with -ldflags "-X .../cliutil.Version=...".
-var Version = "dev"
-
-// Run runs app with args and exits with the code its error maps to.
-func Run(app *cli.App, args []string) { os.Exit(Execute(app, args)) }
-
-// Execute runs app with args, prints an error to app.ErrWriter (stderr by
-// default) and returns the exit code. Usage errors from flag parsing are 2.
-func Execute(app *cli.App, args []string) int {
-	app.Version = Version
-	app.ExitErrHandler = func(*cli.Context, error) {} // we exit below, once
-	app.OnUsageError = usageError
-	for _, c := range app.Commands {
-		if c.OnUsageError == nil {
-			c.OnUsageError = usageError
-		}
-	}
-	err := app.Run(args)
-	if err != nil {
-		w := app.ErrWriter
-		if w == nil {
-			w = os.Stderr
-		}
-		fmt.Fprintf(w, "%s: %v\n", app.Name, err)
-	}
-	return Code(err)
-}
-
 func usageError(_ *cli.Context, err error, _ bool) error {
 	return &Error{Code: ExitUsage, Err: fmt.Errorf("%w (see --help)", err)}
 }
 
 // Single wraps one command as a whole app (the design card's standalone
-// binaries: record, replay, analyze).
+// binaries: record, replay, analyze, sim).
 func Single(c *cli.Command) *cli.App {
 	return &cli.App{
 		Name:            c.Name,

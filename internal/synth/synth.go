@@ -41,6 +41,10 @@ type Config struct {
 	// FrameLag: a frame is captured this long after the state tick it
 	// follows (the camera pipeline's delay).
 	FrameLag time.Duration
+	// FrameDelay: frames arrive this much later after their capture stamp
+	// than states do (on top of the camera stack's 2 ms): frames stamped
+	// FrameDelay before they are published.
+	FrameDelay time.Duration
 	// Latency is the transport delay to the recorder; Jitter its ± spread.
 	Latency time.Duration
 	Jitter  time.Duration
@@ -189,7 +193,7 @@ func Write(w *logfmt.Writer, cfg Config) (Truth, error) {
 		for i := range pix {
 			pix[i] = byte(i + int(seq)*3)
 		}
-		wall, mono := arrive(t + 2_000_000) // frames take longer: 2 ms more through the camera stack
+		wall, mono := arrive(t + 2_000_000 + cfg.FrameDelay.Nanoseconds()) // frames take longer: 2 ms more through the camera stack
 		recs = append(recs, rec{logfmt.Record{Channel: frameCh, RecvWallNs: wall, RecvMonoNs: mono, CaptureNs: t, Seq: seq, HasStamp: true,
 			PublisherID: []byte("cam-front"), Header: codec.AppendFrameHeader(nil, &h), Payload: slices.Clone(pix)}})
 		tr.Frames++

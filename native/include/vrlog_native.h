@@ -92,6 +92,9 @@ int vr_zsession_open(const char *config_file, const char *const *keys, const cha
                      size_t n, vr_zsession **out, char **err);
 void vr_zsession_close(vr_zsession *s);
 size_t vr_zsession_zid(const vr_zsession *s, uint8_t out[16]);
+/* Zenoh ids (16 LE bytes each) of the routers (routers != 0) or peers connected now, up to cap
+ * of them into out[cap * 16]; returns the number connected (may exceed cap). */
+size_t vr_zsession_connected(const vr_zsession *s, uint8_t routers, uint8_t *out, size_t cap);
 
 int vr_zsub_declare(const vr_zsession *s, const char *keyexpr, size_t queue_cap, size_t queue_bytes,
                     vr_zsub **out, char **err);
@@ -108,6 +111,12 @@ int vr_zpub_declare(const vr_zsession *s, const char *keyexpr, const char *encod
                     vr_zpub **out, char **err);
 int vr_zpub_put(const vr_zpub *p, const uint8_t *payload, size_t payload_len,
                 const uint8_t *attachment, size_t attachment_len, int has_attachment, char **err);
+/* Like vr_zpub_put, with the given source info (zenoh id of 1..16 bytes,
+ * entity id, sequence number) instead of the publisher's own. */
+int vr_zpub_put_as(const vr_zpub *p, const uint8_t *payload, size_t payload_len,
+                   const uint8_t *attachment, size_t attachment_len, int has_attachment,
+                   const uint8_t *source_zid, size_t source_zid_len, uint32_t source_eid,
+                   uint64_t source_sn, char **err);
 void vr_zpub_free(vr_zpub *p);
 
 int vr_zqbl_declare(const vr_zsession *s, const char *keyexpr, int complete, size_t queue_cap,

@@ -308,7 +308,14 @@ pub unsafe extern "C" fn vr_isub_create(
         {
             Ok(s) => s,
             Err(e) => {
-                let code = if format!("{e:?}") == "DoesNotExist" { VR_ERR_NOT_FOUND } else { VR_ERR };
+                // Not there (yet, or any more): a service being created or
+                // going away is retried like a missing one.
+                let code = match e {
+                    iceoryx2::service::builder::publish_subscribe::PublishSubscribeOpenError::DoesNotExist
+                    | iceoryx2::service::builder::publish_subscribe::PublishSubscribeOpenError::IsMarkedForDestruction
+                    | iceoryx2::service::builder::publish_subscribe::PublishSubscribeOpenError::HangsInCreation => VR_ERR_NOT_FOUND,
+                    _ => VR_ERR,
+                };
                 return set_err(err, code, format!("iceoryx2: open service {name:?}: {e:?}"));
             }
         };

@@ -14,8 +14,11 @@ use zenoh::pubsub::{Publisher, Subscriber};
 use zenoh::qos::{CongestionControl, Priority};
 use zenoh::query::{Query, Queryable, Reply};
 use zenoh::sample::{Sample, SampleKind, SourceInfo};
+use zenoh::session::{EntityGlobalId, ZenohId};
 use zenoh::time::Timestamp;
 use zenoh::{Config, Session, Wait};
+
+use zenoh_protocol::core::EntityGlobalIdProto;
 
 use crate::common::*;
 
@@ -315,6 +318,27 @@ pub unsafe extern "C" fn vr_zsession_zid(s: *const ZSession, out: *mut u8) -> us
     id_len(&b) as usize
 }
 
+/// Writes the zenoh ids (16 little-endian bytes each) of the routers
+/// (`routers` != 0) or peers the session is connected to right now into
+/// out[cap * 16]; returns how many there are, which may exceed cap. A client
+/// that lost its router reports none until it has reconnected.
+#[no_mangle]
+pub unsafe extern "C" fn vr_zsession_connected(s: *const ZSession, routers: u8, out: *mut u8, cap: usize) -> usize {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let info = (*s).session.info();
+        let ids: Vec<_> = if routers != 0 {
+            info.routers_zid().wait().collect()
+        } else {
+            info.peers_zid().wait().collect()
+        };
+        for (i, id) in ids.iter().take(cap).enumerate() {
+            std::ptr::copy_nonoverlapping(id.to_le_bytes().as_ptr(), out.add(i * 16), 16);
+        }
+        ids.len()
+    }))
+    .unwrap_or(0)
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn vr_zsub_declare(
     s: *const ZSession,
@@ -488,6 +512,54 @@ pub unsafe extern "C" fn vr_zpub_put(
     err: *mut *mut c_char,
 ) -> i32 {
     let p = &*p;
+    let source = p.source_info.then(|| SourceInfo::new(p.publisher.id(), p.sn.fetch_add(1, Ordering::Relaxed) as _));
+    put(p, payload, payload_len, attachment, attachment_len, has_attachment, source, err)
+}
+
+/// Builds a source id from recorded bytes: the zenoh id (1..16 bytes, as
+/// received) and the entity id.
+fn source_id(zid: &[u8], eid: u32) -> Result<EntityGlobalId, String> {
+    let z = ZenohId::try_from(zid).map_err(|e| format!("zenoh: source zenoh id of {} bytes: {e}", zid.len()))?;
+    Ok(EntityGlobalIdProto { zid: z.into(), eid }.into())
+}
+
+/// Puts with the given source info (zenoh id, entity id, sequence number)
+/// instead of the publisher's own: what a replay republishes as recorded.
+#[no_mangle]
+pub unsafe extern "C" fn vr_zpub_put_as(
+    p: *const ZPub,
+    payload: *const u8,
+    payload_len: usize,
+    attachment: *const u8,
+    attachment_len: usize,
+    has_attachment: i32,
+    source_zid: *const u8,
+    source_zid_len: usize,
+    source_eid: u32,
+    source_sn: u64,
+    err: *mut *mut c_char,
+) -> i32 {
+    let sid = match source_id(bytes(source_zid, source_zid_len), source_eid) {
+        Ok(id) => id,
+        Err(e) => return set_err(err, VR_ERR_INVALID, e),
+    };
+    let Ok(sn) = u32::try_from(source_sn) else {
+        return set_err(err, VR_ERR_INVALID, format!("zenoh: source sequence number {source_sn} exceeds zenoh's 32 bits"));
+    };
+    put(&*p, payload, payload_len, attachment, attachment_len, has_attachment, Some(SourceInfo::new(sid, sn)), err)
+}
+
+/// One put: the payload, an optional attachment and optional source info.
+unsafe fn put(
+    p: &ZPub,
+    payload: *const u8,
+    payload_len: usize,
+    attachment: *const u8,
+    attachment_len: usize,
+    has_attachment: i32,
+    source: Option<SourceInfo>,
+    err: *mut *mut c_char,
+) -> i32 {
     let data = bytes(payload, payload_len).to_vec();
     let att = if has_attachment != 0 {
         Some(bytes(attachment, attachment_len).to_vec())
@@ -499,9 +571,8 @@ pub unsafe extern "C" fn vr_zpub_put(
         if let Some(a) = att {
             b = b.attachment(a);
         }
-        if p.source_info {
-            let sn = p.sn.fetch_add(1, Ordering::Relaxed);
-            b = b.source_info(SourceInfo::new(p.publisher.id(), sn as _));
+        if let Some(si) = source {
+            b = b.source_info(si);
         }
         match b.wait() {
             Ok(()) => VR_OK,

@@ -189,7 +189,8 @@ func (n *Node) ServiceDetails(service string) (ServiceInfo, error) {
 // Subscriber receives the samples of one service, whatever its types.
 type Subscriber struct {
 	service  string
-	types    TypeDetails
+	info     ServiceInfo
+	buffer   int
 	opts     SubscriberOptions
 	mu       sync.RWMutex
 	recvMu   sync.Mutex
@@ -199,20 +200,26 @@ type Subscriber struct {
 }
 
 // Subscribe opens an existing service with the types recorded in its static
-// configuration (as `iox2 service record` does) and subscribes to it.
-// A missing service fails at once with ErrServiceNotFound.
+// configuration (as `iox2 service record` does) and subscribes to it, with
+// a buffer that fits the service's limit (see SubscriberOptions.BufferSize).
+// A missing service (or one being created or removed) fails at once with
+// ErrServiceNotFound.
 func (n *Node) Subscribe(service string, opts SubscriberOptions) (*Subscriber, error) {
 	opts = opts.withDefaults()
 	info, err := n.ServiceDetails(service)
 	if err != nil {
 		return nil, err
 	}
+	buffer := info.Config.SubscriberMaxBufferSize
+	if opts.BufferSize > 0 && opts.BufferSize < buffer {
+		buffer = opts.BufferSize
+	}
 	cs := C.CString(service)
 	defer C.free(unsafe.Pointer(cs))
 	var h *C.vr_isub
 	err = n.use(func(nh *C.vr_inode) error {
 		var cerr *C.char
-		rc := C.vr_isub_create(nh, cs, C.size_t(max(opts.BufferSize, 0)), C.size_t(opts.QueueLen),
+		rc := C.vr_isub_create(nh, cs, C.size_t(buffer), C.size_t(opts.QueueLen),
 			C.size_t(opts.QueueBytes), C.int64_t(opts.PollInterval.Nanoseconds()), &h, &cerr)
 		if rc != C.VR_OK {
 			return toErr(rc, cerr)
@@ -222,14 +229,21 @@ func (n *Node) Subscribe(service string, opts SubscriberOptions) (*Subscriber, e
 	if err != nil {
 		return nil, err
 	}
-	return &Subscriber{service: service, types: info.Types, opts: opts, h: h}, nil
+	return &Subscriber{service: service, info: info, buffer: buffer, opts: opts, h: h}, nil
 }
 
 // Service is the subscribed service's name.
 func (s *Subscriber) Service() string { return s.service }
 
 // Types are the service's type details (what a replay publisher needs).
-func (s *Subscriber) Types() TypeDetails { return s.types }
+func (s *Subscriber) Types() TypeDetails { return s.info.Types }
+
+// Info is the service's static configuration, as read when subscribing.
+func (s *Subscriber) Info() ServiceInfo { return s.info }
+
+// BufferSize is the iceoryx2 buffer this subscriber got: the requested size
+// or the service's subscriber_max_buffer_size, whichever is smaller.
+func (s *Subscriber) BufferSize() int { return s.buffer }
 
 const receiveSlice = 100 * time.Millisecond
 

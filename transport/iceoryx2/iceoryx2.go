@@ -267,7 +267,10 @@ type Sample struct {
 
 // SubscriberOptions configure a subscriber.
 type SubscriberOptions struct {
-	// BufferSize is iceoryx2's per-subscriber buffer (0 = the service's maximum).
+	// BufferSize is iceoryx2's per-subscriber buffer: how many samples per
+	// publisher wait for the polling thread. 0, or more than the service's
+	// subscriber_max_buffer_size allows (iceoryx2's default service allows
+	// 2), gives the service's maximum; Subscriber.BufferSize says which.
 	BufferSize int
 	// QueueLen is the most samples held in the native queue (default 16).
 	QueueLen int

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -309,4 +310,57 @@ func TestFixedSizePayload(t *testing.T) {
 	if _, err := pub.Send(nil, make([]byte, 9)); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("9-byte payload for a u64 service: %v", err)
 	}
+}
+
+// A service created with iceoryx2's defaults (subscriber_max_buffer_size 2)
+// opens with a subscriber buffer clamped to the service's limit, and a
+// service whose subscriber slots are all taken fails with a clear error.
+func TestServiceLimits(t *testing.T) {
+	n := newNode(t)
+	name := serviceName(t)
+	pub, err := n.Publisher(name, frameTypes, PublisherOptions{}) // iceoryx2's defaults for every setting
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close()
+	info, err := n.ServiceDetails(name)
+	if err != nil || info.Config.SubscriberMaxBufferSize != 2 || info.Config.MaxPublishers != 2 || info.Config.MaxSubscribers != 8 {
+		t.Fatalf("default service: %+v %v", info.Config, err)
+	}
+	sub, err := n.Subscribe(name, SubscriberOptions{BufferSize: 8})
+	if err != nil {
+		t.Fatalf("subscribe with a larger buffer than the service allows: %v", err)
+	}
+	defer sub.Close()
+	if sub.BufferSize() != 2 || !reflect.DeepEqual(sub.Info(), info) {
+		t.Fatalf("buffer %d, info %+v", sub.BufferSize(), sub.Info())
+	}
+	if _, err := pub.Send(header(1, 4), []byte{1, 2, 3, 4}); err != nil {
+		t.Fatal(err)
+	}
+	if got := receiveN(t, sub, 1, 5*time.Second); !bytes.Equal(got[0].Payload, []byte{1, 2, 3, 4}) {
+		t.Fatalf("payload % x", got[0].Payload)
+	}
+	small, err := n.Subscribe(name, SubscriberOptions{BufferSize: 1})
+	if err != nil || small.BufferSize() != 1 {
+		t.Fatalf("buffer 1 of 2: %v", err)
+	}
+	small.Close()
+
+	one := serviceName(t) + "/one"
+	pub1, err := n.Publisher(one, frameTypes, PublisherOptions{Service: ServiceConfig{MaxSubscribers: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub1.Close()
+	first, err := n.Subscribe(one, SubscriberOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	_, err = n.Subscribe(one, SubscriberOptions{})
+	if err == nil || errors.Is(err, ErrServiceNotFound) || !strings.Contains(err.Error(), "ExceedsMaxSupportedSubscribers") {
+		t.Fatalf("second subscriber on a max_subscribers=1 service: %v", err)
+	}
+	t.Logf("%v", err)
 }

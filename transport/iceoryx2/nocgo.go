@@ -28,6 +28,8 @@ func (*Node) Publisher(string, TypeDetails, PublisherOptions) (*Publisher, error
 }
 func (*Subscriber) Receive(context.Context, []Sample) ([]Sample, error) { return nil, ErrUnavailable }
 func (*Subscriber) Types() TypeDetails                                  { return TypeDetails{} }
+func (*Subscriber) Info() ServiceInfo                                   { return ServiceInfo{} }
+func (*Subscriber) BufferSize() int                                     { return 0 }
 func (*Subscriber) Dropped() uint64                                     { return 0 }
 func (*Subscriber) Received() uint64                                    { return 0 }
 func (*Subscriber) Close() error                                        { return ErrUnavailable }

@@ -14,6 +14,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"regexp"
 	"sort"
 	"strings"
@@ -136,17 +137,49 @@ func Open(cfg Config) (*Session, error) {
 	}
 	var id [16]C.uint8_t
 	l := C.vr_zsession_zid(h, &id[0])
-	zb := C.GoBytes(unsafe.Pointer(&id[0]), C.int(l))
-	// zenoh prints ids as the hex of the little-endian bytes reversed.
+	return &Session{h: h, zid: zidString(C.GoBytes(unsafe.Pointer(&id[0]), C.int(l)))}, nil
+}
+
+// zidString prints a zenoh id as zenoh does: the hex of its little-endian
+// bytes reversed, without leading zeros.
+func zidString(le []byte) string {
 	var sb strings.Builder
-	for i := len(zb) - 1; i >= 0; i-- {
-		fmt.Fprintf(&sb, "%02x", zb[i])
+	for i := len(le) - 1; i >= 0; i-- {
+		fmt.Fprintf(&sb, "%02x", le[i])
 	}
-	return &Session{h: h, zid: strings.TrimLeft(sb.String(), "0")}, nil
+	return strings.TrimLeft(sb.String(), "0")
 }
 
 // ZID is the session's zenoh id in zenoh's hex notation.
 func (s *Session) ZID() string { return s.zid }
+
+// Connected reports the routers and peers the session is connected to right
+// now. A client that lost its router reports none until zenoh has
+// reconnected it, which it does by itself (connect/retry in the config).
+func (s *Session) Connected() (Connections, error) {
+	var c Connections
+	err := s.use(func(h *C.vr_zsession) error {
+		c.Routers = connectedIDs(h, 1)
+		c.Peers = connectedIDs(h, 0)
+		return nil
+	})
+	return c, err
+}
+
+func connectedIDs(h *C.vr_zsession, routers C.uint8_t) []string {
+	buf := make([]C.uint8_t, 16*8)
+	n := int(C.vr_zsession_connected(h, routers, &buf[0], 8))
+	if n > 8 {
+		buf = make([]C.uint8_t, 16*n)
+		n = min(n, int(C.vr_zsession_connected(h, routers, &buf[0], C.size_t(n))))
+	}
+	ids := make([]string, 0, n)
+	for i := range n {
+		b := C.GoBytes(unsafe.Pointer(&buf[16*i]), 16)
+		ids = append(ids, zidString(b))
+	}
+	return ids
+}
 
 // use runs f with the native handle unless the session is closed.
 func (s *Session) use(f func(h *C.vr_zsession) error) error {
@@ -410,19 +443,51 @@ func (p *Publisher) Put(payload, attachment []byte) error {
 	if p.h == nil {
 		return ErrClosed
 	}
-	var pp, ap *C.uint8_t
+	pp, ap, has := putBuffers(payload, attachment)
+	var cerr *C.char
+	if rc := C.vr_zpub_put(p.h, pp, C.size_t(len(payload)), ap, C.size_t(len(attachment)), has, &cerr); rc != C.VR_OK {
+		return toErr(rc, cerr)
+	}
+	return nil
+}
+
+// putBuffers points at payload and attachment for a put (nil attachment:
+// none; empty: an empty one).
+func putBuffers(payload, attachment []byte) (pp, ap *C.uint8_t, has C.int) {
 	if len(payload) > 0 {
 		pp = (*C.uint8_t)(unsafe.Pointer(&payload[0]))
 	}
-	has := C.int(0)
 	if attachment != nil {
 		has = 1
 		if len(attachment) > 0 {
 			ap = (*C.uint8_t)(unsafe.Pointer(&attachment[0]))
 		}
 	}
+	return pp, ap, has
+}
+
+// PutAs publishes payload with the given source info instead of the
+// publisher's own: sourceID as Sample.SourceID has it (the zenoh id, 1..16
+// bytes, then the entity id, u32 little-endian) and sourceSN (zenoh's
+// sequence numbers are 32 bits). A replay republishes what it recorded this
+// way, so subscribers see the original publisher's identity and sequence.
+func (p *Publisher) PutAs(payload, attachment, sourceID []byte, sourceSN uint64) error {
+	zid, eid, err := splitSourceID(sourceID)
+	if err != nil {
+		return err
+	}
+	if sourceSN > math.MaxUint32 {
+		return fmt.Errorf("zenoh: source sequence number %d exceeds 32 bits: %w", sourceSN, ErrInvalid)
+	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.h == nil {
+		return ErrClosed
+	}
+	pp, ap, has := putBuffers(payload, attachment)
 	var cerr *C.char
-	if rc := C.vr_zpub_put(p.h, pp, C.size_t(len(payload)), ap, C.size_t(len(attachment)), has, &cerr); rc != C.VR_OK {
+	if rc := C.vr_zpub_put_as(p.h, pp, C.size_t(len(payload)), ap, C.size_t(len(attachment)), has,
+		(*C.uint8_t)(unsafe.Pointer(&zid[0])), C.size_t(len(zid)), C.uint32_t(eid), C.uint64_t(sourceSN), &cerr); rc != C.VR_OK {
 		return toErr(rc, cerr)
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strconv"
@@ -214,4 +215,78 @@ func TestInteropVectorsOverZenoh(t *testing.T) {
 			t.Fatalf("vector %s: received % x\nwant % x", v.Name, got[i].Payload, v.Payload)
 		}
 	}
+}
+
+// TestInteropRouterRestart: two client sessions meet only through a router
+// (the official wheel in router mode, peers/router.py). The router is killed
+// and started again on the same endpoint: Connected reports the loss and
+// then the new router, and samples flow again without the clients doing
+// anything (zenoh's clients reconnect and redeclare by themselves).
+func TestInteropRouterRestart(t *testing.T) {
+	ep := fmt.Sprintf("tcp/127.0.0.1:%d", peertest.FreePort(t))
+	startRouter := func() (*peertest.Peer, string) {
+		p := peertest.Start(t, "router.py", "--listen", ep)
+		b, err := os.ReadFile(p.Log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var id struct{ ZID string }
+		if err := json.Unmarshal(b, &id); err != nil || id.ZID == "" {
+			t.Fatalf("router id %q: %v", b, err)
+		}
+		return p, id.ZID
+	}
+	router, zid1 := startRouter()
+	client := Config{Mode: ModeClient, Connect: []string{ep}, DisableMulticastScouting: true}
+	ps, err := Open(client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ps.Close()
+	ss, err := Open(client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	sub, err := ss.Subscribe("vr/rr/**", SubscriberOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	pub, err := ps.Publisher("vr/rr/state", PublisherOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close()
+	routers := func(want string) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			c, err := ss.Connected()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(c.Peers) != 0 {
+				t.Fatalf("a client lists peers %v", c.Peers)
+			}
+			if (want == "" && len(c.Routers) == 0) || (len(c.Routers) == 1 && c.Routers[0] == want) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("connected to routers %v, want %q", c.Routers, want)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	routers(zid1)
+	waitMatched(t, pub, sub)
+
+	router.Kill()
+	routers("")
+	_, zid2 := startRouter()
+	if zid2 == zid1 {
+		t.Fatal("the restarted router has the same id")
+	}
+	routers(zid2)
+	waitMatched(t, pub, sub) // the subscription reached the new router
 }

@@ -27,6 +27,9 @@ func Open(Config) (*Session, error) { return nil, ErrUnavailable }
 
 func (*Session) Close() error { return ErrUnavailable }
 func (*Session) ZID() string  { return "" }
+func (*Session) Connected() (Connections, error) {
+	return Connections{}, ErrUnavailable
+}
 func (*Session) Subscribe(string, SubscriberOptions) (*Subscriber, error) {
 	return nil, ErrUnavailable
 }
@@ -50,6 +53,7 @@ func (*Subscriber) Dropped() uint64                                     { return
 func (*Subscriber) Received() uint64                                    { return 0 }
 func (*Subscriber) Close() error                                        { return ErrUnavailable }
 func (*Publisher) Put([]byte, []byte) error                             { return ErrUnavailable }
+func (*Publisher) PutAs([]byte, []byte, []byte, uint64) error           { return ErrUnavailable }
 func (*Publisher) Close() error                                         { return ErrUnavailable }
 func (*Queryable) Close() error                                         { return ErrUnavailable }
 func (*Token) Close() error                                             { return ErrUnavailable }

@@ -19,7 +19,9 @@
 package zenoh
 
 import (
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -65,6 +67,13 @@ type Config struct {
 	// Options are raw overrides, zenoh config path -> JSON5 value, e.g.
 	// {"transport/shared_memory/enabled": "false"}, applied last.
 	Options map[string]string
+}
+
+// Connections are the zenoh ids of the routers and peers a session is
+// connected to (Session.Connected).
+type Connections struct {
+	Routers []string
+	Peers   []string
 }
 
 // SampleKind tells a put from a delete.
@@ -154,6 +163,15 @@ type PublisherOptions struct {
 	// Liveliness declares a liveliness token on the publisher's key, so that
 	// LivePublishers finds it.
 	Liveliness bool
+}
+
+// splitSourceID splits a Sample.SourceID into the zenoh id and the entity id.
+func splitSourceID(id []byte) (zid []byte, eid uint32, err error) {
+	if len(id) < 5 || len(id) > 20 {
+		return nil, 0, fmt.Errorf("zenoh: source id of %d bytes: want a zenoh id of 1..16 bytes and a 4-byte entity id: %w", len(id), ErrInvalid)
+	}
+	n := len(id) - 4
+	return id[:n], binary.LittleEndian.Uint32(id[n:]), nil
 }
 
 // Query is a query received by a queryable.

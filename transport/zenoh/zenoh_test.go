@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -127,6 +128,49 @@ func TestPubSubLoopback(t *testing.T) {
 	}
 	if sub.Dropped() != 0 {
 		t.Fatalf("dropped %d", sub.Dropped())
+	}
+}
+
+// PutAs republishes recorded source info: the subscriber sees the given
+// publisher identity and sequence numbers, gaps and restarts included, not
+// the publisher's own.
+func TestPutAsKeepsRecordedSource(t *testing.T) {
+	a, b, _ := pair(t)
+	sub, err := b.Subscribe("vr/putas/**", SubscriberOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	pub, err := a.Publisher("vr/putas/diag", PublisherOptions{Block: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close()
+	waitMatched(t, pub, sub)
+	first := []byte{0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff, 0x01, 7, 0, 0, 0}
+	second := []byte{0x42, 0x01, 0, 0, 1} // a 2-byte zenoh id, entity 2^24
+	want := []struct {
+		id []byte
+		sn uint64
+	}{{first, 5}, {first, 6}, {first, 9}, {first, math.MaxUint32}, {second, 0}, {second, 1}}
+	for i, w := range want {
+		if err := pub.PutAs([]byte{byte(i)}, nil, w.id, w.sn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := receiveN(t, sub, len(want), 20*time.Second)
+	for i, s := range got {
+		if !s.HasSource || !bytes.Equal(s.SourceID, want[i].id) || s.SourceSN != want[i].sn || s.Payload[0] != byte(i) {
+			t.Fatalf("sample %d: source %v %x sn %d, want %x sn %d", i, s.HasSource, s.SourceID, s.SourceSN, want[i].id, want[i].sn)
+		}
+	}
+	for _, bad := range []struct {
+		id []byte
+		sn uint64
+	}{{first[:4], 0}, {append(append([]byte{}, first...), 0), 0}, {first, math.MaxUint32 + 1}, {[]byte{0, 0, 0, 0, 0}, 0}} {
+		if err := pub.PutAs(nil, nil, bad.id, bad.sn); !errors.Is(err, ErrInvalid) {
+			t.Fatalf("PutAs(id %x, sn %d): %v, want ErrInvalid", bad.id, bad.sn, err)
+		}
 	}
 }
 

@@ -4,14 +4,16 @@ package analyze
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
-	"os"
+	"io"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/vrlog/vrlog/analyzer"
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/internal/cliutil"
+	"github.com/vrlog/vrlog/internal/output"
 )
 
 // Command returns the analyze command.
@@ -27,16 +29,28 @@ went back: elapsed froze, then resumed), outages (gaps above --outage-factor ×
 the nominal period), duplicates, reorders, recorder drops (kept apart from
 publisher-side skips), undecodable payloads, and transport latency (receive
 minus capture). Across channels: frame-to-state lag (frame t_ns minus the
-latest state at or before it, and the nearest one) with a tolerance, and the
-recorder/simulator clock offset from clock-sync probes.
+latest state at or before it, and the nearest one) with a tolerance, the
+frames' delay against the state timeline (which shows a delay below the state
+period, where the latest-state lag cannot), and the recorder/simulator clock
+offset and drift (valid when its 95 % confidence interval is within ±5 ppm)
+from clock-sync probes. A channel the recorder could not open is reported
+with its error.
 
 Payloads are decoded with epoch 0 (absolute unix seconds); the session epoch is
 the first state sample and elapsed = (t_ns - epoch) / 1e9, as the SDK reports
 it. By default only record metadata is read (no pixel is decompressed);
 --full-decode decodes every payload instead and gives the same report.
 
-Thresholds make it a CI gate. Each takes VALUE (every channel) or
-CHANNEL=VALUE (a name or glob, e.g. 'vr/*/state=0'), and may repeat.
+Thresholds make it a CI gate. Each takes VALUE (every channel it applies
+to) or CHANNEL=VALUE, CHANNEL a name or key-expression pattern matched
+against channel names and topics (* one level, ** any levels: 'vr/*/state=0',
+'vr/**=0'; docs/cli.md), and may repeat; the last matching one wins. A gate
+never passes by checking nothing: a CHANNEL that matches no channel the
+check applies to is a usage error (exit 2) listing those channels, and a
+VALUE on a log with nothing to check fails its check (exit 1).
+
+--csv, --junit and --html replace existing files; each is written aside and
+renamed into place once complete.
 
 EXAMPLES:
    analyze testdata/sample.vrlog
@@ -86,34 +100,51 @@ func run(c *cli.Context) error {
 	}
 	opts := analyzer.Options{
 		OutageFactor: c.Float64("outage-factor"), LagTolerance: c.Duration("lag-tolerance"),
-		FullDecode: c.Bool("full-decode"), Tolerant: c.Bool("tolerant"), TimeFormat: tf,
-	}
-	var closers []func() error
-	defer func() {
-		for _, f := range closers {
-			f()
-		}
-	}()
-	if p := c.String("csv"); p != "" {
-		if p == "-" {
-			opts.Timeline = c.App.Writer
-		} else {
-			f, err := os.Create(p)
-			if err != nil {
-				return cliutil.Usage("--csv: %v", err)
-			}
-			closers = append(closers, f.Close)
-			opts.Timeline = f
-		}
-	}
-	if c.String("html") != "" {
-		opts.PlotBins = 600
+		FullDecode: c.Bool("full-decode"), Tolerant: c.Bool("tolerant"),
 	}
 	var base *analyzer.Report
 	if p := c.String("baseline"); p != "" {
 		if base, err = analyzer.LoadReport(p); err != nil {
 			return cliutil.Usage("--baseline: %v", err)
 		}
+	}
+	// Report files replace earlier ones (as a shell redirection does), and
+	// are complete or absent: written aside, committed at the end.
+	var files []*output.File
+	defer func() {
+		for _, f := range files {
+			f.Abort()
+		}
+	}()
+	create := func(flag string) (*output.File, error) {
+		f, err := output.Create(c.String(flag), output.Options{Force: true})
+		if err != nil {
+			return nil, cliutil.Output(fmt.Errorf("--%s: %w", flag, err))
+		}
+		files = append(files, f)
+		return f, nil
+	}
+	var csvOut io.Writer
+	if p := c.String("csv"); p == "-" {
+		csvOut = c.App.Writer
+	} else if p != "" {
+		f, err := create("csv")
+		if err != nil {
+			return err
+		}
+		csvOut = f
+	}
+	var junit, html *output.File
+	if c.String("junit") != "" {
+		if junit, err = create("junit"); err != nil {
+			return err
+		}
+	}
+	if c.String("html") != "" {
+		if html, err = create("html"); err != nil {
+			return err
+		}
+		opts.PlotBins = 600
 	}
 
 	a := analyzer.New(opts)
@@ -123,33 +154,48 @@ func run(c *cli.Context) error {
 		}
 	}
 	rep := a.Report()
-	rep.ApplyChecks(th)
+	if err := rep.ApplyChecks(th); err != nil {
+		return cliutil.Usage("%v", err)
+	}
 	if base != nil {
 		rep.CompareBaseline(base, c.Float64("baseline-tolerance"))
 	}
 
+	if csvOut != nil {
+		if err := a.WriteCSV(csvOut, rep, tf); err != nil {
+			return cliutil.Runtime(err)
+		}
+	}
 	out := c.App.Writer
 	switch {
 	case c.Bool("json"):
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
-			return cliutil.Runtime(err)
-		}
+		err = enc.Encode(rep)
 	case c.Bool("quiet"):
 		for _, f := range rep.Failed() {
-			fmt.Fprintf(out, "FAIL  %s\n", f.Message)
+			if _, err = fmt.Fprintf(out, "FAIL  %s\n", f.Message); err != nil {
+				break
+			}
 		}
 	default:
-		rep.WriteText(out, tf)
+		err = rep.WriteText(out, tf)
 	}
-	if p := c.String("junit"); p != "" {
-		if err := writeFile(p, func(f *os.File) error { return rep.WriteJUnit(f) }); err != nil {
+	if err != nil {
+		return cliutil.Runtime(err)
+	}
+	if junit != nil {
+		if err := rep.WriteJUnit(junit); err != nil {
 			return cliutil.Runtime(err)
 		}
 	}
-	if p := c.String("html"); p != "" {
-		if err := writeFile(p, func(f *os.File) error { return a.WriteHTML(f, rep) }); err != nil {
+	if html != nil {
+		if err := a.WriteHTML(html, rep); err != nil {
+			return cliutil.Runtime(err)
+		}
+	}
+	for _, f := range files {
+		if err := f.Commit(); err != nil {
 			return cliutil.Runtime(err)
 		}
 	}
@@ -159,21 +205,9 @@ func run(c *cli.Context) error {
 		if len(failed) > 0 {
 			msg += "; first: " + failed[0].Message
 		}
-		return cliutil.CheckFailed(fmt.Errorf("%s", msg))
+		return cliutil.CheckFailed(errors.New(msg))
 	}
 	return nil
-}
-
-func writeFile(path string, f func(*os.File) error) error {
-	fh, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := f(fh); err != nil {
-		fh.Close()
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return fh.Close()
 }
 
 func thresholds(c *cli.Context) (analyzer.Thresholds, error) {

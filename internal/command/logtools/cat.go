@@ -1,7 +1,6 @@
 package logtools
 
 import (
-	"bufio"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/vrlog/vrlog/analyzer"
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/internal/cliutil"
 	"github.com/vrlog/vrlog/logfmt"
@@ -23,12 +23,16 @@ func catCommand() *cli.Command {
 		Description: `Prints the records of a log in receive order, one per line: receive time,
 channel, seq and capture time (when the sample carries them), sizes, and the
 decoded sample for known schemas (vrsdk.State/1, vrsdk.Frame/1 header,
-clock-sync messages; decoded with epoch 0, so 'elapsed' is the unix time in
-seconds). Frame pixels are never printed decoded; --raw prints the header and
-payload bytes as hex.
+clock-sync messages). Times are in --time-format (default elapsed: seconds
+since the session epoch, the first state sample's t_ns), and a decoded
+state's 'elapsed' field counts from the same epoch. Frame pixels are never
+printed decoded; --raw prints the header and payload bytes as hex.
 
---start and --end select by receive time: seconds from the log start (12.5)
-or RFC 3339 (2024-05-01T10:00:00.5Z). --channel selects by name, glob or id.
+--start, --end and --duration select by receive time: seconds or a duration
+from the log start (12.5, 1m30s) or RFC 3339 (2024-05-01T10:00:00.5Z).
+--channel selects by name or topic (a key expression: * one level, ** any
+levels) or id; a --channel that matches nothing is exit 2, listing the
+channels there are.
 
 EXAMPLES:
    vrlog cat run.vrlog --limit 20
@@ -42,7 +46,7 @@ EXAMPLES:
 			&cli.IntFlag{Name: "limit", Aliases: []string{"n"}, Usage: "stop after `N` records (0: no limit)"},
 			&cli.BoolFlag{Name: "tolerant", Usage: "skip damaged chunks (reported on stderr) instead of stopping"},
 			channelFlag(),
-			timeFormatFlag("rfc3339"),
+			timeFormatFlag(),
 		}, windowFlags()...),
 		Action: runCat,
 	}
@@ -66,9 +70,10 @@ type CatRecord struct {
 	PayloadHex   *string         `json:"payload_hex,omitempty"`
 }
 
-// decodeJSON decodes a record with its codec (epoch 0) into JSON.
-func decodeJSON(cd codec.Codec, r *logfmt.Record) (json.RawMessage, error) {
-	v, err := cd.Decode(r.Header, r.Payload, 0)
+// decodeJSON decodes a record with its codec into JSON, 'elapsed' counting
+// from epoch.
+func decodeJSON(cd codec.Codec, r *logfmt.Record, epoch int64) (json.RawMessage, error) {
+	v, err := cd.Decode(r.Header, r.Payload, epoch)
 	if err != nil {
 		return nil, err
 	}
@@ -90,36 +95,30 @@ func runCat(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	r, ids, w, err := openSelection(c, path, c.Bool("tolerant"))
+	r, sel, err := openSelection(c, path, c.Bool("tolerant"), false)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	chans := map[uint16]*logfmt.Channel{}
 	codecs := map[uint16]codec.Codec{}
-	for i, ch := range r.Channels() {
-		chans[ch.ID] = &r.Channels()[i]
+	for _, ch := range sel.Channels {
 		if cd, ok := codec.Lookup(ch.Schema); ok {
 			codecs[ch.ID] = cd
 		}
 	}
-	epoch, _ := logStart(r)
-	out := bufio.NewWriterSize(c.App.Writer, 1<<16)
-	defer out.Flush()
+	epoch, _ := analyzer.SessionEpoch(r)
+	out := c.App.Writer
 	limit := c.Int("limit")
 	asJSON, raw := c.Bool("json"), c.Bool("raw")
 	n := 0
-	it := r.Records(filter(r, ids, w, false))
+	it := r.Read(sel)
 	for it.Next() {
 		rec := it.Record()
-		if !w.contains(rec.RecvWallNs) {
-			continue
-		}
 		if limit > 0 && n >= limit {
 			break
 		}
 		n++
-		ch := chans[rec.Channel]
+		ch, _ := r.Channel(rec.Channel)
 		cr := CatRecord{Channel: ch.Name, ChannelID: ch.ID, RecvWallNs: rec.RecvWallNs, RecvMonoNs: rec.RecvMonoNs,
 			HeaderBytes: len(rec.Header), PayloadBytes: len(rec.Payload)}
 		if rec.HasStamp {
@@ -134,7 +133,7 @@ func runCat(c *cli.Context) error {
 			cr.PublisherSN = &sn
 		}
 		if cd := codecs[rec.Channel]; cd != nil {
-			d, err := decodeJSON(cd, rec)
+			d, err := decodeJSON(cd, rec, epoch)
 			if err != nil {
 				cr.DecodeError = err.Error()
 			} else {
@@ -170,11 +169,10 @@ func runCat(c *cli.Context) error {
 		}
 	}
 	if err := it.Err(); err != nil {
-		out.Flush()
-		return cliutil.Input(explain(path, err))
+		return readError(path, err)
 	}
 	for _, s := range r.SkippedChunks() {
 		fmt.Fprintf(c.App.ErrWriter, "cat: skipped damaged data: %v\n", s)
 	}
-	return out.Flush()
+	return nil
 }

@@ -1,8 +1,9 @@
 package logtools
 
 import (
-	"container/heap"
+	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -10,6 +11,8 @@ import (
 
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/internal/cliutil"
+	"github.com/vrlog/vrlog/internal/output"
+	"github.com/vrlog/vrlog/internal/progress"
 	"github.com/vrlog/vrlog/logfmt"
 )
 
@@ -26,8 +29,8 @@ note of the cut (vrlog.cut_from, vrlog.cut). Records are copied byte for
 byte, with all their stamps. Recorder drop counts are kept only when no time
 window is given (they are per whole recording).
 
-The output is written to OUT.tmp-*, verified by reading it back, then
-renamed to OUT; an existing OUT is kept unless --force.
+The output is written to a temporary file next to OUT, verified by reading
+it back, then renamed to OUT; an existing OUT is kept unless --force.
 
 EXAMPLES:
    vrlog cut run.vrlog -o first10s.vrlog --end 10
@@ -57,8 +60,8 @@ vrlog.merged_from listing the inputs.
 Use it to join the files of a split recording, or logs of one session taken
 by two recorders (one per transport or host).
 
-The output is written to OUT.tmp-*, verified by reading it back, then
-renamed to OUT; an existing OUT is kept unless --force.
+The output is written to a temporary file next to OUT, verified by reading
+it back, then renamed to OUT; an existing OUT is kept unless --force.
 
 EXAMPLES:
    vrlog merge zenoh.vrlog iceoryx2.vrlog -o session.vrlog
@@ -72,20 +75,7 @@ EXAMPLES:
 
 // copyWriterOptions are the options of logs written by cut and merge.
 func copyWriterOptions(meta map[string]string, created int64) logfmt.WriterOptions {
-	return logfmt.WriterOptions{Metadata: meta, CreatedAt: time.Unix(0, created), FlushInterval: -1, Overwrite: true, Sync: logfmt.SyncOnClose}
-}
-
-// addChannel defines c (its id is reassigned) in w.
-func addChannel(w *logfmt.Writer, c logfmt.Channel) (uint16, error) {
-	c.ID = 0
-	return w.AddChannel(c)
-}
-
-// CopyResult is what cut and merge report.
-type CopyResult struct {
-	Output   string
-	Records  uint64
-	Channels int
+	return logfmt.WriterOptions{Metadata: meta, CreatedAt: time.Unix(0, created), FlushInterval: -1, Sync: logfmt.SyncOnClose}
 }
 
 func runCut(c *cli.Context) error {
@@ -93,156 +83,82 @@ func runCut(c *cli.Context) error {
 		return cliutil.Usage("cut: give one input file and -o OUT (see --help)")
 	}
 	path := c.Args().First()
-	r, ids, win, err := openSelection(c, path, false)
+	r, sel, err := openSelection(c, path, false, false)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	if same(path, c.String("output")) {
-		return cliutil.Usage("cut: the output must differ from the input")
-	}
-	o, err := newOutput(c.String("output"), c.Bool("force"))
+	f, err := createOutput(c, path)
 	if err != nil {
 		return err
 	}
+	defer f.Abort()
 	h := r.Header()
-	meta := map[string]string{}
-	for k, v := range h.Metadata {
-		meta[k] = v
+	meta := maps.Clone(h.Metadata)
+	if meta == nil {
+		meta = map[string]string{}
 	}
 	meta["vrlog.cut_from"] = path
+	meta["vrlog.cut"] = cutNote(r, sel, c.StringSlice("channel"))
+	st, err := writeCopy(f, copyWriterOptions(meta, h.CreatedWallNs), newProgress(c, "cut", r), func(w *logfmt.Writer) (logfmt.CopyStats, error) {
+		return logfmt.Copy(w, r, sel)
+	})
+	if err != nil {
+		return readError(path, err)
+	}
+	fmt.Fprintf(c.App.Writer, "wrote %s: %d records on %d channels (verified)\n", f.Path(), st.Records, st.Channels)
+	return nil
+}
+
+// cutNote describes the cut for the output's metadata (vrlog.cut).
+func cutNote(r *logfmt.Reader, sel *logfmt.Selection, pats []string) string {
+	base, _ := r.Start()
 	var desc []string
-	base, _ := logStart(r)
-	if win.hasStart {
-		desc = append(desc, "start="+codec.FormatRFC3339(win.start)+" (+"+codec.FormatSeconds(win.start-base)+" s)")
+	if sel.Wall.HasStart {
+		desc = append(desc, "start="+codec.FormatRFC3339(sel.Wall.Start)+" (+"+codec.FormatSeconds(sel.Wall.Start-base)+" s)")
 	}
-	if win.hasEnd {
-		desc = append(desc, "end="+codec.FormatRFC3339(win.end)+" (+"+codec.FormatSeconds(win.end-base)+" s)")
+	if sel.Wall.HasEnd {
+		desc = append(desc, "end="+codec.FormatRFC3339(sel.Wall.End)+" (+"+codec.FormatSeconds(sel.Wall.End-base)+" s)")
 	}
-	if pats := c.StringSlice("channel"); len(pats) > 0 {
+	if len(pats) > 0 {
 		desc = append(desc, "channels="+strings.Join(pats, ","))
 	}
 	if len(desc) == 0 {
-		desc = append(desc, "everything")
+		return "everything"
 	}
-	meta["vrlog.cut"] = strings.Join(desc, " ")
-
-	n, nch, err := func() (uint64, int, error) {
-		w, err := logfmt.Create(o.tmp, copyWriterOptions(meta, h.CreatedWallNs))
-		if err != nil {
-			return 0, 0, cliutil.Runtime(err)
-		}
-		remap := map[uint16]uint16{}
-		want := map[uint16]bool{}
-		for _, id := range ids {
-			want[id] = true
-		}
-		stats := map[uint16]logfmt.ChannelStats{}
-		for _, s := range r.Stats() {
-			stats[s.Channel] = s
-		}
-		for _, ch := range r.Channels() {
-			if !want[ch.ID] {
-				continue
-			}
-			nid, err := addChannel(w, ch)
-			if err != nil {
-				w.Close()
-				return 0, 0, cliutil.Runtime(fmt.Errorf("cut: %s: %w", o.path, err))
-			}
-			remap[ch.ID] = nid
-			if !win.any() {
-				w.AddDrops(nid, stats[ch.ID].Drops)
-			}
-		}
-		var n uint64
-		it := r.Records(filter(r, ids, win, false))
-		for it.Next() {
-			rec := it.Record()
-			if !win.contains(rec.RecvWallNs) {
-				continue
-			}
-			cp := *rec
-			cp.Channel = remap[rec.Channel]
-			if err := w.Write(&cp); err != nil {
-				w.Close()
-				return n, 0, cliutil.Runtime(fmt.Errorf("cut: write %s: %w", o.path, err))
-			}
-			n++
-		}
-		if err := it.Err(); err != nil {
-			w.Close()
-			return n, 0, cliutil.Input(explain(path, err))
-		}
-		if err := w.Close(); err != nil {
-			return n, 0, cliutil.Runtime(fmt.Errorf("cut: write %s: %w", o.path, err))
-		}
-		return n, len(remap), nil
-	}()
-	if err := o.finish(n, err); err != nil {
-		return err
-	}
-	fmt.Fprintf(c.App.Writer, "wrote %s: %d records on %d channels (verified)\n", o.path, n, nch)
-	return nil
+	return strings.Join(desc, " ")
 }
 
-// finish verifies the written copy (n records) and renames it into place,
-// or removes it when writing or verifying failed.
-func (o *output) finish(n uint64, err error) error {
+// writeCopy writes a log into f with copy, then reads it back (a full
+// verify and every record) and commits it: cut and merge report success
+// only for a log that reads back with exactly the records copied.
+func writeCopy(f *output.File, opts logfmt.WriterOptions, prog *progress.Bar, copy func(*logfmt.Writer) (logfmt.CopyStats, error)) (logfmt.CopyStats, error) {
+	defer prog.Done()
+	w, err := logfmt.NewWriter(f, opts)
+	if err != nil {
+		return logfmt.CopyStats{}, cliutil.Runtime(err)
+	}
+	st, err := copy(w)
+	if cerr := w.Close(); err == nil && cerr != nil {
+		err = cliutil.Runtime(cerr)
+	}
 	if err == nil {
-		err = verifyCopy(o, n)
+		err = f.Finish()
 	}
 	if err != nil {
-		o.abort()
-		return err
+		var ce *logfmt.CorruptionError
+		if errors.As(err, &ce) {
+			return st, err
+		}
+		return st, cliutil.Runtime(err)
 	}
-	return o.commit()
-}
-
-// verifyCopy reads the written log back and checks its record count.
-func verifyCopy(o *output, want uint64) error {
-	got, err := readBack(o.tmp)
-	if err != nil {
-		return cliutil.Runtime(fmt.Errorf("%s: output does not read back, nothing written: %w", o.path, err))
+	prog.Done()
+	if got, err := logfmt.ReadBack(f.TempName()); err != nil {
+		return st, cliutil.Runtime(fmt.Errorf("%s: the output does not read back, nothing written: %w", f.Path(), err))
+	} else if got != st.Records {
+		return st, cliutil.Runtime(fmt.Errorf("%s: the output holds %d records, %d were written; nothing written", f.Path(), got, st.Records))
 	}
-	if got != want {
-		return cliutil.Runtime(fmt.Errorf("%s: output holds %d records, %d were written; nothing written", o.path, got, want))
-	}
-	return nil
-}
-
-// ---- merge ----
-
-type chanKey struct {
-	name, topic, schema string
-	transport           logfmt.Transport
-}
-
-// mergeSource is one input's iterator in the merge heap.
-type mergeSource struct {
-	idx   int
-	it    *logfmt.Iterator
-	rec   *logfmt.Record
-	remap map[uint16]uint16
-}
-
-type mergeHeap []*mergeSource
-
-func (h mergeHeap) Len() int { return len(h) }
-func (h mergeHeap) Less(i, j int) bool {
-	a, b := h[i].rec, h[j].rec
-	if a.RecvWallNs != b.RecvWallNs {
-		return a.RecvWallNs < b.RecvWallNs
-	}
-	return h[i].idx < h[j].idx // ties: input order
-}
-func (h mergeHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *mergeHeap) Push(x any)   { *h = append(*h, x.(*mergeSource)) }
-func (h *mergeHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+	return st, cliutil.Runtime(f.Commit())
 }
 
 func runMerge(c *cli.Context) error {
@@ -250,11 +166,6 @@ func runMerge(c *cli.Context) error {
 		return cliutil.Usage("merge: give two or more input files and -o OUT (see --help)")
 	}
 	paths := c.Args().Slice()
-	for _, p := range paths {
-		if same(p, c.String("output")) {
-			return cliutil.Usage("merge: the output must differ from the inputs (%s)", p)
-		}
-	}
 	var readers []*logfmt.Reader
 	defer func() {
 		for _, r := range readers {
@@ -269,95 +180,33 @@ func runMerge(c *cli.Context) error {
 		warnDamage(c.App.ErrWriter, r)
 		readers = append(readers, r)
 	}
-	o, err := newOutput(c.String("output"), c.Bool("force"))
+	f, err := createOutput(c, paths...)
 	if err != nil {
 		return err
 	}
-	meta := map[string]string{}
-	for k, v := range readers[0].Header().Metadata {
-		meta[k] = v
+	defer f.Abort()
+	meta := maps.Clone(readers[0].Header().Metadata)
+	if meta == nil {
+		meta = map[string]string{}
 	}
 	meta["vrlog.merged_from"] = strings.Join(paths, ",")
 	created := readers[0].Header().CreatedWallNs
 	for _, r := range readers[1:] {
 		created = min(created, r.Header().CreatedWallNs)
 	}
-	var warnings []string
-	n, nch, err := func() (uint64, int, error) {
-		w, err := logfmt.Create(o.tmp, copyWriterOptions(meta, created))
-		if err != nil {
-			return 0, 0, cliutil.Runtime(err)
+	st, err := writeCopy(f, copyWriterOptions(meta, created), newProgress(c, "merge", readers...), func(w *logfmt.Writer) (logfmt.CopyStats, error) {
+		return logfmt.MergeCopy(w, readers)
+	})
+	if err != nil {
+		var ce *logfmt.CorruptionError
+		if errors.As(err, &ce) {
+			return readError(ce.File, err)
 		}
-		byKey := map[chanKey]uint16{}
-		names := map[string]bool{}
-		var h mergeHeap
-		for i, r := range readers {
-			src := &mergeSource{idx: i, remap: map[uint16]uint16{}}
-			stats := map[uint16]logfmt.ChannelStats{}
-			for _, s := range r.Stats() {
-				stats[s.Channel] = s
-			}
-			for _, ch := range r.Channels() {
-				k := chanKey{ch.Name, ch.Topic, ch.Schema, ch.Transport}
-				nid, ok := byKey[k]
-				if !ok {
-					def := ch
-					if names[def.Name] {
-						def.Name = fmt.Sprintf("%s@%d", ch.Name, i+1)
-						warnings = append(warnings, fmt.Sprintf("%s: channel %q differs from the one of that name in an earlier input (transport/topic/schema); renamed %q", paths[i], ch.Name, def.Name))
-					}
-					if nid, err = addChannel(w, def); err != nil {
-						w.Close()
-						return 0, 0, cliutil.Runtime(fmt.Errorf("merge: %w", err))
-					}
-					names[def.Name] = true
-					byKey[k] = nid
-				}
-				src.remap[ch.ID] = nid
-				w.AddDrops(nid, stats[ch.ID].Drops)
-			}
-			src.it = r.Records(logfmt.Filter{})
-			if src.it.Next() {
-				src.rec = src.it.Record()
-				h = append(h, src)
-			} else if err := src.it.Err(); err != nil {
-				w.Close()
-				return 0, 0, cliutil.Input(explain(paths[i], err))
-			}
-		}
-		heap.Init(&h)
-		var n uint64
-		for h.Len() > 0 {
-			s := h[0]
-			cp := *s.rec
-			cp.Channel = s.remap[s.rec.Channel]
-			if err := w.Write(&cp); err != nil {
-				w.Close()
-				return n, 0, cliutil.Runtime(fmt.Errorf("merge: write %s: %w", o.path, err))
-			}
-			n++
-			if s.it.Next() {
-				s.rec = s.it.Record()
-				heap.Fix(&h, 0)
-				continue
-			}
-			if err := s.it.Err(); err != nil {
-				w.Close()
-				return n, 0, cliutil.Input(explain(paths[s.idx], err))
-			}
-			heap.Pop(&h)
-		}
-		if err := w.Close(); err != nil {
-			return n, 0, cliutil.Runtime(fmt.Errorf("merge: write %s: %w", o.path, err))
-		}
-		return n, len(byKey), nil
-	}()
-	if err := o.finish(n, err); err != nil {
 		return err
 	}
-	for _, wmsg := range warnings {
-		fmt.Fprintf(c.App.ErrWriter, "merge: warning: %s\n", wmsg)
+	for _, rn := range st.Renamed {
+		fmt.Fprintf(c.App.ErrWriter, "merge: warning: %s: channel %q differs from the one of that name in an earlier input (transport/topic/schema); renamed %q\n", paths[rn.Input], rn.From, rn.To)
 	}
-	fmt.Fprintf(c.App.Writer, "wrote %s: %d records on %d channels from %d inputs (verified)\n", o.path, n, nch, len(paths))
+	fmt.Fprintf(c.App.Writer, "wrote %s: %d records on %d channels from %d inputs (verified)\n", f.Path(), st.Records, st.Channels, len(paths))
 	return nil
 }

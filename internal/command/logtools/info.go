@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/vrlog/vrlog/analyzer"
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/internal/cliutil"
 	"github.com/vrlog/vrlog/logfmt"
@@ -27,7 +28,10 @@ version), the receive time range and duration, and per channel the transport,
 name, transport topic (zenoh key expression or iceoryx2 service), schema,
 record count, mean rate, bytes (raw header+payload and stored), compression
 ratio and recorder-side drops (samples the recorder lost, apart from the
-publisher-side skips 'analyze' finds in seq).
+publisher-side skips 'analyze' finds in seq). A channel the recorder could not
+open (an iceoryx2 service whose subscriber slots were taken, ...) is listed
+with its error; one recorded with a limit (a small subscriber buffer) with a
+warning.
 
 A log without a footer was not closed (the recorder crashed, was killed, or
 is still writing): info then scans the block headers instead, says so, and
@@ -44,7 +48,7 @@ EXAMPLES:
 ` + cliutil.ExitCodesHelp,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object per file (one per line)"},
-			timeFormatFlag("rfc3339"),
+			timeFormatFlag(),
 		},
 		Action: runInfo,
 	}
@@ -70,6 +74,10 @@ type InfoChannel struct {
 	FirstCaptureNs   *int64            `json:"first_capture_ns,omitempty"`
 	LastCaptureNs    *int64            `json:"last_capture_ns,omitempty"`
 	Meta             map[string]string `json:"meta,omitempty"`
+	// Error: the recorder could not open the channel (it has no records);
+	// Warning: what limited its recording (logfmt.MetaError, MetaWarning).
+	Error   string `json:"error,omitempty"`
+	Warning string `json:"warning,omitempty"`
 }
 
 // Info is `info --json`'s object for one file.
@@ -86,6 +94,8 @@ type Info struct {
 	EndNs       int64             `json:"end_ns"`
 	Start       string            `json:"start"`
 	End         string            `json:"end"`
+	EpochNs     int64             `json:"epoch_ns"`     // the session epoch 'elapsed' counts from
+	EpochSource string            `json:"epoch_source"` // what it is (the first state sample, ...)
 	DurationS   float64           `json:"duration_s"`
 	Chunks      int               `json:"chunks"`
 	Records     uint64            `json:"records"`
@@ -116,22 +126,20 @@ func infoOf(path string, r *logfmt.Reader, tf codec.TimeFormat) *Info {
 	for _, w := range r.Warnings() {
 		in.Damage = append(in.Damage, "read around (no record lost): "+w.Error())
 	}
-	start, ok := logStart(r)
-	if ok {
-		in.StartNs, in.EndNs = start, logEnd(r)
+	in.EpochNs, in.EpochSource = analyzer.SessionEpoch(r)
+	if start, ok := r.Start(); ok {
+		in.StartNs = start
+		in.EndNs, _ = r.End()
 		in.DurationS = float64(in.EndNs-in.StartNs) / 1e9
-		in.Start, in.End = tf.Format(in.StartNs, start), tf.Format(in.EndNs, start)
-	}
-	stats := map[uint16]logfmt.ChannelStats{}
-	for _, s := range r.Stats() {
-		stats[s.Channel] = s
+		in.Start, in.End = tf.Format(in.StartNs, in.EpochNs), tf.Format(in.EndNs, in.EpochNs)
 	}
 	for _, c := range r.Channels() {
-		s := stats[c.ID]
+		s := r.StatsOf(c.ID)
 		_, known := codec.Lookup(c.Schema)
 		ic := InfoChannel{ID: c.ID, Name: c.Name, Transport: c.Transport.String(), Topic: c.Topic, Schema: c.Schema, Decodable: known,
 			Compression: c.Compression.String(), Count: s.Records, RawBytes: s.RawBytes, StoredBytes: s.StoredBytes, Drops: s.Drops,
-			FirstRecvWallNs: s.FirstWallNs, LastRecvWallNs: s.LastWallNs, Meta: c.Meta}
+			FirstRecvWallNs: s.FirstWallNs, LastRecvWallNs: s.LastWallNs, Meta: c.Meta,
+			Error: c.Meta[logfmt.MetaError], Warning: c.Meta[logfmt.MetaWarning]}
 		if s.Records > 1 && s.LastMonoNs > s.FirstMonoNs {
 			ic.RateHz = float64(s.Records-1) / (float64(s.LastMonoNs-s.FirstMonoNs) / 1e9)
 		}
@@ -165,7 +173,9 @@ func runInfo(c *cli.Context) error {
 	for i, path := range c.Args().Slice() {
 		r, err := openLog(path, true)
 		if err != nil {
-			fmt.Fprintf(c.App.ErrWriter, "info: %v\n", err)
+			if c.NArg() > 1 { // one file's error is the verb's, printed once
+				fmt.Fprintf(c.App.ErrWriter, "info: %v\n", err)
+			}
 			if firstErr == nil {
 				firstErr = err
 			}
@@ -207,8 +217,9 @@ func printInfo(w io.Writer, in *Info) {
 	}
 	fmt.Fprintf(w, "created:   %s\n", codec.FormatRFC3339(in.CreatedNs))
 	if in.Records > 0 {
-		fmt.Fprintf(w, "start:     %s\n", in.Start)
-		fmt.Fprintf(w, "end:       %s\n", in.End)
+		fmt.Fprintf(w, "epoch:     %s (%s; elapsed counts from it)\n", codec.FormatRFC3339(in.EpochNs), in.EpochSource)
+		fmt.Fprintf(w, "start:     %s (%s)\n", in.Start, codec.FormatRFC3339(in.StartNs))
+		fmt.Fprintf(w, "end:       %s (%s)\n", in.End, codec.FormatRFC3339(in.EndNs))
 		fmt.Fprintf(w, "duration:  %s (%.3f s)\n", time.Duration(in.EndNs-in.StartNs).Round(time.Millisecond), in.DurationS)
 	}
 	ratio := 0.0
@@ -245,6 +256,14 @@ func printInfo(w io.Writer, in *Info) {
 			ch.Count, ch.RateHz, humanBytes(ch.RawBytes), humanBytes(ch.StoredBytes), ratio, ch.Drops)
 	}
 	tw.Flush()
+	for _, ch := range in.Channels {
+		if ch.Error != "" {
+			fmt.Fprintf(w, "error:     channel %s was NOT RECORDED: %s\n", ch.Name, ch.Error)
+		}
+		if ch.Warning != "" {
+			fmt.Fprintf(w, "warning:   channel %s: %s\n", ch.Name, ch.Warning)
+		}
+	}
 	if !in.Finished {
 		fmt.Fprintf(w, "hint:      vrlog recover %s -o FIXED.vrlog\n", in.File)
 	}

@@ -181,8 +181,14 @@ func TestCat(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[0]), &cr); err != nil {
 		t.Fatal(err)
 	}
-	if cr.Channel != "vr/r1/state" || *cr.Seq != 10 || cr.Decoded.Seq != 10 || cr.Decoded.Elapsed != float64(t0+100_000_000)/1e9 {
+	// elapsed counts from the session epoch (the first state, t0), as in
+	// every verb.
+	if cr.Channel != "vr/r1/state" || *cr.Seq != 10 || cr.Decoded.Seq != 10 || cr.Decoded.Elapsed != 0.1 {
 		t.Fatalf("first record %+v", cr)
+	}
+	out, _, code = run(t, "cat", p, "-c", "vr/r1/state", "-n", "1", "--start", "0.1")
+	if code != 0 || !strings.HasPrefix(out, "0.100250000 vr/r1/state seq=10 t=0.100000000 ") {
+		t.Fatalf("text times are not elapsed: %q", out)
 	}
 	out, _, code = run(t, "cat", "-n", "3", "--raw", "--channel", "acme/blob", p)
 	if code != 0 || strings.Count(out, "payload: ") != 3 || !strings.Contains(out, "header:  ab07") {
@@ -557,7 +563,7 @@ func TestExportCSV(t *testing.T) {
 			n++
 		}
 	}
-	if len(lines) != n+1 || !strings.HasPrefix(lines[2], "1,1,0.009750000,") || !strings.Contains(lines[2], ",10000000,10000000,250000,0,0,0,") {
+	if len(lines) != n+1 || !strings.HasPrefix(lines[2], "1,1,1,0.009750000,") || !strings.Contains(lines[2], ",10000000,10000000,250000,0,0,0,") {
 		t.Fatalf("state csv (%d lines):\n%s\n%s", len(lines), lines[0], lines[2])
 	}
 	one := filepath.Join(dir, "all.csv")

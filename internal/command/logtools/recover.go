@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/vrlog/vrlog/internal/cliutil"
+	"github.com/vrlog/vrlog/internal/progress"
 	"github.com/vrlog/vrlog/logfmt"
 )
 
@@ -27,7 +28,7 @@ file simply ends mid-chunk: the usual crash, kill -9 or power loss, which
 loses at most the last flush interval) from corruption in the middle of the
 file (bit flips: each dropped chunk is named with its byte offset in SRC).
 
-DST is written as .DST.tmp-* and renamed when verified; an existing DST is
+DST is written to a temporary file next to it and renamed when verified; an existing DST is
 kept unless --force. SRC is never modified. A SRC that does not start like a
 vrlog log (its prelude and first block both damaged) is refused unless
 --force, which then searches it from its first byte for vrlog blocks.
@@ -83,7 +84,9 @@ func runRecover(c *cli.Context) error {
 		return cliutil.Usage("recover: the output must differ from the source")
 	}
 	force := c.Bool("force")
+	prog := startProgress(c, "recover "+src, 2*st.Size(), progress.ProcessReads())
 	rep, err := logfmt.Recover(c.Context, src, dst, logfmt.RecoverOptions{Overwrite: force, Force: force})
+	prog.Done()
 	if err != nil {
 		var ce *logfmt.CorruptionError
 		switch {
@@ -154,11 +157,4 @@ func runRecover(c *cli.Context) error {
 		fmt.Fprintf(w, "  nothing was damaged: the copy holds everything\n")
 	}
 	return nil
-}
-
-// same reports whether a and b name the same existing file.
-func same(a, b string) bool {
-	sa, err1 := os.Stat(a)
-	sb, err2 := os.Stat(b)
-	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
 }

@@ -2,10 +2,12 @@ package logtools
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/vrlog/vrlog/internal/cliutil"
+	"github.com/vrlog/vrlog/internal/progress"
 	"github.com/vrlog/vrlog/logfmt"
 )
 
@@ -62,7 +64,13 @@ func runVerify(c *cli.Context) error {
 	var lastErr error
 	for _, path := range c.Args().Slice() {
 		res := VerifyResult{File: path}
+		var size int64
+		if st, err := os.Stat(path); err == nil {
+			size = st.Size()
+		}
+		prog := startProgress(c, "verify "+path, size, progress.ProcessReads())
 		rep, err := logfmt.Verify(path, logfmt.ReaderOptions{})
+		prog.Done()
 		if err != nil {
 			unreadable++
 			lastErr = cliutil.Input(explain(path, err))
@@ -99,7 +107,9 @@ func runVerify(c *cli.Context) error {
 		}
 		switch {
 		case res.Error != "":
-			fmt.Fprintf(c.App.ErrWriter, "verify: %s\n", res.Error)
+			if c.NArg() > 1 { // one file's error is the verb's, printed once
+				fmt.Fprintf(c.App.ErrWriter, "verify: %s\n", res.Error)
+			}
 		case res.OK:
 			fmt.Fprintf(out, "OK %s: %d chunks, %d records, %d channels, footer and index consistent\n", path, res.Chunks, res.Records, res.Channels)
 		default:

@@ -6,11 +6,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
+	"io/fs"
 	"os"
-	"os/signal"
 	"runtime/debug"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -20,8 +18,10 @@ import (
 
 	"github.com/vrlog/vrlog/internal/cliutil"
 	"github.com/vrlog/vrlog/internal/zenohflags"
+	"github.com/vrlog/vrlog/keyexpr"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/recorder"
+	"github.com/vrlog/vrlog/transport/zenoh"
 )
 
 // Command returns the record command.
@@ -45,8 +45,29 @@ recover' restores everything but those last moments.
 SIGINT or SIGTERM finishes the log cleanly (index and footer) and exits 0.
 A full disk stops the recording with exit 3, leaving a readable log.
 
-Status: a live table on a terminal (messages, Hz, MB/s, skips, restarts,
-recorder drops per channel); a plain line every 10 s otherwise; --quiet for none.
+A recording that captured nothing is not a success: when no data arrived,
+or a -k/-s pattern matched no recorded channel, record says so and exits 1
+(the log is kept, complete). Patterns are zenoh key expressions (* one
+level, ** any levels, $* inside a level; docs/cli.md), for -k, -s and
+--compression alike; a malformed pattern or endpoint is exit 2.
+
+Status: a live table on a terminal, fitted to its width and height
+(messages, Hz, MB/s, skips, restarts, recorder drops per channel, and the
+zenoh router or peers the session is connected to); a plain line every 10 s
+otherwise, plus a line as soon as the session loses its connection or zenoh
+has reconnected it (it does so by itself; recording goes on); --quiet for
+none.
+
+Across hosts (docs/deployment.md): --mode client --connect tcp/ROUTER:7447,
+or --zenoh-config deploy/client.json5, records through a zenoh router.
+
+A service that matches -s or --all but cannot be opened (e.g. its
+max_subscribers are all taken) is never skipped in silence: it is printed on
+stderr at once (also with --quiet), shown in the status, stored in the log as
+a channel error ('vrlog info' and 'analyze' show it), and record exits 3 at the
+end, after finishing the log with everything else. A service that allows a
+smaller subscriber buffer than the recorder wants (iceoryx2's default allows
+2) is recorded with that buffer, with a warning on stderr and in the log.
 
 EXAMPLES:
    record -o session.vrlog -k 'vr/r1/state' -s vr/r1/camera/front --duration 60s
@@ -58,20 +79,21 @@ EXAMPLES:
 		Flags: append(zenohflags.Flags(),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "log `FILE` (.vrlog); with splitting, FILE_000.vrlog, FILE_001.vrlog, ..."},
 			&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "overwrite an existing log"},
-			&cli.StringSliceFlag{Name: "key", Aliases: []string{"k"}, Usage: "zenoh key `EXPR` to record (repeatable; wildcards * and ** allowed)"},
-			&cli.StringSliceFlag{Name: "service", Aliases: []string{"s"}, Usage: "iceoryx2 pub-sub `SERVICE` to record (repeatable; * and ** patterns also record services that appear later)"},
+			&cli.StringSliceFlag{Name: "key", Aliases: []string{"k"}, Usage: "zenoh key expression `PATTERN` to record (repeatable; * one level, ** any levels)"},
+			&cli.StringSliceFlag{Name: "service", Aliases: []string{"s"}, Usage: "iceoryx2 pub-sub `SERVICE` name or pattern to record (repeatable; a pattern also records services that appear later)"},
 			&cli.BoolFlag{Name: "all", Aliases: []string{"a"}, Usage: "record every zenoh key and every iceoryx2 pub-sub service, including new ones"},
 			&cli.DurationFlag{Name: "duration", Aliases: []string{"d"}, Usage: "stop after this long (default: until SIGINT/SIGTERM)"},
 			&cli.StringFlag{Name: "split-size", Usage: "start a new file after about `SIZE` bytes (e.g. 512M, 2G)"},
 			&cli.DurationFlag{Name: "split-duration", Usage: "start a new file after this long"},
 			&cli.IntFlag{Name: "max-files", Usage: "with splitting, keep only the newest `N` files (a ring)"},
-			&cli.StringSliceFlag{Name: "compression", Usage: "`[CHANNEL=]none|zstd[-LEVEL]` per channel glob, last match wins (default zstd-1)"},
+			&cli.StringSliceFlag{Name: "compression", Usage: "`[CHANNEL=]none|zstd[-LEVEL]`, CHANNEL a key expression; last match wins (default zstd-1)"},
 			&cli.DurationFlag{Name: "flush-interval", Value: time.Second, Usage: "longest time a record stays in memory (what kill -9 can lose)"},
 			&cli.StringFlag{Name: "sync", Value: "interval", Usage: "fdatasync policy: interval (every second: a power loss loses about a second), close (once, at the end: a power loss may lose up to 30 s), flush (every chunk) or none"},
 			&cli.StringFlag{Name: "note", Usage: "`TEXT` stored in the log's metadata (e.g. the bug ticket)"},
 			&cli.StringSliceFlag{Name: "time-service", Usage: "zenoh `SELECTOR` of clock-sync time services (default vr/*/time)"},
 			&cli.DurationFlag{Name: "probe-interval", Value: time.Second, Usage: "clock-sync probe period (0 disables)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no status output"},
+			&cli.DurationFlag{Name: "clock-offset", Hidden: true, Usage: "test only: the recorder's wall stamps run this far ahead of this host's clock (a second host on one machine)"},
 		),
 		Action: run,
 	}
@@ -85,11 +107,15 @@ func run(c *cli.Context) error {
 	if out == "" {
 		out = "vrlog-" + time.Now().UTC().Format("20060102T150405Z") + ".vrlog"
 	}
+	zc, err := zenohflags.Config(c)
+	if err != nil {
+		return err
+	}
 	cfg := recorder.Config{
 		Output: out, Force: c.Bool("force"), ZenohKeys: c.StringSlice("key"), IceoryxServices: c.StringSlice("service"),
-		All: c.Bool("all"), Zenoh: zenohflags.Config(c), SplitDuration: c.Duration("split-duration"), MaxFiles: c.Int("max-files"),
+		All: c.Bool("all"), Zenoh: zc, SplitDuration: c.Duration("split-duration"), MaxFiles: c.Int("max-files"),
 		FlushInterval: c.Duration("flush-interval"), Note: c.String("note"), TimeKeys: c.StringSlice("time-service"),
-		ProbeInterval: c.Duration("probe-interval"),
+		ProbeInterval: c.Duration("probe-interval"), ClockOffset: c.Duration("clock-offset"),
 	}
 	if cfg.ProbeInterval == 0 {
 		cfg.ProbeInterval = -1
@@ -97,7 +123,16 @@ func run(c *cli.Context) error {
 	if len(cfg.ZenohKeys) == 0 && len(cfg.IceoryxServices) == 0 && !cfg.All {
 		return cliutil.Usage("nothing to record: give -k KEY, -s SERVICE or --all (see --help)")
 	}
-	var err error
+	for _, f := range []struct {
+		flag string
+		pats []string
+	}{{"-k", cfg.ZenohKeys}, {"-s", cfg.IceoryxServices}, {"--time-service", cfg.TimeKeys}} {
+		for _, p := range f.pats {
+			if _, err := keyexpr.Parse(p); err != nil {
+				return cliutil.Usage("%s: %v", f.flag, err)
+			}
+		}
+	}
 	if s := c.String("split-size"); s != "" {
 		if cfg.SplitSize, err = parseSize(s); err != nil {
 			return cliutil.Usage("--split-size: %v", err)
@@ -131,105 +166,85 @@ func run(c *cli.Context) error {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(512 << 20)
 	}
-	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	signal.Ignore(syscall.SIGXFSZ) // a file size limit surfaces as EFBIG, handled like a full disk
+	cliutil.Graceful(c) // SIGINT or SIGTERM finishes the log
+	ctx := c.Context
 	if d := c.Duration("duration"); d > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
 	}
 	errw := c.App.ErrWriter
-	if errw == nil {
-		errw = os.Stderr
-	}
 	quiet := c.Bool("quiet")
-	tty := cliutil.IsTerminal(errw)
-	var lastPlain time.Time
-	var lines int
-	if !quiet {
-		cfg.OnStatus = func(s recorder.Status) {
-			if tty {
-				lines = drawTable(errw, s, lines)
-			} else if time.Since(lastPlain) >= 10*time.Second {
-				lastPlain = time.Now()
-				fmt.Fprintln(errw, plainLine(s))
-			}
+	cfg.OnProblem = func(p recorder.ChannelStatus) {
+		if p.Error != "" {
+			fmt.Fprintf(errw, "record: ERROR: %s %s is not recorded: %s\n", p.Transport, p.Name, p.Error)
+		} else {
+			fmt.Fprintf(errw, "record: warning: %s %s: %s\n", p.Transport, p.Name, p.Warning)
 		}
+	}
+	st := newStatus(errw)
+	if !quiet {
+		cfg.OnStatus = st.show
 		fmt.Fprintf(errw, "record: writing %s (Ctrl-C to stop)\n", out)
 	}
 	sum, err := recorder.Run(ctx, cfg)
 	if sum != nil && !quiet {
-		if tty {
-			lines = drawTable(errw, *sum, lines)
-		}
-		fmt.Fprintf(errw, "record: %s\n", plainLine(*sum))
+		st.final(*sum)
 		for _, f := range sum.Files {
 			fmt.Fprintf(errw, "record: wrote %s\n", f)
 		}
 	}
 	switch {
+	case err == nil && sum != nil && len(sum.Failed()) > 0:
+		var names []string
+		for _, f := range sum.Failed() {
+			names = append(names, f.Name)
+		}
+		return cliutil.Runtime(fmt.Errorf("not recorded, could not be opened (see above; stored in the log as channel errors): %s",
+			strings.Join(names, ", ")))
 	case err == nil:
-		return nil
-	case errors.Is(err, logfmt.ErrExists):
+	case errors.Is(err, fs.ErrExist):
+		return cliutil.Output(err)
+	case errors.Is(err, zenoh.ErrInvalid):
 		return cliutil.Usage("%v", err)
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EFBIG), errors.Is(err, syscall.EDQUOT):
 		return cliutil.Runtime(fmt.Errorf("disk full: %w; the log holds everything up to the last complete chunk (check with 'vrlog verify', repair with 'vrlog recover')", err))
+	default:
+		return cliutil.Runtime(err)
 	}
-	return cliutil.Runtime(err)
+	for _, p := range recorder.UnusedCompression(cfg, sum) {
+		fmt.Fprintf(errw, "record: warning: --compression %q matched no recorded channel\n", p)
+	}
+	return captureCheck(cfg, sum)
 }
 
-func plainLine(s recorder.Status) string {
-	var msgs, drops, skipped uint64
-	for _, c := range s.Channels {
-		msgs, drops, skipped = msgs+c.Msgs, drops+c.Drops, skipped+c.Skipped
+// captureCheck fails a recording that captured nothing, or nothing on one
+// of its -k/-s patterns (exit 1): a CI job must not take an empty log for
+// a recorded session. The log is kept, complete.
+func captureCheck(cfg recorder.Config, sum *recorder.Summary) error {
+	missed := recorder.Missed(cfg, sum)
+	if len(missed) == 0 {
+		return nil
 	}
-	return fmt.Sprintf("%s: %d channels, %d messages, %s written, %d missing by seq, %d dropped by the recorder",
-		s.Elapsed.Round(time.Second), len(s.Channels), msgs, human(s.BytesWritten), skipped, drops)
-}
-
-// drawTable redraws the live status table in place on a terminal.
-func drawTable(w io.Writer, s recorder.Status, prev int) int {
-	var b strings.Builder
-	if prev > 0 {
-		fmt.Fprintf(&b, "\x1b[%dA", prev)
-	}
-	chans := append([]recorder.ChannelStatus(nil), s.Channels...)
-	sort.Slice(chans, func(i, j int) bool { return chans[i].Name < chans[j].Name })
-	fmt.Fprintf(&b, "\x1b[2K%-36s %10s %8s %8s %8s %8s %8s %6s\n", "channel", "msgs", "Hz", "MB/s", "skipped", "restarts", "drops", "undec")
-	for _, c := range chans {
-		fmt.Fprintf(&b, "\x1b[2K%-36s %10d %8.1f %8.2f %8d %8d %8d %6d\n", trim(c.Name, 36), c.Msgs, c.Hz, c.MBps, c.Skipped, c.Restarts, c.Drops, c.Undecodable)
-	}
-	ratio := ""
-	if s.BytesWritten > 0 {
-		var raw uint64
-		for _, c := range s.Channels {
-			raw += c.Bytes
+	if missed[0] == "nothing" {
+		what := []string{}
+		for _, k := range cfg.ZenohKeys {
+			what = append(what, "-k "+k)
 		}
-		ratio = fmt.Sprintf(", compression %.2fx", float64(raw)/float64(s.BytesWritten))
+		for _, s := range cfg.IceoryxServices {
+			what = append(what, "-s "+s)
+		}
+		if cfg.All {
+			what = append(what, "--all")
+		}
+		where := ""
+		if eps := append(append([]string{}, cfg.Zenoh.Connect...), cfg.Zenoh.Listen...); len(eps) > 0 {
+			where = " (zenoh endpoints " + strings.Join(eps, ", ") + ")"
+		}
+		return cliutil.CheckFailed(fmt.Errorf("captured nothing in %s of recording on %s%s: no publisher reached the recorder; the log %s holds no data (check the keys, the services and the endpoints)",
+			sum.Elapsed.Round(100*time.Millisecond), strings.Join(what, " "), where, strings.Join(sum.Files, ", ")))
 	}
-	fmt.Fprintf(&b, "\x1b[2K%s elapsed, %s written%s\n", s.Elapsed.Round(time.Second), human(s.BytesWritten), ratio)
-	io.WriteString(w, b.String())
-	return len(chans) + 2
-}
-
-func trim(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return "…" + s[len(s)-n+1:]
-}
-
-func human(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
+	return cliutil.CheckFailed(fmt.Errorf("%s captured nothing (recorded: %s); the log is kept", strings.Join(missed, ", "), strings.Join(recorder.Recorded(sum), ", ")))
 }
 
 // parseSize reads 1048576, 512K, 64M, 2G (powers of 1024).
@@ -251,13 +266,17 @@ func parseSize(s string) (int64, error) {
 	return v * mult, nil
 }
 
-// parseCompression reads [GLOB=]none|zstd|zstd-LEVEL.
+// parseCompression reads [CHANNEL=]none|zstd|zstd-LEVEL, CHANNEL a key
+// expression.
 func parseCompression(s string) (recorder.ChannelCompression, error) {
-	glob, val := "", s
+	pat, val := "", s
 	if i := strings.LastIndexByte(s, '='); i >= 0 {
-		glob, val = s[:i], s[i+1:]
+		pat, val = s[:i], s[i+1:]
+		if _, err := keyexpr.Parse(pat); err != nil {
+			return recorder.ChannelCompression{}, err
+		}
 	}
-	c := recorder.ChannelCompression{Glob: glob}
+	c := recorder.ChannelCompression{Pattern: pat}
 	switch {
 	case val == "none":
 		c.Compression = logfmt.Compression{Kind: logfmt.CompressionNone}

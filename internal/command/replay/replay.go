@@ -10,20 +10,19 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"regexp"
+	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/internal/cliutil"
 	"github.com/vrlog/vrlog/internal/zenohflags"
+	"github.com/vrlog/vrlog/keyexpr"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/player"
+	"github.com/vrlog/vrlog/transport/zenoh"
 )
 
 // Command returns the replay command.
@@ -33,8 +32,10 @@ func Command() *cli.Command {
 		Usage:     "republish a log over zenoh and iceoryx2 at the original pacing, into a controller under test",
 		ArgsUsage: "FILE.vrlog [FILE.vrlog ...]",
 		Description: `Publishes every data channel of the log on its original transport and name:
-zenoh keys with the recorded encoding and attachment, iceoryx2 services with the
-recorded type details and user header, so subscribers open them unchanged.
+zenoh keys with the recorded encoding, attachment and source info (publisher
+id and sequence number: a replayed channel shows the original's skips and
+restarts), iceoryx2 services with the recorded type details and user header,
+so subscribers open them unchanged.
 Internal channels (clock-sync probes) are never published. Several files are
 merged by receive time.
 
@@ -55,7 +56,8 @@ KEYS (on a terminal): space pause/resume, → step one record (while paused),
 FAULTS (--inject, repeatable; reproducible with --seed):
    drop=P          drop each record with probability P
    outage=AT:FOR   publish nothing from AT for FOR (log time from the start)
-   restart=AT      from AT on, seq restarts at 0 (decodable channels)
+   restart=AT      from AT on, seq restarts at 0 (decodable channels' seq, and
+                   zenoh source sequence numbers), up to a restart in the log
    jitter=SIGMA    add normal jitter (sigma) to each deadline, order kept per channel
    lag=D           delay frame channels by D relative to states
 
@@ -68,8 +70,8 @@ EXAMPLES:
 
 ` + cliutil.ExitCodesHelp,
 		Flags: append([]cli.Flag{
-			&cli.StringSliceFlag{Name: "channel", Aliases: []string{"c"}, Usage: "replay channels whose name or topic matches `NAME|GLOB` (* within a level, ** across); repeatable; default all data channels"},
-			&cli.StringSliceFlag{Name: "remap", Usage: "publish topic or channel `FROM` as TO (FROM/** remaps a prefix); repeatable"},
+			&cli.StringSliceFlag{Name: "channel", Aliases: []string{"c"}, Usage: "replay the data channels whose name or topic matches `PATTERN`, a key expression (* one level, ** any levels); repeatable; default all"},
+			&cli.StringSliceFlag{Name: "remap", Usage: "publish the channels whose topic or name `FROM` (a pattern) matches as TO; FROM/**=TO/** keeps what ** matched; repeatable"},
 			&cli.StringFlag{Name: "prefix", Usage: "prepend `P/` to every published key and service"},
 			&cli.StringFlag{Name: "clock", Value: "receive", Usage: "pace by `receive` (recorder monotonic stamps) or capture (simulator t_ns)"},
 			&cli.StringFlag{Name: "rate", Value: "1", Usage: "speed `FACTOR`, or max (as fast as the transports take it)"},
@@ -97,27 +99,28 @@ EXAMPLES:
 
 // config is the parsed command line.
 type config struct {
-	files              []string
-	clock              clockKind
-	rate               float64
-	rateMax            bool
-	startSpec, endSpec string
-	duration, delay    time.Duration
-	faults             player.Faults
-	injects            []string
-	patterns           []*regexp.Regexp
-	patternSrc         []string
-	remap              *remapper
-	tolerant, jsonOut  bool
-	quiet              bool
+	files             []string
+	clock             clockKind
+	rate              float64
+	rateMax           bool
+	window            logfmt.Window
+	delay             time.Duration
+	faults            player.Faults
+	injects           []string
+	patterns          *keyexpr.Set
+	remaps            []*keyexpr.Remap
+	remapUsed         []bool
+	prefix            string
+	tolerant, jsonOut bool
+	quiet             bool
+	zenoh             zenoh.Config
 }
 
 func parse(c *cli.Context) (*config, error) {
 	if c.NArg() == 0 {
 		return nil, cliutil.Usage("no input: give one or more .vrlog files (see --help)")
 	}
-	cfg := &config{files: c.Args().Slice(), tolerant: c.Bool("tolerant"), jsonOut: c.Bool("json"), quiet: c.Bool("quiet"),
-		startSpec: c.String("start"), endSpec: c.String("end")}
+	cfg := &config{files: c.Args().Slice(), tolerant: c.Bool("tolerant"), jsonOut: c.Bool("json"), quiet: c.Bool("quiet")}
 	switch c.String("clock") {
 	case "receive", "recv":
 		cfg.clock = clockReceive
@@ -139,18 +142,13 @@ func parse(c *cli.Context) (*config, error) {
 		return nil, cliutil.Usage("--loop %d: want N >= 0 (0 = forever)", c.Int("loop"))
 	}
 	var err error
-	for _, f := range []struct {
-		name string
-		dst  *time.Duration
-	}{{"duration", &cfg.duration}, {"delay", &cfg.delay}} {
-		if s := c.String(f.name); s != "" {
-			if *f.dst, err = player.ParseDuration(s); err != nil || *f.dst < 0 {
-				return nil, cliutil.Usage("--%s %q: want seconds or a duration >= 0", f.name, s)
-			}
-		}
+	if cfg.window, err = logfmt.ParseWindow(c.String("start"), c.String("end"), c.String("duration")); err != nil {
+		return nil, cliutil.Usage("%v", err)
 	}
-	if cfg.duration > 0 && cfg.endSpec != "" {
-		return nil, cliutil.Usage("--end and --duration: give one")
+	if s := c.String("delay"); s != "" {
+		if cfg.delay, err = player.ParseDuration(s); err != nil || cfg.delay < 0 {
+			return nil, cliutil.Usage("--delay %q: want seconds or a duration >= 0", s)
+		}
 	}
 	for _, s := range c.StringSlice("inject") {
 		if err := cfg.faults.ParseInject(s); err != nil {
@@ -158,15 +156,28 @@ func parse(c *cli.Context) (*config, error) {
 		}
 		cfg.injects = append(cfg.injects, s)
 	}
-	for _, p := range c.StringSlice("channel") {
-		re, err := glob(p)
-		if err != nil {
-			return nil, cliutil.Usage("--channel %q: %v", p, err)
-		}
-		cfg.patterns, cfg.patternSrc = append(cfg.patterns, re), append(cfg.patternSrc, p)
+	if cfg.patterns, err = keyexpr.ParseSet(c.StringSlice("channel")); err != nil {
+		return nil, cliutil.Usage("--channel: %v", err)
 	}
-	if cfg.remap, err = newRemapper(c.StringSlice("remap"), c.String("prefix")); err != nil {
-		return nil, cliutil.Usage("%v", err)
+	for _, spec := range c.StringSlice("remap") {
+		m, err := keyexpr.ParseRemap(spec)
+		if err != nil {
+			return nil, cliutil.Usage("--remap: %v", err)
+		}
+		cfg.remaps = append(cfg.remaps, m)
+	}
+	cfg.remapUsed = make([]bool, len(cfg.remaps))
+	if p := strings.TrimSuffix(c.String("prefix"), "/"); p != "" {
+		if pat, err := keyexpr.Parse(p); err != nil || !pat.Literal() {
+			return nil, cliutil.Usage("--prefix %q: want levels of a name, without wildcards", c.String("prefix"))
+		}
+		cfg.prefix = p + "/"
+	}
+	if cfg.zenoh, err = zenohflags.Config(c); err != nil {
+		return nil, err
+	}
+	if c.Bool("start-paused") && !keyboard(c.App.ErrWriter) {
+		return nil, cliutil.Usage("--start-paused needs a terminal (stdin and stderr) to resume from with space or →; off a terminal nothing could resume it")
 	}
 	return cfg, nil
 }
@@ -190,7 +201,7 @@ func (s *session) close() {
 // open opens the files and selects channels and the window.
 func open(cfg *config) (*session, error) {
 	s := &session{src: &logSource{clock: cfg.clock}}
-	used := make([]bool, len(cfg.patterns))
+	var names []string        // the data channels there are, for errors
 	index := map[string]int{} // transport/topic → output
 	first := true
 	for _, path := range cfg.files {
@@ -210,15 +221,14 @@ func open(cfg *config) (*session, error) {
 			s.wallOffset = w
 		}
 		in.shift = w - s.wallOffset
-		stats := map[uint16]logfmt.ChannelStats{}
-		for _, st := range r.Stats() {
-			stats[st.Channel] = st
-		}
 		for _, ch := range r.Channels() {
 			if ch.Transport == logfmt.TransportInternal {
 				continue
 			}
-			st := stats[ch.ID]
+			if !slices.Contains(names, ch.Name) {
+				names = append(names, ch.Name)
+			}
+			st := r.StatsOf(ch.ID)
 			if st.Records > 0 {
 				k0, k1 := st.FirstMonoNs+in.shift, st.LastMonoNs+in.shift
 				if cfg.clock == clockCapture {
@@ -237,18 +247,10 @@ func open(cfg *config) (*session, error) {
 					first = false
 				}
 			}
-			if len(cfg.patterns) > 0 {
-				hit := false
-				for i, re := range cfg.patterns {
-					if re.MatchString(ch.Name) || re.MatchString(ch.Topic) {
-						hit, used[i] = true, true
-					}
-				}
-				if !hit {
-					continue
-				}
+			if cfg.patterns.Len() > 0 && !cfg.patterns.Match(ch.Name, ch.Topic) {
+				continue
 			}
-			topic := cfg.remap.apply(ch.Name, ch.Topic)
+			topic := cfg.topic(ch)
 			k := ch.Transport.String() + "\x00" + topic
 			oi, ok := index[k]
 			if !ok {
@@ -266,61 +268,41 @@ func open(cfg *config) (*session, error) {
 		}
 	}
 	s.src.inputs = s.inputs
-	for i, u := range used {
-		if !u {
+	if err := cfg.patterns.Unmatched("data channel", names); err != nil {
+		s.close()
+		return nil, cliutil.Usage("--channel %v", err)
+	}
+	for i, used := range cfg.remapUsed {
+		if !used {
 			s.close()
-			return nil, cliutil.Usage("--channel %q matches no data channel", cfg.patternSrc[i])
+			return nil, cliutil.Usage("--remap %s: FROM matches no replayed channel (name or topic)", cfg.remaps[i])
 		}
 	}
 	if len(s.outs) == 0 {
 		s.close()
-		return nil, cliutil.Usage("nothing to replay: no data channel selected")
+		return nil, cliutil.Usage("nothing to replay: the log has no data channel")
 	}
 	if first && cfg.clock == clockCapture {
 		s.close()
 		return nil, cliutil.Input(errors.New("--clock capture: no channel carries capture stamps"))
 	}
-	var err error
-	s.src.start = s.logStart
-	if cfg.startSpec != "" {
-		if s.src.start, err = s.at(cfg, cfg.startSpec); err != nil {
-			s.close()
-			return nil, cliutil.Usage("--start: %v", err)
-		}
+	fromUnix := func(unix int64) int64 { return unix - s.wallOffset } // receive key: file 0's monotonic clock
+	if cfg.clock == clockCapture {
+		fromUnix = nil
 	}
-	switch {
-	case cfg.endSpec != "":
-		if s.src.end, err = s.at(cfg, cfg.endSpec); err != nil {
-			s.close()
-			return nil, cliutil.Usage("--end: %v", err)
-		}
-		s.src.hasEnd = true
-	case cfg.duration > 0:
-		s.src.end, s.src.hasEnd = s.src.start+int64(cfg.duration), true
+	win, err := cfg.window.Resolve(s.logStart, fromUnix)
+	if err == nil && !win.Overlaps(s.logStart, s.logEnd) {
+		err = fmt.Errorf("%w: it spans %s from its start", logfmt.ErrOutsideLog, time.Duration(s.logEnd-s.logStart))
 	}
-	if s.src.hasEnd && s.src.end <= s.src.start {
+	if err != nil {
 		s.close()
-		return nil, cliutil.Usage("the window is empty: end is not after start")
+		return nil, cliutil.Usage("%v", err)
+	}
+	s.src.start, s.src.end, s.src.hasEnd = s.logStart, win.End, win.HasEnd
+	if win.HasStart {
+		s.src.start = win.Start
 	}
 	return s, nil
-}
-
-// at converts a --start/--end value into a key.
-func (s *session) at(cfg *config, v string) (int64, error) {
-	if ns, err := codec.ParseSeconds(v); err == nil {
-		return s.logStart + ns, nil
-	}
-	if d, err := time.ParseDuration(v); err == nil {
-		return s.logStart + int64(d), nil
-	}
-	ns, err := codec.ParseRFC3339(v)
-	if err != nil {
-		return 0, fmt.Errorf("%q: want seconds from the log start or an RFC 3339 time", v)
-	}
-	if cfg.clock == clockCapture {
-		return ns, nil
-	}
-	return ns - s.wallOffset, nil
 }
 
 func run(c *cli.Context) error {
@@ -362,11 +344,10 @@ func run(c *cli.Context) error {
 		opts.SpinMin, opts.SpinMax = d, d
 	}
 
-	zc := zenohflags.Config(c)
-	pubs, err := openPublishers(s.outs, transportOptions{zenoh: zc, express: !cfg.rateMax, warn: stderr})
+	pubs, err := openPublishers(s.outs, transportOptions{zenoh: cfg.zenoh, express: !cfg.rateMax, warn: stderr})
 	if err != nil {
 		pubs.Close()
-		return cliutil.Runtime(err)
+		return zenohflags.OpenError(err)
 	}
 	p, err := player.New(s.src, pubs, opts)
 	if err != nil {
@@ -374,8 +355,8 @@ func run(c *cli.Context) error {
 		return cliutil.Usage("%v", err)
 	}
 
-	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	cliutil.Graceful(c) // SIGINT or SIGTERM stops the replay and prints its report
+	ctx := c.Context
 	ui := startUI(ctx, p, stderr, cfg.quiet, time.Duration(span))
 	sum, perr := p.Run(ctx)
 	quit := ui.stop()

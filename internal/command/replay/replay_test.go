@@ -635,6 +635,9 @@ func TestUsageErrors(t *testing.T) {
 		{"--end", "1", "--duration", "1", f.path},
 		{"--start", "0.5", "--end", "0.2", f.path},
 		{"--start", "yesterday", f.path},
+		{"--start-paused", f.path}, // off a terminal nothing could resume it
+		{"--remap", "no/such/**=x/**", f.path},
+		{"--channel", "vr/cam*", f.path},
 		{filepath.Join(t.TempDir(), "missing.vrlog")},
 	} {
 		if r := runReplay(t, args...); r.code != cliutil.ExitUsage {

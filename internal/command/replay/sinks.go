@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/vrlog/vrlog/logfmt"
+	"github.com/vrlog/vrlog/player"
 	"github.com/vrlog/vrlog/transport/iceoryx2"
 	"github.com/vrlog/vrlog/transport/zenoh"
 )
@@ -52,6 +53,11 @@ func openPublishers(outs []output, o transportOptions) (*publishers, error) {
 				return p, fmt.Errorf("zenoh publisher %s: %w", out.Topic, err)
 			}
 		case logfmt.TransportIceoryx2:
+			if e := out.Meta[logfmt.MetaError]; e != "" {
+				// The recorder could not open it: no records, nothing to publish.
+				fmt.Fprintf(o.warn, "replay: channel %s was not recorded (%s); nothing to publish on %s\n", out.Name, e, out.Topic)
+				continue
+			}
 			if p.node == nil {
 				if p.node, err = iceoryx2.NewNode("vrlog-replay"); err != nil {
 					return p, fmt.Errorf("iceoryx2 node: %w", err)
@@ -94,15 +100,24 @@ func openPublishers(outs []output, o transportOptions) (*publishers, error) {
 
 func isFrameSchema(s string) bool { return s == "vrsdk.Frame/1" }
 
-// Publish implements player.Sink.
-func (p *publishers) Publish(ch int, header, payload []byte) error {
-	if z := p.zpub[ch]; z != nil {
-		return z.Put(payload, header)
+// Publish implements player.Sink. zenoh records go out with the source
+// info they were recorded with (publisher id and sequence number), so a
+// replayed channel carries the original's skips and restarts.
+func (p *publishers) Publish(r *player.Rec) error {
+	if z := p.zpub[r.Channel]; z != nil {
+		if r.HasSourceSN {
+			return z.PutAs(r.Payload, r.Header, r.SourceID, r.SourceSN)
+		}
+		return z.Put(r.Payload, r.Header)
 	}
-	if len(header) != p.iUser[ch] {
-		return fmt.Errorf("record's user header is %d bytes, the service's is %d", len(header), p.iUser[ch])
+	i := p.ipub[r.Channel]
+	if i == nil {
+		return errors.New("no publisher: the log says the recorder could not open this channel, yet it has records")
 	}
-	_, err := p.ipub[ch].Send(header, payload)
+	if len(r.Header) != p.iUser[r.Channel] {
+		return fmt.Errorf("record's user header is %d bytes, the service's is %d", len(r.Header), p.iUser[r.Channel])
+	}
+	_, err := i.Send(r.Header, r.Payload)
 	return err
 }
 

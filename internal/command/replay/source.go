@@ -2,12 +2,8 @@ package replay
 
 import (
 	"context"
-	"fmt"
-	"regexp"
-	"strings"
 
 	"github.com/vrlog/vrlog/codec"
-	globpkg "github.com/vrlog/vrlog/internal/glob"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/player"
 )
@@ -58,17 +54,11 @@ func wallMinusMono(r *logfmt.Reader) int64 {
 	return 0
 }
 
-type head struct {
-	it  *logfmt.Iterator
-	in  *input
-	ok  bool
-	key int64 // receive key (common monotonic)
-}
-
-// Pass implements player.Source.
+// Pass implements player.Source: the inputs merged by receive time on
+// file 0's monotonic clock (logfmt.Merge), keyed on the chosen clock.
 func (s *logSource) Pass(ctx context.Context, emit func(*player.Rec) bool) error {
-	heads := make([]*head, 0, len(s.inputs))
-	for _, in := range s.inputs {
+	its := make([]*logfmt.Iterator, len(s.inputs))
+	for i, in := range s.inputs {
 		f := logfmt.Filter{Channels: in.ids}
 		if s.clock == clockReceive {
 			f.Start = s.start - in.shift
@@ -76,100 +66,46 @@ func (s *logSource) Pass(ctx context.Context, emit func(*player.Rec) bool) error
 				f.End = s.end - in.shift
 			}
 		}
-		h := &head{it: in.r.Records(f), in: in}
-		heads = append(heads, h)
-		s.advance(h)
+		its[i] = in.r.Records(f)
 	}
-	lastOff, haveOff := s.captureOff, false
+	m := logfmt.Merge(its, func(i int, r *logfmt.Record) int64 { return r.RecvMonoNs + s.inputs[i].shift })
+	lastOff := s.captureOff
 	var rec player.Rec
-	for n := 0; ; n++ {
-		var best *head
-		for _, h := range heads {
-			if h.ok && (best == nil || h.key < best.key) {
-				best = h
-			}
-		}
-		if best == nil {
-			break
-		}
+	for n := 0; m.Next(); n++ {
 		if n&1023 == 0 && ctx.Err() != nil {
 			return nil
 		}
-		r := best.it.Record()
-		rec = player.Rec{Channel: best.in.out[r.Channel], CaptureNs: r.CaptureNs, Seq: r.Seq, HasStamp: r.HasStamp,
-			Header: r.Header, Payload: r.Payload, Key: best.key}
-		keep := true
+		r, key := m.Record(), m.Key()
+		rec = player.Rec{Channel: s.inputs[m.Input()].out[r.Channel], CaptureNs: r.CaptureNs, Seq: r.Seq, HasStamp: r.HasStamp,
+			Header: r.Header, Payload: r.Payload, Key: key, SourceID: r.PublisherID, SourceSN: r.PublisherSN, HasSourceSN: r.HasPubSN}
 		if s.clock == clockCapture {
 			if r.HasStamp {
-				rec.Key = r.CaptureNs
-				lastOff, haveOff = r.CaptureNs-best.key, true
+				rec.Key, lastOff = r.CaptureNs, r.CaptureNs-key
 			} else {
-				rec.Key = best.key + lastOff
+				rec.Key = key + lastOff // unstamped: the capture offset of the last stamped record
 			}
-			_ = haveOff
-			keep = rec.Key >= s.start && (!s.hasEnd || rec.Key < s.end)
+			if rec.Key < s.start || (s.hasEnd && rec.Key >= s.end) {
+				continue
+			}
 		}
-		if keep && !emit(&rec) {
+		if !emit(&rec) {
 			return nil
 		}
-		s.advance(best)
 	}
-	for _, h := range heads {
-		if err := h.it.Err(); err != nil {
-			return err
-		}
-	}
-	return nil
+	return m.Err()
 }
 
-func (s *logSource) advance(h *head) {
-	h.ok = h.it.Next()
-	if h.ok {
-		h.key = h.it.Record().RecvMonoNs + h.in.shift
-	}
-}
-
-// glob compiles a channel pattern (see package glob).
-func glob(p string) (*regexp.Regexp, error) { return globpkg.Compile(p), nil }
-
-// remap rewrites a topic: FROM=TO exact, or FROM ending in /** replacing
-// that prefix; then the prefix.
-type remapper struct {
-	rules  [][2]string
-	prefix string
-}
-
-func newRemapper(specs []string, prefix string) (*remapper, error) {
-	m := &remapper{prefix: prefix}
-	for _, s := range specs {
-		from, to, ok := strings.Cut(s, "=")
-		if !ok || from == "" || to == "" {
-			return nil, fmt.Errorf("--remap %q: want FROM=TO", s)
-		}
-		m.rules = append(m.rules, [2]string{from, to})
-	}
-	if prefix != "" && !strings.HasSuffix(prefix, "/") {
-		m.prefix += "/"
-	}
-	return m, nil
-}
-
-func (m *remapper) apply(name, topic string) string {
-	out := topic
-	for _, r := range m.rules {
-		from, to := r[0], r[1]
-		if from == topic || from == name {
-			out = to
+// topic is where channel c is published: the first --remap whose FROM
+// matches its name or topic (else its topic), then --prefix.
+func (cfg *config) topic(c logfmt.Channel) string {
+	out := c.Topic
+	for i, m := range cfg.remaps {
+		if to, ok := m.Apply(c.Topic, c.Name); ok {
+			out, cfg.remapUsed[i] = to, true
 			break
 		}
-		if p, ok := strings.CutSuffix(from, "/**"); ok {
-			if rest, ok := strings.CutPrefix(topic, p+"/"); ok {
-				out = strings.TrimSuffix(to, "/**") + "/" + rest
-				break
-			}
-		}
 	}
-	return m.prefix + out
+	return cfg.prefix + out
 }
 
 // isFrame tells frame streams (for --inject lag).

@@ -4,9 +4,11 @@ import (
 	"context"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/vrlog/vrlog/codec"
+	"github.com/vrlog/vrlog/keyexpr"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/player"
 )
@@ -70,7 +72,7 @@ func passKeys(t *testing.T, s *session) (keys []int64, chans []int, names []stri
 
 func TestMergeFilesByReceiveTime(t *testing.T) {
 	a, b := twoFiles(t)
-	cfg := &config{files: []string{a, b}, clock: clockReceive, remap: &remapper{}}
+	cfg := &config{files: []string{a, b}, clock: clockReceive}
 	s, err := open(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +101,11 @@ func TestMergeFilesByReceiveTime(t *testing.T) {
 
 func TestCaptureClockAndWindow(t *testing.T) {
 	a, b := twoFiles(t)
-	cfg := &config{files: []string{a, b}, clock: clockCapture, remap: &remapper{}, startSpec: "0.1", endSpec: "0.3"}
+	w, err := logfmt.ParseWindow("0.1", "0.3", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &config{files: []string{a, b}, clock: clockCapture, window: w}
 	s, err := open(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -123,24 +129,27 @@ func TestCaptureClockAndWindow(t *testing.T) {
 	}
 }
 
-func TestGlobAndRemap(t *testing.T) {
-	for _, c := range []struct {
-		pat, name string
-		ok        bool
-	}{{"vr/*/state", "vr/r1/state", true}, {"vr/*", "vr/r1/state", false}, {"vr/**", "vr/r1/state", true},
-		{"vr/r?/state", "vr/r1/state", true}, {"vr/r1/state", "vr/r1/state", true}, {"vr.r1", "vrxr1", false}} {
-		re, err := glob(c.pat)
-		if err != nil || re.MatchString(c.name) != c.ok {
-			t.Errorf("%q ~ %q: %v", c.pat, c.name, !c.ok)
-		}
-	}
-	m, err := newRemapper([]string{"vr/r1/state=sim/state", "vr/r2/**=x/**"}, "test")
+func TestChannelsAndRemap(t *testing.T) {
+	a, b := twoFiles(t)
+	set, _ := keyexpr.ParseSet([]string{"vr/*/state"})
+	m, _ := keyexpr.ParseRemap("vr/r1/**=sim/**")
+	cfg := &config{files: []string{a, b}, clock: clockReceive, patterns: set, remaps: []*keyexpr.Remap{m}, remapUsed: []bool{false}, prefix: "test/"}
+	s, err := open(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for in, want := range map[string]string{"vr/r1/state": "test/sim/state", "vr/r2/cam/front": "test/x/cam/front", "other": "test/other"} {
-		if got := m.apply(in, in); got != want {
-			t.Errorf("%s → %s, want %s", in, got, want)
-		}
+	defer s.close()
+	if len(s.outs) != 1 || s.outs[0].Topic != "test/sim/state" {
+		t.Fatalf("outputs %+v", s.outs)
+	}
+	set, _ = keyexpr.ParseSet([]string{"vr/*/state", "vr/r9/**"})
+	_, err = open(&config{files: []string{a, b}, clock: clockReceive, patterns: set})
+	if err == nil || !strings.Contains(err.Error(), `"vr/r9/**" matches no data channel (there are: vr/r1/state, vr/r1/cam)`) {
+		t.Fatalf("a --channel matching nothing: %v", err)
+	}
+	m, _ = keyexpr.ParseRemap("vr/r9/**=x/**")
+	_, err = open(&config{files: []string{a}, clock: clockReceive, remaps: []*keyexpr.Remap{m}, remapUsed: []bool{false}})
+	if err == nil || !strings.Contains(err.Error(), "matches no replayed channel") {
+		t.Fatalf("a --remap matching nothing: %v", err)
 	}
 }

@@ -28,7 +28,7 @@ type ui struct {
 
 func startUI(ctx context.Context, p *player.Player, w io.Writer, quiet bool, span time.Duration) *ui {
 	u := &ui{done: make(chan struct{}), w: w, tty: cliutil.IsTerminal(w)}
-	if u.tty && term.IsTerminal(int(os.Stdin.Fd())) {
+	if keyboard(w) {
 		if st, err := term.MakeRaw(int(os.Stdin.Fd())); err == nil {
 			u.restore = func() { term.Restore(int(os.Stdin.Fd()), st) }
 			go u.keys(p) // blocks in Read until a key; not joined (stdin cannot be unblocked)
@@ -61,6 +61,12 @@ func startUI(ctx context.Context, p *player.Player, w io.Writer, quiet bool, spa
 		}
 	}()
 	return u
+}
+
+// keyboard reports whether keys can control the replay: stdin and the
+// progress writer w are terminals.
+func keyboard(w io.Writer) bool {
+	return cliutil.IsTerminal(w) && term.IsTerminal(int(os.Stdin.Fd()))
 }
 
 func (u *ui) line(s player.Status, span time.Duration) {

@@ -1,43 +1,24 @@
-// Package sim is the bundled simulator (`vrlog sim`, `sim`): it publishes a
-// robot's State samples over zenoh and camera Frames over iceoryx2, stamped
-// with capture t_ns and per-topic seq through the codec, serves a clock-sync
-// time service, and injects faults on request (seq gaps, a restart after an
-// outage, a pause, jitter, clock offset, stale frames) so that record and
-// analyze have something true to find. --log writes what it published, the
-// ground truth for tests.
+// Package sim is the `sim` command (`vrlog sim`, `sim`): the bundled
+// simulator of package simulator, configured from flags; --log writes what
+// it published, the ground truth for tests.
 package sim
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"math/rand/v2"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/internal/cliutil"
+	"github.com/vrlog/vrlog/internal/output"
+	"github.com/vrlog/vrlog/internal/simulator"
 	"github.com/vrlog/vrlog/internal/zenohflags"
 	"github.com/vrlog/vrlog/transport/iceoryx2"
 	"github.com/vrlog/vrlog/transport/zenoh"
 )
-
-// FrameTypes are the iceoryx2 type details of a camera service: the 48-byte
-// frame header as user header, pixels as a u8 slice (docs/wire-format.md).
-var FrameTypes = iceoryx2.TypeDetails{
-	Payload:    iceoryx2.TypeDetail{Variant: iceoryx2.Dynamic, TypeName: "u8", Size: 1, Alignment: 1},
-	UserHeader: iceoryx2.TypeDetail{Variant: iceoryx2.FixedSize, TypeName: "vrsdk::FrameHeader", Size: codec.FrameHeaderSize, Alignment: codec.FrameHeaderAlign},
-}
-
-// StateKey, CameraService and TimeKey name a robot's streams.
-func StateKey(robot string) string           { return "vr/" + robot + "/state" }
-func CameraService(robot, cam string) string { return "vr/" + robot + "/camera/" + cam }
-func TimeKey(robot string) string            { return "vr/" + robot + "/time" }
 
 // Command returns the sim command.
 func Command() *cli.Command {
@@ -93,45 +74,24 @@ EXAMPLES:
 	}
 }
 
-type config struct {
-	robot         string
-	cameras       []string
-	stateHz       float64
-	frameHz       float64
-	width, height uint32
-	enc           codec.PixelEncoding
-	sensors       int
-	dropEvery     int
-	dropRandom    float64
-	restartAfter  time.Duration
-	outage        time.Duration
-	pauseAt       time.Duration
-	pauseFor      time.Duration
-	jitter        time.Duration
-	offset        time.Duration
-	frameLag      time.Duration
-	seed          uint64
-	startDelay    time.Duration
-}
-
 func run(c *cli.Context) error {
-	cfg := config{
-		robot: c.String("robot"), stateHz: c.Float64("state-hz"), frameHz: c.Float64("frame-hz"),
-		width: uint32(c.Uint("width")), height: uint32(c.Uint("height")), sensors: c.Int("sensors"),
-		dropEvery: c.Int("drop-every"), dropRandom: c.Float64("drop-random"), restartAfter: c.Duration("restart-after"),
-		outage: c.Duration("outage"), jitter: c.Duration("jitter"), offset: c.Duration("clock-offset"),
-		frameLag: c.Duration("frame-lag"), seed: c.Uint64("seed"), startDelay: c.Duration("start-delay"),
+	cfg := simulator.Config{
+		Robot: c.String("robot"), StateHz: c.Float64("state-hz"), FrameHz: c.Float64("frame-hz"),
+		Width: uint32(c.Uint("width")), Height: uint32(c.Uint("height")), Sensors: c.Int("sensors"),
+		DropEvery: c.Int("drop-every"), DropRandom: c.Float64("drop-random"), RestartAfter: c.Duration("restart-after"),
+		Outage: c.Duration("outage"), Jitter: c.Duration("jitter"), ClockOffset: c.Duration("clock-offset"),
+		FrameLag: c.Duration("frame-lag"), Seed: c.Uint64("seed"), StartDelay: c.Duration("start-delay"),
 	}
 	for _, cam := range c.StringSlice("camera") {
 		if cam != "" {
-			cfg.cameras = append(cfg.cameras, cam)
+			cfg.Cameras = append(cfg.Cameras, cam)
 		}
 	}
 	var err error
-	if cfg.enc, err = codec.ParsePixelEncoding(c.String("pixel-encoding")); err != nil {
+	if cfg.Encoding, err = codec.ParsePixelEncoding(c.String("pixel-encoding")); err != nil {
 		return cliutil.Usage("--pixel-encoding: %v", err)
 	}
-	if cfg.stateHz <= 0 || cfg.frameHz <= 0 || cfg.sensors < 0 || cfg.sensors > codec.MaxSensors {
+	if cfg.StateHz <= 0 || cfg.FrameHz <= 0 || cfg.Sensors < 0 || cfg.Sensors > codec.MaxSensors {
 		return cliutil.Usage("rates must be positive and --sensors within 0..65535")
 	}
 	if p := c.String("pause"); p != "" {
@@ -141,46 +101,57 @@ func run(c *cli.Context) error {
 		if err1 != nil || err2 != nil {
 			return cliutil.Usage("--pause %q: want AT:FOR, e.g. 3s:500ms", p)
 		}
-		cfg.pauseAt, cfg.pauseFor = a, d
+		cfg.PauseAt, cfg.PauseFor = a, d
+	}
+	zc, err := zenohflags.Config(c)
+	if err != nil {
+		return err
 	}
 
-	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	cliutil.Graceful(c) // SIGINT or SIGTERM stops publishing and closes --log
+	ctx := c.Context
 	if d := c.Duration("duration"); d > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
 	}
-
-	var truth *truthLog
+	// --log is read while the simulator runs (tests wait for its lines):
+	// written in place, like a recording, every error checked.
+	var truth *output.Live
 	if p := c.String("log"); p != "" {
-		f, err := os.Create(p)
-		if err != nil {
-			return cliutil.Usage("--log: %v", err)
+		if truth, err = output.CreateLive(p); err != nil {
+			return cliutil.Output(fmt.Errorf("--log: %w", err))
 		}
-		truth = &truthLog{w: bufio.NewWriter(f), f: f}
-		defer truth.close()
+		defer truth.Close()
+		cfg.Truth = truth
 	}
-
-	sess, err := zenoh.Open(zenohflags.Config(c))
+	sess, err := zenoh.Open(zc)
 	if err != nil {
-		return cliutil.Runtime(fmt.Errorf("zenoh: %w", err))
+		return zenohflags.OpenError(fmt.Errorf("zenoh: %w", err))
 	}
 	defer sess.Close()
-	node, err := iceoryx2.NewNode("vrlog-sim-" + cfg.robot)
+	node, err := iceoryx2.NewNode("vrlog-sim-" + cfg.Robot)
 	if err != nil {
 		return cliutil.Runtime(fmt.Errorf("iceoryx2: %w", err))
 	}
 	defer node.Close()
 
-	s := &simulator{cfg: cfg, sess: sess, node: node, truth: truth, start: time.Now(), rng: rand.New(rand.NewPCG(cfg.seed, 7))}
-	if !c.Bool("quiet") {
+	quiet := c.Bool("quiet")
+	if !quiet {
+		cfg.Status = func(s string) { fmt.Fprintln(c.App.ErrWriter, "sim: "+s) }
 		fmt.Fprintf(c.App.ErrWriter, "sim: robot %s: states on zenoh %s at %g Hz, %d camera(s) on iceoryx2 %s at %g Hz (%dx%d %s), time service %s\n",
-			cfg.robot, StateKey(cfg.robot), cfg.stateHz, len(cfg.cameras), CameraService(cfg.robot, "*"), cfg.frameHz, cfg.width, cfg.height, cfg.enc, TimeKey(cfg.robot))
+			cfg.Robot, simulator.StateKey(cfg.Robot), cfg.StateHz, len(cfg.Cameras), simulator.CameraService(cfg.Robot, "*"), cfg.FrameHz,
+			cfg.Width, cfg.Height, cfg.Encoding, simulator.TimeKey(cfg.Robot))
 	}
-	err = s.run(ctx, c)
-	if !c.Bool("quiet") {
-		fmt.Fprintf(c.App.ErrWriter, "sim: stopped: %d states, %d frames published\n", s.states.Load(), s.frames.Load())
+	st, err := simulator.Run(ctx, sess, node, cfg)
+	if !quiet {
+		fmt.Fprintf(c.App.ErrWriter, "sim: stopped: %d states, %d frames published\n", st.States, st.Frames)
 	}
-	return err
+	if err != nil {
+		return cliutil.Runtime(err)
+	}
+	if truth != nil {
+		return cliutil.Runtime(truth.Close())
+	}
+	return nil
 }

@@ -1,20 +1,24 @@
-package sim
+// Package simulator is the bundled robot simulator behind `vrlog sim`: it
+// publishes a robot's State samples over zenoh and camera Frames over
+// iceoryx2, stamped with capture t_ns and per-topic seq through the codec,
+// serves a clock-sync time service, and injects faults on request (seq
+// gaps, a restart after an outage, a pause, jitter, clock offset, stale
+// frames) so that record and analyze have something true to find. Truth
+// receives what it published, the ground truth for tests.
+package simulator
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/urfave/cli/v2"
 
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/transport/clock"
@@ -22,8 +26,66 @@ import (
 	"github.com/vrlog/vrlog/transport/zenoh"
 )
 
+// FrameTypes are the iceoryx2 type details of a camera service: the 48-byte
+// frame header as user header, pixels as a u8 slice (docs/wire-format.md).
+var FrameTypes = iceoryx2.TypeDetails{
+	Payload:    iceoryx2.TypeDetail{Variant: iceoryx2.Dynamic, TypeName: "u8", Size: 1, Alignment: 1},
+	UserHeader: iceoryx2.TypeDetail{Variant: iceoryx2.FixedSize, TypeName: "vrsdk::FrameHeader", Size: codec.FrameHeaderSize, Alignment: codec.FrameHeaderAlign},
+}
+
+// StateKey, CameraService and TimeKey name a robot's streams.
+func StateKey(robot string) string           { return "vr/" + robot + "/state" }
+func CameraService(robot, cam string) string { return "vr/" + robot + "/camera/" + cam }
+func TimeKey(robot string) string            { return "vr/" + robot + "/time" }
+
+// Config is what to simulate (the sim command's flags).
+type Config struct {
+	Robot         string
+	Cameras       []string
+	StateHz       float64
+	FrameHz       float64
+	Width, Height uint32
+	Encoding      codec.PixelEncoding
+	Sensors       int
+	DropEvery     int           // never publish every Nth sample of each stream
+	DropRandom    float64       // never publish a sample with this probability
+	RestartAfter  time.Duration // restart the publishers after this long
+	Outage        time.Duration // how long a restart keeps them away
+	PauseAt       time.Duration // stall publishing PauseAt after the first sample,
+	PauseFor      time.Duration // for PauseFor
+	Jitter        time.Duration // Gaussian jitter of capture instants
+	ClockOffset   time.Duration // the simulator's clock minus this host's
+	FrameLag      time.Duration // frames' stamps are this much older than their tick
+	Seed          uint64
+	StartDelay    time.Duration // after declaring publishers, before the first sample
+	// Truth, if set, receives one JSON line per published sample.
+	Truth io.Writer
+	// Status, if set, receives a status line every 5 s and on a restart.
+	Status func(string)
+}
+
+// Stats count what was published.
+type Stats struct{ States, Frames uint64 }
+
+// Run publishes until ctx ends (with one restart if configured) and
+// returns what it published.
+func Run(ctx context.Context, sess *zenoh.Session, node *iceoryx2.Node, cfg Config) (Stats, error) {
+	s := &simulator{cfg: cfg, sess: sess, node: node, start: time.Now(), rng: rand.New(rand.NewPCG(cfg.Seed, 7))}
+	if cfg.Truth != nil {
+		s.truth = &truthLog{w: cfg.Truth}
+	}
+	err := s.run(ctx)
+	return Stats{States: s.states.Load(), Frames: s.frames.Load()}, err
+}
+
+func (s *simulator) status(format string, args ...any) {
+	if s.cfg.Status != nil {
+		s.cfg.Status(fmt.Sprintf(format, args...))
+	}
+}
+
 type simulator struct {
-	cfg   config
+	cfg   Config
 	sess  *zenoh.Session
 	node  *iceoryx2.Node
 	truth *truthLog
@@ -38,25 +100,27 @@ type simulator struct {
 }
 
 // now is the simulator's clock: this host's wall clock plus --clock-offset.
-func (s *simulator) now() int64 { return clock.WallNow() + s.cfg.offset.Nanoseconds() }
+func (s *simulator) now() int64 { return clock.WallNow() + s.cfg.ClockOffset.Nanoseconds() }
 
 // stamp is the capture stamp of a sample due at tick: the simulation step
 // it belongs to, on the simulator's clock, however late the publisher
 // woke up to send it (that delay is part of the measured latency).
-func (s *simulator) stamp(tick time.Time) int64 { return tick.UnixNano() + s.cfg.offset.Nanoseconds() }
+func (s *simulator) stamp(tick time.Time) int64 {
+	return tick.UnixNano() + s.cfg.ClockOffset.Nanoseconds()
+}
 
 // run publishes until ctx ends, with one restart if configured.
-func (s *simulator) run(ctx context.Context, c *cli.Context) error {
+func (s *simulator) run(ctx context.Context) error {
 	status := time.NewTicker(5 * time.Second)
 	defer status.Stop()
 	for runNo := 0; ; runNo++ {
 		runCtx, cancel := context.WithCancel(ctx)
-		if s.cfg.restartAfter > 0 && runNo == 0 {
-			runCtx, cancel = context.WithTimeout(ctx, s.cfg.startDelay+s.cfg.restartAfter)
+		if s.cfg.RestartAfter > 0 && runNo == 0 {
+			runCtx, cancel = context.WithTimeout(ctx, s.cfg.StartDelay+s.cfg.RestartAfter)
 		}
 		errc := make(chan error, 8)
 		var wg sync.WaitGroup
-		q, err := s.sess.DeclareQueryable(TimeKey(s.cfg.robot), s.answerTime)
+		q, err := s.sess.DeclareQueryable(TimeKey(s.cfg.Robot), s.answerTime)
 		if err != nil {
 			cancel()
 			return fmt.Errorf("time service: %w", err)
@@ -73,11 +137,11 @@ func (s *simulator) run(ctx context.Context, c *cli.Context) error {
 		}
 		s.runStart = time.Now()
 		if runNo == 0 {
-			s.runStart = s.runStart.Add(s.cfg.startDelay)
+			s.runStart = s.runStart.Add(s.cfg.StartDelay)
 			s.firstStart = s.runStart
 		}
 		start(s.publishStates)
-		for i, cam := range s.cfg.cameras {
+		for i, cam := range s.cfg.Cameras {
 			start(func(ctx context.Context) error { return s.publishFrames(ctx, uint32(i+1), cam) })
 		}
 		done := make(chan struct{})
@@ -88,9 +152,7 @@ func (s *simulator) run(ctx context.Context, c *cli.Context) error {
 			case <-done:
 				break wait
 			case <-status.C:
-				if !c.Bool("quiet") {
-					fmt.Fprintf(c.App.ErrWriter, "sim: %s: %d states, %d frames\n", time.Since(s.start).Round(time.Second), s.states.Load(), s.frames.Load())
-				}
+				s.status("%s: %d states, %d frames", time.Since(s.start).Round(time.Second), s.states.Load(), s.frames.Load())
 			}
 		}
 		q.Close()
@@ -100,23 +162,21 @@ func (s *simulator) run(ctx context.Context, c *cli.Context) error {
 			return err
 		default:
 		}
-		if ctx.Err() != nil || runNo > 0 || s.cfg.restartAfter <= 0 {
+		if ctx.Err() != nil || runNo > 0 || s.cfg.RestartAfter <= 0 {
 			return nil
 		}
-		if !c.Bool("quiet") {
-			fmt.Fprintf(c.App.ErrWriter, "sim: restarting: publishers away for %s, then seq from 0\n", s.cfg.outage)
-		}
+		s.status("restarting: publishers away for %s, then seq from 0", s.cfg.Outage)
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-time.After(s.cfg.outage):
+		case <-time.After(s.cfg.Outage):
 		}
 	}
 }
 
 func (s *simulator) answerTime(q zenoh.Query) []zenoh.Reply {
-	t2 := q.RecvWallNs + s.cfg.offset.Nanoseconds()
-	return []zenoh.Reply{{Key: TimeKey(s.cfg.robot), Payload: codec.AppendTimeReply(nil, codec.TimeReply{T2Ns: t2, T3Ns: s.now()}),
+	t2 := q.RecvWallNs + s.cfg.ClockOffset.Nanoseconds()
+	return []zenoh.Reply{{Key: TimeKey(s.cfg.Robot), Payload: codec.AppendTimeReply(nil, codec.TimeReply{T2Ns: t2, T3Ns: s.now()}),
 		Encoding: "application/octet-stream"}}
 }
 
@@ -127,17 +187,17 @@ func (s *simulator) ticker(ctx context.Context, hz float64, f func(seq uint64, t
 	next := s.runStart
 	// The pause comes once per session, AT after the first sample; in a
 	// restart's outage it has nothing to stall.
-	pauseAt := s.firstStart.Add(s.cfg.pauseAt)
-	pending := s.cfg.pauseFor > 0 && !pauseAt.Before(s.runStart)
+	pauseAt := s.firstStart.Add(s.cfg.PauseAt)
+	pending := s.cfg.PauseFor > 0 && !pauseAt.Before(s.runStart)
 	for seq := uint64(0); ; seq++ {
 		if pending && !time.Now().Before(pauseAt) {
 			pending = false
-			next = next.Add(s.cfg.pauseFor)
+			next = next.Add(s.cfg.PauseFor)
 		}
 		at := next
-		if s.cfg.jitter > 0 {
+		if s.cfg.Jitter > 0 {
 			s.mu.Lock()
-			at = at.Add(time.Duration(s.rng.NormFloat64() * float64(s.cfg.jitter)))
+			at = at.Add(time.Duration(s.rng.NormFloat64() * float64(s.cfg.Jitter)))
 			s.mu.Unlock()
 		}
 		t := time.NewTimer(time.Until(at))
@@ -158,27 +218,27 @@ func (s *simulator) ticker(ctx context.Context, hz float64, f func(seq uint64, t
 }
 
 func (s *simulator) drop(seq uint64) bool {
-	if s.cfg.dropEvery > 0 && seq%uint64(s.cfg.dropEvery) == uint64(s.cfg.dropEvery-1) {
+	if s.cfg.DropEvery > 0 && seq%uint64(s.cfg.DropEvery) == uint64(s.cfg.DropEvery-1) {
 		return true
 	}
-	if s.cfg.dropRandom > 0 {
+	if s.cfg.DropRandom > 0 {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		return s.rng.Float64() < s.cfg.dropRandom
+		return s.rng.Float64() < s.cfg.DropRandom
 	}
 	return false
 }
 
 func (s *simulator) publishStates(ctx context.Context) error {
-	key := StateKey(s.cfg.robot)
+	key := StateKey(s.cfg.Robot)
 	pub, err := s.sess.Publisher(key, zenoh.PublisherOptions{Encoding: "application/octet-stream", SourceInfo: true, Liveliness: true, Block: true})
 	if err != nil {
 		return fmt.Errorf("state publisher %s: %w", key, err)
 	}
 	defer pub.Close()
-	st := codec.State{Sensors: make([]codec.Sensor, s.cfg.sensors)}
+	st := codec.State{Sensors: make([]codec.Sensor, s.cfg.Sensors)}
 	var buf []byte
-	return s.ticker(ctx, s.cfg.stateHz, func(seq uint64, tick time.Time) error {
+	return s.ticker(ctx, s.cfg.StateHz, func(seq uint64, tick time.Time) error {
 		t := s.stamp(tick)
 		x := float64(time.Since(s.start)) / 1e9
 		st.Seq, st.TNs, st.EstimateTNs = seq, t, t-4_000_000
@@ -200,8 +260,8 @@ func (s *simulator) publishStates(ctx context.Context) error {
 }
 
 func (s *simulator) publishFrames(ctx context.Context, camID uint32, cam string) error {
-	service := CameraService(s.cfg.robot, cam)
-	h := codec.NewFrameHeader(0, 0, camID, s.cfg.width, s.cfg.height, s.cfg.enc)
+	service := CameraService(s.cfg.Robot, cam)
+	h := codec.NewFrameHeader(0, 0, camID, s.cfg.Width, s.cfg.Height, s.cfg.Encoding)
 	pub, err := s.node.Publisher(service, FrameTypes, iceoryx2.PublisherOptions{
 		InitialMaxSliceLen: int(h.DataSize), Service: iceoryx2.ServiceConfig{SubscriberMaxBufferSize: 8, MaxPublishers: 4, MaxSubscribers: 16}})
 	if err != nil {
@@ -210,8 +270,8 @@ func (s *simulator) publishFrames(ctx context.Context, camID uint32, cam string)
 	defer pub.Close()
 	pix := make([]byte, h.DataSize)
 	var hdr []byte
-	return s.ticker(ctx, s.cfg.frameHz, func(seq uint64, tick time.Time) error {
-		t := s.stamp(tick) - s.cfg.frameLag.Nanoseconds()
+	return s.ticker(ctx, s.cfg.FrameHz, func(seq uint64, tick time.Time) error {
+		t := s.stamp(tick) - s.cfg.FrameLag.Nanoseconds()
 		paint(pix, h.Stride, seq)
 		h.Seq, h.TNs = seq, t
 		hdr = codec.AppendFrameHeader(hdr[:0], &h)
@@ -248,12 +308,11 @@ func paint(pix []byte, stride uint32, seq uint64) {
 	}
 }
 
-// truthLog is --log: one JSON line per published sample, the same fields as
-// the Python subscriber peer writes.
+// truthLog is Config.Truth: one JSON line per published sample, the same
+// fields as the Python subscriber peer writes.
 type truthLog struct {
 	mu sync.Mutex
-	w  *bufio.Writer
-	f  *os.File
+	w  io.Writer
 }
 
 type truthLine struct {
@@ -272,13 +331,6 @@ func (l *truthLog) add(ch string, seq uint64, t int64, header, payload []byte) {
 	hs, ps := sha256.Sum256(header), sha256.Sum256(payload)
 	b, _ := json.Marshal(truthLine{ch, seq, t, hex.EncodeToString(hs[:]), hex.EncodeToString(ps[:]), len(payload)})
 	l.mu.Lock()
-	l.w.Write(append(b, '\n'))
+	l.w.Write(append(b, '\n')) // the caller's writer keeps the first error
 	l.mu.Unlock()
-}
-
-func (l *truthLog) close() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.w.Flush()
-	l.f.Close()
 }

@@ -1,0 +1,226 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// readmeCommands returns the commands of README.md's sh blocks, verbatim,
+// continuation lines joined.
+func readmeCommands(t *testing.T) []string {
+	t.Helper()
+	f, err := os.Open(filepath.Join(root(), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var cmds []string
+	in, cont := false, ""
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		l := sc.Text()
+		switch {
+		case strings.HasPrefix(l, "```sh"):
+			in = true
+			continue
+		case strings.HasPrefix(l, "```"):
+			in = false
+			continue
+		}
+		if !in {
+			continue
+		}
+		if s, ok := strings.CutSuffix(l, "\\"); ok {
+			cont += s
+			continue
+		}
+		l, cont = cont+l, ""
+		if s := strings.TrimSpace(l); s != "" && !strings.HasPrefix(s, "#") {
+			cmds = append(cmds, s)
+		}
+	}
+	return cmds
+}
+
+// readmeStep is what one README command must do.
+type readmeStep struct {
+	prefix string // the command starts with it
+	skip   string // why it is not run here
+	repo   bool   // runs in the checkout, not the session directory
+	record bool   // runs until interrupted (Ctrl-C, as the README says)
+	python bool   // runs with the venv's python first on PATH (make peers installs ./python there)
+	code   int
+	want   []string // in its output
+	made   []string // files it leaves
+	before func(t *testing.T, dir string)
+}
+
+// The README's commands, verbatim, in order, as a user would type them:
+// its Quick start in the checkout, its everyday session in a directory of
+// its own where the bundled simulator publishes (robot r1). A command the
+// table does not know, or a step the README lost, fails the test: the
+// README cannot drift from what vrlog does.
+func TestReadmeCommands(t *testing.T) {
+	dir := t.TempDir()
+	port := freePort(t)
+	// The session's transports are its own: zenoh through $ZENOH_CONFIG
+	// (multicast off, the simulator's endpoint), iceoryx2 through the
+	// project-local config/iceoryx2.toml (a prefix of its own, so --all
+	// sees this simulator's services only).
+	zcfg := filepath.Join(dir, "zenoh.json5")
+	os.WriteFile(zcfg, []byte(fmt.Sprintf(`{ mode: "peer", connect: { endpoints: ["tcp/127.0.0.1:%d"] }, scouting: { multicast: { enabled: false } } }`, port)), 0o644)
+	os.Mkdir(filepath.Join(dir, "config"), 0o755)
+	os.WriteFile(filepath.Join(dir, "config", "iceoryx2.toml"), []byte(fmt.Sprintf("[global]\nprefix = \"vrlogreadme%d_\"\n", os.Getpid())), 0o644)
+	env := []string{"ZENOH_CONFIG=" + zcfg, "GOBIN=" + filepath.Join(dir, "gobin")}
+	sim := exec.Command(vrlogBin, "sim", "--listen", "tcp/127.0.0.1:"+strconv.Itoa(port), "--no-multicast", "-q", "--robot", "r1",
+		"--width", "160", "--height", "120", "--duration", "5m", "--start-delay", "500ms", "--drop-every", "30")
+	sim.Dir = dir
+	var simErr bytes.Buffer
+	sim.Stderr = &simErr
+	if err := sim.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		sim.Process.Signal(syscall.SIGINT)
+		sim.Wait()
+	}()
+	sample, _ := os.ReadFile(filepath.Join(root(), "testdata", "sample.vrlog"))
+
+	steps := []*readmeStep{
+		{prefix: "make demo", skip: "the demo builds and runs for a minute; scripts/demo.sh runs the same verbs as the session below"},
+		{prefix: "make test", skip: "this test is part of make test"},
+		{prefix: "go run ./cmd/analyze testdata/sample.vrlog", repo: true, want: []string{"restarts (seq went back"}},
+		{prefix: "go install ./cmd/analyze", repo: true, made: []string{"gobin/analyze"}},
+		{prefix: "vrlog record -o bug-1234.vrlog --all", record: true, made: []string{"bug-1234.vrlog"}},
+		{prefix: "vrlog record -o s.vrlog -k 'vr/r1/**' -s 'vr/r1/camera/*'", record: true, made: []string{"s.vrlog"}},
+		{prefix: "vrlog record -o ring.vrlog --all --split-duration 1m --max-files 10", record: true, made: []string{"ring_000.vrlog"}},
+		{prefix: "vrlog info bug-1234.vrlog", want: []string{"vr/r1/state", "vr/r1/camera/front", "footer:    present"}},
+		{prefix: "vrlog cat bug-1234.vrlog --channel vr/r1/state --limit 5 --json", want: []string{`"channel":"vr/r1/state"`}},
+		{prefix: "vrlog analyze bug-1234.vrlog --html report.html", want: []string{"vr/r1/camera/front vs vr/r1/state"}, made: []string{"report.html"}},
+		{prefix: "vrlog analyze run.vrlog --max-skips 0", code: 1, made: []string{"checks.xml", "report.json"},
+			want:   []string{"checks failed; first: max-skips"},
+			before: func(t *testing.T, dir string) { os.WriteFile(filepath.Join(dir, "run.vrlog"), sample, 0o644) }},
+		{prefix: "vrlog analyze run.vrlog --baseline last-good.json", want: []string{"elapsed froze at 5.84 s"},
+			before: func(t *testing.T, dir string) {
+				if r := shell(t, dir, "vrlog analyze run.vrlog --json > last-good.json"); r.code != 0 {
+					t.Fatalf("the last good report: %s", r)
+				}
+			}},
+		{prefix: "vrlog replay bug-1234.vrlog  ", want: []string{"replayed ", "clock, 1 pass(es)"}},
+		{prefix: "vrlog replay bug-1234.vrlog --rate 2 --loop 3", want: []string{"3 pass(es)", "restamped"}},
+		{prefix: "zenohd -c deploy/router.json5", skip: "a router on another host (docs/deployment.md): TestAcrossHostsThroughRouter runs it in network namespaces"},
+		{prefix: "vrlog record --zenoh-config deploy/client.json5 --connect tcp/ROUTER:7447", skip: "ROUTER is another host: TestAcrossHostsThroughRouter records through a router"},
+		{prefix: "vrlog verify crashed.vrlog; vrlog recover crashed.vrlog -o fixed.vrlog", want: []string{"DAMAGED crashed.vrlog", "recovered crashed.vrlog -> fixed.vrlog"},
+			made: []string{"fixed.vrlog"},
+			before: func(t *testing.T, dir string) { // a recording cut short, as by kill -9
+				b, _ := os.ReadFile(filepath.Join(dir, "bug-1234.vrlog"))
+				os.WriteFile(filepath.Join(dir, "crashed.vrlog"), b[:len(b)*2/3], 0o644)
+			}},
+		{prefix: "vrlog cut s.vrlog -o window.vrlog --start 1 --end 3", made: []string{"window.vrlog"}, want: []string{"(verified)"}},
+		{prefix: "vrlog merge window.vrlog fixed.vrlog -o merged.vrlog", made: []string{"merged.vrlog"}, want: []string{"from 2 inputs (verified)"}},
+		{prefix: "vrlog export s.vrlog --format mcap -o s.mcap", made: []string{"s.mcap"}, want: []string{"read back through its index"}},
+		{prefix: "vrlog export s.vrlog --format csv -o timing/", made: []string{"timing/vr_r1_state.csv"}, want: []string{"CSV file(s) under timing/"}},
+		{prefix: "python -c 'import vrlog;", python: true, want: []string{"recv_wall_ns", "count"}},
+	}
+	used := map[*readmeStep]bool{}
+	next := 0
+	for _, cmd := range readmeCommands(t) {
+		var st *readmeStep
+		for i := next; i < len(steps); i++ {
+			if strings.HasPrefix(cmd+"  ", steps[i].prefix) {
+				st, next = steps[i], i+1
+				break
+			}
+		}
+		if st == nil {
+			t.Fatalf("README command %q is not in this test (or out of order): add what it must do", cmd)
+		}
+		used[st] = true
+		if st.skip != "" {
+			t.Logf("not run here: %s: %s", cmd, st.skip)
+			continue
+		}
+		if st.before != nil {
+			st.before(t, dir)
+		}
+		at := dir
+		if st.repo {
+			at = root()
+		}
+		var r result
+		if st.record {
+			r = interrupted(t, dir, cmd, env, 4*time.Second)
+		} else if st.python {
+			venv := filepath.Join(root(), ".venv", "bin")
+			r = shell(t, at, cmd, append(env, "PATH="+filepath.Dir(vrlogBin)+":"+venv+":"+os.Getenv("PATH"))...)
+		} else {
+			r = shell(t, at, cmd, env...)
+		}
+		if r.code != st.code {
+			t.Fatalf("README: %s: want exit %d; %s\nsimulator: %s", cmd, st.code, r, simErr.String())
+		}
+		for _, w := range st.want {
+			if !strings.Contains(r.stdout+r.stderr, w) {
+				t.Errorf("README: %s: output lacks %q; %s", cmd, w, r)
+			}
+		}
+		for _, f := range st.made {
+			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+				t.Errorf("README: %s: %v", cmd, err)
+			}
+		}
+		t.Logf("ran: %s (exit %d)", cmd, r.code)
+	}
+	for _, st := range steps {
+		if !used[st] {
+			t.Errorf("the README lost the command %q", st.prefix)
+		}
+	}
+	noTemporaries(t, dir)
+}
+
+// interrupted runs a command that records until Ctrl-C and sends it
+// SIGINT after d.
+func interrupted(t *testing.T, dir, cmd string, env []string, d time.Duration) result {
+	t.Helper()
+	c := exec.Command("bash", "-c", "exec "+cmd)
+	c.Dir = dir
+	c.Env = append(append(os.Environ(), "PATH="+filepath.Dir(vrlogBin)+":"+os.Getenv("PATH")), env...)
+	var out, errb bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errb
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Wait() }()
+	select {
+	case err := <-done:
+		return result{exitCode(err), out.String(), errb.String()}
+	case <-time.After(d):
+	}
+	c.Process.Signal(syscall.SIGINT)
+	select {
+	case err := <-done:
+		return result{exitCode(err), out.String(), errb.String()}
+	case <-time.After(30 * time.Second):
+		c.Process.Kill()
+		t.Fatalf("%s: no exit 30 s after SIGINT", cmd)
+	}
+	return result{}
+}
+
+func exitCode(err error) int {
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	}
+	return 0
+}

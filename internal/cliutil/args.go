@@ -1,0 +1,80 @@
+package cliutil
+
+import (
+	"flag"
+	"io"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// interspersed is the one rule for where flags go, for every verb: before,
+// between or after the file arguments ("vrlog analyze run.vrlog --json");
+// "--" ends the flags. urfave/cli v2 stops parsing at the first argument,
+// so the runner moves every flag, with its value, in front of the
+// arguments before cli parses them.
+func interspersed(app *cli.App, args []string) []string {
+	if len(args) < 2 {
+		return args
+	}
+	if len(app.Commands) == 0 {
+		return append([]string{args[0]}, reorder(app.Flags, true, args[1:])...)
+	}
+	cmd := app.Command(args[1])
+	if cmd == nil || cmd.SkipFlagParsing {
+		return args
+	}
+	return append([]string{args[0], args[1]}, reorder(cmd.Flags, false, args[2:])...)
+}
+
+// reorder puts flags (and the values of flags that take one) first, then
+// "--" and the arguments. A flag it does not know is moved too: cli then
+// reports it.
+func reorder(flags []cli.Flag, app bool, args []string) []string {
+	set := flag.NewFlagSet("", flag.ContinueOnError)
+	set.SetOutput(io.Discard)
+	for _, f := range flags {
+		f.Apply(set) // a definition error surfaces when cli applies it again
+	}
+	builtins := []string{"help", "h"} // cli adds these (and --version to apps)
+	if app {
+		builtins = append(builtins, "version", "v")
+	}
+	for _, n := range builtins {
+		if set.Lookup(n) == nil {
+			set.Bool(n, false, "")
+		}
+	}
+	var fl, pos []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			pos = append(pos, args[i+1:]...)
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			pos = append(pos, a)
+			continue
+		}
+		fl = append(fl, a)
+		name := strings.TrimLeft(a, "-")
+		if strings.Contains(name, "=") {
+			continue
+		}
+		f := set.Lookup(name)
+		if f == nil {
+			continue
+		}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			continue
+		}
+		if i+1 < len(args) {
+			fl = append(fl, args[i+1])
+			i++
+		}
+	}
+	if len(pos) == 0 {
+		return fl
+	}
+	return append(append(fl, "--"), pos...)
+}

@@ -1,0 +1,101 @@
+package cliutil
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/urfave/cli/v2"
+)
+
+// app is a two-verb app that records what its actions saw.
+func app(got *[]string) *cli.App {
+	act := func(c *cli.Context) error {
+		*got = append(append([]string{c.String("o")}, c.StringSlice("channel")...), c.Args().Slice()...)
+		if c.Bool("json") {
+			*got = append(*got, "json")
+		}
+		return nil
+	}
+	flags := []cli.Flag{&cli.StringFlag{Name: "output", Aliases: []string{"o"}}, &cli.BoolFlag{Name: "json"},
+		&cli.StringSliceFlag{Name: "channel", Aliases: []string{"c"}}}
+	return &cli.App{Name: "t", Commands: []*cli.Command{{Name: "cut", Flags: flags, Action: act}}, HideHelpCommand: true}
+}
+
+func TestFlagsAnywhere(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"cut", "-o", "out", "in"}, []string{"out", "in"}},
+		{[]string{"cut", "in", "-o", "out"}, []string{"out", "in"}},
+		{[]string{"cut", "in", "--json", "other", "-o=out"}, []string{"out", "in", "other", "json"}},
+		{[]string{"cut", "in", "-c", "vr/*", "--", "-o"}, []string{"", "vr/*", "in", "-o"}},
+		{[]string{"cut", "--json", "a", "b"}, []string{"", "a", "b", "json"}},
+	} {
+		var got []string
+		var out, errb bytes.Buffer
+		a := app(&got)
+		a.Writer, a.ErrWriter = &out, &errb
+		if code := Execute(a, append([]string{"t"}, c.args...)); code != 0 {
+			t.Fatalf("%v: exit %d: %s", c.args, code, errb.String())
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%v: action saw %q, want %q", c.args, got, c.want)
+		}
+	}
+	var got []string
+	var errb bytes.Buffer
+	a := app(&got)
+	a.ErrWriter = &errb
+	if code := Execute(a, []string{"t", "cut", "in", "--nope"}); code != ExitUsage || !strings.Contains(errb.String(), "flag provided but not defined: -nope") {
+		t.Fatalf("unknown flag after the argument: exit %d %s", code, errb.String())
+	}
+}
+
+func TestSingleTakesFlagsAnywhere(t *testing.T) {
+	var got []string
+	a := Single(app(&got).Commands[0])
+	if code := Execute(a, []string{"cut", "in", "-o", "x"}); code != 0 || !slices.Equal(got, []string{"x", "in"}) {
+		t.Fatalf("exit %d, saw %q", code, got)
+	}
+	var out bytes.Buffer
+	a = Single(app(&got).Commands[0])
+	a.Writer = &out
+	if code := Execute(a, []string{"cut", "in", "--version"}); code != 0 || !strings.Contains(out.String(), "cut version ") {
+		t.Fatalf("--version after an argument: exit %d %q", code, out.String())
+	}
+}
+
+func TestOutputErrors(t *testing.T) {
+	err := Output(&fs.PathError{Op: "create", Path: "x", Err: fs.ErrExist})
+	if Code(err) != ExitUsage || !strings.Contains(err.Error(), "--force") {
+		t.Fatalf("exists: %d %v", Code(err), err)
+	}
+	if Code(Output(errors.New("disk full"))) != ExitRuntime || Output(nil) != nil {
+		t.Fatal("Output")
+	}
+}
+
+func TestVersionFromBuildInfo(t *testing.T) {
+	for _, c := range []struct {
+		bi   debug.BuildInfo
+		want string
+	}{
+		{debug.BuildInfo{GoVersion: "go1.26", Main: debug.Module{Version: "v1.2.3"}}, "v1.2.3, go1.26"},
+		{debug.BuildInfo{GoVersion: "go1.26", Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
+			{Key: "vcs.revision", Value: "0123456789abcdef0123"}, {Key: "vcs.time", Value: "2026-01-02T03:04:05Z"}, {Key: "vcs.modified", Value: "true"}}},
+			"devel 0123456789ab-dirty (2026-01-02T03:04:05Z), go1.26"},
+		{debug.BuildInfo{GoVersion: "go1.26", Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
+			{Key: "vcs.revision", Value: "abc"}, {Key: "vcs.modified", Value: "false"}}}, "devel abc, go1.26"},
+		{debug.BuildInfo{GoVersion: "go1.26"}, "devel (the build carries no VCS information"},
+	} {
+		if got := describe(&c.bi); !strings.HasPrefix(got, c.want) {
+			t.Errorf("%q, want %q", got, c.want)
+		}
+	}
+}

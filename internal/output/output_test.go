@@ -1,0 +1,236 @@
+package output
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// leftovers lists the files of dir (temporary ones included).
+func leftovers(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+func TestCommitHonoursUmask(t *testing.T) {
+	for _, mask := range []int{0o022, 0o077} {
+		old := syscall.Umask(mask)
+		dir := t.TempDir()
+		p := filepath.Join(dir, "out.csv")
+		f, err := Create(p, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Write([]byte("a,b\n"))
+		if got := leftovers(t, dir); len(got) != 1 || !strings.HasPrefix(got[0], ".out.csv.tmp-") {
+			t.Fatalf("while writing: %v", got)
+		}
+		if err := f.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		syscall.Umask(old)
+		st, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fs.FileMode(0o666 &^ mask); st.Mode().Perm() != want {
+			t.Errorf("umask %03o: mode %v, want %v", mask, st.Mode().Perm(), want)
+		}
+		if b, _ := os.ReadFile(p); string(b) != "a,b\n" {
+			t.Errorf("content %q", b)
+		}
+		if got := leftovers(t, dir); len(got) != 1 {
+			t.Errorf("after commit: %v", got)
+		}
+		f.Abort() // no-op after Commit
+		if _, err := os.Stat(p); err != nil {
+			t.Error("Abort after Commit removed the output")
+		}
+	}
+}
+
+func TestExistsAndForce(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "x")
+	os.WriteFile(p, []byte("old"), 0o644)
+	if _, err := Create(p, Options{}); !errors.Is(err, fs.ErrExist) || !strings.Contains(err.Error(), p) {
+		t.Fatalf("existing output: %v", err)
+	}
+	if _, err := Create(dir, Options{Force: true}); err == nil || !strings.Contains(err.Error(), "is a directory") {
+		t.Fatalf("a directory as output: %v", err)
+	}
+	f, err := Create(p, Options{Force: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte("new"))
+	if err := f.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "new" {
+		t.Fatalf("%q", b)
+	}
+}
+
+func TestAbortLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	f, err := Create(filepath.Join(dir, "out"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte("partial"))
+	f.Abort()
+	if got := leftovers(t, dir); len(got) != 0 {
+		t.Fatalf("left %v", got)
+	}
+}
+
+// A write beyond the file size limit fails like a full disk (EFBIG): the
+// error names the output, Commit fails, nothing is left.
+func TestWriteErrorFailsCommit(t *testing.T) {
+	signal.Ignore(syscall.SIGXFSZ)
+	defer signal.Reset(syscall.SIGXFSZ)
+	var old syscall.Rlimit
+	syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old)
+	lim := old
+	lim.Cur = 64 << 10
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
+		t.Skipf("setrlimit: %v", err) // not a defect of the code under test: the test needs the limit
+	}
+	dir := t.TempDir()
+	p := filepath.Join(dir, "big")
+	f, err := Create(p, Options{})
+	if err != nil {
+		syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old)
+		t.Fatal(err)
+	}
+	buf := make([]byte, 4<<20)
+	_, werr := f.Write(buf)
+	cerr := f.Commit()
+	syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old)
+	if werr == nil && cerr == nil {
+		t.Fatal("writing past the file size limit succeeded")
+	}
+	if cerr == nil || !strings.Contains(cerr.Error(), p) || strings.Count(cerr.Error(), p) != 1 {
+		t.Fatalf("commit: %v (want the path named once)", cerr)
+	}
+	if got := leftovers(t, dir); len(got) != 0 {
+		t.Fatalf("left %v", got)
+	}
+}
+
+func TestStreamReportsAFullDisk(t *testing.T) {
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skip("no /dev/full on this system")
+	}
+	defer full.Close()
+	s := NewStream(full)
+	s.Write([]byte("report\n"))
+	if err := s.Close(); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("Close: %v, want ENOSPC", err)
+	}
+	if _, err := s.Write([]byte("x")); err == nil {
+		t.Fatal("a write after the error succeeded")
+	}
+}
+
+func TestDirAbortRemovesWhatItCreated(t *testing.T) {
+	base := t.TempDir()
+	p := filepath.Join(base, "timing")
+	d, err := CreateDir(p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := d.Create("a.csv")
+	f.Write([]byte("x"))
+	d.Abort()
+	if got := leftovers(t, base); len(got) != 0 {
+		t.Fatalf("left %v", got)
+	}
+	// Committed: both files, no temporary names.
+	d, _ = CreateDir(p, Options{})
+	for _, n := range []string{"a.csv", "b.csv"} {
+		f, _ := d.Create(n)
+		f.Write([]byte(n))
+	}
+	if err := d.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if got := leftovers(t, p); strings.Join(got, " ") != "a.csv b.csv" {
+		t.Fatalf("committed %v", got)
+	}
+	os.WriteFile(filepath.Join(base, "file"), nil, 0o644)
+	if _, err := CreateDir(filepath.Join(base, "file"), Options{}); !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("a file as directory: %v", err)
+	}
+}
+
+func TestDiscard(t *testing.T) {
+	base := t.TempDir()
+	d, _ := CreateDir(filepath.Join(base, "dir"), Options{})
+	g, _ := d.Create("x.csv")
+	g.Write([]byte("x"))
+	f, _ := Create(filepath.Join(base, "out"), Options{})
+	f.Write([]byte("x"))
+	other := filepath.Join(base, "other.tmp")
+	os.WriteFile(other, nil, 0o644)
+	forget := Track(other)
+	defer forget()
+	if n := Discard(); n < 3 {
+		t.Fatalf("Discard removed %d files", n)
+	}
+	if got := leftovers(t, base); len(got) != 0 {
+		t.Fatalf("left %v", got)
+	}
+	if err := f.Commit(); err == nil || !strings.Contains(err.Error(), "interrupted") {
+		t.Fatalf("commit after Discard: %v", err)
+	}
+	live.mu.Lock()
+	live.discarded = false // this process goes on testing
+	live.mu.Unlock()
+}
+
+func TestLiveIsReadableWhileWritten(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "truth.jsonl")
+	l, err := CreateLive(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := []byte(strings.Repeat("x", 99) + "\n")
+	for range 100 {
+		l.Write(line)
+	}
+	if b, _ := os.ReadFile(p); len(b) < 8<<10 {
+		t.Fatalf("%d bytes visible while writing 10000", len(b))
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(p); len(b) != 10000 {
+		t.Fatalf("%d bytes after Close", len(b))
+	}
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skip("no /dev/full")
+	}
+	full.Close()
+	l, _ = CreateLive("/dev/full")
+	l.Write(line)
+	if err := l.Close(); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("Close on a full device: %v", err)
+	}
+}

@@ -1,0 +1,135 @@
+package logfmt
+
+import (
+	"slices"
+	"testing"
+)
+
+func readNames(t *testing.T, path string) (recs []string, r *Reader) {
+	t.Helper()
+	r, err := Open(path, ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	it := r.Records(Filter{})
+	for it.Next() {
+		c, _ := r.Channel(it.Record().Channel)
+		recs = append(recs, c.Name)
+	}
+	if it.Err() != nil {
+		t.Fatal(it.Err())
+	}
+	return recs, r
+}
+
+func TestCopyAndMergeGiveBackTheLog(t *testing.T) {
+	path, all := selectLog(t)
+	src, err := Open(path, ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	start, _ := src.Start()
+	// Cut at 0.5 s into two halves, then merge them.
+	var halves []string
+	for i, win := range [][2]string{{"", "0.5"}, {"0.5", ""}} {
+		w, _ := ParseWindow(win[0], win[1], "")
+		sel, err := src.Select(Select{Window: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := tempPath(t, "half.vrlog")
+		out, err := Create(p, WriterOptions{FlushInterval: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := Copy(out, src, sel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := out.Close(); err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, rec := range all {
+			if (i == 0) == (rec.RecvWallNs < start+500e6) {
+				n++
+			}
+		}
+		if st.Records != uint64(n) || st.Channels != 4 {
+			t.Fatalf("half %d: %+v, want %d records", i, st, n)
+		}
+		halves = append(halves, p)
+	}
+	var rs []*Reader
+	for _, p := range halves {
+		r, _ := Open(p, ReaderOptions{})
+		defer r.Close()
+		if r.StatsOf(3).Drops != 0 {
+			t.Fatal("a windowed cut kept the whole recording's drops")
+		}
+		rs = append(rs, r)
+	}
+	p := tempPath(t, "merged.vrlog")
+	out, _ := Create(p, WriterOptions{FlushInterval: -1})
+	st, err := MergeCopy(out, rs)
+	if err != nil || out.Close() != nil {
+		t.Fatal(err)
+	}
+	if st.Records != uint64(len(all)) || st.Channels != 4 || len(st.Renamed) != 0 {
+		t.Fatalf("%+v", st)
+	}
+	got, mr := readNames(t, p)
+	defer mr.Close()
+	want, sr := readNames(t, path)
+	defer sr.Close()
+	if !slices.Equal(got, want) {
+		t.Fatal("merge(cut, cut) differs from the log")
+	}
+
+	// A whole-log copy keeps the drops; merging a log with itself renames
+	// nothing (same streams) and doubles the records and drops.
+	sel, _ := src.Select(Select{Channels: []string{"front"}})
+	p = tempPath(t, "front.vrlog")
+	out, _ = Create(p, WriterOptions{FlushInterval: -1})
+	if _, err := Copy(out, src, sel); err != nil || out.Close() != nil {
+		t.Fatal(err)
+	}
+	fr, _ := Open(p, ReaderOptions{})
+	defer fr.Close()
+	if len(fr.Channels()) != 1 || fr.Channels()[0].ID != 1 || fr.StatsOf(1).Drops != 7 {
+		t.Fatalf("copy of one channel: %+v %+v", fr.Channels(), fr.StatsOf(1))
+	}
+	p = tempPath(t, "twice.vrlog")
+	out, _ = Create(p, WriterOptions{FlushInterval: -1})
+	st, err = MergeCopy(out, []*Reader{src, fr})
+	if err != nil || out.Close() != nil {
+		t.Fatal(err)
+	}
+	tw, _ := Open(p, ReaderOptions{})
+	defer tw.Close()
+	if st.Channels != 4 || tw.StatsOf(3).Drops != 14 || tw.StatsOf(3).Records != 40 {
+		t.Fatalf("%+v %+v", st, tw.StatsOf(3))
+	}
+}
+
+func TestMergeRenamesADifferentStreamOfTheSameName(t *testing.T) {
+	mk := func(topic string) string {
+		p := tempPath(t, "m.vrlog")
+		w, _ := Create(p, WriterOptions{FlushInterval: -1})
+		id, _ := w.AddChannel(Channel{Name: "cam", Topic: topic})
+		w.Write(&Record{Channel: id, RecvMonoNs: 1, RecvWallNs: 1})
+		w.Close()
+		return p
+	}
+	a, _ := Open(mk("a"), ReaderOptions{})
+	b, _ := Open(mk("b"), ReaderOptions{})
+	defer a.Close()
+	defer b.Close()
+	out, _ := Create(tempPath(t, "o.vrlog"), WriterOptions{FlushInterval: -1})
+	st, err := MergeCopy(out, []*Reader{a, b})
+	out.Close()
+	if err != nil || len(st.Renamed) != 1 || st.Renamed[0] != (Renamed{Input: 1, From: "cam", To: "cam@2"}) {
+		t.Fatalf("%+v %v", st, err)
+	}
+}
