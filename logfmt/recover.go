@@ -21,6 +21,10 @@ type RecoverOptions struct {
 	// front) for blocks from its first byte. Without it such a source is
 	// refused with ErrBadMagic.
 	Force bool
+	// TempCreated, if set, is called with the name of the temporary file
+	// as soon as it exists: a process that can be killed before Recover
+	// returns (an interrupted command) removes it by that name.
+	TempCreated func(path string)
 }
 
 // RecoverReport says what Recover kept and what it dropped.
@@ -74,6 +78,9 @@ func Recover(ctx context.Context, src, dst string, opts RecoverOptions) (*Recove
 		return nil, fail(err)
 	}
 	tmp := out.Name()
+	if opts.TempCreated != nil {
+		opts.TempCreated(tmp)
+	}
 	committed := false
 	defer func() {
 		if !committed {

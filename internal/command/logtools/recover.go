@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/vrlog/vrlog/internal/cliutil"
+	"github.com/vrlog/vrlog/internal/output"
 	"github.com/vrlog/vrlog/internal/progress"
 	"github.com/vrlog/vrlog/logfmt"
 )
@@ -85,7 +86,10 @@ func runRecover(c *cli.Context) error {
 	}
 	force := c.Bool("force")
 	prog := startProgress(c, "recover "+src, 2*st.Size(), progress.ProcessReads())
-	rep, err := logfmt.Recover(c.Context, src, dst, logfmt.RecoverOptions{Overwrite: force, Force: force})
+	forget := func() {}
+	defer func() { forget() }()
+	rep, err := logfmt.Recover(c.Context, src, dst, logfmt.RecoverOptions{Overwrite: force, Force: force,
+		TempCreated: func(tmp string) { forget = output.Track(tmp) }}) // an interrupt removes it
 	prog.Done()
 	if err != nil {
 		var ce *logfmt.CorruptionError
