@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/vrlog/vrlog/codec"
+	"github.com/vrlog/vrlog/hostclock"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/sampler"
 )
@@ -55,6 +56,8 @@ type Analysis struct {
 	haveEp   bool
 	span     [2]int64 // capture range over all stamped channels, for plot bins
 	lags     []namedLag
+	onSim    int // files whose receive stamps are on the simulator's clock
+	hosts    []HostReport
 }
 
 type namedLag struct {
@@ -103,6 +106,18 @@ func (a *Analysis) AddFile(path string) error {
 	if st, err := os.Stat(path); err == nil {
 		fr.SizeBytes = st.Size()
 	}
+	sim, err := hostclock.ParseSimClock(r.Header().Metadata)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if sim != nil {
+		a.onSim++
+		for _, h := range sim.Hosts {
+			a.hosts = append(a.hosts, HostReport{File: h.File, ProbeChannel: h.ProbeChannel, TimeService: sim.Service,
+				OffsetMs: ms3(h.OffsetNs), UncertaintyMs: ms3(h.UncertaintyNs), RTTMs: ms3(h.RTTNs), Probes: h.Probes, Used: h.Used,
+				DriftPPM: round3(h.DriftPPM), DriftValid: h.DriftValid})
+		}
+	}
 
 	ids, dataIDs, probeIDs := a.channels(r)
 	for _, c := range r.Channels() {
@@ -147,7 +162,9 @@ func (a *Analysis) AddFile(path string) error {
 				ch.rep.Undecodable++
 				continue
 			}
-			ch.probes = append(ch.probes, sampler.Probe{T1: p.T1Ns, T2: p.T2Ns, T3: p.T3Ns, T4: p.T4Ns})
+			if sim == nil { // a merged log's probes are its hosts' (Hosts), not one recorder clock's
+				ch.probes = append(ch.probes, sampler.Probe{T1: p.T1Ns, T2: p.T2Ns, T3: p.T3Ns, T4: p.T4Ns})
+			}
 		}
 		if err := it.Err(); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
@@ -292,10 +309,19 @@ func (a *Analysis) Report() *Report {
 	// Lists are [] when empty, never null or absent (docs/analyze-report.md).
 	rep := &Report{Schema: ReportSchema, Files: a.files, Pass: true, Checks: []Check{}, Lag: []LagReport{},
 		Channels: []ChannelReport{}, Regressions: []Regression{}, Notes: []string{},
-		OutageFactor: a.opts.OutageFactor, LagToleranceMs: round3(float64(a.opts.LagTolerance) / 1e6)}
+		OutageFactor: a.opts.OutageFactor, LagToleranceMs: round3(float64(a.opts.LagTolerance) / 1e6),
+		ReceiveClock: "recorder", Hosts: []HostReport{}}
 	if rep.Files == nil {
 		rep.Files = []FileReport{}
 	}
+	switch {
+	case a.onSim > 0 && a.onSim == len(a.files):
+		rep.ReceiveClock = "simulator"
+	case a.onSim > 0:
+		rep.ReceiveClock = "mixed"
+		rep.Notes = append(rep.Notes, "some files' receive stamps are on the simulator's clock (merged with --clock sim), others on their recorders': latency and receive intervals of a channel that spans both compare different clocks")
+	}
+	rep.Hosts = append(rep.Hosts, a.hosts...)
 	if !a.haveEp {
 		a.fallbackEpoch(rep)
 	}

@@ -26,10 +26,15 @@ type Report struct {
 	Channels       []ChannelReport `json:"channels"`
 	Lag            []LagReport     `json:"lag"`
 	Clock          *ClockReport    `json:"clock"`
-	Checks         []Check         `json:"checks"`
-	Regressions    []Regression    `json:"regressions"`
-	Pass           bool            `json:"pass"`
-	Notes          []string        `json:"notes"`
+	// ReceiveClock is what the receive stamps are on: "recorder" (each
+	// recorder's own clocks), "simulator" (merge --clock sim converted
+	// them; Hosts says how) or "mixed" (several files, some of each).
+	ReceiveClock string       `json:"receive_clock"`
+	Hosts        []HostReport `json:"hosts"`
+	Checks       []Check      `json:"checks"`
+	Regressions  []Regression `json:"regressions"`
+	Pass         bool         `json:"pass"`
+	Notes        []string     `json:"notes"`
 }
 
 // FileReport says what was read of one input file.
@@ -68,6 +73,9 @@ func distMs(h *sampler.Histogram) Dist {
 }
 
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
+
+// ms3 is ns in milliseconds, to the microsecond.
+func ms3(ns int64) float64 { return round3(float64(ns) / 1e6) }
 
 // Channel kinds.
 const (
@@ -175,6 +183,21 @@ type ClockReport struct {
 	DriftPPM   float64  `json:"drift_ppm"`
 	DriftCIPPM *float64 `json:"drift_ci_ppm"` // 95 % confidence half-width; null with fewer than 3 used probes
 	DriftValid bool     `json:"drift_valid"`  // drift_ci_ppm ≤ 5 (sampler.MaxDriftCIPPM)
+}
+
+// HostReport is one recorder host of a log merged onto the simulator's
+// clock: the clock model its receive stamps were converted with.
+type HostReport struct {
+	File          string  `json:"file"` // the host's log, as merged
+	ProbeChannel  string  `json:"probe_channel"`
+	TimeService   string  `json:"time_service"`
+	OffsetMs      float64 `json:"offset_ms"` // simulator clock minus the host's
+	UncertaintyMs float64 `json:"uncertainty_ms"`
+	RTTMs         float64 `json:"rtt_ms"`
+	Probes        int     `json:"probes"`
+	Used          int     `json:"used"`
+	DriftPPM      float64 `json:"drift_ppm"`
+	DriftValid    bool    `json:"drift_valid"`
 }
 
 // Check is one CI-gate threshold applied to one channel (or the session).

@@ -135,6 +135,17 @@ func (r *Report) WriteText(w io.Writer, tf codec.TimeFormat) error {
 		p("  offset %+.3f ms from the %d lowest-RTT of %d probes; rtt %.3f ms (min %.3f); drift %s\n",
 			c.OffsetMs, c.Used, c.Probes, c.RTTMs, c.MinRTTMs, drift)
 	}
+	if len(r.Hosts) > 0 {
+		section(fmt.Sprintf("receive clock: the simulator's (time service %s), each host's stamps converted by its offset; latency is each host's transport latency:", r.Hosts[0].TimeService))
+		for _, h := range r.Hosts {
+			drift := ""
+			if h.DriftValid {
+				drift = fmt.Sprintf("; drift %+.3f ppm", h.DriftPPM)
+			}
+			p("  %s: offset %+.3f ms ± %.3f ms (simulator minus host) from the %d lowest-RTT of %d probes on %s; rtt %.3f ms%s\n",
+				h.File, h.OffsetMs, h.UncertaintyMs, h.Used, h.Probes, h.ProbeChannel, h.RTTMs, drift)
+		}
+	}
 	if len(r.Checks) > 0 {
 		section("checks:")
 		for _, c := range r.Checks {
