@@ -1,5 +1,5 @@
-"""Reading a vrlog log: opening it through its footer index or by a linear
-scan, its channels and metadata, and its records in receive order
+"""Reading a vrlog log: its channels and metadata (opened by _open, through
+its footer index or by a linear scan), and its records in receive order
 (RecvMonoNs, ties in file order), selected by channel and time window."""
 
 from __future__ import annotations
