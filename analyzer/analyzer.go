@@ -102,7 +102,7 @@ func (a *Analysis) AddFile(path string) error {
 	}
 	defer r.Close()
 	a.addSnapshot(path, r.Header())
-	fr := FileReport{Path: path, Indexed: r.Indexed(), TornTail: -1, SkippedChunks: []string{}}
+	fr := FileReport{Path: path, Indexed: r.Indexed(), TornTail: -1, SkippedChunks: []string{}, Warnings: []string{}}
 	if tt := r.TornTail(); tt != nil {
 		fr.TornTail = tt.Offset
 	}
@@ -175,6 +175,9 @@ func (a *Analysis) AddFile(path string) error {
 	}
 	for _, ce := range r.SkippedChunks() {
 		fr.SkippedChunks = append(fr.SkippedChunks, ce.Error())
+	}
+	for _, ce := range r.Warnings() {
+		fr.Warnings = append(fr.Warnings, ce.Error())
 	}
 	fr.BytesRead = r.BytesRead()
 	a.files = append(a.files, fr)

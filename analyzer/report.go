@@ -78,6 +78,9 @@ type FileReport struct {
 	BytesRead     int64    `json:"bytes_read"`
 	Indexed       bool     `json:"indexed"` // opened from the footer index (false: linear scan of an unfinished log)
 	SkippedChunks []string `json:"skipped_chunks"`
+	// Warnings is damage read around without losing a record: a damaged
+	// footer index (read by linear scan), header block or prelude.
+	Warnings []string `json:"warnings"`
 	// TornTail is where an unfinished log's last incomplete chunk starts
 	// (-1: none); what follows it was never completely written.
 	TornTail int64 `json:"torn_tail"`

@@ -33,6 +33,9 @@ func (r *Report) WriteText(w io.Writer, tf codec.TimeFormat) error {
 		for _, s := range f.SkippedChunks {
 			p("         SKIPPED CORRUPT CHUNK: %s\n", s)
 		}
+		for _, s := range f.Warnings {
+			p("         warning: damaged, read around it (no record lost): %s\n", s)
+		}
 	}
 	if r.EpochSource != "" {
 		p("epoch    %s  (%s)\n", codec.FormatRFC3339(r.EpochNs), r.EpochSource)

@@ -129,6 +129,9 @@ func infoOf(path string, r *logfmt.Reader, tf codec.TimeFormat) *Info {
 	for _, s := range r.SkippedChunks() {
 		in.Damage = append(in.Damage, s.Error())
 	}
+	for _, w := range r.Warnings() {
+		in.Damage = append(in.Damage, "read around (no record lost): "+w.Error())
+	}
 	in.ReceiveClock = "recorder"
 	if sc, err := hostclock.ParseSimClock(h.Metadata); err != nil {
 		in.Damage = append(in.Damage, err.Error())

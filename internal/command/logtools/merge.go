@@ -89,6 +89,7 @@ func runMerge(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
+		warnDamage(c.App.ErrWriter, r)
 		readers = append(readers, r)
 	}
 	meta := maps.Clone(readers[0].Header().Metadata)

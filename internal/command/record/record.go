@@ -41,8 +41,9 @@ chunked, zstd-compressed, indexed log. Channels whose payload vrlog cannot
 decode are recorded raw. The simulator's time service (vr/*/time) is probed
 once a second and the clock-sync exchanges are stored in the log.
 
-Crash safety: a record reaches the file within --flush-interval; after kill -9
-or power loss, 'vrlog recover' restores everything but the last interval.
+Crash safety: a record reaches the file within --flush-interval and the disk
+within a second more (--sync interval); after kill -9 or power loss, 'vrlog
+recover' restores everything but those last moments.
 SIGINT or SIGTERM finishes the log cleanly (index and footer) and exits 0.
 A full disk stops the recording with exit 3, leaving a readable log.
 
@@ -117,7 +118,7 @@ EXAMPLES:
 			&cli.IntFlag{Name: "max-files", Usage: "with splitting, keep only the newest `N` files (a ring)"},
 			&cli.StringSliceFlag{Name: "compression", Usage: "`[CHANNEL=]none|zstd[-LEVEL]`, CHANNEL a key expression; last match wins (default zstd-1)"},
 			&cli.DurationFlag{Name: "flush-interval", Value: time.Second, Usage: "longest time a record stays in memory (what kill -9 can lose)"},
-			&cli.StringFlag{Name: "sync", Value: "close", Usage: "fdatasync policy: close (once, at the end), flush (every chunk: survives power loss), interval (every second) or none"},
+			&cli.StringFlag{Name: "sync", Value: "interval", Usage: "fdatasync policy: interval (every second: a power loss loses about a second), close (once, at the end: a power loss may lose up to 30 s), flush (every chunk) or none"},
 			&cli.StringFlag{Name: "note", Usage: "`TEXT` stored in the log's metadata (e.g. the bug ticket)"},
 			&cli.StringSliceFlag{Name: "time-service", Usage: "zenoh `SELECTOR` of clock-sync time services (default vr/*/time)"},
 			&cli.DurationFlag{Name: "probe-interval", Value: time.Second, Usage: "clock-sync probe period (0 disables)"},
