@@ -41,12 +41,19 @@ test-go: native peers
 test-race: native
 	$(GO) test $(NATIVE_LDFLAGS) -count=1 -race -short ./logfmt/ ./player/ ./sampler/
 
-## fuzz: each fuzz target for FUZZTIME (default 30s)
+## fuzz: each fuzz target for FUZZTIME (default 30s); each new input is minimized for at most FUZZMINIMIZE
+## (Go's default, 60s, spends a short budget minimizing instead of fuzzing)
 FUZZTIME ?= 30s
+FUZZMINIMIZE ?= 2s
 FUZZ_PKGS ?= ./keyexpr/ ./codec/ ./logfmt/
 fuzz:
 	@for p in $(FUZZ_PKGS); do for t in $$($(GO) test -list 'Fuzz.*' $$p | grep ^Fuzz); do \
-		echo "== $$p $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -parallel 1 $$p || exit 1; done; done
+		echo "== $$p $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) -parallel 1 $$p || exit 1; done; done
+
+## crafted-memory: every verb's peak memory and exit code on logfmt's crafted damaged files (fails over 300 MiB, on a hang or a crash)
+.PHONY: crafted-memory
+crafted-memory: build
+	./bench/crafted-memory.sh
 
 ## bench: the Go benchmarks whose figures are in docs/BENCHMARKS.md
 BENCH_PKGS ?= ./codec/ ./logfmt/ ./sampler/ ./analyzer/

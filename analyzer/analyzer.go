@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/vrlog/vrlog/codec"
+	"github.com/vrlog/vrlog/hostclock"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/sampler"
 )
@@ -55,6 +56,10 @@ type Analysis struct {
 	haveEp   bool
 	span     [2]int64 // capture range over all stamped channels, for plot bins
 	lags     []namedLag
+	snaps    []fileSnapshot
+	notes    []string // about the inputs
+	onSim    int      // files whose receive stamps are on the simulator's clock
+	hosts    []HostReport
 }
 
 type namedLag struct {
@@ -96,12 +101,25 @@ func (a *Analysis) AddFile(path string) error {
 		return err
 	}
 	defer r.Close()
-	fr := FileReport{Path: path, Indexed: r.Indexed(), TornTail: -1, SkippedChunks: []string{}}
+	a.addSnapshot(path, r.Header())
+	fr := FileReport{Path: path, Indexed: r.Indexed(), TornTail: -1, SkippedChunks: []string{}, Warnings: []string{}}
 	if tt := r.TornTail(); tt != nil {
 		fr.TornTail = tt.Offset
 	}
 	if st, err := os.Stat(path); err == nil {
 		fr.SizeBytes = st.Size()
+	}
+	sim, err := hostclock.ParseSimClock(r.Header().Metadata)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if sim != nil {
+		a.onSim++
+		for _, h := range sim.Hosts {
+			a.hosts = append(a.hosts, HostReport{File: h.File, ProbeChannel: h.ProbeChannel, TimeService: sim.Service,
+				OffsetMs: ms3(h.OffsetNs), UncertaintyMs: ms3(h.UncertaintyNs), RTTMs: ms3(h.RTTNs), Probes: h.Probes, Used: h.Used,
+				DriftPPM: round3(h.DriftPPM), DriftValid: h.DriftValid})
+		}
 	}
 
 	ids, dataIDs, probeIDs := a.channels(r)
@@ -147,7 +165,9 @@ func (a *Analysis) AddFile(path string) error {
 				ch.rep.Undecodable++
 				continue
 			}
-			ch.probes = append(ch.probes, sampler.Probe{T1: p.T1Ns, T2: p.T2Ns, T3: p.T3Ns, T4: p.T4Ns})
+			if sim == nil { // a merged log's probes are its hosts' (Hosts), not one recorder clock's
+				ch.probes = append(ch.probes, sampler.Probe{T1: p.T1Ns, T2: p.T2Ns, T3: p.T3Ns, T4: p.T4Ns})
+			}
 		}
 		if err := it.Err(); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
@@ -155,6 +175,9 @@ func (a *Analysis) AddFile(path string) error {
 	}
 	for _, ce := range r.SkippedChunks() {
 		fr.SkippedChunks = append(fr.SkippedChunks, ce.Error())
+	}
+	for _, ce := range r.Warnings() {
+		fr.Warnings = append(fr.Warnings, ce.Error())
 	}
 	fr.BytesRead = r.BytesRead()
 	a.files = append(a.files, fr)
@@ -211,22 +234,26 @@ func (a *Analysis) channel(c logfmt.Channel) *channel {
 	}
 	ch := &channel{first: true, rep: ChannelReport{Name: c.Name, Transport: c.Transport.String(), Topic: c.Topic, Schema: c.Schema,
 		Error: c.Meta[logfmt.MetaError], Warning: c.Meta[logfmt.MetaWarning]}}
-	switch c.Schema {
-	case codec.SchemaState:
-		ch.kind = KindState
-	case codec.SchemaFrame:
-		ch.kind = KindFrame
-	case codec.SchemaClockProbe:
-		ch.kind = KindProbe
-	default:
-		ch.kind = KindRaw
-	}
+	ch.kind = kindOf(c.Schema)
 	ch.codec, _ = codec.Lookup(c.Schema)
 	ch.rep.Kind = ch.kind
 	ch.stream = sampler.NewStream(sampler.Config{OutageFactor: a.opts.OutageFactor, MaxEvents: a.opts.MaxEvents})
 	a.byName[c.Name] = ch
 	a.order = append(a.order, ch)
 	return ch
+}
+
+// kindOf is the kind of a channel of schema.
+func kindOf(schema string) string {
+	switch schema {
+	case codec.SchemaState:
+		return KindState
+	case codec.SchemaFrame:
+		return KindFrame
+	case codec.SchemaClockProbe:
+		return KindProbe
+	}
+	return KindRaw
 }
 
 // add accounts for one data record.
@@ -258,29 +285,33 @@ func (a *Analysis) sampleOf(ch *channel, r *logfmt.Record, n uint64, pub *string
 	if string(r.PublisherID) != *pub { // compared without allocating
 		*pub = string(r.PublisherID)
 	}
-	s = sampler.Sample{RecvWallNs: r.RecvWallNs, RecvMonoNs: r.RecvMonoNs, Publisher: *pub}
-	switch {
-	case ch.kind == KindRaw:
-		// Transport-level facts only: the receive stamp, and the zenoh source
-		// sequence number when the transport gave one.
-		s.TNs, s.Seq = r.RecvWallNs, n
+	s, ok = storedSample(ch.kind, r, n)
+	if a.opts.FullDecode && ch.kind != KindRaw {
+		seq, t, err := ch.codec.Stamp(r.Header, r.Payload)
+		s.Seq, s.TNs, ok = seq, t, err == nil
+	}
+	s.Publisher = *pub
+	return s, ok
+}
+
+// storedSample is what the timing of a channel of kind sees of r, its
+// count-th record, from the stamps the recorder stored: a decodable
+// channel's capture stamp and seq (false when r has none: undecodable), a
+// raw channel's transport-level facts only (the receive stamp, and the
+// zenoh source sequence number when the transport gave one). record's
+// live triggers see samples the same way.
+func storedSample(kind string, r *logfmt.Record, count uint64) (sampler.Sample, bool) {
+	s := sampler.Sample{RecvWallNs: r.RecvWallNs, RecvMonoNs: r.RecvMonoNs}
+	if kind == KindRaw {
+		s.TNs, s.Seq = r.RecvWallNs, count
 		if r.HasPubSN {
 			s.Seq = r.PublisherSN
 		}
 		s.RecvWallNs = 0 // no latency without a capture stamp
-	case a.opts.FullDecode:
-		seq, t, err := ch.codec.Stamp(r.Header, r.Payload)
-		if err != nil {
-			return s, false
-		}
-		s.Seq, s.TNs = seq, t
-	default:
-		if !r.HasStamp {
-			return s, false
-		}
-		s.Seq, s.TNs = r.Seq, r.CaptureNs
+		return s, true
 	}
-	return s, true
+	s.Seq, s.TNs = r.Seq, r.CaptureNs
+	return s, r.HasStamp
 }
 
 // Report computes the report. Checks and baseline comparison are applied
@@ -289,10 +320,20 @@ func (a *Analysis) Report() *Report {
 	// Lists are [] when empty, never null or absent (docs/analyze-report.md).
 	rep := &Report{Schema: ReportSchema, Files: a.files, Pass: true, Checks: []Check{}, Lag: []LagReport{},
 		Channels: []ChannelReport{}, Regressions: []Regression{}, Notes: []string{},
-		OutageFactor: a.opts.OutageFactor, LagToleranceMs: round3(float64(a.opts.LagTolerance) / 1e6)}
+		OutageFactor: a.opts.OutageFactor, LagToleranceMs: round3(float64(a.opts.LagTolerance) / 1e6),
+		ReceiveClock: "recorder", Hosts: []HostReport{}}
 	if rep.Files == nil {
 		rep.Files = []FileReport{}
 	}
+	rep.Notes = append(rep.Notes, a.notes...)
+	switch {
+	case a.onSim > 0 && a.onSim == len(a.files):
+		rep.ReceiveClock = "simulator"
+	case a.onSim > 0:
+		rep.ReceiveClock = "mixed"
+		rep.Notes = append(rep.Notes, "some files' receive stamps are on the simulator's clock (merged with --clock sim), others on their recorders': latency and receive intervals of a channel that spans both compare different clocks")
+	}
+	rep.Hosts = append(rep.Hosts, a.hosts...)
 	if !a.haveEp {
 		a.fallbackEpoch(rep)
 	}
@@ -386,6 +427,7 @@ func (a *Analysis) Report() *Report {
 			rep.Clock.DriftCIPPM = &ci
 		}
 	}
+	rep.Snapshots = a.snapshots(rep)
 	return rep
 }
 

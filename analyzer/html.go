@@ -249,7 +249,7 @@ var htmlPage = template.Must(template.New("report").Funcs(template.FuncMap{"colu
 {{range .Checks}}<tr class="{{if .Pass}}pass{{else}}fail{{end}}"><td>{{if .Pass}}PASS{{else}}FAIL{{end}}</td><td>{{.Message}}</td></tr>
 {{end}}</table></section>{{end}}
 <section id="timeline"><h2>Timeline</h2>
-<p class="legend"><span class="key present"></span>samples <span class="key outage"></span>outage <span class="key skip"></span>skip (seq gap) <span class="key restart"></span>publisher restart <span class="key probe"></span>clock probe · time in seconds since the session epoch</p>
+<p class="legend"><span class="key present"></span>samples <span class="key outage"></span>outage <span class="key skip"></span>skip (seq gap) <span class="key restart"></span>publisher restart <span class="key trigger"></span>snapshot trigger <span class="key probe"></span>clock probe · time in seconds since the session epoch</p>
 {{.Timeline}}</section>
 <section id="summary"><h2>Channels</h2><table class="summary"><thead><tr><th>channel</th>{{range columns}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
 {{range .Rows}}<tr><td class="name">{{.Name}}</td>{{range .Cells}}<td>{{.}}</td>{{end}}</tr>

@@ -166,6 +166,14 @@ func (a *Analysis) timelinePlot(r *Report, t timeAxis) template.HTML {
 		}
 		s.f(`</g>`)
 	}
+	// Snapshot triggers (record --snapshot): a line across every lane.
+	for _, sn := range r.Snapshots {
+		for _, tr := range sn.Triggers {
+			x := t.at(r.EpochNs + int64(tr.Elapsed*1e9))
+			s.f(`<line class="trigger" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" data-at="%.3f" data-cause=%s>%s</line>`, x, x, padT, h-padB, tr.Elapsed, attr(tr.Cause),
+				title(fmt.Sprintf("snapshot trigger at %.3f s: %s", tr.Elapsed, tr.Cause)))
+		}
+	}
 	return t.close(s, h-padB)
 }
 

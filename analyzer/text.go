@@ -3,6 +3,7 @@ package analyzer
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"text/tabwriter"
 
@@ -32,6 +33,9 @@ func (r *Report) WriteText(w io.Writer, tf codec.TimeFormat) error {
 		for _, s := range f.SkippedChunks {
 			p("         SKIPPED CORRUPT CHUNK: %s\n", s)
 		}
+		for _, s := range f.Warnings {
+			p("         warning: damaged, read around it (no record lost): %s\n", s)
+		}
 	}
 	if r.EpochSource != "" {
 		p("epoch    %s  (%s)\n", codec.FormatRFC3339(r.EpochNs), r.EpochSource)
@@ -39,6 +43,20 @@ func (r *Report) WriteText(w io.Writer, tf codec.TimeFormat) error {
 	}
 	for _, n := range r.Notes {
 		p("note     %s\n", n)
+	}
+	atElapsed := func(e float64) string { return at(r.EpochNs + int64(math.Round(e*1e9))) }
+	for _, s := range r.Snapshots {
+		p("snapshot %s: triggered by %s at %s; window %gs before, %gs after: %s .. %s\n",
+			s.File, s.Cause, atElapsed(s.TriggerElapsed), s.BeforeS, s.AfterS, atElapsed(s.FromElapsed), atElapsed(s.ToElapsed))
+		for _, t := range s.Triggers[1:] {
+			p("         extended by %s at %s\n", t.Cause, atElapsed(t.Elapsed))
+		}
+		if n := s.TriggerCount - len(s.Triggers); n > 0 {
+			p("         extended by %d more triggers\n", n)
+		}
+		if s.Short != "" {
+			p("         short: %s\n", s.Short)
+		}
 	}
 	p("\n")
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
@@ -131,6 +149,17 @@ func (r *Report) WriteText(w io.Writer, tf codec.TimeFormat) error {
 		}
 		p("  offset %+.3f ms from the %d lowest-RTT of %d probes; rtt %.3f ms (min %.3f); drift %s\n",
 			c.OffsetMs, c.Used, c.Probes, c.RTTMs, c.MinRTTMs, drift)
+	}
+	if len(r.Hosts) > 0 {
+		section(fmt.Sprintf("receive clock: the simulator's (time service %s), each host's stamps converted by its offset; latency is each host's transport latency:", r.Hosts[0].TimeService))
+		for _, h := range r.Hosts {
+			drift := ""
+			if h.DriftValid {
+				drift = fmt.Sprintf("; drift %+.3f ppm", h.DriftPPM)
+			}
+			p("  %s: offset %+.3f ms ± %.3f ms (simulator minus host) from the %d lowest-RTT of %d probes on %s; rtt %.3f ms%s\n",
+				h.File, h.OffsetMs, h.UncertaintyMs, h.Used, h.Probes, h.ProbeChannel, h.RTTMs, drift)
+		}
 	}
 	if len(r.Checks) > 0 {
 		section("checks:")

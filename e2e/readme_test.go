@@ -57,11 +57,15 @@ type readmeStep struct {
 	skip   string // why it is not run here
 	repo   bool   // runs in the checkout, not the session directory
 	record bool   // runs until interrupted (Ctrl-C, as the README says)
-	python bool   // runs with the venv's python first on PATH (make peers installs ./python there)
-	code   int
-	want   []string // in its output
-	made   []string // files it leaves
-	before func(t *testing.T, dir string)
+	// background: runs until interrupted, in the background while the
+	// next step runs (during); then it is interrupted and must exit 0
+	// having made its files.
+	background, during bool
+	python             bool // runs with the venv's python first on PATH (make peers installs ./python there)
+	code               int
+	want               []string // in its output
+	made               []string // files it leaves
+	before             func(t *testing.T, dir string)
 }
 
 // The README's commands, verbatim, in order, as a user would type them:
@@ -103,6 +107,10 @@ func TestReadmeCommands(t *testing.T) {
 		{prefix: "vrlog record -o bug-1234.vrlog --all", record: true, made: []string{"bug-1234.vrlog"}},
 		{prefix: "vrlog record -o s.vrlog -k 'vr/r1/**' -s 'vr/r1/camera/*'", record: true, made: []string{"s.vrlog"}},
 		{prefix: "vrlog record -o ring.vrlog --all --split-duration 1m --max-files 10", record: true, made: []string{"ring_000.vrlog"}},
+		{prefix: "vrlog record -o bug.vrlog --all --snapshot 30s --after 5s", background: true},
+		{prefix: "vrlog snapshot bug --note", during: true, want: []string{"vrlog/record/bug/snapshot: wrote ", "/bug_", "_query.vrlog"},
+			before: func(t *testing.T, dir string) { time.Sleep(3 * time.Second) }}, // the recorder connects and fills its buffer
+		{prefix: "vrlog analyze bug_*.vrlog", want: []string{"snapshot bug_", `triggered by zenoh query on vrlog/record/bug/snapshot: controller oscillates`}},
 		{prefix: "vrlog info bug-1234.vrlog", want: []string{"vr/r1/state", "vr/r1/camera/front", "footer:    present"}},
 		{prefix: "vrlog cat bug-1234.vrlog --channel vr/r1/state --limit 5 --json", want: []string{`"channel":"vr/r1/state"`}},
 		{prefix: "vrlog analyze bug-1234.vrlog --html report.html", want: []string{"vr/r1/camera/front vs vr/r1/state"}, made: []string{"report.html"}},
@@ -133,6 +141,7 @@ func TestReadmeCommands(t *testing.T) {
 	}
 	used := map[*readmeStep]bool{}
 	next := 0
+	var bg *background
 	for _, cmd := range readmeCommands(t) {
 		var st *readmeStep
 		for i := next; i < len(steps); i++ {
@@ -155,6 +164,11 @@ func TestReadmeCommands(t *testing.T) {
 		at := dir
 		if st.repo {
 			at = root()
+		}
+		if st.background {
+			bg = startBackground(t, dir, cmd, env)
+			t.Logf("started: %s", cmd)
+			continue
 		}
 		var r result
 		if st.record {
@@ -179,6 +193,12 @@ func TestReadmeCommands(t *testing.T) {
 			}
 		}
 		t.Logf("ran: %s (exit %d)", cmd, r.code)
+		if st.during {
+			if r := bg.stop(t); r.code != 0 {
+				t.Fatalf("README: %s (in the background): want exit 0; %s", bg.cmd, r)
+			}
+			bg = nil
+		}
 	}
 	for _, st := range steps {
 		if !used[st] {
@@ -214,6 +234,42 @@ func interrupted(t *testing.T, dir, cmd string, env []string, d time.Duration) r
 	case <-time.After(30 * time.Second):
 		c.Process.Kill()
 		t.Fatalf("%s: no exit 30 s after SIGINT", cmd)
+	}
+	return result{}
+}
+
+// background is a README command running while the next one does.
+type background struct {
+	cmd      string
+	c        *exec.Cmd
+	out, err bytes.Buffer
+	done     chan error
+}
+
+func startBackground(t *testing.T, dir, cmd string, env []string) *background {
+	t.Helper()
+	b := &background{cmd: cmd, c: exec.Command("bash", "-c", "exec "+cmd), done: make(chan error, 1)}
+	b.c.Dir = dir
+	b.c.Env = append(append(os.Environ(), "PATH="+filepath.Dir(vrlogBin)+":"+os.Getenv("PATH")), env...)
+	b.c.Stdout, b.c.Stderr = &b.out, &b.err
+	if err := b.c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { b.done <- b.c.Wait() }()
+	t.Cleanup(func() { b.c.Process.Kill() })
+	return b
+}
+
+// stop interrupts it (Ctrl-C) and waits.
+func (b *background) stop(t *testing.T) result {
+	t.Helper()
+	b.c.Process.Signal(syscall.SIGINT)
+	select {
+	case err := <-b.done:
+		return result{exitCode(err), b.out.String(), b.err.String()}
+	case <-time.After(60 * time.Second):
+		b.c.Process.Kill()
+		t.Fatalf("%s: no exit 60 s after SIGINT", b.cmd)
 	}
 	return result{}
 }

@@ -20,8 +20,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/internal/peertest"
@@ -48,6 +51,7 @@ type dump struct {
 	Metadata  map[string]string `json:"metadata"`
 	Indexed   bool              `json:"indexed"`
 	TornTail  int64             `json:"torn_tail"`
+	Warnings  []int64           `json:"warnings"`
 	Skipped   []int64           `json:"skipped"`
 	Channels  []dchan           `json:"channels"`
 	Chunks    []dchunk          `json:"chunks"`
@@ -70,21 +74,23 @@ type dchan struct {
 }
 
 type dchunk struct {
-	Offset   int64  `json:"offset"`
-	MetaLen  uint32 `json:"meta_len"`
-	DataLen  uint32 `json:"data_len"`
-	Records  uint32 `json:"records"`
-	Sorted   bool   `json:"sorted"`
-	MinMono  int64  `json:"min_mono_ns"`
-	MaxMono  int64  `json:"max_mono_ns"`
-	MinWall  int64  `json:"min_wall_ns"`
-	MaxWall  int64  `json:"max_wall_ns"`
-	Channels []struct {
-		Channel uint16 `json:"channel"`
-		Records uint32 `json:"records"`
-		Raw     uint32 `json:"raw_bytes"`
-		Stored  uint32 `json:"stored_bytes"`
-	} `json:"channels"`
+	Offset   int64           `json:"offset"`
+	MetaLen  uint32          `json:"meta_len"`
+	DataLen  uint32          `json:"data_len"`
+	Records  uint32          `json:"records"`
+	Sorted   bool            `json:"sorted"`
+	MinMono  int64           `json:"min_mono_ns"`
+	MaxMono  int64           `json:"max_mono_ns"`
+	MinWall  int64           `json:"min_wall_ns"`
+	MaxWall  int64           `json:"max_wall_ns"`
+	Channels []dchunkChannel `json:"channels"`
+}
+
+type dchunkChannel struct {
+	Channel uint16 `json:"channel"`
+	Records uint32 `json:"records"`
+	Raw     uint32 `json:"raw_bytes"`
+	Stored  uint32 `json:"stored_bytes"`
 }
 
 type dstats struct {
@@ -145,7 +151,7 @@ func goDump(j job) dump {
 	}
 	defer r.Close()
 	d := dump{Metadata: r.Header().Metadata, Created: r.Header().CreatedWallNs, Indexed: r.Indexed(), TornTail: -1,
-		Version: []int{int(r.Header().VersionMajor), int(r.Header().VersionMinor)}, Skipped: []int64{}, Records: []drec{},
+		Version: []int{int(r.Header().VersionMajor), int(r.Header().VersionMinor)}, Warnings: []int64{}, Skipped: []int64{}, Records: []drec{},
 		Channels: []dchan{}, Chunks: []dchunk{}, Stats: []dstats{}}
 	if d.Metadata == nil {
 		d.Metadata = map[string]string{}
@@ -189,6 +195,9 @@ func goDump(j job) dump {
 	if tt := r.TornTail(); tt != nil {
 		d.TornTail = tt.Offset
 	}
+	for _, ce := range r.Warnings() {
+		d.Warnings = append(d.Warnings, ce.Offset)
+	}
 	for _, ce := range r.SkippedChunks() {
 		d.Skipped = append(d.Skipped, ce.Offset)
 	}
@@ -201,14 +210,9 @@ func goDump(j job) dump {
 	}
 	for _, c := range r.Chunks() {
 		dc := dchunk{Offset: c.Offset, MetaLen: c.MetaLen, DataLen: c.DataLen, Records: c.Records, Sorted: c.Sorted,
-			MinMono: c.MinMonoNs, MaxMono: c.MaxMonoNs, MinWall: c.MinWallNs, MaxWall: c.MaxWallNs}
+			MinMono: c.MinMonoNs, MaxMono: c.MaxMonoNs, MinWall: c.MinWallNs, MaxWall: c.MaxWallNs, Channels: []dchunkChannel{}}
 		for _, cc := range c.Channels {
-			dc.Channels = append(dc.Channels, struct {
-				Channel uint16 `json:"channel"`
-				Records uint32 `json:"records"`
-				Raw     uint32 `json:"raw_bytes"`
-				Stored  uint32 `json:"stored_bytes"`
-			}{cc.Channel, cc.Records, cc.RawBytes, cc.StoredBytes})
+			dc.Channels = append(dc.Channels, dchunkChannel{cc.Channel, cc.Records, cc.RawBytes, cc.StoredBytes})
 		}
 		d.Chunks = append(d.Chunks, dc)
 	}
@@ -542,7 +546,129 @@ func TestCutLogs(t *testing.T) {
 	p := filepath.Join(dir, "zeros.vrlog")
 	os.WriteFile(p, append(append([]byte(nil), b[:cs[5].Offset+40]...), make([]byte, 5000)...), 0o644)
 	jobs = append(jobs, job{File: p})
+	// Power loss: the last chunks' headers and meta sections reached the
+	// disk, their data and the page after them did not (one chunk, then
+	// two: the torn tail starts at the first of them). And a write cut
+	// short inside a chunk's meta section, zeros for the rest of it.
+	last := len(cs) - 1
+	for name, d := range map[string][]byte{
+		"zeroed-tail":     zeroData(b[:cs[last].Offset+cs[last].Size()], cs[last]),
+		"zeroed-two":      zeroData(zeroData(b[:cs[last].Offset+cs[last].Size()], cs[last]), cs[last-1]),
+		"short-written":   shortWritten(b, cs[last]),
+		"short-in-middle": shortWritten(b[:cs[last].Offset], cs[last-3]),
+	} {
+		p := filepath.Join(dir, name+".vrlog")
+		if err := os.WriteFile(p, append(d, make([]byte, 4096)...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if g := goDump(job{File: p}); g.Error != "" || g.TornTail < 0 || len(g.Warnings) > 0 {
+			t.Errorf("%s: the Go reader gives error %q, torn tail %d, warnings %v: not a torn tail", name, g.Error, g.TornTail, g.Warnings)
+		}
+		jobs = append(jobs, job{File: p}, job{File: p, MetaOnly: true}, job{File: p, Tolerant: true, NoNumpy: true})
+	}
 	compare(t, jobs)
+}
+
+// zeroData returns a copy of b with the data section of chunk c zeroed.
+func zeroData(b []byte, c logfmt.ChunkInfo) []byte {
+	d := append([]byte(nil), b...)
+	clear(d[c.Offset+24+int64(c.MetaLen) : c.Offset+c.Size()])
+	return d
+}
+
+// shortWritten returns b up to chunk c, whose bytes end halfway through
+// its meta section and are zeros from there to the chunk's end.
+func shortWritten(b []byte, c logfmt.ChunkInfo) []byte {
+	d := append([]byte(nil), b[:c.Offset+c.Size()]...)
+	clear(d[c.Offset+24+int64(c.MetaLen)/2:])
+	return d
+}
+
+// rewriteChunk returns a copy of b with the chunk c replaced by what edit
+// makes of its meta section and data section, its lengths and CRCs fixed
+// up: damage that only a reader checking the content finds. The chunks
+// after it move, so the copy ends where the chunks do (no footer).
+func rewriteChunk(b []byte, c logfmt.ChunkInfo, end int64, edit func(meta, data []byte) ([]byte, []byte)) []byte {
+	at := c.Offset + 24
+	meta, data := edit(append([]byte(nil), b[at:at+int64(c.MetaLen)]...), append([]byte(nil), b[at+int64(c.MetaLen):c.Offset+c.Size()]...))
+	h := append([]byte(nil), b[c.Offset:at]...)
+	binary.LittleEndian.PutUint32(h[8:], uint32(len(meta)))
+	binary.LittleEndian.PutUint32(h[12:], uint32(len(data)))
+	binary.LittleEndian.PutUint32(h[16:], crc32c(meta))
+	binary.LittleEndian.PutUint32(h[20:], crc32c(h[:20]))
+	return bytes.Join([][]byte{b[:c.Offset], h, meta, data, b[c.Offset+c.Size() : end]}, nil)
+}
+
+func crc32c(b []byte) uint32 { return crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)) }
+
+// A zstd frame that declares size bytes of content (none if size < 0)
+// and holds blocks.
+func zstdFrame(size int, blocks []byte) []byte {
+	f := []byte{0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x50} // magic; no size, no checksum; 1 MiB window
+	if size >= 0 {
+		f[4] = 0x80 // a 4-byte content size follows the window
+		f = binary.LittleEndian.AppendUint32(f, uint32(size))
+	}
+	return append(f, blocks...)
+}
+
+// rleBlocks are zstd RLE blocks of 128 KiB, 4 bytes each, that inflate
+// to n bytes (a multiple of 128 KiB): a decompression bomb.
+func rleBlocks(n int) []byte {
+	var b []byte
+	for left := n; left > 0; left -= 128 << 10 {
+		h := uint32(128<<10)<<3 | 1<<1
+		if left <= 128<<10 {
+			h |= 1 // last block
+		}
+		b = append(b, byte(h), byte(h>>8), byte(h>>16), 'A')
+	}
+	return b
+}
+
+// compressedBlocks are zstd compressed blocks that decode to 1 MiB: a
+// frame of them that declares less is found out only by decoding it with
+// the declared length as the limit.
+func compressedBlocks(t *testing.T) []byte {
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderCRC(false), zstd.WithSingleSegment(false), zstd.WithWindowSize(1<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer enc.Close()
+	src := make([]byte, 1<<20)
+	for i := range src {
+		src[i] = "vrlog frames "[i%13] ^ byte(i>>12)
+	}
+	f := enc.EncodeAll(src, nil)
+	var h zstd.Header
+	if err := h.Decode(f); err != nil || h.HasCheckSum {
+		t.Fatalf("zstd header: %v %+v", err, h)
+	}
+	return f[h.HeaderSize:]
+}
+
+// lyingChunk stores the zstd frame that lie makes for a raw length as the
+// chunk c's record metadata (meta) or as its first payload block, whose
+// raw length the chunk declares as it was: every CRC is right, only the
+// lie is left.
+func lyingChunk(b []byte, c logfmt.ChunkInfo, end int64, meta bool, lie func(raw uint32) []byte) []byte {
+	return rewriteChunk(b, c, end, func(m, data []byte) ([]byte, []byte) {
+		ng := int(binary.LittleEndian.Uint16(m[4:]))
+		if meta {
+			frame := lie(binary.LittleEndian.Uint32(m[40:]))
+			m = append(m[:48+72*ng], frame...)
+			m[6] = 1 // zstd
+			binary.LittleEndian.PutUint32(m[44:], uint32(len(frame)))
+			return m, data
+		}
+		g := m[48 : 48+72]
+		frame := lie(binary.LittleEndian.Uint32(g[12:]))
+		stored := binary.LittleEndian.Uint32(g[16:])
+		g[2] = 1 // zstd
+		binary.LittleEndian.PutUint32(g[16:], uint32(len(frame)))
+		binary.LittleEndian.PutUint32(g[20:], crc32c(frame))
+		return m, append(frame, data[stored:]...)
+	})
 }
 
 // Damage in the middle: a strict read fails at the same offset in both, a
@@ -555,17 +681,76 @@ func TestDamagedLogs(t *testing.T) {
 		"meta section": c.Offset + 24 + 60,
 		"block header": c.Offset + 9,
 		"sync":         cs[2].Offset,
+	}
+	// Damage that costs no record, read around by a strict reader too,
+	// with a warning: the prelude, the header block (its meta section; a
+	// length, where no footer locates the chunks), the footer, the trailer.
+	footerAt := cs[len(cs)-1].Offset + cs[len(cs)-1].Size()
+	readAround := map[string]int64{
+		"magic":        3,
+		"prelude crc":  13,
+		"header block": 16 + 24 + 3,
+		"header crc":   16 + 22,
+		"trailer":      int64(len(b)) - 3,
 		"footer":       int64(len(b)) - 24 - 30,
+		"footer head":  footerAt + 9,
 	}
 	var jobs []job
-	for name, at := range flips {
+	// add reads the file d in every mode; readAround says whether a strict
+	// read of it must succeed with a warning, or fail.
+	add := func(name string, d []byte, readAround bool) {
+		p := filepath.Join(dir, name+".vrlog")
+		if err := os.WriteFile(p, d, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		strict := job{File: p}
+		if g := goDump(strict); readAround != (g.Error == "" && len(g.Warnings) > 0 && g.TornTail < 0) {
+			t.Errorf("%s: the Go reader gives error %q, warnings %v, torn tail %d: not the damage meant", name, g.Error, g.Warnings, g.TornTail)
+		}
+		jobs = append(jobs, strict, job{File: p, Tolerant: true}, job{File: p, Tolerant: true, MetaOnly: true},
+			job{File: p, IgnoreIndex: true}, job{File: p, Tolerant: true, IgnoreIndex: true}, job{File: p, Tolerant: true, NoNumpy: true})
+	}
+	flipped := func(b []byte, at int64) []byte {
 		d := append([]byte(nil), b...)
 		d[at] ^= 0x40
-		p := filepath.Join(dir, name+".vrlog")
-		os.WriteFile(p, d, 0o644)
-		jobs = append(jobs, job{File: p}, job{File: p, Tolerant: true}, job{File: p, Tolerant: true, MetaOnly: true},
-			job{File: p, Tolerant: true, IgnoreIndex: true}, job{File: p, Tolerant: true, NoNumpy: true})
+		return d
 	}
+	for name, at := range flips {
+		add(name, flipped(b, at), false)
+	}
+	for name, at := range readAround {
+		add(name, flipped(b, at), true)
+	}
+	unindexed := b[:footerAt]
+	for name, at := range map[string]int64{"header length, no footer": 16 + 9, "header sync, no footer": 16 + 1} {
+		add(name, flipped(unindexed, at), true)
+	}
+	// A zstd frame that inflates beyond the raw length its chunk declares,
+	// as record metadata and as a payload block: a 1 GiB bomb that declares
+	// no size, or the raw length (found by walking its block headers), and
+	// compressed blocks that declare the raw length (found by decoding).
+	inflating := compressedBlocks(t)
+	for name, lie := range map[string]func(raw uint32) []byte{
+		"bomb":           func(uint32) []byte { return zstdFrame(-1, rleBlocks(1<<30)) },
+		"declared bomb":  func(raw uint32) []byte { return zstdFrame(int(raw), rleBlocks(1<<30)) },
+		"inflating":      func(raw uint32) []byte { return zstdFrame(int(raw), inflating) },
+		"declaring more": func(raw uint32) []byte { return zstdFrame(int(raw)+1, rleBlocks(1<<30)) },
+	} {
+		add(name+" in metadata", lyingChunk(b, c, footerAt, true, lie), false)
+		add(name+" in payload", lyingChunk(b, c, footerAt, false, lie), false)
+	}
+	// A chunk that holds no record: not written, but not malformed either.
+	empty := make([]byte, 48)
+	empty[7] = 1 // sorted
+	h := binary.LittleEndian.AppendUint32([]byte("VRBK\x03\x00\x00\x00"), uint32(len(empty)))
+	h = binary.LittleEndian.AppendUint32(h, 0)
+	h = binary.LittleEndian.AppendUint32(h, crc32c(empty))
+	h = binary.LittleEndian.AppendUint32(h, crc32c(h))
+	p := filepath.Join(dir, "empty chunk.vrlog")
+	if err := os.WriteFile(p, bytes.Join([][]byte{b[:cs[0].Offset], h, empty, unindexed[cs[0].Offset:]}, nil), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	jobs = append(jobs, job{File: p}, job{File: p, MetaOnly: true}, job{File: p, NoNumpy: true})
 	compare(t, jobs)
 }
 
@@ -583,11 +768,21 @@ func TestBadFiles(t *testing.T) {
 	badCRC := append([]byte(nil), golden...)
 	badCRC[13] ^= 1
 	var jobs []job
+	// Its first 40 bytes overwritten: no valid block after the prelude.
+	overwritten := append(bytes.Repeat([]byte("x"), 40), golden[40:]...)
 	for name, b := range map[string][]byte{"empty": nil, "magic-only": golden[:5], "prelude-only": golden[:16],
-		"foreign": []byte("PK\x03\x04 a zip, not a log"), "future": future, "bad-crc": badCRC} {
+		"foreign": []byte("PK\x03\x04 a zip, not a log"), "future": future, "bad-crc": badCRC,
+		"zeros": make([]byte, 8192), "overwritten": overwritten} {
 		p := filepath.Join(dir, name)
 		os.WriteFile(p, b, 0o644)
 		jobs = append(jobs, job{File: p})
 	}
+	// Not regular files: a FIFO without a writer (opening it would block)
+	// and a directory.
+	fifo := filepath.Join(dir, "fifo.vrlog")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	jobs = append(jobs, job{File: fifo}, job{File: dir})
 	compare(t, jobs)
 }

@@ -5,8 +5,9 @@ Reads a JSON list of jobs on stdin, each {"file": PATH, and optionally
 "tolerant", "ignore_index", "meta_only", "no_numpy" (booleans), "channels"
 (ids), "start", "end" (ns), "clock" ("mono" or "wall")}, and writes a JSON
 list with one object per job: the header, channels, chunks, stats, writer
-stats, torn tail, skipped chunks and every record with all its stamps and
-the SHA-256 of its header and payload; or the error and its offset.
+stats, torn tail, warnings, skipped chunks and every record with all its
+stamps and the SHA-256 of its header and payload; or the error and its
+offset.
 """
 
 import dataclasses
@@ -38,6 +39,7 @@ def dump(job: dict) -> dict:
             return {
                 "version": list(log.version), "created_wall_ns": log.created_wall_ns, "metadata": log.metadata,
                 "indexed": log.indexed, "torn_tail": log.torn_tail.offset if log.torn_tail else -1,
+                "warnings": [e.offset for e in log.warnings],
                 "skipped": [e.offset for e in log.skipped_chunks],
                 "channels": [dataclasses.asdict(c) for c in log.channels],
                 "chunks": [dataclasses.asdict(c) for c in log.chunks],

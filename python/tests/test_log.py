@@ -176,7 +176,10 @@ def test_bad_files(tmp_path):
     data[12:16] = struct.pack("<I", vrlog.crc32c(bytes(data[:12])))
     with pytest.raises(vrlog.UnsupportedVersionError):
         vrlog.open(copy(tmp_path, bytes(data)))
-    data[12] ^= 1
+    data[12] ^= 1  # the version is not to be trusted: a valid block follows, the log is read as 1.0
+    with vrlog.open(copy(tmp_path, bytes(data))) as log:
+        assert log.version == (1, 0) and [w.offset for w in log.warnings] == [12]
+    data[16] ^= 1  # and no valid block follows: not a log this reader can read
     with pytest.raises(vrlog.CorruptionError) as e:
         vrlog.open(copy(tmp_path, bytes(data)))
     assert e.value.offset == 12

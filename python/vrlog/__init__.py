@@ -13,7 +13,7 @@ An independent implementation of docs/log-format.md and docs/wire-format.md
 
 from ._crc import crc32c
 from ._format import ChannelStats, Channel, ChunkChannel, ChunkInfo, Header
-from .errors import CorruptionError, DecodeError, NotVrlogError, UnsupportedVersionError, VrlogError
+from .errors import CorruptionError, DecodeError, NotRegularError, NotVrlogError, UnsupportedVersionError, VrlogError
 from .reader import TIMING_COLUMNS, Log, Record, open
 from .wire import (ClockProbe, Frame, FrameHeader, Quat, Sensor, State, TimeReply, Vec3, decode, decode_clock_probe,
                    decode_frame, decode_frame_header, decode_state, decode_time_reply, elapsed)
@@ -22,7 +22,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "open", "Log", "Record", "TIMING_COLUMNS", "Channel", "ChannelStats", "ChunkChannel", "ChunkInfo", "Header",
-    "VrlogError", "NotVrlogError", "UnsupportedVersionError", "CorruptionError", "DecodeError",
+    "VrlogError", "NotVrlogError", "NotRegularError", "UnsupportedVersionError", "CorruptionError", "DecodeError",
     "State", "Frame", "FrameHeader", "Vec3", "Quat", "Sensor", "TimeReply", "ClockProbe",
     "decode", "decode_state", "decode_frame", "decode_frame_header", "decode_time_reply", "decode_clock_probe",
     "elapsed", "crc32c",

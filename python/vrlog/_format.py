@@ -273,14 +273,16 @@ def parse_footer_body(b) -> Footer:
     return Footer(chans, chunks, stats, writer)
 
 
-_TRAILER = struct.Struct("<QII8s")
+_TRAILER = struct.Struct("<qII8s")
 
 
 def parse_trailer(b, crc32c) -> int | None:
-    """The footer offset from a valid 24-byte trailer, else None."""
+    """The footer offset from a valid 24-byte trailer (end magic, CRC),
+    else None. The offset is an i64 as far as readers go: one past 2^63 is
+    negative, outside the file like any other offset that is."""
     if len(b) != TRAILER_SIZE:
         return None
-    off, reserved, crc, end = _TRAILER.unpack(b)
-    if end != END_MAGIC or crc32c(b[:12]) != crc or reserved != 0:
+    off, _reserved, crc, end = _TRAILER.unpack(b)
+    if end != END_MAGIC or crc32c(b[:12]) != crc:
         return None
     return off

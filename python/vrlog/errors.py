@@ -12,6 +12,12 @@ class NotVrlogError(VrlogError):
     """The file does not start with the vrlog magic."""
 
 
+class NotRegularError(VrlogError):
+    """The path names a FIFO, pipe, socket, device or directory: a log is
+    read with random access (the index at its end, chunks in time order),
+    so it must be a regular file."""
+
+
 class UnsupportedVersionError(VrlogError):
     """The file's major version is newer than this reader."""
 

@@ -1,32 +1,29 @@
-"""Reading a vrlog log: opening it through its footer index or by a linear
-scan, its channels and metadata, and its records in receive order
+"""Reading a vrlog log: its channels and metadata (opened by _open, through
+its footer index or by a linear scan), and its records in receive order
 (RecvMonoNs, ties in file order), selected by channel and time window."""
 
 from __future__ import annotations
 
-import builtins
 import fnmatch
 import functools
 import itertools
 import mmap
 import os
-import struct
 from collections.abc import Iterator
 from typing import NamedTuple, Optional
 
-from . import _chunk, _format as fmt, wire
+from . import _chunk, _format as fmt, _open, _zstd, wire
 from ._crc import crc32c
-from .errors import CorruptionError, NotVrlogError, UnsupportedVersionError, VrlogError
+from .errors import CorruptionError, VrlogError
 
 try:
     import numpy as np
 except ImportError:  # pragma: no cover - exercised by the no-numpy test run
     np = None
 
-try:
-    import zstandard
-except ImportError:  # pragma: no cover
-    zstandard = None
+# What a chunk whose CRCs passed can still be: content that contradicts
+# itself, a zstd frame that is not the one declared.
+_DAMAGE = (_chunk.BadChunk, _zstd.BadFrame, ValueError)
 
 
 class Record(NamedTuple):
@@ -76,6 +73,12 @@ class Log:
     max_record_size, max_chunk_size, max_index_size, max_merge_chunks (the
     limits of docs/log-format.md §11), use_numpy (False forces the pure
     Python decoder).
+
+    What opening found: indexed (through the footer, else by a scan),
+    torn_tail (where an interrupted recording ends, or None), warnings
+    (damage read around without losing a record, in strict mode too: a
+    damaged prelude, header block, footer or trailer) and skipped_chunks
+    (damage skipped in tolerant mode).
     """
 
     def __init__(self, path, *, tolerant: bool = False, ignore_index: bool = False, max_record_size: int = 256 << 20,
@@ -86,242 +89,24 @@ class Log:
         self.max_record_size, self.max_chunk_size = max_record_size, min(max_chunk_size, (1 << 32) - 1)
         self.max_index_size, self.max_merge = min(max_index_size, (1 << 32) - 1), max(1, min(max_merge_chunks, 0xFFFF))
         self.use_numpy = use_numpy and np is not None
-        self.skipped_chunks: list[CorruptionError] = []
-        self.torn_tail: CorruptionError | None = None
-        self.writer_stats: dict[str, int] | None = None
         self._mm = None
-        self._dctx = None
-        self._file = builtins.open(self.path, "rb")
+        self._zstd = _zstd.Decompressor()
+        self._file = _open.open_regular(self.path)
         try:
             self.size = os.fstat(self._file.fileno()).st_size
             if self.size == 0:  # a prefix of the magic, like any cut inside the prelude
-                raise self._corrupt(0, "prelude: the file is empty")
+                raise CorruptionError(self.path, 0, "prelude: torn tail: the file is empty")
             self._mm = mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ)
-            self._prelude()
-            self.indexed = not ignore_index and self._open_indexed()
-            if not self.indexed:
-                self._scan()
+            self._src = _open.Source(self.path, self._mm, self.size, self.max_chunk_size, self.max_index_size)
+            o = _open.open_log(self._src, tolerant, ignore_index)
+            self.version, self.header, self.indexed, self.torn_tail = o.version, o.header, o.indexed, o.torn_tail
+            self.channels, self.chunks, self.stats, self.writer_stats = o.channels, o.chunks, o.stats, o.writer_stats
+            self.warnings: list[CorruptionError] = o.warnings
+            self.skipped_chunks: list[CorruptionError] = o.problems
             self._plan_order()
         except BaseException:
             self.close()
             raise
-
-    # ---- opening ----
-
-    def _corrupt(self, offset: int, what: str) -> CorruptionError:
-        return CorruptionError(self.path, offset, what)
-
-    def _read(self, off: int, n: int) -> bytes:
-        return self._mm[off:off + n]
-
-    def _prelude(self) -> None:
-        p = self._read(0, fmt.PRELUDE_SIZE)
-        if not fmt.MAGIC.startswith(p[:8]):
-            raise NotVrlogError(f"{self.path}: offset 0: file magic: expected {fmt.MAGIC.hex(' ')}: not a vrlog log")
-        if len(p) < fmt.PRELUDE_SIZE:
-            raise self._corrupt(0, f"prelude: file of {self.size} bytes ends inside it")
-        major, minor, crc = struct.unpack_from("<HHI", p, 8)
-        if crc32c(p[:12]) != crc:
-            raise self._corrupt(12, "prelude: CRC mismatch")
-        if major != fmt.MAJOR:
-            raise UnsupportedVersionError(f"{self.path}: format version {major}.{minor}; this reader reads {fmt.MAJOR}.x")
-        self.version = (major, minor)
-
-    def _block(self, off: int, end: int | None = None):
-        """The checked block at off (header and meta section), or the
-        CorruptionError that says why not: header CRC, limits, that it fits
-        before end (the file's end by default), the meta section's CRC."""
-        end = self.size if end is None else end
-        bh = fmt.parse_block_header(self._read(off, min(fmt.BLOCK_HEADER_SIZE, max(0, end - off))), crc32c)
-        if isinstance(bh, str):
-            return self._corrupt(off, bh)
-        if bh.meta_len > self._limit(bh.kind) or (bh.kind == fmt.KIND_CHUNK and bh.data_len > self.max_chunk_size):
-            return self._corrupt(off, f"block of kind {bh.kind}: sections of {bh.meta_len}+{bh.data_len} bytes exceed the limits")
-        if bh.kind != fmt.KIND_CHUNK and bh.data_len != 0:
-            return self._corrupt(off, f"block of kind {bh.kind} with a data section")
-        if off + bh.size > end:
-            return self._corrupt(off, f"block of {bh.size} bytes, the file ends after {end - off}")
-        meta = self._read(off + fmt.BLOCK_HEADER_SIZE, bh.meta_len)
-        if crc32c(meta) != bh.meta_crc:
-            return self._corrupt(off + fmt.BLOCK_HEADER_SIZE, f"meta section of a block of kind {bh.kind}: CRC mismatch")
-        return bh, meta
-
-    def _limit(self, kind: int) -> int:
-        if kind == fmt.KIND_CHUNK:
-            return self.max_chunk_size
-        if kind == fmt.KIND_FOOTER:
-            return self.max_index_size
-        return min(self.max_index_size, fmt.SMALL_BLOCK_LIMIT)
-
-    def _header(self, meta) -> fmt.Header | None:
-        try:
-            created, md = fmt.parse_header_body(meta)
-        except fmt.Short:
-            return None
-        return fmt.Header(self.version[0], self.version[1], created, md)
-
-    def _open_indexed(self) -> bool:
-        """Open through the trailer and footer. False without a valid
-        trailer (an unfinished log: the caller scans). A valid trailer whose
-        footer or header block is damaged is an error or, when tolerant, a
-        skipped problem before the scan."""
-        if self.size < fmt.PRELUDE_SIZE + fmt.TRAILER_SIZE + 2 * fmt.BLOCK_HEADER_SIZE:
-            return False
-        foff = fmt.parse_trailer(self._read(self.size - fmt.TRAILER_SIZE, fmt.TRAILER_SIZE), crc32c)
-        if foff is None:
-            return False
-        try:
-            self._read_index(foff)
-            return True
-        except CorruptionError as e:
-            if not self.tolerant:
-                raise
-            self.skipped_chunks.append(e)
-            return False
-
-    def _read_index(self, foff: int) -> None:
-        end = self.size - fmt.TRAILER_SIZE
-        blk = self._block(foff, end)
-        if isinstance(blk, CorruptionError):
-            raise blk
-        bh, body = blk
-        if bh.kind != fmt.KIND_FOOTER or foff < fmt.PRELUDE_SIZE or foff + bh.size != end:
-            raise self._corrupt(foff, "footer block: expected a footer block ending at the trailer")
-        try:
-            f = fmt.parse_footer_body(body)
-        except fmt.Short as e:
-            raise self._corrupt(foff, f"footer block: {e}") from None
-        ids = [c.id for c in f.channels]
-        if 0 in ids or len(set(ids)) != len(ids):
-            raise self._corrupt(foff, "footer block: channel ids not unique or 0")
-        prev_end = fmt.PRELUDE_SIZE
-        for i, c in enumerate(f.chunks):
-            if c.offset < prev_end or c.offset + c.size > foff:
-                raise self._corrupt(foff, f"footer block: chunk {i} at offset {c.offset} out of file order or bounds")
-            prev_end = c.offset + c.size
-            if any(cc.channel not in ids for cc in c.channels):
-                raise self._corrupt(foff, f"footer block: chunk {i} uses an undefined channel")
-        if [s.channel for s in f.stats] != ids:
-            raise self._corrupt(foff, "footer block: statistics do not match the channels one for one")
-        blk = self._block(fmt.PRELUDE_SIZE, foff)
-        if isinstance(blk, CorruptionError):
-            raise blk
-        header = self._header(blk[1])
-        if blk[0].kind != fmt.KIND_HEADER or header is None:
-            raise self._corrupt(fmt.PRELUDE_SIZE, "header block: expected a header block after the prelude")
-        self.header = header
-        self.channels = f.channels
-        self.chunks = f.chunks
-        self.stats = f.stats
-        self.writer_stats = f.writer
-
-    def _resync(self, start: int) -> int | None:
-        """The next valid block header after start (sync, header CRC, fits
-        in the file), or the trailer of a closed file; None if neither."""
-        mm, pos = self._mm, start + 1
-        while pos + fmt.BLOCK_HEADER_SIZE <= self.size:
-            pos = mm.find(fmt.SYNC, pos, self.size)
-            if pos < 0 or pos + fmt.BLOCK_HEADER_SIZE > self.size:
-                break
-            bh = fmt.parse_block_header(self._read(pos, fmt.BLOCK_HEADER_SIZE), crc32c)
-            if not isinstance(bh, str) and pos + bh.size <= self.size:
-                return pos
-            pos += 1
-        t = self.size - fmt.TRAILER_SIZE
-        if t > start and fmt.parse_trailer(self._read(t, fmt.TRAILER_SIZE), crc32c) is not None:
-            return t
-        return None
-
-    def _take(self, pos, bh, meta, first, chans, chunks, stats, drops) -> CorruptionError | None:
-        """Interpret one CRC-valid block of a scan; malformed content is
-        damage at the block's offset."""
-        try:
-            if bh.kind == fmt.KIND_HEADER:
-                header = self._header(meta)
-                if header is None or not first:
-                    return self._corrupt(pos, "header block: expected the first block, well formed")
-                self.header = header
-            elif bh.kind == fmt.KIND_CHANNEL:
-                c = fmt.parse_channel_body(meta)
-                if c.id == 0:
-                    return self._corrupt(pos, "channel block: channel id 0")
-                chans.setdefault(c.id, c)
-            elif bh.kind == fmt.KIND_CHUNK:
-                cm = _chunk.parse_chunk_meta(meta, bh.data_len, self.max_chunk_size)
-                chunks.append(self._chunk_info(pos, bh, cm, stats))
-            elif bh.kind == fmt.KIND_DROPS:
-                d = fmt.parse_drops_body(meta)
-                drops.clear()
-                drops.update(d)
-            elif bh.kind == fmt.KIND_FOOTER:
-                fmt.parse_footer_body(meta)
-        except (fmt.Short, _chunk.BadChunk) as e:
-            return self._corrupt(pos, f"block of kind {bh.kind}: {e}")
-        return None  # unknown kinds are skipped: later minor versions may add blocks
-
-    def _scan(self) -> None:
-        """Read the block headers and meta sections from the start: the
-        unfinished (or index-damaged) log's channels, chunks and drops."""
-        self.header = fmt.Header(self.version[0], self.version[1], 0, {})
-        chans: dict[int, fmt.Channel] = {}
-        chunks: list[fmt.ChunkInfo] = []
-        drops: dict[int, int] = {}
-        stats: dict[int, fmt.ChannelStats] = {}
-        pos, first, blocks, have_header = fmt.PRELUDE_SIZE, True, 0, False
-        while pos < self.size:
-            if self.size - pos == fmt.TRAILER_SIZE and fmt.parse_trailer(self._read(pos, fmt.TRAILER_SIZE), crc32c) is not None:
-                break
-            blk = self._block(pos)
-            err = blk if isinstance(blk, CorruptionError) else self._take(pos, *blk, first, chans, chunks, stats, drops)
-            if err is not None:
-                nxt = self._resync(pos)
-                if nxt is None:
-                    self.torn_tail = err
-                    break
-                if not self.tolerant:
-                    raise err
-                self.skipped_chunks.append(err)
-                pos, first = nxt, False
-                continue
-            have_header = have_header or blk[0].kind == fmt.KIND_HEADER
-            blocks += 1
-            first = False
-            pos += blk[0].size
-        if not have_header and not self.tolerant and blocks:
-            raise self._corrupt(fmt.PRELUDE_SIZE, "header block: expected a header block after the prelude")
-        if not blocks and self.torn_tail is None and not self.skipped_chunks:
-            self.torn_tail = self._corrupt(fmt.PRELUDE_SIZE, "header block: the file ends after the prelude")
-        for cid in sorted({cc.channel for c in chunks for cc in c.channels} - set(chans)):
-            chans[cid] = fmt.Channel(cid, f"lost-channel-{cid}", "internal", "", "", "none", 0, {"vrlog.placeholder": "definition lost"})
-        self.channels = sorted(chans.values(), key=lambda c: c.id)
-        self.chunks = chunks
-        self.stats = []
-        for c in self.channels:
-            s = stats.get(c.id, fmt.ChannelStats(c.id))
-            s.drops = drops.get(c.id, 0)
-            self.stats.append(s)
-
-    @staticmethod
-    def _chunk_info(pos, bh, cm, stats) -> fmt.ChunkInfo:
-        per: dict[int, fmt.ChunkChannel] = {}
-        for g in cm.groups:
-            cc = per.setdefault(g.channel, fmt.ChunkChannel(g.channel, 0, 0, 0))
-            cc.records += g.record_count
-            cc.raw_bytes += g.raw_len
-            cc.stored_bytes += g.stored_len
-            s = stats.get(g.channel)
-            if s is None:
-                s = stats[g.channel] = fmt.ChannelStats(g.channel, first_mono_ns=g.first_mono_ns, first_wall_ns=g.first_wall_ns)
-            s.records += g.record_count
-            s.raw_bytes += g.raw_len
-            s.stored_bytes += g.stored_len
-            s.last_mono_ns, s.last_wall_ns = g.last_mono_ns, g.last_wall_ns
-            if g.flags & 1:
-                if not s.has_capture:
-                    s.has_capture, s.first_capture_ns = True, g.first_capture_ns
-                s.last_capture_ns = g.last_capture_ns
-        return fmt.ChunkInfo(pos, bh.meta_len, bh.data_len, cm.record_count, cm.sorted, cm.min_mono_ns, cm.max_mono_ns,
-                             cm.min_wall_ns, cm.max_wall_ns, list(per.values()))
 
     def _plan_order(self) -> None:
         """Groups of chunks to load and merge together, in time order:
@@ -392,50 +177,41 @@ class Log:
 
     # ---- records ----
 
-    def _decompress(self, src: bytes, raw_len: int) -> bytes:
-        if zstandard is None:
-            raise VrlogError("zstd-compressed data needs the zstandard package (pip install zstandard)")
-        if self._dctx is None:
-            self._dctx = zstandard.ZstdDecompressor()
-        out = self._dctx.decompress(src, max_output_size=raw_len)  # one frame (§6.3)
-        if len(out) != raw_len:
-            raise ValueError(f"decompresses to {len(out)} bytes, want {raw_len}")
-        return out
-
     def _load(self, ci: fmt.ChunkInfo, want: set[int] | None, payloads: bool):
         """One chunk's records as columns (and its wanted payload blocks)."""
-        blk = self._block(ci.offset)
+        src = self._src
+        blk = src.block(ci.offset)
         if isinstance(blk, CorruptionError):
             raise blk
         bh, meta = blk
         if bh.kind != fmt.KIND_CHUNK or bh.meta_len != ci.meta_len or bh.data_len != ci.data_len:
-            raise self._corrupt(ci.offset, "chunk: block header disagrees with the index")
+            raise src.corrupt(ci.offset, "chunk: block header disagrees with the index")
         try:
             cm = _chunk.parse_chunk_meta(meta, bh.data_len, self.max_chunk_size)
         except _chunk.BadChunk as e:
-            raise self._corrupt(ci.offset + fmt.BLOCK_HEADER_SIZE, f"chunk meta section: {e}") from None
+            raise src.corrupt(ci.offset + fmt.BLOCK_HEADER_SIZE, f"chunk meta section: {e}") from None
         at = ci.offset + fmt.BLOCK_HEADER_SIZE + cm.records_at
         try:
             stored = meta[cm.records_at:]
-            raw = self._decompress(stored, cm.meta_raw_len) if cm.meta_compression else stored
+            raw = self._zstd.decompress(stored, cm.meta_raw_len) if cm.meta_compression else stored
             cols = _chunk.decode_records(raw, cm, self.max_record_size, self.use_numpy)
-        except (_chunk.BadChunk, ValueError, zstandard.ZstdError if zstandard else ValueError) as e:
-            raise self._corrupt(at, f"record metadata: {e}") from None
+        except _DAMAGE as e:
+            raise src.corrupt(at, f"record metadata: {e}") from None
         if cm.record_count != ci.records:
-            raise self._corrupt(at, f"{cm.record_count} records, the index says {ci.records}")
+            raise src.corrupt(at, f"{cm.record_count} records, the index says {ci.records}")
         blocks: list[bytes | None] = [None] * len(cm.groups)
         if payloads:
             off = ci.offset + fmt.BLOCK_HEADER_SIZE + ci.meta_len
             for i, g in enumerate(cm.groups):
                 if want is None or g.channel in want:
-                    data = self._read(off, g.stored_len)
+                    data = src.read(off, g.stored_len)
                     if crc32c(data) != g.crc:
-                        raise self._corrupt(off, f"payload block of channel {g.channel}: CRC mismatch")
+                        raise src.corrupt(off, f"payload block of channel {g.channel}: CRC mismatch")
                     if g.kind == 1:
                         try:
-                            data = self._decompress(data, g.raw_len)
-                        except (ValueError, zstandard.ZstdError) as e:
-                            raise self._corrupt(off, f"payload block of channel {g.channel}: {e}") from None
+                            data = self._zstd.decompress(data, g.raw_len)
+                        except _DAMAGE as e:
+                            raise src.corrupt(off, f"payload block of channel {g.channel}: {e}") from None
                     blocks[i] = data
                 off += g.stored_len
         return cm, cols, blocks

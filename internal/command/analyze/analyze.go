@@ -33,8 +33,11 @@ latest state at or before it, and the nearest one) with a tolerance, the
 frames' delay against the state timeline (which shows a delay below the state
 period, where the latest-state lag cannot), and the recorder/simulator clock
 offset and drift (valid when its 95 % confidence interval is within ±5 ppm)
-from clock-sync probes. A channel the recorder could not open is reported
-with its error.
+from clock-sync probes. A log merged from several hosts with 'vrlog merge
+--clock sim' is on the simulator's clock: the report lists each host's offset
+and its uncertainty (receive_clock, hosts), and latency is each host's
+transport latency, not the clocks' difference. A channel the recorder could
+not open is reported with its error.
 
 Payloads are decoded with epoch 0 (absolute unix seconds); the session epoch is
 the first state sample and elapsed = (t_ns - epoch) / 1e9, as the SDK reports
