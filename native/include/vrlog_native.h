@@ -197,6 +197,9 @@ int vr_isub_next_batch(vr_isub *s, size_t max, int64_t timeout_ns, const vr_isam
 void vr_isub_release(const vr_isub *s, const uint32_t *slots, size_t n);
 /* the drain of the publisher's last queued sample and that drain's length so far */
 void vr_isub_drain_len(const vr_isub *s, const uint8_t *publisher_id, uint64_t *drain, uint32_t *len);
+/* hold != 0: no free slot leaves samples in the service's buffer (safe
+ * overflow then replaces the oldest) instead of taking and dropping them */
+void vr_isub_set_hold(const vr_isub *s, int32_t hold);
 void vr_isub_wake(const vr_isub *s);
 void vr_isub_stats(const vr_isub *s, uint64_t *dropped, uint64_t *received);
 char *vr_isub_last_error(const vr_isub *s);

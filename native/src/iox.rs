@@ -319,6 +319,19 @@ impl Slots {
         }
     }
 
+    /// Whether take(need) would find a slot now.
+    fn has_room(&self, need: usize) -> bool {
+        let g = self.inner.lock().unwrap();
+        let held = g.bufs.len() - g.free.len();
+        if g.free.iter().any(|&i| g.bufs[i as usize].len() >= need) {
+            return true;
+        }
+        if g.bufs.len() < g.cap_slots && (held == 0 || g.bytes + need <= g.cap_bytes) {
+            return true;
+        }
+        g.free.iter().any(|&i| held == 0 || g.bytes - g.bufs[i as usize].len() + need <= g.cap_bytes)
+    }
+
     /// A slot of at least `need` bytes and its memory, or None.
     fn take(&self, need: usize) -> Option<(u32, *mut u8)> {
         let mut g = self.inner.lock().unwrap();
@@ -384,6 +397,7 @@ pub struct ISub {
     slots: Arc<Slots>,
     pubs: Arc<Mutex<Vec<PubDrains>>>,
     stop: Arc<AtomicBool>,
+    hold: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
     batch: Vec<IItem>,
     descs: Vec<VrISample>,
@@ -453,7 +467,8 @@ pub unsafe extern "C" fn vr_isub_create(
         let stop = Arc::new(AtomicBool::new(false));
         let last_err = Arc::new(Mutex::new(None));
         let pubs: Arc<Mutex<Vec<PubDrains>>> = Arc::new(Mutex::new(Vec::new()));
-        let (q2, slots2, stop2, le2, pubs2) = (q.clone(), slots.clone(), stop.clone(), last_err.clone(), pubs.clone());
+        let hold = Arc::new(AtomicBool::new(false));
+        let (q2, slots2, stop2, le2, pubs2, hold2) = (q.clone(), slots.clone(), stop.clone(), last_err.clone(), pubs.clone(), hold.clone());
         let poll = Duration::from_nanos(poll_ns.max(1000) as u64);
         let th = std::thread::Builder::new()
             .name("vrlog-iox2-sub".into())
@@ -461,9 +476,18 @@ pub unsafe extern "C" fn vr_isub_create(
                 let _svc = svc; // keep the service open as long as the port
                 let mut drain = 0u64;
                 let mut emptied = true; // the buffer was seen empty since the last drain began
+                let mut last_need = 0usize; // the size of the last sample's slot
                 while !stop2.load(Ordering::Relaxed) {
                     let mut got = false;
+                    let mut held = false;
                     loop {
+                        // Holding (vr_isub_set_hold): with no slot for a
+                        // sample like the last, leave the samples in the
+                        // service's buffer, not seen empty: the drain goes on.
+                        if hold2.load(Ordering::Relaxed) && !slots2.has_room(last_need) {
+                            held = true;
+                            break;
+                        }
                         match sub.receive() {
                             Ok(Some(sample)) => {
                                 got = true;
@@ -502,7 +526,8 @@ pub unsafe extern "C" fn vr_isub_create(
                                     std::slice::from_raw_parts(pl.as_ptr().cast::<u8>(), pl.len())
                                 };
                                 let id = origin.to_le_bytes();
-                                let Some((slot, dst)) = slots2.take(header_len + pl.len() + 16) else {
+                                last_need = header_len + pl.len() + 16;
+                                let Some((slot, dst)) = slots2.take(last_need) else {
                                     // no room: release at once and count, without copying
                                     st.dropped += 1;
                                     drop(pubs);
@@ -538,7 +563,7 @@ pub unsafe extern "C" fn vr_isub_create(
                             }
                         }
                     }
-                    if !got {
+                    if !got || held {
                         std::thread::sleep(poll);
                     }
                 }
@@ -553,6 +578,7 @@ pub unsafe extern "C" fn vr_isub_create(
             slots,
             pubs,
             stop,
+            hold,
             thread: Some(th),
             batch: Vec::new(),
             descs: Vec::new(),
@@ -635,6 +661,14 @@ pub unsafe extern "C" fn vr_isub_release(s: *const ISub, slots: *const u32, n: u
     for &slot in std::slice::from_raw_parts(slots, n) {
         s.slots.give(slot);
     }
+}
+
+/// hold != 0: when no slot is free, the polling thread leaves samples in
+/// the service's buffer instead of taking and dropping them (with safe
+/// overflow the service then replaces the oldest: a loss the drains locate).
+#[no_mangle]
+pub unsafe extern "C" fn vr_isub_set_hold(s: *const ISub, hold: i32) {
+    (*s).hold.store(hold != 0, Ordering::Relaxed);
 }
 
 #[no_mangle]

@@ -371,6 +371,26 @@ func (s *Subscriber) Dropped() uint64 { d, _ := s.stats(); return d }
 // Received counts samples taken from the service (dropped included).
 func (s *Subscriber) Received() uint64 { _, r := s.stats(); return r }
 
+// SetHold decides what the polling thread does when no slot is free: by
+// default it takes the sample and drops it (counted in Dropped); holding,
+// it leaves samples in the service's buffer until a slot frees. With safe
+// overflow the service then replaces the oldest, a loss Sample.Drain and
+// DrainIndex locate exactly (a caller that knows the payload's seq can
+// count it); without, the publisher waits or fails (its unable-to-deliver
+// strategy), so hold only services with safe overflow.
+func (s *Subscriber) SetHold(hold bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.freed {
+		return
+	}
+	h := C.int32_t(0)
+	if hold {
+		h = 1
+	}
+	C.vr_isub_set_hold(s.h, h)
+}
+
 // Release hands a lent sample's memory back (SubscriberOptions.Lend): its
 // slices must not be used after. A sample in Go memory, or one released
 // already, is left alone. Safe from any goroutine, also after Close.

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"slices"
 	"testing"
 	"time"
 )
@@ -159,5 +160,60 @@ func waitFor(t *testing.T, ok func() bool) {
 			t.Fatal("timed out")
 		case <-time.After(5 * time.Millisecond):
 		}
+	}
+}
+
+// TestHoldLeavesSamplesToSafeOverflow: holding, a subscriber with every
+// slot lent takes nothing more (no drop), so the service's buffer keeps
+// the newest samples and safe overflow replaces the older ones; once a
+// slot frees, the buffer's samples arrive in one drain, the buffer size of
+// them in a row right after the gap they leave (what the recorder's
+// overflow count relies on).
+func TestHoldLeavesSamplesToSafeOverflow(t *testing.T) {
+	n := newNode(t)
+	name := serviceName(t)
+	pub, err := n.Publisher(name, frameTypes, PublisherOptions{Service: ServiceConfig{SubscriberMaxBufferSize: 4}, InitialMaxSliceLen: 1 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close()
+	sub, err := n.Subscribe(name, SubscriberOptions{BufferSize: 4, QueueLen: 1, Lend: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	sub.SetHold(true)
+	send := func(i int) {
+		t.Helper()
+		if _, err := pub.Send(header(uint64(i), 100), make([]byte, 100)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(0)
+	first := receiveN(t, sub, 1, 10*time.Second)
+	for i := 1; i <= 10; i++ {
+		send(i) // 1..6 replaced by 7..10 in the buffer of 4
+	}
+	time.Sleep(20 * time.Millisecond) // polls that find no slot
+	if d := sub.Dropped(); d != 0 {
+		t.Fatalf("holding, %d samples were taken and dropped", d)
+	}
+	var seqs []uint64
+	var drains []uint64
+	var index []uint32
+	x := first[0]
+	for len(seqs) < 4 {
+		sub.Release(&x)
+		got := receiveN(t, sub, 1, 10*time.Second)
+		x = got[0]
+		seqs = append(seqs, binary.LittleEndian.Uint64(x.UserHeader[8:]))
+		drains, index = append(drains, x.Drain), append(index, x.DrainIndex)
+	}
+	sub.Release(&x)
+	if want := []uint64{7, 8, 9, 10}; !slices.Equal(seqs, want) {
+		t.Fatalf("after holding got seqs %v, want %v", seqs, want)
+	}
+	if drains[0] != drains[3] || index[3]-index[0] != 3 {
+		t.Fatalf("drains %v, positions %v: the buffer's samples should come in a row in one drain", drains, index)
 	}
 }

@@ -33,6 +33,7 @@ func (*Subscriber) BufferSize() int                                     { return
 func (*Subscriber) Dropped() uint64                                     { return 0 }
 func (*Subscriber) Received() uint64                                    { return 0 }
 func (*Subscriber) Release(*Sample)                                     {}
+func (*Subscriber) SetHold(bool)                                        {}
 func (*Subscriber) DrainLen([]byte) (uint64, uint32)                    { return 0, 0 }
 func (*Subscriber) Close() error                                        { return ErrUnavailable }
 func (*Publisher) Send([]byte, []byte) (int, error)                     { return 0, ErrUnavailable }
