@@ -199,16 +199,6 @@ func TestDirectIOFullDisk(t *testing.T) {
 		if int64(len(b)) > limit+directBufSize || !bytes.Equal(b, healthy[:len(b)]) {
 			t.Fatalf("limit %d: the file (%d bytes) is not a prefix of the healthy log", limit, len(b))
 		}
-		if len(b) < 16 {
-			continue // not even the prelude: nothing to recover
-		}
-		rec, rep := recoverBytes(t, b)
-		got := readAll(t, mustOpen(t, rec), Filter{})
-		if uint64(len(got)) != rep.RecordsKept {
-			t.Fatalf("limit %d: read %d, kept %d", limit, len(got), rep.RecordsKept)
-		}
-		for i := range got {
-			checkRecord(t, &got[i], &want[i], false)
-		}
+		checkRecoveredPrefix(t, limit, b, want)
 	}
 }

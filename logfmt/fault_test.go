@@ -92,17 +92,24 @@ func TestFullDisk(t *testing.T) {
 		if limit < len(full) && !bytes.Equal(b, full[:len(b)]) {
 			t.Fatalf("limit %d: bytes written differ from a healthy run", limit)
 		}
-		if len(b) < preludeSize {
-			continue // nothing to recover (TestTruncateEveryOffset)
-		}
-		rec, rep := recoverBytes(t, b)
-		got := readAll(t, mustOpen(t, rec), Filter{})
-		if uint64(len(got)) != rep.RecordsKept {
-			t.Fatalf("limit %d: read %d, kept %d", limit, len(got), rep.RecordsKept)
-		}
-		for i := range got {
-			checkRecord(t, &got[i], &want[i], false)
-		}
+		checkRecoveredPrefix(t, int64(limit), b, want)
+	}
+}
+
+// checkRecoveredPrefix: a file cut short at limit (b, its bytes) recovers
+// to a prefix of want, every record intact.
+func checkRecoveredPrefix(t *testing.T, limit int64, b []byte, want []Record) {
+	t.Helper()
+	if len(b) < preludeSize {
+		return // nothing to recover (TestTruncateEveryOffset)
+	}
+	rec, rep := recoverBytes(t, b)
+	got := readAll(t, mustOpen(t, rec), Filter{})
+	if uint64(len(got)) != rep.RecordsKept {
+		t.Fatalf("limit %d: read %d, kept %d", limit, len(got), rep.RecordsKept)
+	}
+	for i := range got {
+		checkRecord(t, &got[i], &want[i], false)
 	}
 }
 

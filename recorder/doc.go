@@ -38,6 +38,8 @@
 //
 // So, per channel, the seqs missing from the log minus the recorder drops
 // are the seqs the publisher skipped. When the recording ends, what the
-// subscriptions had already received is still written (pump); nothing
-// taken from a transport is discarded.
+// subscriptions had received by then is still written (pump); what they
+// take after the end is not part of the recording: neither written nor
+// counted (a frame still waiting in the service's buffer at that moment,
+// the recorder being behind, is one such).
 package recorder
