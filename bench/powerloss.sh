@@ -15,6 +15,7 @@
 # drop unsynced writes; it needs the device-mapper driver.)
 #
 #   sudo bench/powerloss.sh                 # ROUNDS=3 DURATION=20 CUT=20
+#   sudo DIRECT=1 bench/powerloss.sh        # written with O_DIRECT, as vrlog record does
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-3}
@@ -22,6 +23,7 @@ DURATION=${DURATION:-20}
 CUT=${CUT:-20}
 COSTDIR=${COSTDIR:-/var/tmp}
 policies=("close" "interval 1s" "interval 100ms" "flush")
+direct=${DIRECT:+-direct}
 
 tmp=$(mktemp -d)
 mnt=$tmp/mnt
@@ -38,7 +40,7 @@ echo "# cost: $ROUNDS x ${DURATION}s per policy, interleaved, in $COSTDIR ($(df 
 for r in $(seq "$ROUNDS"); do
 	for p in "${policies[@]}"; do
 		set -- $p
-		"$tmp/syncpolicy" -policy "$1" -sync-interval "${2:-1s}" -dir "$COSTDIR/syncpolicy.$$" -duration "${DURATION}s" |
+		"$tmp/syncpolicy" $direct -policy "$1" -sync-interval "${2:-1s}" -dir "$COSTDIR/syncpolicy.$$" -duration "${DURATION}s" |
 			tee -a "$tmp/cost.jsonl"
 		rm -f "$COSTDIR/syncpolicy.$$/sync.vrlog"
 	done
@@ -51,7 +53,7 @@ for r in $(seq "$ROUNDS"); do
 		set -- $p
 		mkfs.ext4 -q -F "$tmp/disk.img"
 		mount -o loop "$tmp/disk.img" "$mnt"
-		"$tmp/syncpolicy" -policy "$1" -sync-interval "${2:-1s}" -dir "$mnt" -duration "$((CUT + 10))s" -cut-after "${CUT}s" -state "$tmp/state.json"
+		"$tmp/syncpolicy" $direct -policy "$1" -sync-interval "${2:-1s}" -dir "$mnt" -duration "$((CUT + 10))s" -cut-after "${CUT}s" -state "$tmp/state.json"
 		umount "$mnt"
 		mount -o loop "$tmp/disk.img" "$mnt"
 		"$tmp/syncpolicy" -read "$mnt/sync.vrlog" -state "$tmp/state.json" | tee -a "$tmp/cut.jsonl"

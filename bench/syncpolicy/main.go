@@ -101,12 +101,13 @@ func main() {
 	cutAfter := flag.Duration("cut-after", 0, "shut the filesystem down (power cut) after this long; 0: no cut")
 	statePath := flag.String("state", "", "with -cut-after: where to write what had been accepted (another filesystem)")
 	read := flag.String("read", "", "read this log after a cut (with -state) and print what survived")
+	direct := flag.Bool("direct", false, "write with O_DIRECT (logfmt.WriterOptions.DirectIO), as vrlog record does")
 	flag.Parse()
 	var err error
 	if *read != "" {
 		err = readBack(*read, *statePath)
 	} else {
-		err = write(*policy, *syncEvery, filepath.Join(*dir, "sync.vrlog"), *duration, *cutAfter, *statePath)
+		err = write(*policy, *syncEvery, filepath.Join(*dir, "sync.vrlog"), *duration, *cutAfter, *statePath, *direct)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "syncpolicy:", err)
@@ -128,12 +129,12 @@ func parsePolicy(s string) (logfmt.SyncPolicy, error) {
 	return 0, fmt.Errorf("unknown policy %q", s)
 }
 
-func write(policy string, syncEvery time.Duration, path string, duration, cutAfter time.Duration, statePath string) error {
+func write(policy string, syncEvery time.Duration, path string, duration, cutAfter time.Duration, statePath string, direct bool) error {
 	pol, err := parsePolicy(policy)
 	if err != nil {
 		return err
 	}
-	w, err := logfmt.Create(path, logfmt.WriterOptions{Sync: pol, SyncInterval: syncEvery, Overwrite: true})
+	w, err := logfmt.Create(path, logfmt.WriterOptions{Sync: pol, SyncInterval: syncEvery, Overwrite: true, DirectIO: direct})
 	if err != nil {
 		return err
 	}
