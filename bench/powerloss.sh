@@ -55,6 +55,9 @@ for r in $(seq "$ROUNDS"); do
 		mount -o loop "$tmp/disk.img" "$mnt"
 		"$tmp/syncpolicy" $direct -policy "$1" -sync-interval "${2:-1s}" -dir "$mnt" -duration "$((CUT + 10))s" -cut-after "${CUT}s" -state "$tmp/state.json"
 		umount "$mnt"
+		# The loop device detaches asynchronously: mounted again before it
+		# has, the image would come back as the shut-down filesystem (EIO).
+		for _ in $(seq 150); do losetup -j "$tmp/disk.img" | grep -q . || break; sleep 0.2; done
 		mount -o loop "$tmp/disk.img" "$mnt"
 		"$tmp/syncpolicy" -read "$mnt/sync.vrlog" -state "$tmp/state.json" | tee -a "$tmp/cut.jsonl"
 		umount "$mnt"
