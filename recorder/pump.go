@@ -11,14 +11,30 @@ import (
 // for more of what it had received by then.
 const drainWait = 20 * time.Millisecond
 
+// holdWait bounds how long, once the recording is over, a held
+// subscription waits for the samples it left in the service's buffer.
+const holdWait = 5 * time.Second
+
+// endHold is what a subscription that holds samples in its service's
+// buffer (iceoryx2.Subscriber.SetHold) tells pump for the end of the
+// recording: whether samples wait there now, and how many the buffer holds.
+type endHold struct {
+	holding func() bool
+	buffer  int
+}
+
 // pump hands the batches next receives to the writer until ctx ends, then
 // what the subscription had received before the end (stamped before it),
 // so that stopping a recording loses nothing it took from a transport;
-// samples stamped after the end are handed back unrecorded. next reports
-// false when its subscriber has nothing more (ctx ended, closed). Sends
-// block: the writer takes batches until every receiver is done, also after
-// a failure (it then hands their memory back).
-func (r *rec) pump(ctx context.Context, next func(context.Context) ([]item, bool)) {
+// samples stamped after the end are handed back unrecorded, except, on a
+// held subscription, the buffer's worth that waited in the service's
+// buffer (published before the end, held there because the recorder was
+// behind: written, so that every sample published before the end is in
+// the log or counted as a drop). next reports false when its subscriber
+// has nothing more (ctx ended, closed). Sends block: the writer takes
+// batches until every receiver is done, also after a failure (it then
+// hands their memory back).
+func (r *rec) pump(ctx context.Context, next func(context.Context) ([]item, bool), hold *endHold) {
 	for {
 		batch, ok := next(ctx)
 		if !ok {
@@ -29,25 +45,40 @@ func (r *rec) pump(ctx context.Context, next func(context.Context) ([]item, bool
 		}
 	}
 	end := clock.MonoNow()
+	lateMax, deadline := 0, time.Now().Add(holdWait)
+	if hold != nil {
+		lateMax = hold.buffer
+	}
+	late := 0
 	for {
 		dctx, cancel := context.WithTimeout(context.Background(), drainWait)
 		batch, ok := next(dctx)
 		cancel()
 		if !ok {
+			if hold != nil && late < lateMax && hold.holding() && time.Now().Before(deadline) {
+				continue // the writer is freeing slots: the held samples come next
+			}
 			return
 		}
-		keep, late := batch[:0], false
+		keep, over := batch[:0], false
 		for _, it := range batch {
-			if it.rec.RecvMonoNs <= end {
+			switch {
+			case it.rec.RecvMonoNs <= end:
 				keep = append(keep, it)
-			} else if late = true; it.release != nil {
-				it.release()
+			case late < lateMax:
+				late++
+				keep = append(keep, it)
+			default:
+				over = true
+				if it.release != nil {
+					it.release()
+				}
 			}
 		}
 		if len(keep) > 0 {
 			r.in <- keep
 		}
-		if late {
+		if over || (late > 0 && late >= lateMax) {
 			return
 		}
 	}

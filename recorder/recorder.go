@@ -372,7 +372,7 @@ func (r *rec) subscribeZenoh(ctx context.Context, wg *sync.WaitGroup, sess *zeno
 			// holds what arrives, and drops (counted) when full.
 			si.budget.take(held)
 			return batch, true
-		})
+		}, nil)
 	}()
 	return nil
 }
@@ -425,12 +425,14 @@ func (r *rec) subscribeIceoryx(ctx context.Context, wg *sync.WaitGroup, node *ic
 		meta[logfmt.MetaWarning] = fmt.Sprintf("iceoryx2 subscriber buffer %d (the service's subscriber_max_buffer_size; the recorder wants %d): "+
 			"a publisher that sends more than %d samples while the recorder polls (every 200 µs) %s", got, want, got, effect)
 	}
+	var hold *endHold
 	if so := info.Config.SafeOverflow; schema == codec.SchemaFrame && so != nil && *so {
 		// Frames carry a seq: with no room, leave them to the service's
 		// safe overflow, whose losses the drains locate exactly (overflow),
 		// rather than take and drop them, which mixes the two kinds of
 		// loss in one seq gap.
 		sub.SetHold(true)
+		hold = &endHold{holding: sub.Holding, buffer: got}
 	}
 	si := &subInfo{name: service, dropped: sub.Dropped, last: service, buffer: got, overflow: map[string]*overflow{}}
 	r.addSub(si)
@@ -457,7 +459,7 @@ func (r *rec) subscribeIceoryx(ctx context.Context, wg *sync.WaitGroup, node *ic
 				pubs[string(s.PublisherID)] = true
 			}
 			return batch, true
-		})
+		}, hold)
 		ends := map[string]drainEnd{}
 		for pub := range pubs {
 			d, n := sub.DrainLen([]byte(pub))

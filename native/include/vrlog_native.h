@@ -200,6 +200,8 @@ void vr_isub_drain_len(const vr_isub *s, const uint8_t *publisher_id, uint64_t *
 /* hold != 0: no free slot leaves samples in the service's buffer (safe
  * overflow then replaces the oldest) instead of taking and dropping them */
 void vr_isub_set_hold(const vr_isub *s, int32_t hold);
+/* 1 while samples wait in the service's buffer for want of a slot */
+int32_t vr_isub_holding(const vr_isub *s);
 void vr_isub_wake(const vr_isub *s);
 void vr_isub_stats(const vr_isub *s, uint64_t *dropped, uint64_t *received);
 char *vr_isub_last_error(const vr_isub *s);

@@ -398,6 +398,7 @@ pub struct ISub {
     pubs: Arc<Mutex<Vec<PubDrains>>>,
     stop: Arc<AtomicBool>,
     hold: Arc<AtomicBool>,
+    holding: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
     batch: Vec<IItem>,
     descs: Vec<VrISample>,
@@ -468,7 +469,9 @@ pub unsafe extern "C" fn vr_isub_create(
         let last_err = Arc::new(Mutex::new(None));
         let pubs: Arc<Mutex<Vec<PubDrains>>> = Arc::new(Mutex::new(Vec::new()));
         let hold = Arc::new(AtomicBool::new(false));
-        let (q2, slots2, stop2, le2, pubs2, hold2) = (q.clone(), slots.clone(), stop.clone(), last_err.clone(), pubs.clone(), hold.clone());
+        let holding = Arc::new(AtomicBool::new(false));
+        let (q2, slots2, stop2, le2, pubs2, hold2, holding2) =
+            (q.clone(), slots.clone(), stop.clone(), last_err.clone(), pubs.clone(), hold.clone(), holding.clone());
         let poll = Duration::from_nanos(poll_ns.max(1000) as u64);
         let th = std::thread::Builder::new()
             .name("vrlog-iox2-sub".into())
@@ -563,6 +566,7 @@ pub unsafe extern "C" fn vr_isub_create(
                             }
                         }
                     }
+                    holding2.store(held, Ordering::Relaxed);
                     if !got || held {
                         std::thread::sleep(poll);
                     }
@@ -579,6 +583,7 @@ pub unsafe extern "C" fn vr_isub_create(
             pubs,
             stop,
             hold,
+            holding,
             thread: Some(th),
             batch: Vec::new(),
             descs: Vec::new(),
@@ -669,6 +674,13 @@ pub unsafe extern "C" fn vr_isub_release(s: *const ISub, slots: *const u32, n: u
 #[no_mangle]
 pub unsafe extern "C" fn vr_isub_set_hold(s: *const ISub, hold: i32) {
     (*s).hold.store(hold != 0, Ordering::Relaxed);
+}
+
+/// 1 while the polling thread leaves samples in the service's buffer for
+/// want of a slot (holding), 0 otherwise.
+#[no_mangle]
+pub unsafe extern "C" fn vr_isub_holding(s: *const ISub) -> i32 {
+    (*s).holding.load(Ordering::Relaxed) as i32
 }
 
 #[no_mangle]

@@ -391,6 +391,15 @@ func (s *Subscriber) SetHold(hold bool) {
 	C.vr_isub_set_hold(s.h, h)
 }
 
+// Holding reports whether samples wait in the service's buffer right now
+// for want of a slot (SetHold): what a caller ending a recording drains
+// before it stops.
+func (s *Subscriber) Holding() bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return !s.freed && C.vr_isub_holding(s.h) != 0
+}
+
 // Release hands a lent sample's memory back (SubscriberOptions.Lend): its
 // slices must not be used after. A sample in Go memory, or one released
 // already, is left alone. Safe from any goroutine, also after Close.

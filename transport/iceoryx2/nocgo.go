@@ -34,6 +34,7 @@ func (*Subscriber) Dropped() uint64                                     { return
 func (*Subscriber) Received() uint64                                    { return 0 }
 func (*Subscriber) Release(*Sample)                                     {}
 func (*Subscriber) SetHold(bool)                                        {}
+func (*Subscriber) Holding() bool                                       { return false }
 func (*Subscriber) DrainLen([]byte) (uint64, uint32)                    { return 0, 0 }
 func (*Subscriber) Close() error                                        { return ErrUnavailable }
 func (*Publisher) Send([]byte, []byte) (int, error)                     { return 0, ErrUnavailable }
