@@ -38,8 +38,7 @@
 //
 // So, per channel, the seqs missing from the log minus the recorder drops
 // are the seqs the publisher skipped. When the recording ends, what the
-// subscriptions had received by then is still written (pump); what they
-// take after the end is not part of the recording: neither written nor
-// counted (a frame still waiting in the service's buffer at that moment,
-// the recorder being behind, is one such).
+// subscriptions had received by then is still written (pump), and so are
+// the frames a held subscription had left in the service's buffer; what
+// else arrives after the end is not part of the recording.
 package recorder
