@@ -14,7 +14,9 @@
 #   drops       what the recorder counted as its own losses
 #   unacc.      missing - drops: losses nobody counted (must be 0; the
 #               simulator skips no seq unless told to)
-#   MB/s        frame bytes recorded per second of publishing
+#   MB/s        frame bytes recorded per second of publishing (the span of
+#               the published frames' stamps plus one period: the
+#               simulator's --duration includes its start delay)
 #   cpu         the recorder's user+system CPU per second (1 = a core)
 #   rss         the recorder's peak RSS (MB)
 # and, per compression, the highest rate without a drop.
@@ -62,6 +64,8 @@ import csv, json, sys
 T, comp, fps, secs, robot = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), sys.argv[5]
 cam = f"vr/{robot}/camera/front"
 pub = [json.loads(l) for l in open(f"{T}/truth.jsonl")]
+stamps = [p["t_ns"] for p in pub if p["channel"] == cam]
+span = (max(stamps) - min(stamps)) / 1e9 + 1 / float(fps) if stamps else secs
 pub = {p["seq"]: p["size"] for p in pub if p["channel"] == cam}
 rec = [int(r["seq"]) for r in csv.DictReader(open(f"{T}/frames.csv"))]
 info = json.load(open(f"{T}/info.json"))
@@ -71,7 +75,7 @@ missing = len(set(pub) - set(rec))
 user, sys_, rss = open(f"{T}/time").read().split()
 size = sum(pub.get(s, 0) for s in rec)
 print(f"{comp:<5} {fps:>5} {len(pub):>10} {len(rec):>9} {missing:>8} {drops:>7} {missing - drops:>7} "
-      f"{size / secs / 1e6:>8.0f} {(float(user) + float(sys_)) / secs:>5.2f} {int(rss) / 1024:>6.0f}")
+      f"{size / span / 1e6:>8.0f} {(float(user) + float(sys_)) / secs:>5.2f} {int(rss) / 1024:>6.0f}")
 with open(f"{T}/rows", "a") as f:
     f.write(f"{comp} {fps} {drops} {missing - drops}\n")
 PY
