@@ -581,6 +581,21 @@ unsafe fn put(
     }))
 }
 
+/// Whether a subscriber matching the publisher's key is known to the session
+/// right now (zenoh's publisher matching status): 1 yes, 0 no. A replay
+/// waits on it before its first record (--wait-for-subscribers).
+#[no_mangle]
+pub unsafe extern "C" fn vr_zpub_matching(p: *const ZPub, out: *mut u8, err: *mut *mut c_char) -> i32 {
+    let p = &*p;
+    guard(err, std::panic::AssertUnwindSafe(|| match p.publisher.matching_status().wait() {
+        Ok(st) => {
+            *out = st.matching() as u8;
+            VR_OK
+        }
+        Err(e) => zerr(err, "zenoh: matching status", e),
+    }))
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn vr_zpub_free(p: *mut ZPub) {
     if p.is_null() {
