@@ -152,3 +152,27 @@ func (r *run) finish() {
 	r.finished.Store(true)
 	close(r.end)
 }
+
+// waitReady waits for Options.Ready, applying commands meanwhile; Stop
+// cancels the wait.
+func (r *run) waitReady() error {
+	ctx, cancel := context.WithCancel(r.ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- r.o.Ready(ctx) }()
+	for {
+		select {
+		case err := <-done:
+			r.setStatus(func(s *Status) { s.Starting = false })
+			if r.stopped || r.ctx.Err() != nil {
+				return nil
+			}
+			return err
+		case c := <-r.ctl:
+			r.apply(c)
+			if r.stopped {
+				cancel()
+			}
+		}
+	}
+}

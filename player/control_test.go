@@ -321,3 +321,40 @@ func TestLogTime(t *testing.T) {
 		t.Fatalf("after the end: %+v", lt)
 	}
 }
+
+// Run waits for Ready before the first record and applies requests
+// meanwhile; Ready's error ends Run.
+func TestReadyWaitsAndTakesRequests(t *testing.T) {
+	recs := states(10, time.Millisecond, false)
+	gate := make(chan struct{})
+	sink := &recSink{now: monoClock()}
+	p, _ := New(&sliceSource{recs: recs}, sink, Options{Loops: 1, Channels: chans,
+		Ready: func(ctx context.Context) error { <-gate; return nil }})
+	if !p.Status().Starting {
+		t.Fatal("not starting")
+	}
+	wait := started(t, p)
+	if st := do(t, p, Request{Op: OpPause}); !st.Paused || !st.Starting {
+		t.Fatalf("pause while starting: %+v", st)
+	}
+	close(gate)
+	if st := do(t, p, Request{Op: OpStep, N: 2}); st.Sent != 2 || st.Starting {
+		t.Fatalf("step: %+v", st)
+	}
+	do(t, p, Request{Op: OpResume})
+	if s := wait(); s.Channels[0].Sent != 10 {
+		t.Fatalf("%+v", s.Channels[0])
+	}
+
+	bad := errors.New("no subscribers")
+	p, _ = New(&sliceSource{recs: recs}, sink, Options{Loops: 1, Channels: chans, Ready: func(context.Context) error { return bad }})
+	if _, err := p.Run(context.Background()); !errors.Is(err, bad) {
+		t.Fatalf("ready's error: %v", err)
+	}
+	p, _ = New(&sliceSource{recs: recs}, sink, Options{Loops: 1, Channels: chans,
+		Ready: func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }})
+	go func() { waitFor(t, func() bool { return p.Status().Starting }); p.Stop() }()
+	if s, err := p.Run(context.Background()); err != nil || !s.Interrupted {
+		t.Fatalf("stopped while starting: %v %+v", err, s)
+	}
+}

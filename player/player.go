@@ -72,6 +72,10 @@ type Options struct {
 	RateMax bool
 	// Loops is the number of passes; 0 = forever.
 	Loops int
+	// Ready, if set, is waited for at the start of Run, before Delay (e.g.
+	// until the controller's subscribers are there); commands are applied
+	// meanwhile. Its error ends Run.
+	Ready func(ctx context.Context) error
 	// Delay waits before the first record.
 	Delay time.Duration
 	// StartPaused waits for Resume (or Step) before the first record.
@@ -187,6 +191,7 @@ type Status struct {
 	Rate     float64
 	RateMax  bool
 	Paused   bool
+	Starting bool   // Options.Ready has not returned yet
 	Waiting  bool   // a lockstep record waits for the controller's answer
 	Finished bool   // Run has returned
 	Steps    uint64 // records published by steps
@@ -243,7 +248,7 @@ func New(src Source, sink Sink, o Options) (*Player, error) {
 		return nil, err
 	}
 	p := &Player{o: o, src: src, sink: sink, ctl: make(chan command, 64), end: make(chan struct{})}
-	p.st = Status{Span: o.Span, Rate: o.Rate, RateMax: o.RateMax, Paused: o.StartPaused}
+	p.st = Status{Span: o.Span, Rate: o.Rate, RateMax: o.RateMax, Paused: o.StartPaused, Starting: o.Ready != nil}
 	p.clk = clockState{frozen: o.Origin, origin: o.Origin, rate: o.Rate}
 	return p, nil
 }
@@ -651,6 +656,11 @@ func (r *run) sync() { r.setStatus(func(*Status) {}) }
 
 func (r *run) loop() error {
 	o := &r.o
+	if o.Ready != nil {
+		if err := r.waitReady(); err != nil || r.stopped || r.ctx.Err() != nil {
+			return err
+		}
+	}
 	startMono := o.Now()
 	if o.Delay > 0 && !o.StartPaused {
 		if r.sleepUntil(startMono+int64(o.Delay), true) {
