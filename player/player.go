@@ -33,6 +33,9 @@ type Rec struct {
 	SourceID    []byte
 	SourceSN    uint64
 	HasSourceSN bool
+	// Pass is the loop pass (from 0), set by the player for the Sink; a
+	// Source leaves it alone.
+	Pass int
 }
 
 // Source yields the records of one pass in publishing order (non-decreasing
@@ -198,6 +201,9 @@ type Status struct {
 	Skipped  uint64 // records not published: drop and outage faults
 	Answered uint64 // lockstep: answered trigger records
 	Missed   uint64 // lockstep: trigger records whose answer timed out
+	// RestampDelta is the constant Restamp adds (valid if HasRestamp).
+	RestampDelta int64
+	HasRestamp   bool
 }
 
 type cmdKind int
@@ -472,7 +478,7 @@ func (r *run) read(ctx context.Context, q *queue, pass0 int, from int64, seek bo
 		stopped := false
 		emit := func(rec *Rec) bool {
 			m := q.get(rec)
-			m.pass = pass
+			m.pass, m.Rec.Pass = pass, pass
 			if !q.push(m) {
 				stopped = true
 				return false
@@ -745,6 +751,7 @@ func (r *run) prepare(m *msg, deadline int64) {
 			at += deadline - r.o.Now()
 		}
 		r.restampD, r.haveRestamp = at-m.CaptureNs, true
+		r.setStatus(func(s *Status) { s.RestampDelta, s.HasRestamp = r.restampD, true })
 	}
 	if err := r.codecs[m.Channel].Restamp(m.Header, m.Payload, r.restampD); err != nil {
 		r.stats[m.Channel].RestampErr++

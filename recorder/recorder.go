@@ -67,6 +67,13 @@ type Config struct {
 	// takes (receive stamps, probes' T1 and T4), as if its host's clock ran
 	// that much ahead: a second host's clock on one machine.
 	ClockOffset time.Duration
+	// Session, if set, is the zenoh session to subscribe and probe with
+	// (a process that already has one, e.g. replay --capture); the recorder
+	// does not close it. Zenoh left unused then.
+	Session *zenoh.Session
+	// Feed and OnStart: see feed.go.
+	Feed    Feed
+	OnStart func()
 }
 
 // MinIceoryxBuffer is the iceoryx2 subscriber buffer below which the
@@ -153,7 +160,9 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	var wg sync.WaitGroup
 	var setupErr error
 	var sess *zenoh.Session
-	if len(cfg.ZenohKeys) > 0 || cfg.All || cfg.ProbeInterval > 0 {
+	if cfg.Session != nil {
+		sess = cfg.Session
+	} else if len(cfg.ZenohKeys) > 0 || cfg.All || cfg.ProbeInterval > 0 {
 		if sess, err = zenoh.Open(cfg.Zenoh); err != nil {
 			setupErr = err // the transport's errors name it
 		} else {
@@ -211,6 +220,7 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		wg.Add(1)
 		go func() { defer wg.Done(); r.probe(rctx, sess) }()
 	}
+	r.startFeed(rctx, &wg)
 	go func() { wg.Wait(); close(r.in) }()
 
 	werr := r.write(rctx, cancel)
