@@ -47,7 +47,7 @@ func TestFeedAndSharedSession(t *testing.T) {
 				defer close(fed)
 				for i := range 3 {
 					if !add(Fed{Name: "vr/r1/state", Topic: "vr/r1/state", Transport: logfmt.TransportZenoh, Schema: codec.SchemaState,
-						Meta: map[string]string{logfmt.MetaTrigger: "1"},
+						Meta:   map[string]string{logfmt.MetaTrigger: "1"},
 						Record: logfmt.Record{RecvWallNs: int64(1000 + i), RecvMonoNs: int64(2000 + i), Payload: payload}}) {
 						return
 					}
