@@ -75,7 +75,12 @@ func (u *ui) line(s player.Status, span time.Duration) {
 		rate = "max"
 	}
 	state := "playing"
-	if s.Paused {
+	switch {
+	case s.Starting:
+		state = "waiting for subscribers"
+	case s.Waiting:
+		state = "waiting for the answer"
+	case s.Paused:
 		state = "paused"
 	}
 	pos := fmt.Sprintf("%s / %s", fmtSec(s.Position), fmtSec(span))
