@@ -45,8 +45,9 @@ type channel struct {
 	stamps []sampler.Stamped // capture and receive stamps of states and frames, for lag pairing
 	probes []sampler.Probe
 	series *series
-	first  bool   // no record seen yet
-	pub    string // last publisher identity, reused while it does not change
+	first  bool          // no record seen yet
+	pub    string        // last publisher identity, reused while it does not change
+	react  *reactChannel // a response log's trigger or response channel (reaction.go)
 }
 
 // Analysis accumulates records from one or more logs.
@@ -115,9 +116,11 @@ func (a *Analysis) AddFile(path string) error {
 
 	var ids []*channel // by channel id: the hot loop indexes, never hashes
 	var probeIDs, dataIDs []uint16
+	responseLog := isResponseLog(r.Channels())
 	for _, c := range r.Channels() {
 		st := r.StatsOf(c.ID)
 		ch := a.channel(c)
+		markReaction(ch, c, responseLog)
 		if int(c.ID) >= len(ids) {
 			ids = append(ids, make([]*channel, int(c.ID)+1-len(ids))...)
 		}
@@ -226,6 +229,9 @@ func (a *Analysis) channel(c logfmt.Channel) *channel {
 func (a *Analysis) add(ch *channel, r *logfmt.Record) {
 	ch.rep.Count++
 	ch.rep.Bytes += uint64(r.HeaderLen + r.PayloadLen)
+	if ch.react != nil {
+		ch.react.add(r)
+	}
 	if string(r.PublisherID) != ch.pub { // compared without allocating
 		ch.pub = string(r.PublisherID)
 	}
@@ -364,6 +370,7 @@ func (a *Analysis) Report() *Report {
 			Count: l.Frames, Unpaired: l.Unpaired, Rejected: l.Rejected, RejectedFraction: round3(l.RejectedFraction()*1e4) / 1e4,
 			LatestMs: distMs(&l.Latest), NearestMs: distMs(&l.Nearest), InterpolatedMs: distMs(&l.Interpolated)})
 	}
+	rep.Reaction = a.reaction()
 	if len(probes) > 0 {
 		e := sampler.EstimateClock(probes)
 		rep.Clock = &ClockReport{Probes: e.Probes, Used: e.Used, OffsetMs: round3(float64(e.OffsetNs) / 1e6),

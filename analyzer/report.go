@@ -21,15 +21,16 @@ type Report struct {
 	EndNs       int64        `json:"end_ns"`
 	DurationS   float64      `json:"duration_s"`
 	// OutageFactor and LagToleranceMs are the settings the report was made with.
-	OutageFactor   float64         `json:"outage_factor"`
-	LagToleranceMs float64         `json:"lag_tolerance_ms"`
-	Channels       []ChannelReport `json:"channels"`
-	Lag            []LagReport     `json:"lag"`
-	Clock          *ClockReport    `json:"clock"`
-	Checks         []Check         `json:"checks"`
-	Regressions    []Regression    `json:"regressions"`
-	Pass           bool            `json:"pass"`
-	Notes          []string        `json:"notes"`
+	OutageFactor   float64          `json:"outage_factor"`
+	LagToleranceMs float64          `json:"lag_tolerance_ms"`
+	Channels       []ChannelReport  `json:"channels"`
+	Lag            []LagReport      `json:"lag"`
+	Reaction       []ReactionReport `json:"reaction"` // response logs (replay --capture), reaction.go
+	Clock          *ClockReport     `json:"clock"`
+	Checks         []Check          `json:"checks"`
+	Regressions    []Regression     `json:"regressions"`
+	Pass           bool             `json:"pass"`
+	Notes          []string         `json:"notes"`
 }
 
 // FileReport says what was read of one input file.

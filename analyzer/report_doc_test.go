@@ -228,6 +228,13 @@ func TestJSONMatchesDoc(t *testing.T) {
 	}
 	reports = append(reports, er)
 
+	// A response log (replay --capture), gated on its reaction.
+	resp, err := AnalyzeFiles([]string{responseLog(t)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reports = append(reports, resp)
+
 	// An empty log: no channels, no clock.
 	empty := filepath.Join(dir, "empty.vrlog")
 	w, _ = logfmt.Create(empty, logfmt.WriterOptions{})

@@ -33,7 +33,9 @@ frames' delay against the state timeline (which shows a delay below the state
 period, where the latest-state lag cannot), and the recorder/simulator clock
 offset and drift (valid when its 95 % confidence interval is within ±5 ppm)
 from clock-sync probes. A channel the recorder could not open is reported
-with its error.
+with its error. A response log (replay --capture) also gets the controller's
+reaction per trigger channel: the first response after each released
+trigger, p50/p99/max, and the triggers without a response.
 
 Payloads are decoded with epoch 0 (absolute unix seconds); the session epoch is
 the first state sample and elapsed = (t_ns - epoch) / 1e9, as the SDK reports
@@ -57,6 +59,7 @@ EXAMPLES:
    analyze --max-skips 0 --max-restarts 0 --max-outage 200ms --min-rate 'vr/r1/state=24' \
            --max-lag 45ms --junit checks.xml --html report.html run.vrlog
    analyze --baseline last-good.json run.vrlog
+   analyze --max-reaction 50ms --junit reaction.xml response.vrlog   # replay --capture's log
 
 ` + cliutil.ExitCodesHelp,
 		Flags: []cli.Flag{
@@ -75,6 +78,7 @@ EXAMPLES:
 			&cli.StringSliceFlag{Name: "min-rate", Usage: "lowest allowed rate: `[CHANNEL=]HZ`"},
 			&cli.StringSliceFlag{Name: "max-lag", Usage: "largest frame-to-latest-state lag: `[FRAME_CHANNEL=]DURATION`"},
 			&cli.StringSliceFlag{Name: "max-lag-reject", Usage: "largest fraction of frames rejected by --lag-tolerance: `[FRAME_CHANNEL=]F` (0..1)"},
+			&cli.StringSliceFlag{Name: "max-reaction", Usage: "a response log's largest reaction (first response after a released trigger; one without a response fails): `[TRIGGER_CHANNEL=]DURATION`"},
 			&cli.StringFlag{Name: "baseline", Usage: "compare with an earlier --json report `OLD.json`; regressions fail"},
 			&cli.Float64Flag{Name: "baseline-tolerance", Value: 0.1, Usage: "relative worsening allowed against --baseline"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only failed checks and the verdict"},
@@ -212,6 +216,7 @@ func thresholds(c *cli.Context) (analyzer.Thresholds, error) {
 	}{
 		{"max-skips", &t.MaxSkips, false}, {"max-restarts", &t.MaxRestarts, false}, {"max-outage", &t.MaxOutageMs, true},
 		{"min-rate", &t.MinRate, false}, {"max-lag", &t.MaxLagMs, true}, {"max-lag-reject", &t.MaxLagReject, false},
+		{"max-reaction", &t.MaxReaction, true},
 	} {
 		for _, s := range c.StringSlice(x.flag) {
 			l, err := analyzer.ParseLimit(s, x.dur)
