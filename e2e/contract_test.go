@@ -306,11 +306,16 @@ func TestOutputsHonourTheUmask(t *testing.T) {
 		}}})
 }
 
-// 8. --start-paused off a terminal is a usage error, not a silent hang.
+// 8. --start-paused off a terminal waits for the control channel, and
+//    says how to resume it; `vrlog ctl resume` does.
 // 9. One default time format and one meaning of elapsed in every verb.
 func TestPausedAndTimes(t *testing.T) {
+	ep := fmt.Sprintf("tcp/127.0.0.1:%d", freePort(t))
 	runContract(t, []contractCase{
-		{name: "start paused off a terminal", script: "vrlog replay run.vrlog --start-paused --no-multicast < /dev/null", code: 2, want: []string{"--start-paused needs a terminal"}},
+		{name: "start paused off a terminal", script: "vrlog replay run.vrlog --start-paused --duration 0.5 --channel vr/r1/state --remap vr/r1/state=vr/ROBOT/state" +
+			" --no-multicast --listen " + ep + " < /dev/null > out.txt 2> err.txt & pid=$!; sleep 1; kill -0 $pid && echo still paused;" +
+			" vrlog ctl resume --no-multicast --connect " + ep + " && wait $pid && cat out.txt err.txt",
+			want: []string{"still paused", "paused; resume with `vrlog ctl --replay default resume`", "replayed 13 records"}},
 		{name: "elapsed everywhere", script: "vrlog info run.vrlog --json > info.json && vrlog analyze run.vrlog --json > a.json &&" +
 			" vrlog cat run.vrlog --channel vr/r1/state --limit 1 > cat.txt && vrlog cat run.vrlog --channel vr/r1/state --limit 1 --json > cat.json &&" +
 			" vrlog export run.vrlog --format csv -o t.csv --channel vr/r1/state",
