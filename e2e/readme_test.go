@@ -57,6 +57,10 @@ type readmeStep struct {
 	skip   string // why it is not run here
 	repo   bool   // runs in the checkout, not the session directory
 	record bool   // runs until interrupted (Ctrl-C, as the README says)
+	// background: a job the README starts with &, running beside the
+	// commands after it; stop: the README's kill %1, which ends it (SIGTERM)
+	// and shows its output.
+	background, stop bool
 	code   int
 	want   []string // in its output
 	made   []string // files it leaves
@@ -116,6 +120,13 @@ func TestReadmeCommands(t *testing.T) {
 			}},
 		{prefix: "vrlog replay bug-1234.vrlog  ", want: []string{"replayed ", "clock, 1 pass(es)"}},
 		{prefix: "vrlog replay bug-1234.vrlog --rate 2 --loop 3", want: []string{"3 pass(es)", "restamped"}},
+		{prefix: "vrlog controller --state ci/vr/r1/state --command ci/vr/r1/cmd --delay 5ms &", background: true},
+		{prefix: "vrlog replay run.vrlog --channel vr/r1/state --duration 10 --prefix ci --rate max --wait-for-subscribers 1",
+			want: []string{"lockstep on ci/vr/r1/cmd: ", " trigger records answered, 0 missed", "captured into response.vrlog: trigger ci/vr/r1/state "},
+			made: []string{"response.vrlog"}},
+		{prefix: "vrlog analyze response.vrlog --max-reaction 250ms --junit reaction.xml", made: []string{"reaction.xml"},
+			want: []string{"reaction (response log", "PASS  max-reaction ci/vr/r1/state"}},
+		{prefix: "kill %1", stop: true, want: []string{" superseded, 0 undecodable"}},
 		{prefix: "zenohd -c deploy/router.json5", skip: "a router on another host (docs/deployment.md): TestAcrossHostsThroughRouter runs it in network namespaces"},
 		{prefix: "vrlog record --zenoh-config deploy/client.json5 --connect tcp/ROUTER:7447", skip: "ROUTER is another host: TestAcrossHostsThroughRouter records through a router"},
 		{prefix: "vrlog verify crashed.vrlog; vrlog recover crashed.vrlog -o fixed.vrlog", want: []string{"DAMAGED crashed.vrlog", "recovered crashed.vrlog -> fixed.vrlog"},
@@ -128,6 +139,7 @@ func TestReadmeCommands(t *testing.T) {
 		{prefix: "vrlog merge window.vrlog fixed.vrlog -o merged.vrlog", made: []string{"merged.vrlog"}, want: []string{"from 2 inputs (verified)"}},
 		{prefix: "vrlog export s.vrlog --format mcap -o s.mcap", made: []string{"s.mcap"}, want: []string{"read back through its index"}},
 	}
+	var job *bgJob // the README's job %1
 	used := map[*readmeStep]bool{}
 	next := 0
 	for _, cmd := range readmeCommands(t) {
@@ -154,9 +166,19 @@ func TestReadmeCommands(t *testing.T) {
 			at = root()
 		}
 		var r result
-		if st.record {
+		switch {
+		case st.background:
+			job = background(t, dir, cmd, env)
+			t.Logf("started: %s", cmd)
+			continue
+		case st.stop:
+			if job == nil {
+				t.Fatalf("README: %s: no job to stop", cmd)
+			}
+			r = job.stop(t)
+		case st.record:
 			r = interrupted(t, dir, cmd, env, 4*time.Second)
-		} else {
+		default:
 			r = shell(t, at, cmd, env...)
 		}
 		if r.code != st.code {
@@ -180,6 +202,43 @@ func TestReadmeCommands(t *testing.T) {
 		}
 	}
 	noTemporaries(t, dir)
+}
+
+// bgJob is a command the README runs in the background (cmd &).
+type bgJob struct {
+	cmd       *exec.Cmd
+	out, errb bytes.Buffer
+	done      chan error
+}
+
+// background starts a README command that ends in & (its trailing & and
+// comment dropped) as the shell's job %1 would run.
+func background(t *testing.T, dir, cmd string, env []string) *bgJob {
+	t.Helper()
+	line, _, _ := strings.Cut(cmd, " &")
+	j := &bgJob{cmd: exec.Command("bash", "-c", "exec "+line), done: make(chan error, 1)}
+	j.cmd.Dir = dir
+	j.cmd.Env = append(append(os.Environ(), "PATH="+filepath.Dir(vrlogBin)+":"+os.Getenv("PATH")), env...)
+	j.cmd.Stdout, j.cmd.Stderr = &j.out, &j.errb
+	if err := j.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { j.done <- j.cmd.Wait() }()
+	t.Cleanup(func() { j.cmd.Process.Kill() })
+	return j
+}
+
+// stop is kill %1: SIGTERM, then the job's exit and output.
+func (j *bgJob) stop(t *testing.T) result {
+	t.Helper()
+	j.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-j.done:
+		return result{exitCode(err), j.out.String(), j.errb.String()}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the background job did not end 30 s after SIGTERM")
+	}
+	return result{}
 }
 
 // interrupted runs a command that records until Ctrl-C and sends it

@@ -74,6 +74,11 @@ type Config struct {
 	// Feed and OnStart: see feed.go.
 	Feed    Feed
 	OnStart func()
+	// OnZenohSample, if set, is told the key of every zenoh sample received,
+	// after its receive stamps were taken and before it is written (replay
+	// --lockstep takes its answers from a capture this way, so an answer is
+	// stamped before the replay reacts to it).
+	OnZenohSample func(key string)
 }
 
 // MinIceoryxBuffer is the iceoryx2 subscriber buffer below which the
@@ -289,6 +294,9 @@ func (r *rec) subscribeZenoh(ctx context.Context, wg *sync.WaitGroup, sess *zeno
 				s := &got[i]
 				if s.Kind != zenoh.KindPut || strings.HasPrefix(s.Key, "@") {
 					continue
+				}
+				if r.cfg.OnZenohSample != nil {
+					r.cfg.OnZenohSample(s.Key)
 				}
 				it := item{name: s.Key, transport: logfmt.TransportZenoh, topic: s.Key, sub: si,
 					rec: logfmt.Record{RecvWallNs: s.RecvWallNs, RecvMonoNs: s.RecvMonoNs, Header: s.Attachment, Payload: s.Payload}}

@@ -35,7 +35,8 @@ type capture struct {
 // startCapture starts recording patterns (zenoh keys and iceoryx2
 // services alike) into output and returns once the subscriptions are
 // declared.
-func startCapture(sess *zenoh.Session, outs []output, trigger []bool, patterns []string, output string, force bool, inputs []string) (*capture, error) {
+func startCapture(sess *zenoh.Session, outs []output, trigger []bool, patterns []string, output string, force bool, inputs []string,
+	onSample func(key string)) (*capture, error) {
 	c := &capture{patterns: patterns, trigger: trigger, outs: outs, meta: make([]map[string]string, len(outs)),
 		fed: make(chan recorder.Fed, 1024), drained: make(chan struct{}), done: make(chan struct{})}
 	for i, o := range outs {
@@ -53,7 +54,7 @@ func startCapture(sess *zenoh.Session, outs []output, trigger []bool, patterns [
 	started := make(chan struct{})
 	cfg := recorder.Config{Output: output, Force: force, ZenohKeys: patterns, IceoryxServices: patterns, Session: sess,
 		ProbeInterval: -1, Metadata: map[string]string{"tool": "vrlog replay --capture", "vrlog.replay.inputs": strings.Join(inputs, ", ")},
-		OnStart: func() { close(started) }, Feed: c.feed}
+		OnStart: func() { close(started) }, Feed: c.feed, OnZenohSample: onSample}
 	go func() {
 		defer close(c.done)
 		c.sum, c.err = recorder.Run(ctx, cfg)

@@ -143,7 +143,12 @@ func startFixture(cfg *config, s *session, pubs *publishers, sess *zenoh.Session
 	f := &fixture{cfg: &cfg.fixture, pubs: pubs, now: clock.Monotonic(), trigger: trigger, names: names}
 	fc := f.cfg
 	var err error
-	if fc.lockstep != "" {
+	var tap func(string)
+	switch {
+	case fc.lockstep != "" && captured(fc.lockstepPattern, fc.capturePatterns):
+		f.answers = tapAnswers(fc.lockstepPattern)
+		tap = f.answers.tap
+	case fc.lockstep != "":
 		if f.answers, err = subscribeAnswers(sess, fc.lockstep); err != nil {
 			return f, err
 		}
@@ -158,7 +163,7 @@ func startFixture(cfg *config, s *session, pubs *publishers, sess *zenoh.Session
 		}
 	}
 	if len(fc.capture) > 0 {
-		if f.capture, err = startCapture(sess, s.outs, trigger, fc.capture, fc.output, fc.force, cfg.files); err != nil {
+		if f.capture, err = startCapture(sess, s.outs, trigger, fc.capture, fc.output, fc.force, cfg.files, tap); err != nil {
 			return f, cliutil.Output(err)
 		}
 	}

@@ -11,12 +11,47 @@ import (
 )
 
 // answers turns the samples on --lockstep's key expression into the
-// player's answer channel: one pending value means "answered".
+// player's answer channel: one pending value means "answered". They come
+// from a subscriber of its own, or from the capture's subscription when it
+// captures the answers (tap): then every answer has its receive stamp in
+// the response log before the next trigger is released and stamped.
 type answers struct {
-	sub  *zenoh.Subscriber
+	sub  *zenoh.Subscriber // nil when tapped
+	pat  keyexpr.Pattern
 	ch   chan struct{}
 	stop context.CancelFunc
 	done chan struct{}
+}
+
+func (a *answers) answer() {
+	select {
+	case a.ch <- struct{}{}:
+	default: // an answer is pending already
+	}
+}
+
+// tapAnswers takes the answers from the capture's samples (tap).
+func tapAnswers(p keyexpr.Pattern) *answers {
+	return &answers{pat: p, ch: make(chan struct{}, 1)}
+}
+
+// tap is the capture's OnZenohSample.
+func (a *answers) tap(key string) {
+	if a.pat.Match(key) {
+		a.answer()
+	}
+}
+
+// captured reports whether the capture patterns take in every key the
+// lockstep pattern p matches (the same pattern, or a literal key one of
+// them matches), so the answers can come from the capture.
+func captured(p keyexpr.Pattern, capture []keyexpr.Pattern) bool {
+	for _, c := range capture {
+		if c.String() == p.String() || (p.Literal() && c.Match(p.String())) {
+			return true
+		}
+	}
+	return false
 }
 
 func subscribeAnswers(sess *zenoh.Session, key string) (*answers, error) {
@@ -34,16 +69,16 @@ func subscribeAnswers(sess *zenoh.Session, key string) (*answers, error) {
 			if buf, err = sub.Receive(ctx, buf[:0]); err != nil {
 				return
 			}
-			select {
-			case a.ch <- struct{}{}:
-			default: // an answer is pending already
-			}
+			a.answer()
 		}
 	}()
 	return a, nil
 }
 
 func (a *answers) close() {
+	if a.sub == nil {
+		return
+	}
 	a.stop()
 	<-a.done
 	a.sub.Close()

@@ -410,7 +410,9 @@ func run(c *cli.Context) error {
 		}
 		defer sess.Close()
 	}
-	pubs, err := openPublishers(s.outs, sess, transportOptions{express: !cfg.rateMax, warn: stderr})
+	// Express (no batching) unless at rate max; in lockstep always: each
+	// record waits for the answer to the one before.
+	pubs, err := openPublishers(s.outs, sess, transportOptions{express: !cfg.rateMax || cfg.fixture.lockstep != "", warn: stderr})
 	if err != nil {
 		pubs.Close()
 		return zenohflags.OpenError(err)
