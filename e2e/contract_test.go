@@ -306,9 +306,9 @@ func TestOutputsHonourTheUmask(t *testing.T) {
 		}}})
 }
 
-// 8. --start-paused off a terminal waits for the control channel, and
-//    says how to resume it; `vrlog ctl resume` does.
-// 9. One default time format and one meaning of elapsed in every verb.
+//  8. --start-paused off a terminal waits for the control channel, and
+//     says how to resume it; `vrlog ctl resume` does.
+//  9. One default time format and one meaning of elapsed in every verb.
 func TestPausedAndTimes(t *testing.T) {
 	ep := fmt.Sprintf("tcp/127.0.0.1:%d", freePort(t))
 	runContract(t, []contractCase{

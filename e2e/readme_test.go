@@ -61,10 +61,10 @@ type readmeStep struct {
 	// commands after it; stop: the README's kill %1, which ends it (SIGTERM)
 	// and shows its output.
 	background, stop bool
-	code   int
-	want   []string // in its output
-	made   []string // files it leaves
-	before func(t *testing.T, dir string)
+	code             int
+	want             []string // in its output
+	made             []string // files it leaves
+	before           func(t *testing.T, dir string)
 }
 
 // The README's commands, verbatim, in order, as a user would type them:
