@@ -5,9 +5,12 @@ package replay
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +19,7 @@ import (
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/internal/cliutil"
 	"github.com/vrlog/vrlog/internal/controller"
+	"github.com/vrlog/vrlog/internal/peertest"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/replayctl"
 	"github.com/vrlog/vrlog/transport/zenoh"
@@ -497,4 +501,78 @@ func readAll(t *testing.T, path string) (map[string][]logfmt.Record, *logfmt.Rea
 		t.Fatal(err)
 	}
 	return out, r
+}
+
+// Any zenoh client: the Python peer (written from the docs, on the
+// official wheel) decodes the replay's clock and drives it with plain
+// queries, the command as payload and as selector parameters.
+func TestPythonPeerControlsAndReadsTheClock(t *testing.T) {
+	f := writeLog(t, time.Second)
+	ep := "tcp/127.0.0.1:" + strconv.Itoa(freePort(t))
+	name := "py" + strconv.Itoa(os.Getpid())
+	key := "vrtest/clock/" + filepath.Base(filepath.Dir(f.path))
+	py := peertest.Start(t, "replay_client.py", "--listen", ep, "--control", name, "--clock-key", key, "--after", "1.5",
+		"--command", "step 3", "--command", "?seek=0.5", "--command", "jump", "--command", "rate 2", "--command", "resume")
+	r := runReplay(t, "--json", "--quiet", "--connect", ep, "--no-multicast", "--channel", f.stateKey, "--start-paused",
+		"--control", name, "--clock-key", key, "--clock-rate", "50", "--linger", "500ms", f.path)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	if err := py.Wait(30 * time.Second); err != nil {
+		t.Fatalf("peer: %v\n%s", err, py.Stderr())
+	}
+	b, _ := os.ReadFile(py.Log)
+	type line struct {
+		Clock   *codec.ReplayClock `json:"clock"`
+		Command string             `json:"command"`
+		Status  *replayctl.Status  `json:"status"`
+		Error   string             `json:"error"`
+	}
+	var clocks []codec.ReplayClock
+	replies := map[string]line{}
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var x line
+		if err := json.Unmarshal([]byte(l), &x); err != nil {
+			t.Fatalf("%v: %s", err, l)
+		}
+		if x.Clock != nil {
+			clocks = append(clocks, *x.Clock)
+		} else {
+			replies[x.Command] = x
+		}
+	}
+	pos2 := f.states[2].RecvMonoNs - f.logStartMon
+	if s := replies["step 3"].Status; s == nil || s.Sent != 3 || s.PositionNs != pos2 {
+		t.Fatalf("step 3: %+v", replies["step 3"])
+	}
+	if s := replies["?seek=0.5"].Status; s == nil || s.PositionNs != 5e8 {
+		t.Fatalf("?seek=0.5: %+v", replies["?seek=0.5"])
+	}
+	if x := replies["jump"]; x.Status != nil || !strings.Contains(x.Error, "unknown") {
+		t.Fatalf("jump: %+v", x)
+	}
+	if s := replies["rate 2"].Status; s == nil || s.Rate != 2 {
+		t.Fatalf("rate 2: %+v", replies["rate 2"])
+	}
+	// The clock as the peer decoded it: the window's start while paused,
+	// the stepped record's time, the seek's target, then running at 2×.
+	var sawStart, sawStep, sawSeek, sawRunning bool
+	for i, c := range clocks {
+		if i > 0 && c.Seq != clocks[i-1].Seq+1 {
+			t.Fatalf("clock seq %d after %d", c.Seq, clocks[i-1].Seq)
+		}
+		switch {
+		case c.Running:
+			sawRunning = sawRunning || c.Rate == 2
+		case c.PositionNs == 0 && c.LogTimeNs == f.states[0].RecvWallNs-(f.states[0].RecvMonoNs-f.logStartMon):
+			sawStart = true
+		case c.PositionNs == pos2 && c.LogTimeNs == f.states[2].RecvWallNs:
+			sawStep = true
+		case c.PositionNs == 5e8:
+			sawSeek = true
+		}
+	}
+	if !sawStart || !sawStep || !sawSeek || !sawRunning {
+		t.Fatalf("clock: start %v, step %v, seek %v, running at 2× %v (%d messages)", sawStart, sawStep, sawSeek, sawRunning, len(clocks))
+	}
 }

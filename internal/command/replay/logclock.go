@@ -30,7 +30,7 @@ type logClock struct {
 }
 
 func newLogClock(sess *zenoh.Session, key string, capture, perRecord bool, toUnix func(int64) int64) (*logClock, error) {
-	pub, err := sess.Publisher(key, zenoh.PublisherOptions{Encoding: "application/octet-stream", Express: true})
+	pub, err := sess.Publisher(key, zenoh.PublisherOptions{Encoding: "application/octet-stream", Express: true, Block: true})
 	if err != nil {
 		return nil, fmt.Errorf("--clock-key: %w", err)
 	}
