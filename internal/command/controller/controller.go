@@ -15,7 +15,6 @@ import (
 	"github.com/vrlog/vrlog/internal/cliutil"
 	"github.com/vrlog/vrlog/internal/controller"
 	"github.com/vrlog/vrlog/internal/zenohflags"
-	"github.com/vrlog/vrlog/transport/zenoh"
 )
 
 // Command returns the controller command.
@@ -70,13 +69,9 @@ func run(c *cli.Context) error {
 	if !(cfg.Smooth >= 0 && cfg.Smooth < 1) || cfg.Delay < 0 || c.Duration("duration") < 0 {
 		return cliutil.Usage("--smooth must be in [0, 1), --delay and --duration >= 0")
 	}
-	zc, err := zenohflags.Config(c)
+	sess, err := zenohflags.Open(c)
 	if err != nil {
 		return err
-	}
-	sess, err := zenoh.Open(zc)
-	if err != nil {
-		return zenohflags.OpenError(fmt.Errorf("zenoh: %w", err))
 	}
 	defer sess.Close()
 	cliutil.Graceful(c) // SIGINT or SIGTERM ends it with its summary

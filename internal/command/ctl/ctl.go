@@ -66,13 +66,9 @@ func run(c *cli.Context) error {
 	if c.Duration("timeout") <= 0 {
 		return cliutil.Usage("--timeout %v: want a duration > 0", c.Duration("timeout"))
 	}
-	zc, err := zenohflags.Config(c)
+	sess, err := zenohflags.Open(c)
 	if err != nil {
 		return err
-	}
-	sess, err := zenoh.Open(zc)
-	if err != nil {
-		return zenohflags.OpenError(fmt.Errorf("zenoh: %w", err))
 	}
 	defer sess.Close()
 	st, err := sendWhenReachable(c, sess, name, cmd)
