@@ -22,7 +22,6 @@ import (
 	"github.com/vrlog/vrlog/keyexpr"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/player"
-	"github.com/vrlog/vrlog/replayctl"
 	"github.com/vrlog/vrlog/transport/zenoh"
 )
 
@@ -58,10 +57,11 @@ A TEST FIXTURE for a controller under test (docs/replay.md):
    --wait-for-subscribers N  start when every zenoh key has a matching
                    subscriber and every iceoryx2 service N subscribers;
                    --wait-timeout D makes a missing one exit 3, naming it
-   --control NAME  take commands over zenoh on vrlog/replay/NAME/control
-                   (` + "`vrlog ctl`" + `, or any zenoh client): ` + replayctl.Commands + `;
-                   status on vrlog/replay/NAME/status. Off a terminal,
-                   --start-paused waits for a resume there (NAME default)
+   --control NAME  take pause, resume, step [N], seek T, rate R, status and
+                   stop over zenoh on vrlog/replay/NAME/control (` + "`vrlog ctl`" + `,
+                   or any zenoh client); status on vrlog/replay/NAME/status.
+                   Off a terminal, --start-paused waits for a resume there
+                   (NAME default)
    --clock-key K   publish the log's time on K (vrlog.ReplayClock/1,
                    docs/wire-format.md) at --clock-rate and/or with every
                    record (--clock-per-record)
