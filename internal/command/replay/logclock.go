@@ -20,7 +20,7 @@ type logClock struct {
 	perRecord bool
 	toUnix    func(key int64) int64 // a log key (the pacing clock) as unix ns
 
-	mu  sync.Mutex // one message at a time: seq follows the order of the puts
+	mu  sync.Mutex // one message at a time, read and put: seq follows the readings' order
 	seq uint64
 	buf []byte
 	err error // the first failed put
@@ -53,8 +53,10 @@ func (c *logClock) start(p *player.Player, hz float64) {
 			case <-c.stop:
 				return
 			case <-t.C:
+				c.mu.Lock()
 				lt := c.p.LogTime(c.p.Now())
 				c.put(lt, lt.Key, false)
+				c.mu.Unlock()
 			}
 		}
 	}()
@@ -66,11 +68,14 @@ func (c *logClock) record(r *player.Rec) {
 	if !c.perRecord {
 		return
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	lt := c.p.LogTime(c.p.Now())
 	lt.Pass = r.Pass
 	c.put(lt, r.Key, true)
 }
 
+// put publishes one message; called with mu held.
 func (c *logClock) put(lt player.LogTime, key int64, record bool) {
 	st := c.p.Status()
 	m := codec.ReplayClock{LogTimeNs: c.toUnix(key), PositionNs: lt.Position.Nanoseconds() + key - lt.Key, Rate: lt.Rate,
@@ -82,8 +87,6 @@ func (c *logClock) put(lt player.LogTime, key int64, record bool) {
 		m.LogTimeNs += st.RestampDelta
 		m.Restamped = true
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	m.Seq = c.seq
 	c.seq++
 	c.buf = codec.AppendReplayClock(c.buf[:0], &m)
