@@ -34,9 +34,14 @@ func Send(ctx context.Context, sess *zenoh.Session, name, command string, timeou
 	}
 	var st Status
 	answered := 0
+	zenohErr := ""
 	for _, r := range replies {
-		if r.Err {
+		switch {
+		case r.Err && r.Encoding == ErrorEncoding:
 			return Status{}, fmt.Errorf("%w: %s", ErrRefused, r.Payload)
+		case r.Err: // zenoh's own, e.g. the query timed out
+			zenohErr = string(r.Payload)
+			continue
 		}
 		if err := json.Unmarshal(r.Payload, &st); err != nil || st.Schema != StatusSchema {
 			return Status{}, fmt.Errorf("replayctl: %s answered something that is not a %s: %q", key, StatusSchema, r.Payload)
@@ -44,6 +49,8 @@ func Send(ctx context.Context, sess *zenoh.Session, name, command string, timeou
 		answered++
 	}
 	switch {
+	case answered == 0 && zenohErr != "":
+		return Status{}, fmt.Errorf("%w on %s within %v (zenoh: %s)", ErrNoReplay, key, timeout, zenohErr)
 	case answered == 0:
 		return Status{}, fmt.Errorf("%w on %s within %v (is it running, with --control %s, and reachable over zenoh?)", ErrNoReplay, key, timeout, name)
 	case answered > 1:

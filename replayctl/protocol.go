@@ -21,6 +21,10 @@ import (
 // StatusSchema names the JSON layout of Status.
 const StatusSchema = "vrlog.replay.status/1"
 
+// ErrorEncoding marks a replay's error replies (a refused command), apart
+// from the error replies zenoh itself sends (a query that timed out).
+const ErrorEncoding = "text/plain;vrlog.replay.error"
+
 // ErrCommand: a command that does not parse.
 var ErrCommand = errors.New("replayctl: bad command")
 

@@ -58,7 +58,9 @@ func Serve(sess *zenoh.Session, name string, p *player.Player, span time.Duratio
 func (s *Server) Status() Status { return StatusOf(s.name, s.p.Status(), s.span) }
 
 func (s *Server) handle(q zenoh.Query) []zenoh.Reply {
-	fail := func(err error) []zenoh.Reply { return []zenoh.Reply{{Err: true, Payload: []byte(err.Error())}} }
+	fail := func(err error) []zenoh.Reply {
+		return []zenoh.Reply{{Err: true, Payload: []byte(err.Error()), Encoding: ErrorEncoding}}
+	}
 	var req player.Request
 	var err error
 	if body := bytes.TrimSpace(q.Payload); q.HasPayload && len(body) > 0 {
