@@ -6,7 +6,7 @@ PYTHON   ?= python3
 # Packages that must build without cgo or Rust (go install ./cmd/analyze).
 PURE_PKGS := ./keyexpr/... ./codec/... ./logfmt/... ./sampler/... ./hostclock/... ./analyzer/... ./internal/command/analyze/... ./cmd/analyze/...
 
-.PHONY: all build test test-pure test-go test-race demo sample fuzz bench clean
+.PHONY: all build test test-pure test-go test-race test-python demo sample fuzz bench clean
 
 all: build
 
@@ -17,10 +17,10 @@ NATIVE_LDFLAGS = -ldflags=-X=main.nativeLib=$(shell sha256sum native/target/rele
 
 ## build: the native transport library and every binary into ./bin
 build: native
-	$(GO) build $(NATIVE_LDFLAGS) -o $(BIN)/ ./cmd/...
+	$(GO) build -buildvcs=auto $(NATIVE_LDFLAGS) -o $(BIN)/ ./cmd/...
 
-## test: every test: pure packages without cgo, everything with the real transports, the race detector
-test: test-pure test-go test-race
+## test: every test: pure packages without cgo, everything with the real transports, the race detector, the Python reader
+test: test-pure test-go test-race test-python
 
 # Without cgo the whole tree must build (transports report ErrUnavailable),
 # and the pure packages must pass their tests.
@@ -41,12 +41,19 @@ test-go: native peers
 test-race: native
 	$(GO) test $(NATIVE_LDFLAGS) -count=1 -race -short ./logfmt/ ./player/ ./sampler/
 
-## fuzz: each fuzz target for FUZZTIME (default 30s)
+## fuzz: each fuzz target for FUZZTIME (default 30s); each new input is minimized for at most FUZZMINIMIZE
+## (Go's default, 60s, spends a short budget minimizing instead of fuzzing)
 FUZZTIME ?= 30s
+FUZZMINIMIZE ?= 2s
 FUZZ_PKGS ?= ./keyexpr/ ./codec/ ./logfmt/
 fuzz:
 	@for p in $(FUZZ_PKGS); do for t in $$($(GO) test -list 'Fuzz.*' $$p | grep ^Fuzz); do \
-		echo "== $$p $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -parallel 1 $$p || exit 1; done; done
+		echo "== $$p $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) -parallel 1 $$p || exit 1; done; done
+
+## crafted-memory: every verb's peak memory and exit code on logfmt's crafted damaged files (fails over 300 MiB, on a hang or a crash)
+.PHONY: crafted-memory
+crafted-memory: build
+	./bench/crafted-memory.sh
 
 ## bench: the Go benchmarks whose figures are in docs/BENCHMARKS.md
 BENCH_PKGS ?= ./codec/ ./logfmt/ ./sampler/ ./analyzer/
@@ -83,12 +90,18 @@ bench-transport: native peers
 	$(GO) test -run '^$$' -bench . -benchtime=1x ./transport/zenoh/
 	$(GO) test -run '^$$' -bench . -benchtime=2s ./transport/iceoryx2/
 
-# ---- Python interop peers (official eclipse-zenoh and iceoryx2 wheels) ----
+# The Python reader's own tests (pytest); python/*_test.go, in test-go,
+# compare it with the Go reader and check the CSV exports in pandas.
+test-python: peers
+	$(VENV)/bin/python -m pytest -q python/tests
+
+# ---- Python: interop peers (official eclipse-zenoh and iceoryx2 wheels), the reader ----
 .PHONY: peers
 VENV := .venv
 peers: $(VENV)/.peers-stamp
-$(VENV)/.peers-stamp: peers/requirements.txt tools/mcapcheck/requirements.txt
+$(VENV)/.peers-stamp: peers/requirements.txt tools/mcapcheck/requirements.txt python/pyproject.toml $(wildcard python/vrlog/*.py)
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q -r peers/requirements.txt
 	$(VENV)/bin/pip install -q -r tools/mcapcheck/requirements.txt
+	$(VENV)/bin/pip install -q './python[test]'
 	@touch $@

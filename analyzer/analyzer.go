@@ -2,12 +2,12 @@ package analyzer
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"time"
 
 	"github.com/vrlog/vrlog/codec"
+	"github.com/vrlog/vrlog/hostclock"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/sampler"
 )
@@ -25,10 +25,6 @@ type Options struct {
 	FullDecode bool
 	// Tolerant skips corrupt chunks (listed in the report) instead of failing.
 	Tolerant bool
-	// Timeline, if set, receives a CSV row per sample (see WriteTimelineHeader).
-	Timeline io.Writer
-	// TimeFormat formats the timeline's time column.
-	TimeFormat codec.TimeFormat
 	// PlotBins > 0 collects per-channel series for plots (HTML report).
 	PlotBins int
 	// MaxEvents caps each channel's listed skips, restarts and outages
@@ -59,9 +55,12 @@ type Analysis struct {
 	epoch    int64
 	epochSrc string
 	haveEp   bool
-	timeline *timeline
 	span     [2]int64 // capture range over all stamped channels, for plot bins
 	lags     []namedLag
+	snaps    []fileSnapshot
+	notes    []string // about the inputs
+	onSim    int      // files whose receive stamps are on the simulator's clock
+	hosts    []HostReport
 }
 
 type namedLag struct {
@@ -93,9 +92,6 @@ func New(opts Options) *Analysis {
 		opts.MaxEvents = 1000
 	}
 	a := &Analysis{opts: opts, byName: map[string]*channel{}}
-	if opts.Timeline != nil {
-		a.timeline = newTimeline(opts.Timeline, opts.TimeFormat)
-	}
 	return a
 }
 
@@ -106,36 +102,37 @@ func (a *Analysis) AddFile(path string) error {
 		return err
 	}
 	defer r.Close()
-	fr := FileReport{Path: path, Indexed: r.Indexed(), TornTail: -1, SkippedChunks: []string{}}
+	a.addSnapshot(path, r.Header())
+	fr := FileReport{Path: path, Indexed: r.Indexed(), TornTail: -1, SkippedChunks: []string{}, Warnings: []string{}}
 	if tt := r.TornTail(); tt != nil {
 		fr.TornTail = tt.Offset
 	}
 	if st, err := os.Stat(path); err == nil {
 		fr.SizeBytes = st.Size()
 	}
-
-	var ids []*channel // by channel id: the hot loop indexes, never hashes
-	var probeIDs, dataIDs []uint16
-	responseLog := isResponseLog(r.Channels())
-	for _, c := range r.Channels() {
-		st := r.StatsOf(c.ID)
-		ch := a.channel(c)
-		markReaction(ch, c, responseLog)
-		if int(c.ID) >= len(ids) {
-			ids = append(ids, make([]*channel, int(c.ID)+1-len(ids))...)
+	sim, err := hostclock.ParseSimClock(r.Header().Metadata)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if sim != nil {
+		a.onSim++
+		for _, h := range sim.Hosts {
+			a.hosts = append(a.hosts, HostReport{File: h.File, ProbeChannel: h.ProbeChannel, TimeService: sim.Service,
+				OffsetMs: ms3(h.OffsetNs), UncertaintyMs: ms3(h.UncertaintyNs), RTTMs: ms3(h.RTTNs), Probes: h.Probes, Used: h.Used,
+				DriftPPM: round3(h.DriftPPM), DriftValid: h.DriftValid})
 		}
-		ids[c.ID] = ch
+	}
+
+	ids, dataIDs, probeIDs := a.channels(r)
+	for _, c := range r.Channels() {
+		ch := ids[c.ID]
+		st := r.StatsOf(c.ID)
 		ch.rep.RecorderDrops += st.Drops
 		if n := int(min(st.Records, 1<<26)); n > 0 && ch.kind != KindProbe {
 			ch.stream.Reserve(n)
 			if ch.kind == KindState || ch.kind == KindFrame {
 				ch.stamps = slices.Grow(ch.stamps, n)
 			}
-		}
-		if ch.kind == KindProbe {
-			probeIDs = append(probeIDs, c.ID)
-		} else {
-			dataIDs = append(dataIDs, c.ID)
 		}
 		if st.HasCapture && a.opts.PlotBins > 0 {
 			a.widen(st.FirstCaptureNs, st.LastCaptureNs)
@@ -150,17 +147,8 @@ func (a *Analysis) AddFile(path string) error {
 	}
 
 	// Data channels: metadata only unless FullDecode.
-	if len(dataIDs) > 0 {
-		it := r.Records(logfmt.Filter{Channels: dataIDs, MetaOnly: !a.opts.FullDecode})
-		for it.Next() {
-			rec := it.Record()
-			if int(rec.Channel) < len(ids) && ids[rec.Channel] != nil {
-				a.add(ids[rec.Channel], rec)
-			}
-		}
-		if err := it.Err(); err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
+	if err := a.eachData(r, ids, dataIDs, a.add); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	// Clock-sync probes: tiny, always decoded.
 	if len(probeIDs) > 0 {
@@ -178,7 +166,9 @@ func (a *Analysis) AddFile(path string) error {
 				ch.rep.Undecodable++
 				continue
 			}
-			ch.probes = append(ch.probes, sampler.Probe{T1: p.T1Ns, T2: p.T2Ns, T3: p.T3Ns, T4: p.T4Ns})
+			if sim == nil { // a merged log's probes are its hosts' (Hosts), not one recorder clock's
+				ch.probes = append(ch.probes, sampler.Probe{T1: p.T1Ns, T2: p.T2Ns, T3: p.T3Ns, T4: p.T4Ns})
+			}
 		}
 		if err := it.Err(); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
@@ -187,9 +177,49 @@ func (a *Analysis) AddFile(path string) error {
 	for _, ce := range r.SkippedChunks() {
 		fr.SkippedChunks = append(fr.SkippedChunks, ce.Error())
 	}
+	for _, ce := range r.Warnings() {
+		fr.Warnings = append(fr.Warnings, ce.Error())
+	}
 	fr.BytesRead = r.BytesRead()
 	a.files = append(a.files, fr)
 	return nil
+}
+
+// channels matches r's channels to the analysis's (by name, across
+// files): the analysis of each channel id, and the ids of data and of
+// clock-probe channels.
+func (a *Analysis) channels(r *logfmt.Reader) (ids []*channel, dataIDs, probeIDs []uint16) {
+	responseLog := isResponseLog(r.Channels())
+	for _, c := range r.Channels() {
+		ch := a.channel(c)
+		markReaction(ch, c, responseLog)
+		if int(c.ID) >= len(ids) {
+			ids = append(ids, make([]*channel, int(c.ID)+1-len(ids))...)
+		}
+		ids[c.ID] = ch
+		if ch.kind == KindProbe {
+			probeIDs = append(probeIDs, c.ID)
+		} else {
+			dataIDs = append(dataIDs, c.ID)
+		}
+	}
+	return ids, dataIDs, probeIDs
+}
+
+// eachData calls fn for each record of the data channels, metadata only
+// unless FullDecode. ids is indexed by channel id: the hot loop never hashes.
+func (a *Analysis) eachData(r *logfmt.Reader, ids []*channel, dataIDs []uint16, fn func(*channel, *logfmt.Record)) error {
+	if len(dataIDs) == 0 {
+		return nil
+	}
+	it := r.Records(logfmt.Filter{Channels: dataIDs, MetaOnly: !a.opts.FullDecode})
+	for it.Next() {
+		rec := it.Record()
+		if int(rec.Channel) < len(ids) && ids[rec.Channel] != nil {
+			fn(ids[rec.Channel], rec)
+		}
+	}
+	return it.Err()
 }
 
 func (a *Analysis) widen(lo, hi int64) {
@@ -207,22 +237,26 @@ func (a *Analysis) channel(c logfmt.Channel) *channel {
 	}
 	ch := &channel{first: true, rep: ChannelReport{Name: c.Name, Transport: c.Transport.String(), Topic: c.Topic, Schema: c.Schema,
 		Error: c.Meta[logfmt.MetaError], Warning: c.Meta[logfmt.MetaWarning]}}
-	switch c.Schema {
-	case codec.SchemaState:
-		ch.kind = KindState
-	case codec.SchemaFrame:
-		ch.kind = KindFrame
-	case codec.SchemaClockProbe:
-		ch.kind = KindProbe
-	default:
-		ch.kind = KindRaw
-	}
+	ch.kind = kindOf(c.Schema)
 	ch.codec, _ = codec.Lookup(c.Schema)
 	ch.rep.Kind = ch.kind
 	ch.stream = sampler.NewStream(sampler.Config{OutageFactor: a.opts.OutageFactor, MaxEvents: a.opts.MaxEvents})
 	a.byName[c.Name] = ch
 	a.order = append(a.order, ch)
 	return ch
+}
+
+// kindOf is the kind of a channel of schema.
+func kindOf(schema string) string {
+	switch schema {
+	case codec.SchemaState:
+		return KindState
+	case codec.SchemaFrame:
+		return KindFrame
+	case codec.SchemaClockProbe:
+		return KindProbe
+	}
+	return KindRaw
 }
 
 // add accounts for one data record.
@@ -232,32 +266,10 @@ func (a *Analysis) add(ch *channel, r *logfmt.Record) {
 	if ch.react != nil {
 		ch.react.add(r)
 	}
-	if string(r.PublisherID) != ch.pub { // compared without allocating
-		ch.pub = string(r.PublisherID)
-	}
-	s := sampler.Sample{RecvWallNs: r.RecvWallNs, RecvMonoNs: r.RecvMonoNs, Publisher: ch.pub}
-	switch {
-	case ch.kind == KindRaw:
-		// Transport-level facts only: the receive stamp, and the zenoh source
-		// sequence number when the transport gave one.
-		s.TNs, s.Seq = r.RecvWallNs, ch.rep.Count
-		if r.HasPubSN {
-			s.Seq = r.PublisherSN
-		}
-		s.RecvWallNs = 0 // no latency without a capture stamp
-	case a.opts.FullDecode:
-		seq, t, err := ch.codec.Stamp(r.Header, r.Payload)
-		if err != nil {
-			ch.rep.Undecodable++
-			return
-		}
-		s.Seq, s.TNs = seq, t
-	default:
-		if !r.HasStamp {
-			ch.rep.Undecodable++
-			return
-		}
-		s.Seq, s.TNs = r.Seq, r.CaptureNs
+	s, ok := a.sampleOf(ch, r, ch.rep.Count, &ch.pub)
+	if !ok {
+		ch.rep.Undecodable++
+		return
 	}
 	if ch.kind == KindState && !a.haveEp {
 		a.epoch, a.epochSrc, a.haveEp = s.TNs, "first state sample on "+ch.rep.Name, true
@@ -267,26 +279,67 @@ func (a *Analysis) add(ch *channel, r *logfmt.Record) {
 		ch.stamps = append(ch.stamps, sampler.Stamped{TNs: s.TNs, RecvNs: r.RecvWallNs})
 	}
 	if ch.series != nil {
-		ch.series.add(a.span, s.TNs, ev)
+		ch.series.add(a.span, s, ev)
 	}
-	if a.timeline != nil {
-		a.timeline.row(ch.rep.Name, &s, ev, a.epoch)
+}
+
+// sampleOf is the sampler's view of data record r of ch, the channel's
+// n-th record; ok is false for a record of a known schema without a valid
+// stamp (undecodable). pub caches the last publisher identity, so that an
+// unchanged one is not copied again.
+func (a *Analysis) sampleOf(ch *channel, r *logfmt.Record, n uint64, pub *string) (s sampler.Sample, ok bool) {
+	if string(r.PublisherID) != *pub { // compared without allocating
+		*pub = string(r.PublisherID)
 	}
+	s, ok = storedSample(ch.kind, r, n)
+	if a.opts.FullDecode && ch.kind != KindRaw {
+		seq, t, err := ch.codec.Stamp(r.Header, r.Payload)
+		s.Seq, s.TNs, ok = seq, t, err == nil
+	}
+	s.Publisher = *pub
+	return s, ok
+}
+
+// storedSample is what the timing of a channel of kind sees of r, its
+// count-th record, from the stamps the recorder stored: a decodable
+// channel's capture stamp and seq (false when r has none: undecodable), a
+// raw channel's transport-level facts only (the receive stamp, and the
+// zenoh source sequence number when the transport gave one). record's
+// live triggers see samples the same way.
+func storedSample(kind string, r *logfmt.Record, count uint64) (sampler.Sample, bool) {
+	s := sampler.Sample{RecvWallNs: r.RecvWallNs, RecvMonoNs: r.RecvMonoNs}
+	if kind == KindRaw {
+		s.TNs, s.Seq = r.RecvWallNs, count
+		if r.HasPubSN {
+			s.Seq = r.PublisherSN
+		}
+		s.RecvWallNs = 0 // no latency without a capture stamp
+		return s, true
+	}
+	s.Seq, s.TNs = r.Seq, r.CaptureNs
+	return s, r.HasStamp
 }
 
 // Report computes the report. Checks and baseline comparison are applied
 // separately (Check, CompareBaseline).
 func (a *Analysis) Report() *Report {
-	if a.timeline != nil {
-		a.timeline.flush()
-	}
 	// Lists are [] when empty, never null or absent (docs/analyze-report.md).
 	rep := &Report{Schema: ReportSchema, Files: a.files, Pass: true, Checks: []Check{}, Lag: []LagReport{},
 		Channels: []ChannelReport{}, Regressions: []Regression{}, Notes: []string{},
-		OutageFactor: a.opts.OutageFactor, LagToleranceMs: round3(float64(a.opts.LagTolerance) / 1e6)}
+		OutageFactor: a.opts.OutageFactor, LagToleranceMs: round3(float64(a.opts.LagTolerance) / 1e6),
+		ReceiveClock: "recorder", Hosts: []HostReport{}}
 	if rep.Files == nil {
 		rep.Files = []FileReport{}
 	}
+	rep.Notes = append(rep.Notes, a.notes...)
+	switch {
+	case a.onSim > 0 && a.onSim == len(a.files):
+		rep.ReceiveClock = "simulator"
+	case a.onSim > 0:
+		rep.ReceiveClock = "mixed"
+		rep.Notes = append(rep.Notes, "some files' receive stamps are on the simulator's clock (merged with --clock sim), others on their recorders': latency and receive intervals of a channel that spans both compare different clocks")
+	}
+	rep.Hosts = append(rep.Hosts, a.hosts...)
 	if !a.haveEp {
 		a.fallbackEpoch(rep)
 	}
@@ -381,6 +434,7 @@ func (a *Analysis) Report() *Report {
 			rep.Clock.DriftCIPPM = &ci
 		}
 	}
+	rep.Snapshots = a.snapshots(rep)
 	return rep
 }
 

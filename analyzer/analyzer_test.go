@@ -2,11 +2,13 @@ package analyzer
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"flag"
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -195,8 +197,7 @@ func TestChecksAndBaseline(t *testing.T) {
 
 func TestOutputs(t *testing.T) {
 	p, tr := writeSession(t, synth.Default())
-	var csv bytes.Buffer
-	a := New(Options{Timeline: &csv, PlotBins: 100})
+	a := New(Options{PlotBins: 100})
 	if err := a.AddFile(p); err != nil {
 		t.Fatal(err)
 	}
@@ -204,12 +205,16 @@ func TestOutputs(t *testing.T) {
 	if err := rep.ApplyChecks(Thresholds{MaxSkips: []Limit{{Value: 0}}}); err != nil {
 		t.Fatal(err)
 	}
+	var csv bytes.Buffer
+	if err := a.WriteCSV(&csv, rep, codec.TimeElapsed); err != nil {
+		t.Fatal(err)
+	}
 	lines := strings.Split(strings.TrimSpace(csv.String()), "\n")
 	// One row per data record except undecodable ones, plus the header.
 	if want := int(tr.States-tr.Garbage+tr.Frames+tr.Raw) + 1; len(lines) != want {
 		t.Fatalf("timeline has %d lines, want %d", len(lines), want)
 	}
-	if lines[0]+"\n" != TimelineHeader || !strings.Contains(csv.String(), ",restart+outage\n") || !strings.Contains(csv.String(), ",skip") {
+	if lines[0]+"\n" != CSVHeader || !strings.Contains(csv.String(), ",restart+outage\n") || !strings.Contains(csv.String(), ",skip") {
 		t.Fatalf("timeline:\n%s", lines[:3])
 	}
 	var j, h bytes.Buffer
@@ -340,4 +345,46 @@ func BenchmarkTimingScan(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mrecords/s")
+}
+
+// analyze --csv: elapsed counts from the session epoch in every row (the
+// sample's first frame was captured 8 ms before the first state), and
+// +outage marks exactly the report's outages.
+func TestCSVSample(t *testing.T) {
+	a := New(Options{})
+	if err := a.AddFile("../testdata/sample.vrlog"); err != nil {
+		t.Fatal(err)
+	}
+	rep := a.Report()
+	var b bytes.Buffer
+	if err := a.WriteCSV(&b, rep, codec.TimeElapsed); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(rows[0], ",")+"\n" != CSVHeader || len(rows) != 1+358+300 {
+		t.Fatalf("header %v, %d rows", rows[0], len(rows))
+	}
+	if rows[1][0] != "vr/r1/camera/front" || rows[1][3] != "-0.008000000" {
+		t.Fatalf("first row %v: want the frame 8 ms before the epoch", rows[1])
+	}
+	outages := 0
+	for _, r := range rows[1:] {
+		tns, _ := strconv.ParseInt(r[2], 10, 64)
+		if r[3] != codec.FormatSeconds(tns-rep.EpochNs) {
+			t.Fatalf("row %v: elapsed is not t_ns - epoch", r)
+		}
+		if strings.HasSuffix(r[9], "+outage") {
+			outages++
+		}
+	}
+	want := 0
+	for _, c := range rep.Channels {
+		want += len(c.Outages)
+	}
+	if outages != want {
+		t.Fatalf("%d rows marked +outage, the report lists %d outages", outages, want)
+	}
 }

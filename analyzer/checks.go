@@ -149,17 +149,23 @@ func (r *Report) checks(t Thresholds) []check {
 		lagMax = append(lagMax, subject{g.Frames, topics[g.Frames], g.LatestMs.Max})
 		lagRej = append(lagRej, subject{g.Frames, topics[g.Frames], g.RejectedFraction})
 	}
-	const stamped, dataCh, paired = "channel with seq stamps", "data channel", "frame channel paired with a state channel"
 	return []check{
-		{"max-skips", "", true, t.MaxSkips, stamped, seqd},
-		{"max-restarts", "", true, t.MaxRestarts, stamped, restarts},
-		{"max-outage", " ms", true, t.MaxOutageMs, dataCh, outage},
-		{"min-rate", " Hz", false, t.MinRate, dataCh, data},
-		{"max-lag", " ms", true, t.MaxLagMs, paired, lagMax},
-		{"max-lag-reject", "", true, t.MaxLagReject, paired, lagRej},
+		{"max-skips", "", true, t.MaxSkips, whatStamped, seqd},
+		{"max-restarts", "", true, t.MaxRestarts, whatStamped, restarts},
+		{"max-outage", " ms", true, t.MaxOutageMs, whatData, outage},
+		{"min-rate", " Hz", false, t.MinRate, whatData, data},
+		{"max-lag", " ms", true, t.MaxLagMs, whatPaired, lagMax},
+		{"max-lag-reject", "", true, t.MaxLagReject, whatPaired, lagRej},
 		{"max-reaction", " ms", true, t.MaxReaction, "trigger channel of a response log (replay --capture)", r.reactionSubjects(topics)},
 	}
 }
+
+// What each check applies to, for messages.
+const (
+	whatStamped = "channel with seq stamps"
+	whatData    = "data channel"
+	whatPaired  = "frame channel paired with a state channel"
+)
 
 // pick is the last limit that applies to s.
 func pick(ls []Limit, s subject) (Limit, bool) {
@@ -175,18 +181,26 @@ func pick(ls []Limit, s subject) (Limit, bool) {
 
 // add appends the check of l on s.
 func (r *Report) add(c check, s subject, l Limit) {
-	pass, rel := s.value <= l.Value, "≤"
-	if !c.atMost {
-		pass, rel = s.value >= l.Value, "≥"
-	}
-	msg := fmt.Sprintf("%s %s: %s%s (limit %s %s%s)", c.name, s.name, fmtNum(s.value), c.unit, rel, fmtNum(l.Value), c.unit)
-	if !pass {
-		msg += fmt.Sprintf(": off by %s%s", fmtNum(abs(s.value-l.Value)), c.unit)
-	}
+	pass, msg := judge(c.name, s.name, c.unit, c.atMost, s.value, l.Value)
 	if why := r.failsAnyway(c.name, s.name); why != "" {
 		pass, msg = false, msg+": "+why
 	}
 	r.Checks = append(r.Checks, Check{Name: c.name, Channel: s.name, Value: s.value, Limit: l.Value, Unit: c.unit, Pass: pass, Message: msg})
+}
+
+// judge compares a check's value on a channel with its limit and says
+// so: "max-skips vr/r1/state: 3 (limit ≤ 0): off by 3". analyze's checks
+// and record's live triggers word it alike.
+func judge(check, channel, unit string, atMost bool, value, limit float64) (pass bool, msg string) {
+	pass, rel := value <= limit, "≤"
+	if !atMost {
+		pass, rel = value >= limit, "≥"
+	}
+	msg = fmt.Sprintf("%s %s: %s%s (limit %s %s%s)", check, channel, fmtNum(value), unit, rel, fmtNum(limit), unit)
+	if !pass {
+		msg += fmt.Sprintf(": off by %s%s", fmtNum(abs(value-limit)), unit)
+	}
+	return pass, msg
 }
 
 func (r *Report) updatePass() {

@@ -1,132 +1,270 @@
 package analyzer
 
 import (
+	_ "embed"
 	"fmt"
 	"html/template"
 	"io"
-	"math"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/sampler"
 )
 
-// WriteHTML writes a self-contained HTML report (no scripts, no external
-// files): the summary tables, and per channel an SVG plot of the capture
-// interval over elapsed time with skips and restarts marked, a histogram of
-// its transport latency, and per frame channel a histogram of its lag to the
-// latest state. The Analysis must have been made with PlotBins > 0.
+//go:embed report.css
+var reportCSS string
+
+//go:embed report.js
+var reportJS string
+
+// WriteHTML writes the report as one self-contained page (inline CSS, SVG
+// and a small hover script; nothing is fetched): a timeline of every
+// channel's samples, skips, restarts and outages on one time axis, the
+// summary table, the events in time order, per channel its capture
+// intervals and rate over time and its latency and lag histograms, and the
+// clock offset over time. Axes are set by the normal values, outliers are
+// clipped and marked. The Analysis must have been made with PlotBins > 0.
 func (a *Analysis) WriteHTML(w io.Writer, r *Report) error {
-	var text strings.Builder
-	r.WriteText(&text, codec.TimeElapsed)
-	type plot struct {
-		Title string
-		SVG   template.HTML
+	t := a.sessionAxis(r)
+	p := page{
+		Title: pageTitle(r), CSS: template.CSS(reportCSS), JS: template.JS(reportJS),
+		Checks: r.Checks, Notes: r.Notes, Timeline: a.timelinePlot(r, t),
 	}
-	var plots []plot
-	for _, ch := range a.order {
-		if ch.series == nil || ch.kind == KindProbe || len(ch.series.maxDt) == 0 {
+	if len(r.Checks) > 0 {
+		p.Verdict = "PASS"
+		if !r.Pass {
+			p.Verdict = fmt.Sprintf("FAIL: %d of %d checks", len(r.Failed()), len(r.Checks))
+		}
+	}
+	for _, f := range r.Files {
+		p.Files = append(p.Files, fileLine(f))
+	}
+	if r.EpochSource != "" {
+		p.Session = fmt.Sprintf("epoch %s (%s) · span %.3f s, from %.3f s to %.3f s · outage above %g × the nominal period · lag tolerance %s",
+			codec.FormatRFC3339(r.EpochNs), r.EpochSource, r.DurationS, codec.Elapsed(r.StartNs, r.EpochNs), codec.Elapsed(r.EndNs, r.EpochNs),
+			r.OutageFactor, ms(r.LagToleranceMs))
+	}
+	for _, c := range r.Channels {
+		p.Rows = append(p.Rows, row{breakable(c.Name), summaryRow(c)})
+	}
+	p.Events, p.MoreEvents = events(r, 300)
+	for _, c := range r.Channels {
+		ch := a.byName[c.Name]
+		if ch == nil || ch.kind == KindProbe || ch.series == nil || c.Count == 0 {
 			continue
 		}
-		plots = append(plots, plot{"capture interval (max per bin) — " + ch.rep.Name, dtPlot(ch.series, r.EpochNs)})
-		if ch.stream.Latency.Count() > 0 {
-			plots = append(plots, plot{"latency: receive wall minus capture — " + ch.rep.Name, histPlot(&ch.stream.Latency, "ms")})
+		sec := section{Name: c.Name, Kind: c.Kind, Color: kindColor[c.Kind],
+			Interval: intervalPlot(c, ch.series, t, r.OutageFactor), Rate: ratePlot(c, ch.series, t),
+			Facts: fmt.Sprintf("interval p50 %s · p99 %s · max %s", ms(c.DtMs.P50), ms(c.DtMs.P99), ms(c.DtMs.Max))}
+		if c.LatencyMs != nil {
+			sec.Hists = append(sec.Hists, figure{
+				Caption: "latency: receive wall clock minus capture stamp (transport latency plus the clock offset)",
+				Facts:   fmt.Sprintf("p50 %s · p99 %s · min %s · max %s", ms(c.LatencyMs.P50), ms(c.LatencyMs.P99), ms(c.LatencyMs.Min), ms(c.LatencyMs.Max)),
+				SVG: histPlot(&ch.stream.Latency, histOpts{plot: "latency-hist", what: "samples",
+					refs: []histRef{{c.LatencyMs.P50, "p50", "p50"}}}),
+			})
+		}
+		for i, l := range r.Lag {
+			if l.Frames != c.Name || i >= len(a.lags) {
+				continue
+			}
+			sum := a.lags[i].sum
+			facts := fmt.Sprintf("%d frames · p50 %s · p99 %s · max %s · %d rejected above %s (%.2f %%)",
+				l.Count, ms(l.LatestMs.P50), ms(l.LatestMs.P99), ms(l.LatestMs.Max), l.Rejected, ms(l.ToleranceMs), 100*l.RejectedFraction)
+			if l.Unpaired > 0 {
+				facts += fmt.Sprintf(" · %d before the first state", l.Unpaired)
+			}
+			sec.Hists = append(sec.Hists, figure{
+				Caption: "lag to the latest state of " + l.States + " (frame t_ns minus state t_ns)",
+				Facts:   facts,
+				SVG: histPlot(&sum.Latest, histOpts{plot: "lag-hist", what: "frames",
+					refs: []histRef{{l.ToleranceMs, "threshold", "tolerance " + ms(l.ToleranceMs)}}}),
+			})
+		}
+		p.Sections = append(p.Sections, sec)
+	}
+	var probes []sampler.Probe
+	for _, ch := range a.order {
+		probes = append(probes, ch.probes...)
+	}
+	if len(probes) > 0 && r.Clock != nil {
+		c := r.Clock
+		drift := "drift n/a (probes span under 10 s)"
+		if c.DriftValid {
+			drift = fmt.Sprintf("drift %.3f ppm", c.DriftPPM)
+		}
+		p.Clock = &figure{
+			Caption: "clock offset over time: simulator minus recorder, per clock-sync probe (bars: ± rtt/2)",
+			Facts:   fmt.Sprintf("offset %+.3f ms from the %d lowest-RTT of %d probes · rtt %.3f ms (min %.3f) · %s", c.OffsetMs, c.Used, c.Probes, c.RTTMs, c.MinRTTMs, drift),
+			SVG:     clockPlot(probes, c, t),
 		}
 	}
-	for _, l := range a.lags {
-		plots = append(plots, plot{"lag to latest state — " + l.name, histPlot(&l.sum.Latest, "ms")})
-	}
-	return htmlPage.Execute(w, map[string]any{"Text": text.String(), "Plots": plots, "Pass": r.Pass, "Checks": len(r.Checks)})
+	return htmlPage.Execute(w, p)
 }
 
-var htmlPage = template.Must(template.New("report").Parse(`<!doctype html>
-<html><head><meta charset="utf-8"><title>vrlog analyze</title>
-<style>
-body{font-family:system-ui,sans-serif;margin:2em;color:#222}
-pre{background:#f6f6f6;padding:1em;overflow-x:auto;font-size:12px}
-.pass{color:#080}.fail{color:#b00}
-figure{margin:1.5em 0}figcaption{font-weight:600;margin-bottom:.3em}
-svg text{font-size:11px;fill:#444}
-</style></head><body>
-<h1>vrlog analyze {{if .Checks}}{{if .Pass}}<span class="pass">PASS</span>{{else}}<span class="fail">FAIL</span>{{end}}{{end}}</h1>
-<pre>{{.Text}}</pre>
-{{range .Plots}}<figure><figcaption>{{.Title}}</figcaption>{{.SVG}}</figure>
-{{end}}
-<p>Legend: red ticks mark seq skips, orange lines publisher restarts. Times are elapsed seconds since the session epoch.</p>
+type page struct {
+	Title, Verdict, Session string
+	Files, Notes            []string
+	Checks                  []Check
+	Timeline                template.HTML
+	Rows                    []row
+	Events                  []event
+	MoreEvents              int
+	Sections                []section
+	Clock                   *figure
+	CSS                     template.CSS
+	JS                      template.JS
+}
+
+type section struct {
+	Name, Kind, Color, Facts string
+	Interval, Rate           template.HTML
+	Hists                    []figure
+}
+
+// row is one channel's line of the summary table.
+type row struct {
+	Name  template.HTML
+	Cells []string
+}
+
+type figure struct {
+	Caption, Facts string
+	SVG            template.HTML
+}
+
+type event struct {
+	At                    float64
+	Channel, Kind, Detail string
+}
+
+// pageTitle names the files analyzed.
+func pageTitle(r *Report) string {
+	var names []string
+	for _, f := range r.Files {
+		names = append(names, filepath.Base(f.Path))
+	}
+	switch {
+	case len(names) == 0:
+		return "vrlog analyze"
+	case len(names) > 3:
+		return fmt.Sprintf("vrlog analyze: %s … %s (%d files)", names[0], names[len(names)-1], len(names))
+	}
+	return "vrlog analyze: " + strings.Join(names, ", ")
+}
+
+func fileLine(f FileReport) string {
+	how := "via the index"
+	if !f.Indexed {
+		how = "by linear scan: no footer (an unfinished or crashed recording)"
+	}
+	s := fmt.Sprintf("%s: %s %s", f.Path, f.read(), how)
+	if f.TornTail >= 0 {
+		s += fmt.Sprintf("; torn tail at byte %d", f.TornTail)
+	}
+	if n := len(f.SkippedChunks); n > 0 {
+		s += fmt.Sprintf("; %d corrupt chunk(s) skipped", n)
+	}
+	return s
+}
+
+// summaryColumns head the summary table; summaryRow fills one row.
+var summaryColumns = []string{"kind", "count", "rate Hz", "nominal Hz", "interval p50 ms", "p99", "max",
+	"skipped", "restarts", "outages", "dups / reorders", "recorder drops", "undecodable", "latency p50 ms", "p99"}
+
+func summaryRow(c ChannelReport) []string {
+	n := func(v uint64) string { return fmt.Sprint(v) }
+	f := func(v float64) string { return fmt.Sprintf("%.3f", v) }
+	lat50, lat99 := "–", "–"
+	if c.LatencyMs != nil {
+		lat50, lat99 = f(c.LatencyMs.P50), f(c.LatencyMs.P99)
+	}
+	if c.Kind == KindProbe {
+		return []string{c.Kind, n(c.Count), "–", "–", "–", "–", "–", "–", "–", "–", "–", n(c.RecorderDrops), n(c.Undecodable), "–", "–"}
+	}
+	return []string{c.Kind, n(c.Count), fmt.Sprintf("%.2f", c.RateHz), fmt.Sprintf("%.2f", c.NominalRateHz),
+		f(c.DtMs.P50), f(c.DtMs.P99), f(c.DtMs.Max), n(c.Skipped), n(c.RestartCount), fmt.Sprint(len(c.Outages)),
+		fmt.Sprintf("%d / %d", c.Duplicates, c.Reorders), n(c.RecorderDrops), n(c.Undecodable), lat50, lat99}
+}
+
+// breakable lets a channel name wrap after its slashes only.
+func breakable(name string) template.HTML {
+	parts := strings.Split(name, "/")
+	for i := range parts {
+		parts[i] = esc(parts[i])
+	}
+	return template.HTML(strings.Join(parts, "/<wbr>"))
+}
+
+// events lists every channel's skips, restarts and outages in time order,
+// at most limit of them (and how many more there are).
+func events(r *Report, limit int) ([]event, int) {
+	var ev []event
+	for _, c := range r.Channels {
+		for _, s := range c.Skips {
+			ev = append(ev, event{s.Elapsed, c.Name, "skip", fmt.Sprintf("seq %d → %d: %d sample(s) never arrived", s.LastSeq, s.Seq, s.Skipped)})
+		}
+		for _, s := range c.Restarts {
+			ev = append(ev, event{s.ElapsedAfter, c.Name, "restart", fmt.Sprintf("seq %d → %d: elapsed froze at %.3f s, resumed at %.3f s (%.3f s later)",
+				s.LastSeq, s.Seq, s.ElapsedBefore, s.ElapsedAfter, s.GapS)})
+		}
+		for _, o := range c.Outages {
+			d := fmt.Sprintf("no sample for %s, until %.3f s (nominal period %s)", ms(o.GapS*1000), o.ToElapsed, ms(c.NominalPeriodMs))
+			if o.Restart {
+				d += "; ended by a restart"
+			}
+			ev = append(ev, event{o.FromElapsed, c.Name, "outage", d})
+		}
+	}
+	slices.SortStableFunc(ev, func(a, b event) int {
+		switch {
+		case a.At < b.At:
+			return -1
+		case a.At > b.At:
+			return 1
+		}
+		return 0
+	})
+	if len(ev) > limit {
+		return ev[:limit], len(ev) - limit
+	}
+	return ev, 0
+}
+
+var htmlPage = template.Must(template.New("report").Funcs(template.FuncMap{"columns": func() []string { return summaryColumns }}).Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}}</title>
+<style>{{.CSS}}</style>
+</head><body><main>
+<header>
+<h1>{{.Title}}{{if .Verdict}} <span class="verdict {{if eq .Verdict "PASS"}}pass{{else}}fail{{end}}">{{.Verdict}}</span>{{end}}</h1>
+{{range .Files}}<p class="meta">{{.}}</p>
+{{end}}{{if .Session}}<p class="meta">{{.Session}}</p>{{end}}
+{{range .Notes}}<p class="note">{{.}}</p>
+{{end}}</header>
+{{if .Checks}}<section id="checks"><h2>Checks</h2><table class="checks">
+{{range .Checks}}<tr class="{{if .Pass}}pass{{else}}fail{{end}}"><td>{{if .Pass}}PASS{{else}}FAIL{{end}}</td><td>{{.Message}}</td></tr>
+{{end}}</table></section>{{end}}
+<section id="timeline"><h2>Timeline</h2>
+<p class="legend"><span class="key present"></span>samples <span class="key outage"></span>outage <span class="key skip"></span>skip (seq gap) <span class="key restart"></span>publisher restart <span class="key trigger"></span>snapshot trigger <span class="key probe"></span>clock probe · time in seconds since the session epoch</p>
+{{.Timeline}}</section>
+<section id="summary"><h2>Channels</h2><table class="summary"><thead><tr><th>channel</th>{{range columns}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
+{{range .Rows}}<tr><td class="name">{{.Name}}</td>{{range .Cells}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</tbody></table></section>
+{{if .Events}}<section id="events"><h2>Events</h2><table class="events"><thead><tr><th>at (s)</th><th>channel</th><th>event</th><th>detail</th></tr></thead><tbody>
+{{range .Events}}<tr class="{{.Kind}}"><td>{{printf "%.3f" .At}}</td><td class="name">{{.Channel}}</td><td>{{.Kind}}</td><td>{{.Detail}}</td></tr>
+{{end}}</tbody></table>{{if .MoreEvents}}<p class="note">… and {{.MoreEvents}} more (all in --json).</p>{{end}}</section>{{end}}
+{{range .Sections}}<section class="channel" data-channel="{{.Name}}"><h2><span class="swatch" style="background:{{.Color}}"></span>{{.Name}} <small>{{.Kind}}</small></h2>
+<figure><figcaption>capture interval over time <small>{{.Facts}}</small></figcaption>{{.Interval}}</figure>
+<figure><figcaption>rate over time</figcaption>{{.Rate}}</figure>
+{{if .Hists}}<div class="hists">{{range .Hists}}<figure><figcaption>{{.Caption}} <small>{{.Facts}}</small></figcaption>{{.SVG}}</figure>{{end}}</div>{{end}}
+</section>
+{{end}}{{with .Clock}}<section id="clock"><h2>Clock</h2><figure><figcaption>{{.Caption}} <small>{{.Facts}}</small></figcaption>{{.SVG}}</figure></section>{{end}}
+<footer>vrlog analyze · intervals and lags above an axis are clipped and marked ▲ with their value · hover a plot for its values</footer>
+</main><div id="tip" hidden></div>
+<script>{{.JS}}</script>
 </body></html>
 `))
-
-const plotW, plotH, padL, padB = 900.0, 220.0, 60.0, 30.0
-
-// dtPlot draws the per-bin maximum interval as a step line.
-func dtPlot(s *series, epoch int64) template.HTML {
-	var maxV int64 = 1
-	for _, v := range s.maxDt {
-		maxV = max(maxV, v)
-	}
-	n := float64(len(s.maxDt))
-	x := func(i float64) float64 { return padL + i/n*(plotW-padL-10) }
-	y := func(v int64) float64 { return plotH - padB - float64(v)/float64(maxV)*(plotH-padB-10) }
-	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f">`, plotW, plotH)
-	axes(&b, fmt.Sprintf("%.1f ms", float64(maxV)/1e6), "0",
-		fmt.Sprintf("%.2f s", codec.Elapsed(s.origin, epoch)), fmt.Sprintf("%.2f s", codec.Elapsed(s.origin+int64(n)*s.width, epoch)))
-	b.WriteString(`<polyline fill="none" stroke="#2a6fdb" stroke-width="1" points="`)
-	for i, v := range s.maxDt {
-		if v >= 0 {
-			fmt.Fprintf(&b, "%.1f,%.1f ", x(float64(i)+0.5), y(v))
-		}
-	}
-	b.WriteString(`"/>`)
-	mark := func(ts []int64, color string, full bool) {
-		for _, t := range ts {
-			xi := x(float64(t-s.origin) / float64(s.width))
-			top := plotH - padB - 12
-			if full {
-				top = 10
-			}
-			fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="%s"/>`, xi, xi, top, plotH-padB, color)
-		}
-	}
-	mark(s.skips, "#d22", false)
-	mark(s.restarts, "#f90", true)
-	b.WriteString(`</svg>`)
-	return template.HTML(b.String())
-}
-
-// histPlot draws a histogram's buckets regrouped into 60 equal-width bars.
-func histPlot(h *sampler.Histogram, unit string) template.HTML {
-	lo, hi := float64(h.Min()), float64(h.Quantile(0.999))
-	if hi <= lo {
-		hi = lo + 1
-	}
-	const bars = 60
-	var counts [bars]uint64
-	h.Buckets(func(blo, bhi int64, c uint64) {
-		mid := float64(blo)/2 + float64(bhi)/2
-		i := int(math.Floor((mid - lo) / (hi - lo) * bars))
-		counts[min(max(i, 0), bars-1)] += c
-	})
-	var top uint64 = 1
-	for _, c := range counts {
-		top = max(top, c)
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f">`, plotW, plotH)
-	axes(&b, fmt.Sprint(top), "0", fmt.Sprintf("%.3f %s", lo/1e6, unit), fmt.Sprintf("%.3f %s (p99.9)", hi/1e6, unit))
-	bw := (plotW - padL - 10) / bars
-	for i, c := range counts {
-		hgt := float64(c) / float64(top) * (plotH - padB - 10)
-		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#2a6fdb"/>`, padL+float64(i)*bw, plotH-padB-hgt, bw-1, hgt)
-	}
-	b.WriteString(`</svg>`)
-	return template.HTML(b.String())
-}
-
-func axes(b *strings.Builder, yTop, yBottom, xLeft, xRight string) {
-	fmt.Fprintf(b, `<line x1="%.0f" y1="10" x2="%.0f" y2="%.0f" stroke="#999"/>`, padL, padL, plotH-padB)
-	fmt.Fprintf(b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="#999"/>`, padL, plotH-padB, plotW-10, plotH-padB)
-	fmt.Fprintf(b, `<text x="4" y="18">%s</text><text x="4" y="%.0f">%s</text>`, template.HTMLEscapeString(yTop), plotH-padB, template.HTMLEscapeString(yBottom))
-	fmt.Fprintf(b, `<text x="%.0f" y="%.0f">%s</text>`, padL, plotH-8, template.HTMLEscapeString(xLeft))
-	fmt.Fprintf(b, `<text x="%.0f" y="%.0f" text-anchor="end">%s</text>`, plotW-10, plotH-8, template.HTMLEscapeString(xRight))
-}

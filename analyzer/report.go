@@ -27,10 +27,49 @@ type Report struct {
 	Lag            []LagReport      `json:"lag"`
 	Reaction       []ReactionReport `json:"reaction"` // response logs (replay --capture), reaction.go
 	Clock          *ClockReport     `json:"clock"`
-	Checks         []Check          `json:"checks"`
-	Regressions    []Regression     `json:"regressions"`
-	Pass           bool             `json:"pass"`
-	Notes          []string         `json:"notes"`
+	// ReceiveClock is what the receive stamps are on: "recorder" (each
+	// recorder's own clocks), "simulator" (merge --clock sim converted
+	// them; Hosts says how) or "mixed" (several files, some of each).
+	ReceiveClock string       `json:"receive_clock"`
+	Hosts        []HostReport `json:"hosts"`
+	Checks       []Check      `json:"checks"`
+	Regressions  []Regression `json:"regressions"`
+	Pass         bool         `json:"pass"`
+	Notes        []string     `json:"notes"`
+	// Snapshots: what triggered each input that is a snapshot
+	// (record --snapshot), and the window it holds.
+	Snapshots []SnapshotReport `json:"snapshots"`
+}
+
+// SnapshotReport is one snapshot log's trigger and window. Times are on
+// the recorder's wall clock (…Ns) and on the session's elapsed scale
+// (…Elapsed: the capture clock, reached from the recorder's clock through
+// the clock offset when the log has clock-sync probes).
+type SnapshotReport struct {
+	File           string        `json:"file"`
+	Cause          string        `json:"cause"` // the first trigger's
+	TriggerNs      int64         `json:"trigger_ns"`
+	TriggerElapsed float64       `json:"trigger_elapsed"`
+	BeforeS        float64       `json:"before_s"` // the window asked for
+	AfterS         float64       `json:"after_s"`
+	FromNs         int64         `json:"from_ns"` // the window held: receive stamps, both included
+	ToNs           int64         `json:"to_ns"`
+	FromElapsed    float64       `json:"from_elapsed"`
+	ToElapsed      float64       `json:"to_elapsed"`
+	Short          string        `json:"short"` // why the window holds less than asked; "" when it holds all
+	Triggers       []TriggerItem `json:"triggers"`
+	TriggerCount   int           `json:"trigger_count"` // all of them; triggers lists the first logfmt.MaxSnapshotTriggers
+}
+
+// TriggerItem is one trigger of a snapshot: the first opened its window,
+// later ones extended it.
+type TriggerItem struct {
+	Cause string `json:"cause"`
+	AtNs  int64  `json:"at_ns"` // the recorder's wall clock
+	// Elapsed is the capture stamp of the sample that showed a timing
+	// fault, else AtNs on the capture clock.
+	Elapsed   float64 `json:"elapsed"`
+	CaptureNs int64   `json:"capture_ns"` // of that sample; 0 for a signal or a query
 }
 
 // FileReport says what was read of one input file.
@@ -40,6 +79,9 @@ type FileReport struct {
 	BytesRead     int64    `json:"bytes_read"`
 	Indexed       bool     `json:"indexed"` // opened from the footer index (false: linear scan of an unfinished log)
 	SkippedChunks []string `json:"skipped_chunks"`
+	// Warnings is damage read around without losing a record: a damaged
+	// footer index (read by linear scan), header block or prelude.
+	Warnings []string `json:"warnings"`
 	// TornTail is where an unfinished log's last incomplete chunk starts
 	// (-1: none); what follows it was never completely written.
 	TornTail int64 `json:"torn_tail"`
@@ -66,6 +108,9 @@ func distMs(h *sampler.Histogram) Dist {
 }
 
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
+
+// ms3 is ns in milliseconds, to the microsecond.
+func ms3(ns int64) float64 { return round3(float64(ns) / 1e6) }
 
 // Channel kinds.
 const (
@@ -173,6 +218,21 @@ type ClockReport struct {
 	DriftPPM   float64  `json:"drift_ppm"`
 	DriftCIPPM *float64 `json:"drift_ci_ppm"` // 95 % confidence half-width; null with fewer than 3 used probes
 	DriftValid bool     `json:"drift_valid"`  // drift_ci_ppm ≤ 5 (sampler.MaxDriftCIPPM)
+}
+
+// HostReport is one recorder host of a log merged onto the simulator's
+// clock: the clock model its receive stamps were converted with.
+type HostReport struct {
+	File          string  `json:"file"` // the host's log, as merged
+	ProbeChannel  string  `json:"probe_channel"`
+	TimeService   string  `json:"time_service"`
+	OffsetMs      float64 `json:"offset_ms"` // simulator clock minus the host's
+	UncertaintyMs float64 `json:"uncertainty_ms"`
+	RTTMs         float64 `json:"rtt_ms"`
+	Probes        int     `json:"probes"`
+	Used          int     `json:"used"`
+	DriftPPM      float64 `json:"drift_ppm"`
+	DriftValid    bool    `json:"drift_valid"`
 }
 
 // Check is one CI-gate threshold applied to one channel (or the session).

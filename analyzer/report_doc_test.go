@@ -11,8 +11,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vrlog/vrlog/codec"
+	"github.com/vrlog/vrlog/hostclock"
 	"github.com/vrlog/vrlog/logfmt"
 )
 
@@ -202,8 +204,14 @@ func TestJSONMatchesDoc(t *testing.T) {
 
 	// A raw channel, a channel the recorder could not open, and two probes
 	// (a clock without a drift interval).
+	// Its header says it is a snapshot, triggered by a fault and extended
+	// by a signal.
 	edge := filepath.Join(dir, "edge.vrlog")
-	w, err := logfmt.Create(edge, logfmt.WriterOptions{})
+	md := map[string]string{}
+	(&logfmt.Snapshot{Triggers: []logfmt.SnapshotTrigger{{Cause: "max-skips diag: 2 (limit ≤ 0): off by 2", WallNs: 1e18 + 2e8, MonoNs: 1 + 2e8, CaptureNs: 1e18 + 2e8},
+		{Cause: "signal SIGUSR1", WallNs: 1e18 + 3e8, MonoNs: 1 + 3e8}}, TriggerCount: 2, Before: time.Second, After: time.Second,
+		FromWallNs: 1e18, ToWallNs: 1e18 + 13e8, FromMonoNs: 1, ToMonoNs: 1 + 13e8, Short: "the recording started 0.8 s before the trigger"}).AddTo(md)
+	w, err := logfmt.Create(edge, logfmt.WriterOptions{Metadata: md})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,6 +242,28 @@ func TestJSONMatchesDoc(t *testing.T) {
 		t.Fatal(err)
 	}
 	reports = append(reports, resp)
+
+	// A log merged onto the simulator's clock: hosts, and its probes kept
+	// out of clock.
+	merged := filepath.Join(dir, "merged.vrlog")
+	sc := hostclock.SimClock{Service: "t", Hosts: []hostclock.Host{{File: "a.vrlog", ProbeChannel: "vrlog/clock/t", OffsetNs: 5, Probes: 2, Used: 1}}}
+	w, _ = logfmt.Create(merged, logfmt.WriterOptions{Metadata: map[string]string{hostclock.MetaKey: sc.Encode()}})
+	probe, _ = w.AddChannel(logfmt.Channel{Name: "vrlog/clock/t", Transport: logfmt.TransportInternal, Topic: "t", Schema: codec.SchemaClockProbe})
+	w.Write(&logfmt.Record{Channel: probe, RecvWallNs: 1e18, RecvMonoNs: 1, Payload: codec.AppendClockProbe(nil, codec.ClockProbe{T1Ns: 1, T2Ns: 5, T3Ns: 6, T4Ns: 10})})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	mr, err := AnalyzeFiles([]string{merged}, Options{})
+	if err != nil || mr.ReceiveClock != "simulator" || len(mr.Hosts) != 1 || mr.Clock != nil {
+		t.Fatalf("merged: %v %+v", err, mr)
+	}
+	reports = append(reports, mr)
+	// With a log as recorded: mixed clocks, said in a note; only that
+	// log's probes make the clock.
+	mixed, err := AnalyzeFiles([]string{merged, edge}, Options{})
+	if err != nil || mixed.ReceiveClock != "mixed" || len(mixed.Notes) == 0 || mixed.Clock == nil || mixed.Clock.Probes != 2 {
+		t.Fatalf("mixed: %v %+v %+v", err, mixed, mixed.Clock)
+	}
 
 	// An empty log: no channels, no clock.
 	empty := filepath.Join(dir, "empty.vrlog")

@@ -3,6 +3,7 @@ package analyzer
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"text/tabwriter"
 
@@ -25,16 +26,15 @@ func (r *Report) WriteText(w io.Writer, tf codec.TimeFormat) error {
 		if !f.Indexed {
 			how = "linear scan: no footer (unfinished or crashed recording; `vrlog recover` writes an indexed copy)"
 		}
-		pct := 0.0
-		if f.SizeBytes > 0 {
-			pct = 100 * float64(f.BytesRead) / float64(f.SizeBytes)
-		}
-		p("file     %s: %s, read %s (%.1f %%) via %s\n", f.Path, human(f.SizeBytes), human(f.BytesRead), pct, how)
+		p("file     %s: %s via %s\n", f.Path, f.read(), how)
 		if f.TornTail >= 0 {
 			p("         torn tail at byte %d: the recording stopped mid-chunk; everything before it is analyzed\n", f.TornTail)
 		}
 		for _, s := range f.SkippedChunks {
 			p("         SKIPPED CORRUPT CHUNK: %s\n", s)
+		}
+		for _, s := range f.Warnings {
+			p("         warning: damaged, read around it (no record lost): %s\n", s)
 		}
 	}
 	if r.EpochSource != "" {
@@ -43,6 +43,20 @@ func (r *Report) WriteText(w io.Writer, tf codec.TimeFormat) error {
 	}
 	for _, n := range r.Notes {
 		p("note     %s\n", n)
+	}
+	atElapsed := func(e float64) string { return at(r.EpochNs + int64(math.Round(e*1e9))) }
+	for _, s := range r.Snapshots {
+		p("snapshot %s: triggered by %s at %s; window %gs before, %gs after: %s .. %s\n",
+			s.File, s.Cause, atElapsed(s.TriggerElapsed), s.BeforeS, s.AfterS, atElapsed(s.FromElapsed), atElapsed(s.ToElapsed))
+		for _, t := range s.Triggers[1:] {
+			p("         extended by %s at %s\n", t.Cause, atElapsed(t.Elapsed))
+		}
+		if n := s.TriggerCount - len(s.Triggers); n > 0 {
+			p("         extended by %d more triggers\n", n)
+		}
+		if s.Short != "" {
+			p("         short: %s\n", s.Short)
+		}
 	}
 	p("\n")
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
@@ -137,6 +151,17 @@ func (r *Report) WriteText(w io.Writer, tf codec.TimeFormat) error {
 		p("  offset %+.3f ms from the %d lowest-RTT of %d probes; rtt %.3f ms (min %.3f); drift %s\n",
 			c.OffsetMs, c.Used, c.Probes, c.RTTMs, c.MinRTTMs, drift)
 	}
+	if len(r.Hosts) > 0 {
+		section(fmt.Sprintf("receive clock: the simulator's (time service %s), each host's stamps converted by its offset; latency is each host's transport latency:", r.Hosts[0].TimeService))
+		for _, h := range r.Hosts {
+			drift := ""
+			if h.DriftValid {
+				drift = fmt.Sprintf("; drift %+.3f ppm", h.DriftPPM)
+			}
+			p("  %s: offset %+.3f ms ± %.3f ms (simulator minus host) from the %d lowest-RTT of %d probes on %s; rtt %.3f ms%s\n",
+				h.File, h.OffsetMs, h.UncertaintyMs, h.Used, h.Probes, h.ProbeChannel, h.RTTMs, drift)
+		}
+	}
 	if len(r.Checks) > 0 {
 		section("checks:")
 		for _, c := range r.Checks {
@@ -153,6 +178,15 @@ func (r *Report) WriteText(w io.Writer, tf codec.TimeFormat) error {
 		p("\nresult: %s\n", verdict)
 	}
 	return nil
+}
+
+// read says how much of the file was read: "3.2 MiB, read 31.7 KiB (1.0 %)".
+func (f FileReport) read() string {
+	pct := 0.0
+	if f.SizeBytes > 0 {
+		pct = 100 * float64(f.BytesRead) / float64(f.SizeBytes)
+	}
+	return fmt.Sprintf("%s, read %s (%.1f %%)", human(f.SizeBytes), human(f.BytesRead), pct)
 }
 
 func human(n int64) string {

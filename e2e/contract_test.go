@@ -200,6 +200,12 @@ func TestOnePatternGrammar(t *testing.T) {
 			want: []string{"matches no data channel"}}, // the probe's topic: not a data channel
 		contractCase{name: "replay --remap", script: "vrlog replay run.vrlog --rate max --quiet --linger 0 --no-multicast --json --remap 'vr/*/state=ROBOT/moved/state' --channel vr/r1/state",
 			want: []string{`/moved/state"`}},
+		contractCase{name: "merge --time-service * is one level", script: "vrlog merge run.vrlog run.vrlog -o out.vrlog --clock sim --time-service 'vr/*'", code: 2,
+			want: []string{"run.vrlog: hostclock: no clock-sync probes of a time service matching vr/* (it probed vr/r1/time)"}, absent: []string{"out.vrlog"}},
+		contractCase{name: "merge --time-service ** is any levels", script: "vrlog merge run.vrlog run.vrlog -o out.vrlog --clock sim --time-service 'vr/**'",
+			want: []string{"receive stamps on the simulator's clock (time service vr/r1/time)"}, made: []string{"out.vrlog"}},
+		contractCase{name: "merge --time-service bad pattern", script: "vrlog merge run.vrlog run.vrlog -o out.vrlog --clock sim --time-service 'vr/r1/ti*'", code: 2,
+			want: []string{"did you mean ti$*?"}, absent: []string{"out.vrlog"}},
 		contractCase{name: "replay --remap matching nothing", script: "vrlog replay run.vrlog --no-multicast --remap 'vr/r9/**=x/**'", code: 2,
 			want: []string{"FROM matches no replayed channel"}},
 		contractCase{name: "replay --trigger * is one level", script: "vrlog replay run.vrlog --no-multicast --lockstep x --trigger 'vr/*'", code: 2,
@@ -264,6 +270,15 @@ func TestEmptyRecordingAndEndpoints(t *testing.T) {
 		{name: "controller bad endpoint", script: "vrlog controller --listen tcp/localhost", code: 2, want: []string{"want tcp/HOST:PORT"}},
 		{name: "record bad mode", script: "vrlog record --mode router -k x -o x.vrlog", code: 2, want: []string{"--mode"}, absent: []string{"x.vrlog"}},
 		{name: "record bad key", script: "vrlog record -k 'vr/r1*' -o x.vrlog", code: 2, want: []string{"did you mean r1$*?"}, absent: []string{"x.vrlog"}},
+		{name: "record --trigger without --snapshot", script: "vrlog record -k x -o x.vrlog --trigger max-skips=0", code: 2, want: []string{"--trigger needs --snapshot DURATION"}},
+		{name: "record --trigger not live", script: "vrlog record -k x -o x.vrlog --snapshot 10s --trigger min-rate=24", code: 2, want: []string{"min-rate is not decided sample by sample"}},
+		{name: "record --trigger bad pattern", script: "vrlog record -k x -o x.vrlog --snapshot 10s --trigger 'max-skips=vr/r1*=0'", code: 2, want: []string{"did you mean r1$*?"}},
+		{name: "record --snapshot does not split", script: "vrlog record -k x -o x.vrlog --snapshot 10s --split-duration 1m", code: 2, want: []string{"does not split"}},
+		{name: "record --snapshot-bytes too small", script: "vrlog record -k x -o x.vrlog --snapshot 10s --snapshot-bytes 1M", code: 2, want: []string{"at least 16M"}},
+		{name: "snapshot bad endpoint", script: "vrlog snapshot rec --connect tcp/localhost", code: 2, want: []string{"want tcp/HOST:PORT"}},
+		{name: "snapshot bad name", script: "vrlog snapshot 'a/b'", code: 2, want: []string{"want a recorder's --name"}},
+		{name: "snapshot nobody answers", script: "vrlog snapshot rec --no-multicast --connect tcp/127.0.0.1:" + port + " --timeout 1s", code: 3,
+			want: []string{"no recorder answered vrlog/record/rec/snapshot within 1s"}},
 	})
 }
 
@@ -484,11 +499,25 @@ func TestRecordContract(t *testing.T) {
 			t.Errorf("%s: compression %v, want %v", c.Name, c.Compression, want)
 		}
 	}
+	// A snapshot recording: SIGUSR1 writes a snapshot (with the umask); a
+	// --trigger that watched nothing fails the recording (exit 1), as a
+	// threshold that checks nothing fails analyze.
+	res = shell(t, dir, "umask 027; vrlog record -q --no-multicast --connect tcp/127.0.0.1:"+port+" --probe-interval 0 --duration 3s -o snap.vrlog"+
+		" -k 'vr/"+r+"/**' --snapshot 1s --trigger max-lag=45ms --trigger 'max-skips=vr/"+r+"/camera/*=0' & pid=$!; sleep 2; kill -USR1 $pid; wait $pid")
+	if res.code != 1 || !strings.Contains(res.stderr, "--trigger max-lag=45ms watched nothing: the recording has no frame channel paired with a state channel") ||
+		!strings.Contains(res.stderr, `--trigger max-skips=vr/`+r+`/camera/*=0: "vr/`+r+`/camera/*" matches no channel with seq stamps (there are: vr/`+r+`/state)`) ||
+		!strings.Contains(res.stderr, "record: snapshot: wrote snap_") {
+		t.Fatalf("snapshot recording with triggers that watched nothing: %s", res)
+	}
+	snaps, _ := filepath.Glob(filepath.Join(dir, "snap_*_signal-sigusr1.vrlog"))
 	sim.signal(syscall.SIGINT)
 	if code := sim.wait(t, 20*time.Second); code != 0 {
 		t.Fatalf("sim exit %d: %s", code, sim.stderr)
 	}
-	for _, f := range []string{"one.vrlog", "two.vrlog"} {
+	if len(snaps) != 1 {
+		t.Fatalf("snapshots %v", snaps)
+	}
+	for _, f := range []string{"one.vrlog", "two.vrlog", filepath.Base(snaps[0])} {
 		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Mode().Perm() != 0o640 {
 			t.Errorf("%s: %v %v, want mode 0640", f, st.Mode().Perm(), err)
 		}

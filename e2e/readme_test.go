@@ -57,14 +57,17 @@ type readmeStep struct {
 	skip   string // why it is not run here
 	repo   bool   // runs in the checkout, not the session directory
 	record bool   // runs until interrupted (Ctrl-C, as the README says)
-	// background: a job the README starts with &, running beside the
-	// commands after it; stop: the README's kill %1, which ends it (SIGTERM)
-	// and shows its output.
-	background, stop bool
-	code             int
-	want             []string // in its output
-	made             []string // files it leaves
-	before           func(t *testing.T, dir string)
+	// background: a job running beside the commands after it (the README
+	// starts it with &, or in a second terminal); during: after this step
+	// the job is interrupted (Ctrl-C) and must exit 0 having made its
+	// files; stop: the README's kill %1, which ends it (SIGTERM) and shows
+	// its output.
+	background, during, stop bool
+	python                   bool // runs with the venv's python first on PATH (make peers installs ./python there)
+	code                     int
+	want                     []string // in its output
+	made                     []string // files it leaves
+	before                   func(t *testing.T, dir string)
 }
 
 // The README's commands, verbatim, in order, as a user would type them:
@@ -106,6 +109,10 @@ func TestReadmeCommands(t *testing.T) {
 		{prefix: "vrlog record -o bug-1234.vrlog --all", record: true, made: []string{"bug-1234.vrlog"}},
 		{prefix: "vrlog record -o s.vrlog -k 'vr/r1/**' -s 'vr/r1/camera/*'", record: true, made: []string{"s.vrlog"}},
 		{prefix: "vrlog record -o ring.vrlog --all --split-duration 1m --max-files 10", record: true, made: []string{"ring_000.vrlog"}},
+		{prefix: "vrlog record -o bug.vrlog --all --snapshot 30s --after 5s", background: true},
+		{prefix: "vrlog snapshot bug --note", during: true, want: []string{"vrlog/record/bug/snapshot: wrote ", "/bug_", "_query.vrlog"},
+			before: func(t *testing.T, dir string) { time.Sleep(3 * time.Second) }}, // the recorder connects and fills its buffer
+		{prefix: "vrlog analyze bug_*.vrlog", want: []string{"snapshot bug_", `triggered by zenoh query on vrlog/record/bug/snapshot: controller oscillates`}},
 		{prefix: "vrlog info bug-1234.vrlog", want: []string{"vr/r1/state", "vr/r1/camera/front", "footer:    present"}},
 		{prefix: "vrlog cat bug-1234.vrlog --channel vr/r1/state --limit 5 --json", want: []string{`"channel":"vr/r1/state"`}},
 		{prefix: "vrlog analyze bug-1234.vrlog --html report.html", want: []string{"vr/r1/camera/front vs vr/r1/state"}, made: []string{"report.html"}},
@@ -138,6 +145,8 @@ func TestReadmeCommands(t *testing.T) {
 		{prefix: "vrlog cut s.vrlog -o window.vrlog --start 1 --end 3", made: []string{"window.vrlog"}, want: []string{"(verified)"}},
 		{prefix: "vrlog merge window.vrlog fixed.vrlog -o merged.vrlog", made: []string{"merged.vrlog"}, want: []string{"from 2 inputs (verified)"}},
 		{prefix: "vrlog export s.vrlog --format mcap -o s.mcap", made: []string{"s.mcap"}, want: []string{"read back through its index"}},
+		{prefix: "vrlog export s.vrlog --format csv -o timing/", made: []string{"timing/vr_r1_state.csv"}, want: []string{"CSV file(s) under timing/"}},
+		{prefix: "python -c 'import vrlog;", python: true, want: []string{"recv_wall_ns", "count"}},
 	}
 	var job *bgJob // the README's job %1
 	used := map[*readmeStep]bool{}
@@ -175,9 +184,12 @@ func TestReadmeCommands(t *testing.T) {
 			if job == nil {
 				t.Fatalf("README: %s: no job to stop", cmd)
 			}
-			r = job.stop(t)
+			r = job.stop(t, syscall.SIGTERM)
 		case st.record:
 			r = interrupted(t, dir, cmd, env, 4*time.Second)
+		case st.python:
+			venv := filepath.Join(root(), ".venv", "bin")
+			r = shell(t, at, cmd, append(env, "PATH="+filepath.Dir(vrlogBin)+":"+venv+":"+os.Getenv("PATH"))...)
 		default:
 			r = shell(t, at, cmd, env...)
 		}
@@ -195,6 +207,12 @@ func TestReadmeCommands(t *testing.T) {
 			}
 		}
 		t.Logf("ran: %s (exit %d)", cmd, r.code)
+		if st.during {
+			if r := job.stop(t, syscall.SIGINT); r.code != 0 {
+				t.Fatalf("README: %s (in the background): want exit 0; %s", job.line, r)
+			}
+			job = nil
+		}
 	}
 	for _, st := range steps {
 		if !used[st] {
@@ -204,8 +222,10 @@ func TestReadmeCommands(t *testing.T) {
 	noTemporaries(t, dir)
 }
 
-// bgJob is a command the README runs in the background (cmd &).
+// bgJob is a command the README runs in the background (cmd &, or in
+// a second terminal).
 type bgJob struct {
+	line      string
 	cmd       *exec.Cmd
 	out, errb bytes.Buffer
 	done      chan error
@@ -216,7 +236,7 @@ type bgJob struct {
 func background(t *testing.T, dir, cmd string, env []string) *bgJob {
 	t.Helper()
 	line, _, _ := strings.Cut(cmd, " &")
-	j := &bgJob{cmd: exec.Command("bash", "-c", "exec "+line), done: make(chan error, 1)}
+	j := &bgJob{line: line, cmd: exec.Command("bash", "-c", "exec "+line), done: make(chan error, 1)}
 	j.cmd.Dir = dir
 	j.cmd.Env = append(append(os.Environ(), "PATH="+filepath.Dir(vrlogBin)+":"+os.Getenv("PATH")), env...)
 	j.cmd.Stdout, j.cmd.Stderr = &j.out, &j.errb
@@ -228,15 +248,17 @@ func background(t *testing.T, dir, cmd string, env []string) *bgJob {
 	return j
 }
 
-// stop is kill %1: SIGTERM, then the job's exit and output.
-func (j *bgJob) stop(t *testing.T) result {
+// stop sends the job sig (kill %1: SIGTERM; Ctrl-C: SIGINT), then
+// returns its exit and output.
+func (j *bgJob) stop(t *testing.T, sig syscall.Signal) result {
 	t.Helper()
-	j.cmd.Process.Signal(syscall.SIGTERM)
+	j.cmd.Process.Signal(sig)
 	select {
 	case err := <-j.done:
 		return result{exitCode(err), j.out.String(), j.errb.String()}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the background job did not end 30 s after SIGTERM")
+	case <-time.After(60 * time.Second):
+		j.cmd.Process.Kill()
+		t.Fatalf("%s: no exit 60 s after %v", j.line, sig)
 	}
 	return result{}
 }

@@ -24,7 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/logfmt"
@@ -38,8 +38,10 @@ var ErrNoProbes = errors.New("hostclock: no clock-sync probes")
 // Model maps one recorder host's wall clock onto one simulator's clock.
 type Model struct {
 	// Channel and Service name the probes' log channel and the time
-	// service they asked ("" when built from bare probes).
+	// service they asked ("" when built from bare probes); ChannelID is
+	// the channel's id in its log.
 	Channel, Service string
+	ChannelID        uint16
 	// Estimate is the lowest-RTT-half estimate the model rests on.
 	Estimate sampler.ClockEstimate
 }
@@ -76,15 +78,48 @@ func (m Model) ToSim(hostWallNs int64) int64 {
 // order. Undecodable probe records are skipped and counted in the error of
 // a channel left with none.
 func FromLog(r *logfmt.Reader) ([]Model, error) {
-	type probes struct {
-		ch      logfmt.Channel
-		got     []sampler.Probe
-		invalid int
+	chans, err := probeChannels(r)
+	if err != nil {
+		return nil, err
 	}
+	var models []Model
+	for _, p := range chans {
+		m, err := p.model()
+		if err != nil {
+			return nil, err
+		}
+		models = append(models, m)
+	}
+	return models, nil
+}
+
+// probes are one probe channel's decoded exchanges.
+type probes struct {
+	ch      logfmt.Channel
+	got     []sampler.Probe
+	invalid int // undecodable records
+}
+
+// model estimates the channel's model.
+func (p *probes) model() (Model, error) {
+	m, err := FromProbes(p.got)
+	if err != nil {
+		return Model{}, fmt.Errorf("hostclock: channel %s: %d probes, %d undecodable: %w", p.ch.Name, len(p.got), p.invalid, err)
+	}
+	m.Channel, m.ChannelID, m.Service = p.ch.Name, p.ch.ID, p.ch.Topic
+	return m, nil
+}
+
+// IsProbe reports whether c is a channel of clock-sync probes.
+func IsProbe(c logfmt.Channel) bool { return c.Schema == codec.SchemaClockProbe }
+
+// probeChannels reads the probes of every probe channel of r, in channel
+// id order; ErrNoProbes if it has none.
+func probeChannels(r *logfmt.Reader) ([]*probes, error) {
 	byID := map[uint16]*probes{}
 	var ids []uint16
 	for _, c := range r.Channels() {
-		if c.Schema == codec.SchemaClockProbe {
+		if IsProbe(c) {
 			byID[c.ID] = &probes{ch: c}
 			ids = append(ids, c.ID)
 		}
@@ -109,16 +144,10 @@ func FromLog(r *logfmt.Reader) ([]Model, error) {
 	if err := it.Err(); err != nil {
 		return nil, fmt.Errorf("hostclock: reading probes: %w", err)
 	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	var models []Model
-	for _, id := range ids {
-		p := byID[id]
-		m, err := FromProbes(p.got)
-		if err != nil {
-			return nil, fmt.Errorf("hostclock: channel %s: %d probes, %d undecodable: %w", p.ch.Name, len(p.got), p.invalid, err)
-		}
-		m.Channel, m.Service = p.ch.Name, p.ch.Topic
-		models = append(models, m)
+	slices.Sort(ids)
+	out := make([]*probes, len(ids))
+	for i, id := range ids {
+		out[i] = byID[id]
 	}
-	return models, nil
+	return out, nil
 }

@@ -55,18 +55,20 @@ func chunk(comp Compression, recs ...Record) []byte {
 	return out
 }
 
+// loaderOf reads b with the options o (defaults filled in).
+func loaderOf(b []byte, o ReaderOptions) *chunkLoader {
+	return &chunkLoader{ra: bytes.NewReader(b), size: int64(len(b)), opts: o.withDefaults()}
+}
+
 // footerFor indexes the blocks of a fixture and returns footer + trailer.
 func footerFor(t testing.TB, f []byte) []byte {
 	t.Helper()
-	o := ReaderOptions{}.withDefaults()
-	var n int64
-	res, err := scan(bytes.NewReader(f), int64(len(f)), &o, false, &n)
+	res, err := scan(loaderOf(f, ReaderOptions{}), preludeSize, false)
 	if err != nil {
 		t.Fatalf("footerFor: %v", err)
 	}
-	sr := &Reader{}
-	sr.fromScan(res)
-	ft := &footer{channels: sr.channels, chunks: res.chunks, stats: sr.stats}
+	channels, stats := res.index()
+	ft := &footer{channels: channels, chunks: res.chunks, stats: stats}
 	b := appendBlock(nil, kindFooter, appendFooterBody(nil, ft))
 	return appendTrailer(b, int64(len(f)))
 }
@@ -91,4 +93,46 @@ func recs(ch uint16, mono int64, n int) []Record {
 			Payload: bytes.Repeat([]byte{byte(ch), byte(i)}, 20+i)}
 	}
 	return out
+}
+
+// bombFrame is a zstd frame of RLE blocks that inflates to n bytes (a
+// multiple of 128 KiB), 4 bytes per 128 KiB, and declares no content
+// size, as the klauspost encoder's small frames do: a decompression bomb.
+func bombFrame(n int) []byte {
+	f := []byte{0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x38} // magic; no size, no checksum; 128 KiB window
+	for left := n; left > 0; left -= zstdMaxBlock {
+		h := uint32(zstdMaxBlock)<<3 | 1<<1 // RLE block of 128 KiB
+		if left <= zstdMaxBlock {
+			h |= 1 // last
+		}
+		f = append(f, byte(h), byte(h>>8), byte(h>>16), 'A')
+	}
+	return f
+}
+
+// lyingChunk encodes recs (of one channel) as the writer does, then stores
+// frame as the chunk's record metadata (meta) or as its payload block,
+// with zstd as the stored kind: the directory declares the true raw
+// length, the frame decodes to whatever it decodes to. Every CRC is
+// right: only the lie is left.
+func lyingChunk(recs []Record, frame []byte, meta bool) []byte {
+	var bld chunkBuilder
+	bld.reset()
+	g := bld.addGroup(recs[0].Channel, zstd1)
+	for i := range recs {
+		bld.add(g, &recs[i], nil)
+	}
+	gb := bld.groups[g]
+	data, metaKind, metaStored := gb.raw, CompressionNone, bld.meta
+	gb.outKind = CompressionNone
+	if meta {
+		metaKind, metaStored = CompressionZstd, frame
+	} else {
+		data, gb.outKind = frame, CompressionZstd
+	}
+	gb.outLen, gb.crc = len(data), crc(data)
+	m := bld.appendPrefix(nil, metaKind, len(bld.meta), len(metaStored))
+	m = append(m, metaStored...)
+	out := appendBlockHeader(nil, blockHeader{kind: kindChunk, metaLen: uint32(len(m)), dataLen: uint32(len(data)), metaCRC: crc(m)})
+	return file(out, m, data)
 }

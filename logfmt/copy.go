@@ -11,10 +11,14 @@ type CopyStats struct {
 	Renamed []Renamed
 }
 
-// Renamed is a channel that MergeCopy gave a new name.
+// Renamed is a channel that a merge gave a new name.
 type Renamed struct {
 	Input    int // the input's position, from 0
 	From, To string
+	// Apart: the same stream is in an earlier input, kept apart on
+	// purpose (MergeOptions.Apart); otherwise a different stream had the
+	// name.
+	Apart bool
 }
 
 // Copy writes what sel selects from r to w (a cut): the selected
@@ -59,53 +63,124 @@ func renumbered(c Channel) Channel {
 type streamKey struct {
 	name, topic, schema string
 	transport           Transport
+	input               int // -1, or the input of a channel kept apart
 }
 
-// MergeCopy writes the records of every input to w in receive wall-clock
-// order (the one receive clock comparable across recorders and hosts;
-// ties in input order). Channels are matched by name, transport, topic and
-// schema: the same stream in two inputs becomes one channel and its drops
-// add up; a different stream under a name already used is renamed
-// NAME@N, N its input's position from 1 (listed in CopyStats.Renamed).
-// It does not close w. Errors are as Copy's.
-func MergeCopy(w *Writer, rs []*Reader) (CopyStats, error) {
-	var st CopyStats
-	byKey := map[streamKey]uint16{}
+// MergeOptions change how MergeCopy joins its inputs. The zero value
+// joins them as recorded.
+type MergeOptions struct {
+	// Apart reports channels that stay one channel per input even where
+	// another input holds the same stream: each host's clock-sync probes
+	// measure that host's clock only. A later input's is renamed NAME@N
+	// like a different stream (Renamed.Apart set).
+	Apart func(Channel) bool
+	// Restamp rewrites each record as it is read, before the records are
+	// ordered by RecvWallNs (MergeRestamped): e.g. puts each host's
+	// receive stamps on the simulator's clock.
+	Restamp MergeRestamp
+}
+
+// MergePlan is how a merge joins its inputs' channels, decided before
+// anything is written so that the output's metadata can name them.
+type MergePlan struct {
+	rs      []*Reader
+	opts    MergeOptions
+	defs    []Channel        // the output's channels, in the order they are added
+	idx     []map[uint16]int // per input: channel id → index in defs
+	drops   []uint64         // per def: the inputs' recorder drops, added up
+	renamed []Renamed
+}
+
+// PlanMerge matches the channels of rs. Channels are matched by name,
+// transport, topic and schema: the same stream in two inputs becomes one
+// channel and its drops add up; a different stream under a name already
+// used, or a channel kept apart (MergeOptions.Apart) of a later input, is
+// renamed NAME@N, N its input's position from 1. A renamed name that is
+// itself taken is an error.
+func PlanMerge(rs []*Reader, opts MergeOptions) (*MergePlan, error) {
+	p := &MergePlan{rs: rs, opts: opts, idx: make([]map[uint16]int, len(rs))}
+	byKey := map[streamKey]int{}
 	used := map[string]bool{}
-	ids := make([]map[uint16]uint16, len(rs)) // per input: old id → new
-	its := make([]*Iterator, len(rs))
 	for i, r := range rs {
-		ids[i] = map[uint16]uint16{}
+		p.idx[i] = map[uint16]int{}
 		for _, c := range r.Channels() {
-			k := streamKey{c.Name, c.Topic, c.Schema, c.Transport}
-			id, ok := byKey[k]
+			apart := opts.Apart != nil && opts.Apart(c)
+			k := streamKey{c.Name, c.Topic, c.Schema, c.Transport, -1}
+			if apart {
+				k.input = i
+			}
+			n, ok := byKey[k]
 			if !ok {
 				def := renumbered(c)
 				if used[c.Name] {
 					def.Name = fmt.Sprintf("%s@%d", c.Name, i+1)
-					st.Renamed = append(st.Renamed, Renamed{Input: i, From: c.Name, To: def.Name})
-				}
-				var err error
-				if id, err = w.AddChannel(def); err != nil {
-					return st, fmt.Errorf("channel %s: %w", def.Name, err)
+					if used[def.Name] {
+						return nil, fmt.Errorf("logfmt: merge: input %d: channel %s cannot be renamed %s: that name is taken", i+1, c.Name, def.Name)
+					}
+					p.renamed = append(p.renamed, Renamed{Input: i, From: c.Name, To: def.Name, Apart: apart})
 				}
 				used[def.Name] = true
-				byKey[k] = id
+				n = len(p.defs)
+				p.defs = append(p.defs, def)
+				p.drops = append(p.drops, 0)
+				byKey[k] = n
 			}
-			ids[i][c.ID] = id
-			w.AddDrops(id, r.StatsOf(c.ID).Drops)
+			p.idx[i][c.ID] = n
+			p.drops[n] += r.StatsOf(c.ID).Drops
 		}
+	}
+	return p, nil
+}
+
+// Name is the output's name of channel id of input i ("" if there is none).
+func (p *MergePlan) Name(input int, id uint16) string {
+	if n, ok := p.idx[input][id]; ok {
+		return p.defs[n].Name
+	}
+	return ""
+}
+
+// Renamed lists the channels the merge renames.
+func (p *MergePlan) Renamed() []Renamed { return p.renamed }
+
+// Copy writes the planned merge to w: the channels, their drops, and the
+// records of every input in receive wall-clock order (after Restamp; ties
+// in input order). It does not close w. Errors are as Copy's.
+func (p *MergePlan) Copy(w *Writer) (CopyStats, error) {
+	st := CopyStats{Channels: len(p.defs), Renamed: p.renamed}
+	ids := make([]uint16, len(p.defs))
+	for n, def := range p.defs {
+		id, err := w.AddChannel(def)
+		if err != nil {
+			return st, fmt.Errorf("channel %s: %w", def.Name, err)
+		}
+		ids[n] = id
+		w.AddDrops(id, p.drops[n])
+	}
+	its := make([]*Iterator, len(p.rs))
+	for i, r := range p.rs {
 		its[i] = r.Records(Filter{})
 	}
-	st.Channels = len(byKey)
-	m := Merge(its, func(_ int, r *Record) int64 { return r.RecvWallNs })
+	m := MergeRestamped(its, p.opts.Restamp, func(_ int, r *Record) int64 { return r.RecvWallNs })
 	for m.Next() {
 		cp := *m.Record()
-		cp.Channel = ids[m.Input()][cp.Channel]
+		cp.Channel = ids[p.idx[m.Input()][cp.Channel]]
 		if err := w.Write(&cp); err != nil {
 			return st, err
 		}
 		st.Records++
 	}
 	return st, m.Err()
+}
+
+// MergeCopy writes the records of every input to w in receive wall-clock
+// order (the one receive clock comparable across recorders and hosts;
+// ties in input order), channels matched as PlanMerge matches them with
+// no options. It does not close w. Errors are as Copy's.
+func MergeCopy(w *Writer, rs []*Reader) (CopyStats, error) {
+	p, err := PlanMerge(rs, MergeOptions{})
+	if err != nil {
+		return CopyStats{}, err
+	}
+	return p.Copy(w)
 }

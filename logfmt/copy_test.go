@@ -133,3 +133,95 @@ func TestMergeRenamesADifferentStreamOfTheSameName(t *testing.T) {
 		t.Fatalf("%+v %v", st, err)
 	}
 }
+
+// Channels kept apart stay one per input even when they are the same
+// stream (a later input's renamed and marked Apart); a restamp changes the
+// records before they are ordered, and the plan names every channel
+// before anything is written.
+func TestMergePlanKeepsApartAndRestamps(t *testing.T) {
+	mk := func(walls ...int64) string {
+		p := tempPath(t, "m.vrlog")
+		w, _ := Create(p, WriterOptions{FlushInterval: -1})
+		probe, _ := w.AddChannel(Channel{Name: "probe", Topic: "t", Schema: "p"})
+		data, _ := w.AddChannel(Channel{Name: "data", Topic: "d"})
+		w.AddDrops(data, 1)
+		for _, wall := range walls {
+			w.Write(&Record{Channel: data, RecvWallNs: wall, RecvMonoNs: wall, Payload: []byte{byte(wall)}})
+		}
+		w.Write(&Record{Channel: probe, RecvWallNs: walls[0], RecvMonoNs: walls[0]})
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	a, _ := Open(mk(10, 20, 30), ReaderOptions{})
+	b, _ := Open(mk(105, 115, 125), ReaderOptions{}) // its clock runs 100 ahead
+	defer a.Close()
+	defer b.Close()
+	plan, err := PlanMerge([]*Reader{a, b}, MergeOptions{
+		Apart:   func(c Channel) bool { return c.Name == "probe" },
+		Restamp: func(in int, r *Record) { r.RecvWallNs -= int64(in) * 100; r.RecvMonoNs -= int64(in) * 100 },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.Name(0, 1) != "probe" || plan.Name(1, 1) != "probe@2" || plan.Name(1, 2) != "data" || plan.Name(1, 9) != "" {
+		t.Fatalf("names %q %q %q", plan.Name(0, 1), plan.Name(1, 1), plan.Name(1, 2))
+	}
+	if rn := plan.Renamed(); len(rn) != 1 || rn[0] != (Renamed{Input: 1, From: "probe", To: "probe@2", Apart: true}) {
+		t.Fatalf("renamed %+v", rn)
+	}
+	p := tempPath(t, "o.vrlog")
+	out, _ := Create(p, WriterOptions{FlushInterval: -1})
+	st, err := plan.Copy(out)
+	if err != nil || out.Close() != nil || st.Records != 8 || st.Channels != 3 {
+		t.Fatalf("%+v %v", st, err)
+	}
+	r, err := Open(p, ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var walls []int64
+	var payloads []byte
+	data := uint16(0)
+	it := r.Records(Filter{})
+	for it.Next() {
+		if c, _ := r.Channel(it.Record().Channel); c.Name == "data" {
+			data = c.ID
+			walls, payloads = append(walls, it.Record().RecvWallNs), append(payloads, it.Record().Payload[0])
+		}
+	}
+	// Ordered by the restamped stamps: the inputs interleave.
+	if !slices.Equal(walls, []int64{5, 10, 15, 20, 25, 30}) || !slices.Equal(payloads, []byte{105, 10, 115, 20, 125, 30}) {
+		t.Fatalf("walls %v payloads %v", walls, payloads)
+	}
+	if it.Err() != nil || r.StatsOf(data).Drops != 2 {
+		t.Fatalf("drops %d, %v", r.StatsOf(data).Drops, it.Err())
+	}
+}
+
+// A renamed channel whose new name is taken is an error, not a collision
+// in the output.
+func TestMergePlanRenameTaken(t *testing.T) {
+	mk := func(names ...string) *Reader {
+		p := tempPath(t, "m.vrlog")
+		w, _ := Create(p, WriterOptions{FlushInterval: -1})
+		for _, n := range names {
+			id, _ := w.AddChannel(Channel{Name: n, Topic: n + "/" + p})
+			w.Write(&Record{Channel: id, RecvMonoNs: 1, RecvWallNs: 1})
+		}
+		w.Close()
+		r, err := Open(p, ReaderOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { r.Close() })
+		return r
+	}
+	if _, err := PlanMerge([]*Reader{mk("cam", "cam@2"), mk("cam")}, MergeOptions{}); err == nil {
+		t.Fatal("cam@2 renamed onto an existing cam@2")
+	} else {
+		t.Log(err)
+	}
+}

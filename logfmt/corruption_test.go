@@ -2,9 +2,16 @@ package logfmt
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"flag"
+	"io"
 	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func openBytes(b []byte, o ReaderOptions) (*Reader, error) {
@@ -14,7 +21,7 @@ func openBytes(b []byte, o ReaderOptions) (*Reader, error) {
 func recoverBytes(t testing.TB, b []byte) ([]byte, *RecoverReport) {
 	t.Helper()
 	var out bytes.Buffer
-	rep, err := recoverTo(bytes.NewReader(b), int64(len(b)), &out, ReaderOptions{})
+	rep, err := recoverTo(context.Background(), bytes.NewReader(b), int64(len(b)), &out, ReaderOptions{}, false)
 	if err != nil {
 		t.Fatalf("recover: %v", err)
 	}
@@ -49,53 +56,93 @@ func monosOf(rs ...[]Record) []int64 {
 	return out
 }
 
+// craftedDir, when set, receives each file of TestCorruptionTable (the
+// memory check of every verb, bench/crafted-memory.sh, runs on them).
+var craftedDir = flag.String("crafted", "", "also write TestCorruptionTable's files into `DIR`")
+
+// TestCorruptionTable reads each named damage with the strict reader, the
+// tolerant reader, Verify and Recover, and says what must survive each.
 func TestCorruptionTable(t *testing.T) {
 	a, b, c := recs(1, 1000, 5), recs(1, 100000, 4), recs(2, 200000, 3)
 	ca, cb, cc := chunk(zstd1, a...), chunk(Compression{}, b...), chunk(zstd1, c...)
 	base := file(prelude(), header(), channel(1, zstd1), channel(2, zstd1), ca)
 	off := func(parts ...[]byte) int64 { return int64(len(file(parts...))) }
-	offB := off(base)
+	offB, offC := off(base), off(base, cb)
 	badLen := append([]byte(nil), cb...)
 	le.PutUint32(badLen[8:], 1<<31) // meta length 2 GiB, header CRC fixed up
 	le.PutUint32(badLen[20:], crc(badLen[:20]))
+	closed := withFooter(t, file(base, cb, cc))
+	footerAt := int(offC) + len(cc)
+	// Power loss: the last chunk's header and meta section reached the
+	// disk, its data and the page after it (the file had grown) did not.
+	zeroed := file(base, cb, cc, make([]byte, 4096))
+	clear(zeroed[int(offC)+blockHeaderSize+int(le.Uint32(cc[8:])) : int(offC)+len(cc)])
+	// A write cut short: the last chunk's bytes end inside its meta
+	// section and zeros fill the rest of the block.
+	short := file(base, cb, cc)
+	clear(short[int(offC)+blockHeaderSize+int(le.Uint32(cc[8:]))/2:])
+	// Decompression bombs: 32 KiB of zstd that inflate to 1 GiB, in a
+	// chunk whose directory declares the true, small raw length.
+	bomb := bombFrame(1 << 30)
+	payloadBomb, metaBomb := lyingChunk(b, bomb, false), lyingChunk(b, bomb, true)
+	metaAt := offB + blockHeaderSize + chunkPrefixSize + groupEntrySize
 
+	all, ab, ac := monosOf(a, b, c), monosOf(a, b), monosOf(a, c)
 	for _, tc := range []struct {
-		name     string
-		file     []byte
-		strict   error // expected error of a strict open + full read (nil: none)
-		offset   int64 // expected CorruptionError offset, when strict != nil
-		survive  []int64
-		tornTail bool
+		name string
+		file []byte
+		fifo bool // a FIFO with no writer instead of a file
+		// strict is the error a strict open + full read ends with (nil:
+		// none), at offset when >= 0; torn and warned say whether the
+		// strict reader reports a torn tail and warnings.
+		strict        error
+		offset        int64
+		torn, warned  bool
+		keepStrict    []int64 // records the strict reader returns
+		keepTolerant  []int64 // records the tolerant reader returns
+		keepRecovered []int64 // records Recover's copy holds
 	}{
-		{"clean", withFooter(t, file(base, cb, cc)), nil, 0, monosOf(a, b, c), false},
-		{"no_footer", file(base, cb, cc), nil, 0, monosOf(a, b, c), false},
-		{"torn_last_chunk", file(base, cb, cut(cc, 5)), nil, 0, monosOf(a, b), true},
-		{"torn_block_header", file(base, cb, cc[:10]), nil, 0, monosOf(a, b), true},
-		{"torn_footer", cut(withFooter(t, file(base, cb, cc)), 30), nil, 0, monosOf(a, b, c), true},
-		{"zero_filled_tail", file(base, cb, make([]byte, 4096)), nil, 0, monosOf(a, b), true},
-		{"bad_checksum_meta", file(base, flip(cb, 40), cc), ErrBadCRC, offB + blockHeaderSize, monosOf(a, c), false},
-		{"bad_checksum_payload", withFooter(t, file(base, flip(cb, len(cb)-3), cc)), ErrBadCRC, -1, monosOf(a, c), false},
-		{"bad_length", file(base, flip(cb, 9), cc), ErrBadCRC, offB, monosOf(a, c), false},
-		{"length_over_limit", file(base, badLen, cc), ErrTooLarge, offB, monosOf(a, c), false},
-		{"bad_sync", file(base, flip(cb, 0), cc), ErrBadMagic, offB, monosOf(a, c), false},
-		{"garbage_between_chunks", file(base, []byte("garbage!"), cb, cc), ErrBadMagic, offB, monosOf(a, b, c), false},
-		{"lost_channel_block", file(prelude(), header(), channel(1, zstd1), flip(channel(2, zstd1), 30), ca, cb, cc), ErrBadCRC, -1, monosOf(a, b, c), false},
+		{name: "clean", file: closed, keepStrict: all, keepTolerant: all, keepRecovered: all},
+		{name: "no_footer", file: file(base, cb, cc), keepStrict: all, keepTolerant: all, keepRecovered: all},
+		{name: "torn_last_chunk", file: file(base, cb, cut(cc, 5)), torn: true, keepStrict: ab, keepTolerant: ab, keepRecovered: ab},
+		{name: "torn_block_header", file: file(base, cb, cc[:10]), torn: true, keepStrict: ab, keepTolerant: ab, keepRecovered: ab},
+		{name: "torn_footer", file: cut(closed, 30), torn: true, keepStrict: all, keepTolerant: all, keepRecovered: all},
+		{name: "zero_filled_tail", file: file(base, cb, make([]byte, 4096)), torn: true, keepStrict: ab, keepTolerant: ab, keepRecovered: ab},
+		{name: "zeroed_tail", file: zeroed, torn: true, keepStrict: ab, keepTolerant: ab, keepRecovered: ab},
+		{name: "short_written_tail", file: short, torn: true, keepStrict: ab, keepTolerant: ab, keepRecovered: ab},
+		{name: "bad_checksum_meta", file: file(base, flip(cb, 40), cc), strict: ErrBadCRC, offset: offB + blockHeaderSize, keepTolerant: ac, keepRecovered: ac},
+		{name: "bad_checksum_payload", file: withFooter(t, file(base, flip(cb, len(cb)-3), cc)), strict: ErrBadCRC, offset: -1, keepStrict: monosOf(a), keepTolerant: ac, keepRecovered: ac},
+		{name: "bad_length", file: file(base, flip(cb, 9), cc), strict: ErrBadCRC, offset: offB, keepTolerant: ac, keepRecovered: ac},
+		{name: "length_over_limit", file: file(base, badLen, cc), strict: ErrTooLarge, offset: offB, keepTolerant: ac, keepRecovered: ac},
+		{name: "bad_sync", file: file(base, flip(cb, 0), cc), strict: ErrBadMagic, offset: offB, keepTolerant: ac, keepRecovered: ac},
+		{name: "garbage_between_chunks", file: file(base, []byte("garbage!"), cb, cc), strict: ErrBadMagic, offset: offB, keepTolerant: all, keepRecovered: all},
+		{name: "lost_channel_block", file: file(prelude(), header(), channel(1, zstd1), flip(channel(2, zstd1), 30), ca, cb, cc), strict: ErrBadCRC, offset: -1, keepTolerant: all, keepRecovered: all},
+		{name: "lying_raw_length_payload", file: withFooter(t, file(base, payloadBomb, cc)), strict: ErrMalformed, offset: offB + int64(len(payloadBomb)-len(bomb)), keepStrict: monosOf(a), keepTolerant: ac, keepRecovered: ac},
+		{name: "lying_raw_length_metadata", file: withFooter(t, file(base, metaBomb, cc)), strict: ErrMalformed, offset: metaAt, keepStrict: monosOf(a), keepTolerant: ac, keepRecovered: ac},
+		{name: "flipped_magic", file: flip(closed, 3), warned: true, keepStrict: all, keepTolerant: all, keepRecovered: all},
+		{name: "flipped_header_block", file: flip(closed, preludeSize+blockHeaderSize+3), warned: true, keepStrict: all, keepTolerant: all, keepRecovered: all},
+		{name: "flipped_header_length_no_footer", file: flip(file(base, cb, cc), preludeSize+9), warned: true, keepStrict: all, keepTolerant: all, keepRecovered: all},
+		{name: "flipped_footer", file: flip(closed, footerAt+blockHeaderSize+5), warned: true, keepStrict: all, keepTolerant: all, keepRecovered: all},
+		{name: "fifo", fifo: true, strict: ErrNotRegular},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			// Strict read.
-			r, err := openBytes(tc.file, ReaderOptions{})
-			if err == nil {
-				it := r.Records(Filter{})
-				for it.Next() {
+			dir := t.TempDir()
+			path := filepath.Join(dir, tc.name+".vrlog")
+			if tc.fifo {
+				if err := syscall.Mkfifo(path, 0o600); err != nil {
+					t.Fatal(err)
 				}
-				err = it.Err()
-				if tc.tornTail != (r.TornTail() != nil) {
-					t.Errorf("torn tail = %v, want %v", r.TornTail(), tc.tornTail)
-				}
-				if r.TornTail() != nil && !errors.Is(r.TornTail(), ErrTornTail) {
-					t.Errorf("torn tail error %v", r.TornTail())
-				}
-				r.Close()
+				checkFIFO(t, path)
+				return
+			}
+			writeFile(t, path, tc.file)
+			if *craftedDir != "" {
+				writeFile(t, filepath.Join(*craftedDir, tc.name+".vrlog"), tc.file)
+			}
+			// Strict read: up to the damage, then its error.
+			got, r, err := readMonos(path, ReaderOptions{})
+			if !equalInt64(got, tc.keepStrict) {
+				t.Errorf("strict read %v, want %v", got, tc.keepStrict)
 			}
 			if tc.strict == nil && err != nil {
 				t.Fatalf("strict read: %v", err)
@@ -109,21 +156,37 @@ func TestCorruptionTable(t *testing.T) {
 					t.Fatalf("offset %d, want %d (%v)", ce.Offset, tc.offset, ce)
 				}
 			}
+			if r != nil {
+				if tc.torn != (r.TornTail() != nil) || (r.TornTail() != nil && !errors.Is(r.TornTail(), ErrTornTail)) {
+					t.Errorf("torn tail = %v, want %v", r.TornTail(), tc.torn)
+				}
+				if tc.warned != (len(r.Warnings()) > 0) {
+					t.Errorf("warnings %v, want some: %v", r.Warnings(), tc.warned)
+				}
+			}
 			// Tolerant read keeps the rest.
-			got := monos(t, tc.file, ReaderOptions{Tolerant: true})
-			if !equalInt64(got, tc.survive) {
-				t.Fatalf("tolerant read %v, want %v", got, tc.survive)
+			if got, _, err := readMonos(path, ReaderOptions{Tolerant: true}); err != nil || !equalInt64(got, tc.keepTolerant) {
+				t.Fatalf("tolerant read %v (%v), want %v", got, err, tc.keepTolerant)
 			}
-			// Recover keeps the same, and its copy reads strictly.
-			rec, rep := recoverBytes(t, tc.file)
-			if got := monos(t, rec, ReaderOptions{}); !equalInt64(got, tc.survive) {
-				t.Fatalf("recovered %v, want %v", got, tc.survive)
+			// Verify tells a torn tail from damage.
+			v, err := Verify(path, ReaderOptions{})
+			if err != nil {
+				t.Fatalf("verify: %v", err)
 			}
-			if (rep.TornTail != nil) != tc.tornTail {
-				t.Fatalf("recover torn tail %v", rep.TornTail)
+			if (v.TornTail != nil) != tc.torn || (len(v.Problems) > 0) != (tc.strict != nil || tc.warned) {
+				t.Fatalf("verify: torn tail %v, problems %v", v.TornTail, v.Problems)
 			}
-			if tc.strict != nil && len(rep.Dropped) == 0 {
-				t.Fatalf("recover reported no damage")
+			// Recover keeps what the tolerant reader reads, and says how.
+			dst := filepath.Join(dir, "recovered.vrlog")
+			rep, err := Recover(context.Background(), path, dst, RecoverOptions{})
+			if err != nil {
+				t.Fatalf("recover: %v", err)
+			}
+			if got, _, err := readMonos(dst, ReaderOptions{}); err != nil || !equalInt64(got, tc.keepRecovered) {
+				t.Fatalf("recovered %v (%v), want %v", got, err, tc.keepRecovered)
+			}
+			if (rep.TornTail != nil) != tc.torn || (len(rep.Dropped) > 0) != (tc.strict != nil) || (len(rep.Rebuilt) > 0) != tc.warned {
+				t.Fatalf("recover: torn tail %v, dropped %v, rebuilt %v", rep.TornTail, rep.Dropped, rep.Rebuilt)
 			}
 		})
 	}
@@ -134,9 +197,40 @@ func TestCorruptionTable(t *testing.T) {
 		}
 	})
 	t.Run("foreign_file", func(t *testing.T) {
-		_, err := openBytes([]byte("PK\x03\x04 this is a zip file, not a log"), ReaderOptions{})
-		if !errors.Is(err, ErrBadMagic) {
-			t.Fatalf("got %v", err)
+		foreign := []byte("PK\x03\x04 this is a zip file, not a log")
+		if _, err := openBytes(foreign, ReaderOptions{}); !errors.Is(err, ErrBadMagic) {
+			t.Fatalf("open: %v", err)
+		}
+		for _, force := range []bool{false, true} {
+			if _, err := recoverTo(context.Background(), bytes.NewReader(foreign), int64(len(foreign)), io.Discard, ReaderOptions{}, force); !errors.Is(err, ErrBadMagic) {
+				t.Fatalf("recover (force %v): %v", force, err)
+			}
+		}
+	})
+	t.Run("zero_filled_file", func(t *testing.T) {
+		// Created, grown, and nothing of it reached the disk: torn at 0.
+		z := make([]byte, 8192)
+		if _, err := openBytes(z, ReaderOptions{}); !errors.Is(err, ErrTornTail) {
+			t.Fatalf("open: %v, want a torn tail", err)
+		}
+		if _, err := recoverTo(context.Background(), bytes.NewReader(z), int64(len(z)), io.Discard, ReaderOptions{}, true); !errors.Is(err, ErrTornTail) {
+			t.Fatalf("recover: %v, want nothing to recover", err)
+		}
+	})
+	t.Run("log_behind_foreign_bytes", func(t *testing.T) {
+		// Without its prelude and behind other bytes, a log does not look
+		// like one: Recover refuses it, and with Force finds every chunk.
+		f := file([]byte("some other header, then the blocks: "), closed[preludeSize:])
+		if _, err := recoverTo(context.Background(), bytes.NewReader(f), int64(len(f)), io.Discard, ReaderOptions{}, false); !errors.Is(err, ErrBadMagic) {
+			t.Fatalf("recover without force: %v", err)
+		}
+		var out bytes.Buffer
+		rep, err := recoverTo(context.Background(), bytes.NewReader(f), int64(len(f)), &out, ReaderOptions{}, true)
+		if err != nil || len(rep.Rebuilt) != 1 || len(rep.Dropped) != 0 {
+			t.Fatalf("recover with force: %v %+v", err, rep)
+		}
+		if got := monos(t, out.Bytes(), ReaderOptions{}); !equalInt64(got, all) {
+			t.Fatalf("recovered %v", got)
 		}
 	})
 	t.Run("missing_channel_definition", func(t *testing.T) {
@@ -154,6 +248,51 @@ func TestCorruptionTable(t *testing.T) {
 			t.Fatalf("placeholders %v", rep.Placeholders)
 		}
 	})
+}
+
+// readMonos opens path and reads every record, returning their receive
+// times up to the first error, the reader (closed) and that error.
+func readMonos(path string, o ReaderOptions) ([]int64, *Reader, error) {
+	r, err := Open(path, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer r.Close()
+	var out []int64
+	it := r.Records(Filter{})
+	for it.Next() {
+		out = append(out, it.Record().RecvMonoNs)
+	}
+	return out, r, it.Err()
+}
+
+// checkFIFO checks that every entry point refuses a FIFO that has no
+// writer at once, instead of blocking in open(2).
+func checkFIFO(t *testing.T, path string) {
+	done := make(chan error, 4)
+	go func() {
+		_, err := Open(path, ReaderOptions{})
+		done <- err
+		_, err = Open(path, ReaderOptions{Tolerant: true})
+		done <- err
+		_, err = Verify(path, ReaderOptions{})
+		done <- err
+		_, err = Recover(context.Background(), path, path+".recovered", RecoverOptions{})
+		done <- err
+	}()
+	for i := 0; i < 4; i++ {
+		select {
+		case err := <-done:
+			if !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), "save the stream to a file") {
+				t.Fatalf("entry point %d: %v, want ErrNotRegular saying what to do", i, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("entry point %d blocks on a FIFO without a writer", i)
+		}
+	}
+	if _, err := os.Stat(path + ".recovered"); !os.IsNotExist(err) {
+		t.Fatalf("recover left an output: %v", err)
+	}
 }
 
 func equalInt64(a, b []int64) bool {
@@ -238,6 +377,12 @@ func TestTruncateEveryOffset(t *testing.T) {
 				wantRecs += c.Records
 			}
 		}
+		if n < preludeSize {
+			if _, err := recoverTo(context.Background(), bytes.NewReader(b), int64(n), io.Discard, ReaderOptions{}, false); !errors.Is(err, ErrTornTail) {
+				t.Fatalf("cut at %d, inside the prelude: recover %v, want nothing to recover (ErrTornTail)", n, err)
+			}
+			continue
+		}
 		rec, rep := recoverBytes(t, b)
 		if rep.ChunksKept != wantChunks || rep.RecordsKept != uint64(wantRecs) {
 			t.Fatalf("cut at %d: kept %d chunks/%d records, want %d/%d", n, rep.ChunksKept, rep.RecordsKept, wantChunks, wantRecs)
@@ -265,14 +410,14 @@ func TestTruncateEveryOffset(t *testing.T) {
 		src := tempPath(t, "cut.vrlog")
 		writeFile(t, src, full[:n])
 		dst := src + ".recovered"
-		rep, err := Recover(src, dst, RecoverOptions{})
+		rep, err := Recover(context.Background(), src, dst, RecoverOptions{})
 		if err != nil {
 			t.Fatalf("Recover: %v", err)
 		}
 		if rep.TornTail == nil || !rep.Verified.OK() {
 			t.Fatalf("report %+v", rep)
 		}
-		if _, err := Recover(src, dst, RecoverOptions{}); !errors.Is(err, ErrExists) {
+		if _, err := Recover(context.Background(), src, dst, RecoverOptions{}); !errors.Is(err, ErrExists) {
 			t.Fatalf("Recover over an existing file: %v", err)
 		}
 	}

@@ -2,6 +2,7 @@ package logfmt
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -97,7 +98,7 @@ func TestKill9(t *testing.T) {
 		t.Fatalf("read %d records, %d were flushed", n, flushed)
 	}
 	dst := path + ".recovered"
-	rep, err := Recover(path, dst, RecoverOptions{})
+	rep, err := Recover(context.Background(), path, dst, RecoverOptions{})
 	if err != nil {
 		t.Fatalf("recover: %v", err)
 	}

@@ -15,9 +15,13 @@
 //
 // A file cut at any byte (kill -9, power loss, full disk) is readable up to
 // its last complete chunk: Open falls back to a linear scan when the footer
-// is missing, and Recover writes a repaired, re-verified copy. A torn tail
-// is told apart from corruption in the middle of the file; the latter is
-// reported as a *CorruptionError naming the file and byte offset.
+// is missing or damaged, and Recover writes a repaired, re-verified copy. A
+// torn tail (also the zero-filled last chunk a power loss leaves) is told
+// apart from corruption in the middle of the file; the latter is reported
+// as a *CorruptionError naming the file and byte offset. Damage that costs
+// no record (prelude, header block, footer, trailer) is read around and
+// reported by Reader.Warnings. Every length read from a file, decompressed
+// sizes included, is checked against a limit before anything is allocated.
 //
 // Reading by channel pattern and time window (Select, Read), merging logs
 // (Merge) and copying a selection or several logs into a new one (Copy,

@@ -6,10 +6,11 @@ import (
 	"io/fs"
 )
 
-// ErrTornTail means the file ends in the middle of a block and no valid
+// ErrTornTail means the file ends in an incomplete block and no valid
 // block follows: the writer was interrupted (kill -9, power loss, full
-// disk). Everything before the torn block is intact.
-var ErrTornTail = errors.New("logfmt: torn tail (file ends mid-block)")
+// disk). The block was cut short, or its bytes never reached the disk
+// (zeros after a power loss). Everything before it is intact.
+var ErrTornTail = errors.New("logfmt: torn tail (an interrupted write left the last block incomplete)")
 
 // ErrBadCRC means a CRC32C stored in the file does not match the bytes it
 // covers.
@@ -58,6 +59,11 @@ func pathless(err error) error {
 	}
 	return err
 }
+
+// ErrNotRegular means a log path names a FIFO, pipe, device, socket or
+// directory. A log is read with random access (the index at its end,
+// chunks in time order), so it must be a regular file.
+var ErrNotRegular = errors.New("logfmt: not a regular file")
 
 // ErrNoFooter means the file has no valid footer (it was not closed); the
 // reader fell back to a linear scan. Reported by Verify, not by Open.

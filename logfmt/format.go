@@ -37,6 +37,16 @@ const (
 	maxSection = 1<<32 - 1 // section lengths are u32
 )
 
+// Record flags in the record metadata stream.
+const (
+	rfStamp   = 1 << 0 // capture delta and seq delta follow
+	rfPubID   = 1 << 1 // publisher id follows (uvarint length + bytes)
+	rfPubSame = 1 << 2 // publisher id equals the previous one of this group
+	rfPubSN   = 1 << 3 // publisher sequence number delta follows
+	rfHeader  = 1 << 4 // header length follows
+	rfKnown   = rfStamp | rfPubID | rfPubSame | rfPubSN | rfHeader
+)
+
 // Block kinds.
 const (
 	kindHeader  = 1

@@ -1,9 +1,6 @@
 package logfmt
 
-import (
-	"fmt"
-	"sort"
-)
+import "sort"
 
 // Filter selects records.
 type Filter struct {
@@ -44,19 +41,6 @@ type Iterator struct {
 // streamBatch is how many records a streamed chunk decodes at a time:
 // their entries (72 bytes each) stay in cache until Next reads them.
 const streamBatch = 512
-
-// loadedChunk holds one chunk's buffers while its records are iterated.
-type loadedChunk struct {
-	buf      []byte // block header + meta section
-	cm       chunkMeta
-	metaRaw  []byte
-	metaDec  []byte
-	data     [][]byte // per group raw bytes, nil if not loaded
-	dataBufs [][]byte
-	readBuf  []byte
-	dec      recordDecoder
-	metaAt   int64 // file offset of the stored record metadata, for errors
-}
 
 // Records returns an iterator over the records selected by f. Chunks
 // before f.Start are found by binary search over the index.
@@ -183,25 +167,36 @@ func (it *Iterator) nextBatch() {
 }
 
 // loadCluster loads the next chunk, together with the following chunks
-// whose time ranges overlap it, and orders their records by time. In
-// strict mode a chunk in order on its own is streamed instead
-// (nextBatch): the common case of a recorder's log. Tolerant mode
-// decodes every chunk whole first, so a damaged one is skipped whole.
+// whose time ranges overlap it, and orders their records by time. A
+// chunk in order on its own is streamed instead (nextBatch): the common
+// case of a recorder's log. Tolerant mode checks every record of a chunk
+// before it returns the first, so a damaged one is skipped whole.
 func (it *Iterator) loadCluster() {
 	r := it.r
 	it.entries = it.entries[:0]
 	it.ei = 0
 	it.nslots = 0
 	first := it.pos
-	if ci := &r.chunks[it.plan[first]]; !r.opts.Tolerant && ci.Sorted &&
+	if ci := &r.chunks[it.plan[first]]; ci.Sorted &&
 		(first+1 == len(it.plan) || r.chunks[it.plan[first+1]].MinMonoNs >= ci.MaxMonoNs) {
 		it.pos++
 		if len(it.slots) == 0 {
 			it.slots = append(it.slots, &loadedChunk{})
 		}
 		lc := it.slots[0]
-		if err := r.openChunk(lc, ci, it.want, it.f.MetaOnly, 0); err != nil {
-			it.err = asCorruption(err, r.opts.Name)
+		err := r.openChunk(lc, ci, it.want, it.f.MetaOnly, 0)
+		if err == nil && r.opts.Tolerant {
+			// A damaged chunk is skipped whole: check every record
+			// before the first one is returned.
+			_, err = lc.checkRecords(r.opts.Name, &it.entries)
+		}
+		if err != nil {
+			ce := asCorruption(err, r.opts.Name)
+			if !r.opts.Tolerant {
+				it.err = ce
+				return
+			}
+			r.skip(ce)
 			return
 		}
 		it.stream = lc
@@ -239,121 +234,4 @@ func (it *Iterator) loadCluster() {
 	if needSort {
 		sort.SliceStable(it.entries, func(a, b int) bool { return it.entries[a].mono < it.entries[b].mono })
 	}
-}
-
-// loadChunk reads and checks one chunk and appends its decoded record
-// metadata to out; unless metaOnly it also reads the payload blocks of
-// the wanted channels (all if want is nil).
-func (r *Reader) loadChunk(lc *loadedChunk, ci *ChunkInfo, want []bool, metaOnly bool, out []metaEntry, slot uint16) ([]metaEntry, error) {
-	if err := r.openChunk(lc, ci, want, metaOnly, slot); err != nil {
-		return out, err
-	}
-	start := len(out)
-	out, err := lc.dec.decode(out, len(lc.metaRaw))
-	if err != nil {
-		return out[:start], lc.decodeError(r.opts.Name, err)
-	}
-	return out, nil
-}
-
-// decodeError places a failure of the chunk's record metadata at its offset.
-func (lc *loadedChunk) decodeError(name string, err error) error {
-	return corrupt(name, lc.metaAt, "chunk record metadata", "", err)
-}
-
-// openChunk reads and checks one chunk's meta section and decompresses
-// its record metadata, ready for lc.dec; unless metaOnly it also reads
-// the payload blocks of the wanted channels (all if want is nil).
-func (r *Reader) openChunk(lc *loadedChunk, ci *ChunkInfo, want []bool, metaOnly bool, slot uint16) error {
-	o := &r.opts
-	name := o.Name
-	n := blockHeaderSize + int(ci.MetaLen)
-	if int64(ci.MetaLen) > o.MaxChunkSize || int64(ci.DataLen) > o.MaxChunkSize {
-		return corrupt(name, ci.Offset, "chunk", fmt.Sprintf("sections <= %d bytes", o.MaxChunkSize), ErrTooLarge)
-	}
-	if ci.Offset < 0 || ci.Offset+ci.Size() > r.size {
-		return corrupt(name, ci.Offset, "chunk", "a chunk inside the file", ErrTornTail)
-	}
-	if cap(lc.buf) < n {
-		lc.buf = make([]byte, n)
-	}
-	lc.buf = lc.buf[:n]
-	if _, err := r.ReadAt(lc.buf, ci.Offset); err != nil {
-		return fmt.Errorf("%s: read chunk at %d: %w", name, ci.Offset, err)
-	}
-	h, err := parseBlockHeader(lc.buf)
-	if err != nil {
-		return corrupt(name, ci.Offset, "chunk block header", "a valid block header", err)
-	}
-	if h.kind != kindChunk || h.metaLen != ci.MetaLen || h.dataLen != ci.DataLen {
-		return corrupt(name, ci.Offset, "chunk block header", fmt.Sprintf("chunk with sections %d+%d (index)", ci.MetaLen, ci.DataLen), ErrMalformed)
-	}
-	meta := lc.buf[blockHeaderSize:]
-	if crc(meta) != h.metaCRC {
-		return corrupt(name, ci.Offset+blockHeaderSize, "chunk meta section", fmt.Sprintf("crc32c %#08x", h.metaCRC), ErrBadCRC)
-	}
-	if err := parseChunkMeta(meta, h.dataLen, o, &lc.cm); err != nil {
-		return corrupt(name, ci.Offset+blockHeaderSize, "chunk meta section", "", err)
-	}
-	lc.metaAt = ci.Offset + blockHeaderSize + int64(len(meta)-len(lc.cm.metaStored))
-	raw, err := r.decompress(lc.cm.metaKind, lc.cm.metaStored, lc.cm.metaRawLen, lc.metaDec)
-	if lc.cm.metaKind != CompressionNone && raw != nil {
-		lc.metaDec = raw
-	}
-	if err != nil {
-		return lc.decodeError(name, err)
-	}
-	lc.metaRaw = raw
-	lc.dec.reset(raw, &lc.cm, o.MaxRecordSize, slot)
-	ng := len(lc.cm.groups)
-	if cap(lc.data) < ng {
-		lc.data = make([][]byte, ng)
-	}
-	lc.data = lc.data[:ng]
-	clear(lc.data)
-	if metaOnly {
-		return nil
-	}
-	for len(lc.dataBufs) < ng {
-		lc.dataBufs = append(lc.dataBufs, nil)
-	}
-	dataAt := ci.Offset + blockHeaderSize + int64(h.metaLen)
-	for i := range lc.cm.groups {
-		g := &lc.cm.groups[i]
-		if want != nil && !want[g.channel] {
-			continue
-		}
-		at := dataAt + int64(g.dataOff)
-		what := fmt.Sprintf("payload block of channel %d", g.channel)
-		var stored []byte
-		if g.kind == CompressionNone {
-			if cap(lc.dataBufs[i]) < int(g.storedLen) {
-				lc.dataBufs[i] = make([]byte, g.storedLen)
-			}
-			stored = lc.dataBufs[i][:g.storedLen]
-		} else {
-			if cap(lc.readBuf) < int(g.storedLen) {
-				lc.readBuf = make([]byte, g.storedLen)
-			}
-			stored = lc.readBuf[:g.storedLen]
-		}
-		if _, err := r.ReadAt(stored, at); err != nil {
-			return fmt.Errorf("%s: read %s at %d: %w", name, what, at, err)
-		}
-		if crc(stored) != g.crc {
-			return corrupt(name, at, what, fmt.Sprintf("crc32c %#08x", g.crc), ErrBadCRC)
-		}
-		d, err := r.decompress(g.kind, stored, g.rawLen, lc.dataBufs[i])
-		if err != nil {
-			return corrupt(name, at, what, "", err)
-		}
-		if g.kind != CompressionNone {
-			lc.dataBufs[i] = d
-		}
-		lc.data[i] = d
-		if d == nil {
-			lc.data[i] = []byte{}
-		}
-	}
-	return nil
 }

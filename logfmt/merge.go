@@ -7,16 +7,22 @@ import "container/heap"
 // onto a common clock).
 type MergeKey func(input int, r *Record) int64
 
+// MergeRestamp rewrites record r of input i in place as it is read, before
+// its key is taken: e.g. puts a host's receive stamps on the simulator's
+// clock, so that the merge orders by that clock.
+type MergeRestamp func(input int, r *Record)
+
 // Merged walks several iterators as one, smallest key first; ties go in
 // input order, and each input keeps its own order. merge joins logs by
 // receive wall time with it, replay several files by receive monotonic
 // time.
 type Merged struct {
-	key  MergeKey
-	h    mergeHeap
-	cur  *mergeHead // the input of the current record, advanced by Next
-	err  error
-	init bool
+	key     MergeKey
+	restamp MergeRestamp // nil: records as read
+	h       mergeHeap
+	cur     *mergeHead // the input of the current record, advanced by Next
+	err     error
+	init    bool
 }
 
 type mergeHead struct {
@@ -26,8 +32,12 @@ type mergeHead struct {
 }
 
 // Merge merges its by key. Each iterator is used by the Merged only.
-func Merge(its []*Iterator, key MergeKey) *Merged {
-	m := &Merged{key: key}
+func Merge(its []*Iterator, key MergeKey) *Merged { return MergeRestamped(its, nil, key) }
+
+// MergeRestamped merges its by key, each record rewritten by restamp
+// first (nil: as read). Record returns the rewritten record.
+func MergeRestamped(its []*Iterator, restamp MergeRestamp, key MergeKey) *Merged {
+	m := &Merged{key: key, restamp: restamp}
 	for i, it := range its {
 		m.h = append(m.h, &mergeHead{input: i, it: it})
 	}
@@ -79,7 +89,11 @@ func (m *Merged) advance(h *mergeHead) bool {
 		}
 		return false
 	}
-	h.key = m.key(h.input, h.it.Record())
+	r := h.it.Record()
+	if m.restamp != nil {
+		m.restamp(h.input, r)
+	}
+	h.key = m.key(h.input, r)
 	return true
 }
 

@@ -8,8 +8,6 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
-
-	"github.com/klauspost/compress/zstd"
 )
 
 // ReaderOptions bounds what a reader will allocate and says how to treat
@@ -64,10 +62,8 @@ func (o ReaderOptions) withDefaults() ReaderOptions {
 // Reader reads a log. Its methods are safe for concurrent use; each
 // Iterator is used by one goroutine.
 type Reader struct {
-	ra   io.ReaderAt
-	size int64
+	chunkLoader
 	file *os.File
-	opts ReaderOptions
 
 	header    Header
 	channels  []Channel
@@ -79,34 +75,25 @@ type Reader struct {
 	tornTail  *CorruptionError
 	writer    *WriterStats
 
-	bytesRead atomic.Int64
-	mu        sync.Mutex
-	skipped   []*CorruptionError
-	decOnce   sync.Once
-	dec       *zstd.Decoder
-	decErr    error
-	closed    atomic.Bool
+	warnings []*CorruptionError
+
+	mu      sync.Mutex
+	skipped []*CorruptionError
+	closed  atomic.Bool
 }
 
 // Open opens the log at path: from the footer in a constant number of
 // reads, or by a linear scan of block headers and chunk meta sections
 // when the footer is missing (Indexed reports which).
+//
+// path must name a regular file (ErrNotRegular otherwise).
 func Open(path string, opts ReaderOptions) (*Reader, error) {
-	f, err := os.Open(path)
+	f, size, err := openLogFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, pathless(err))
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("open %s: %w", path, pathless(err))
-	}
-	if st.IsDir() {
-		f.Close()
-		return nil, fmt.Errorf("open %s: is a directory, not a log", path)
+		return nil, err
 	}
 	opts.Name = path
-	r, err := NewReader(f, st.Size(), opts)
+	r, err := NewReader(f, size, opts)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -121,45 +108,59 @@ func NewReader(ra io.ReaderAt, size int64, opts ReaderOptions) (*Reader, error) 
 	if o.Name == "" {
 		o.Name = "log"
 	}
-	r := &Reader{ra: ra, size: size, opts: o}
-	major, minor, err := readPrelude(r, size, o.Name)
+	r := &Reader{chunkLoader: chunkLoader{ra: ra, size: size, opts: o}}
+	major, minor, warning, err := checkStart(&r.chunkLoader)
 	if err != nil {
 		return nil, err
 	}
+	if warning != nil {
+		r.warnings = append(r.warnings, warning)
+	}
+	r.header.VersionMajor, r.header.VersionMinor = major, minor
+	var indexErr *CorruptionError
+	footerAt := size
 	if !o.IgnoreIndex {
-		ok, err := r.openIndexed()
-		if err != nil && !o.Tolerant {
-			return nil, err
-		}
-		if err != nil {
-			r.skip(asCorruption(err, o.Name))
-		}
+		ok, foff, err := r.openIndexed()
 		if ok {
-			r.header.VersionMajor, r.header.VersionMinor = major, minor
 			r.finish()
 			return r, nil
 		}
+		// A damaged footer is read around like a missing one: by a scan.
+		indexErr, footerAt = asCorruption(err, o.Name), foff
 	}
-	var n int64
-	res, err := scan(r.ra, size, &r.opts, o.Tolerant, &n)
-	r.bytesRead.Add(n)
+	res, err := scan(&r.chunkLoader, preludeSize, o.Tolerant)
 	if err != nil {
 		return nil, err
 	}
-	if res.headerOff < 0 && !o.Tolerant && len(res.blockSpans) > 0 {
+	if indexErr != nil && !warnedFrom(res.warnings, footerAt) {
+		r.warnings = append(r.warnings, indexErr) // a CRC-valid footer that fails its checks
+	}
+	if res.headerOff < 0 && !o.Tolerant && len(res.blockSpans) > 0 && !res.headerDamaged {
 		return nil, corrupt(o.Name, preludeSize, "header block", "a header block after the prelude", ErrMalformed)
 	}
-	if len(res.blockSpans) == 0 && res.tornTail == nil && len(res.problems) == 0 {
+	if len(res.blockSpans) == 0 && res.tornTail == nil && len(res.problems) == 0 && len(res.warnings) == 0 {
 		// Only the prelude: the writer died before its first write completed.
 		res.tornTail = corrupt(o.Name, preludeSize, "header block", "a header block after the prelude", ErrTornTail)
 	}
 	r.fromScan(res)
-	r.header.VersionMajor, r.header.VersionMinor = major, minor
 	r.finish()
 	return r, nil
 }
 
+// warnedFrom reports whether a warning lies at or after off.
+func warnedFrom(ws []*CorruptionError, off int64) bool {
+	for _, w := range ws {
+		if w.Offset >= off {
+			return true
+		}
+	}
+	return false
+}
+
 func asCorruption(err error, name string) *CorruptionError {
+	if err == nil {
+		return nil
+	}
 	var ce *CorruptionError
 	if errors.As(err, &ce) {
 		return ce
@@ -167,60 +168,56 @@ func asCorruption(err error, name string) *CorruptionError {
 	return corrupt(name, -1, "file", "", err)
 }
 
-// ReadAt reads through the byte counter.
-func (r *Reader) ReadAt(p []byte, off int64) (int, error) {
-	n, err := r.ra.ReadAt(p, off)
-	r.bytesRead.Add(int64(n))
-	return n, err
-}
-
-// openIndexed reads the header block, trailer and footer. ok=false with a
-// nil error means there is no footer (fall back to a scan).
-func (r *Reader) openIndexed() (ok bool, err error) {
+// openIndexed reads the trailer, the footer and the header block. With
+// ok=false the caller scans instead: err is nil when there is no footer,
+// else the damage found in it, at or after the footer offset foff. A
+// damaged header block alone does not stop an indexed open: it is a
+// warning, and Header is then lostHeader's stand-in.
+func (r *Reader) openIndexed() (ok bool, foff int64, err error) {
 	o := &r.opts
+	foff = r.size
 	if r.size < preludeSize+trailerSize+2*blockHeaderSize {
-		return false, nil
+		return false, foff, nil
 	}
 	var t [trailerSize]byte
 	if _, err := r.ReadAt(t[:], r.size-trailerSize); err != nil {
-		return false, fmt.Errorf("%s: read trailer: %w", o.Name, err)
+		return false, foff, fmt.Errorf("%s: read trailer: %w", o.Name, err)
 	}
-	foff, ok := parseTrailer(t[:])
+	foff, ok = parseTrailer(t[:])
 	if !ok {
-		return false, nil
+		return false, r.size, nil
 	}
-	var n int64
-	h, body, cerr := readBlockAt(r.ra, r.size-trailerSize, foff, o, nil, &n)
-	r.bytesRead.Add(n)
+	h, body, cerr := readBlockAt(&r.chunkLoader, r.size-trailerSize, foff, nil)
 	if cerr == nil && (h.kind != kindFooter || foff < preludeSize || foff+h.size() != r.size-trailerSize) {
 		cerr = corrupt(o.Name, foff, "footer block", "a footer block ending at the trailer", ErrMalformed)
 	}
 	if cerr != nil {
-		return false, cerr
+		return false, foff, cerr
 	}
 	f, ok := parseFooterBody(body, o.MaxChannels)
 	if !ok {
-		return false, corrupt(o.Name, foff, "footer block", "", ErrMalformed)
+		return false, foff, corrupt(o.Name, foff, "footer block", "", ErrMalformed)
 	}
 	if err := checkFooter(f, foff); err != nil {
-		return false, corrupt(o.Name, foff, "footer block", "", err)
+		return false, foff, corrupt(o.Name, foff, "footer block", "", err)
 	}
-	hh, hbody, cerr := readBlockAt(r.ra, foff, preludeSize, o, nil, &n)
-	r.bytesRead.Add(n)
-	if cerr != nil {
-		return false, cerr
-	}
+	hh, hbody, cerr := readBlockAt(&r.chunkLoader, foff, preludeSize, nil)
 	hd, ok := parseHeaderBody(hbody)
-	if hh.kind != kindHeader || !ok {
-		return false, corrupt(o.Name, preludeSize, "header block", "a header block after the prelude", ErrMalformed)
+	if cerr == nil && (hh.kind != kindHeader || !ok) {
+		cerr = corrupt(o.Name, preludeSize, "header block", "a header block after the prelude", ErrMalformed)
 	}
+	if cerr != nil {
+		r.warnings = append(r.warnings, cerr)
+		hd = lostHeader(f.chunks)
+	}
+	hd.VersionMajor, hd.VersionMinor = r.header.VersionMajor, r.header.VersionMinor
 	r.header = hd
 	r.channels = f.channels
 	r.chunks = f.chunks
 	r.stats = f.stats
 	r.writer = &f.writer
 	r.indexed = true
-	return true, nil
+	return true, foff, nil
 }
 
 // checkFooter checks the index for consistency before it is trusted:
@@ -258,43 +255,19 @@ func checkFooter(f *footer, foff int64) error {
 }
 
 func (r *Reader) fromScan(res *scanResult) {
+	major, minor := r.header.VersionMajor, r.header.VersionMinor
 	r.header = res.header
+	if res.headerOff < 0 {
+		r.header = lostHeader(res.chunks)
+	}
+	r.header.VersionMajor, r.header.VersionMinor = major, minor
 	r.chunks = res.chunks
 	r.tornTail = res.tornTail
+	r.warnings = append(r.warnings, res.warnings...)
 	for _, p := range res.problems {
 		r.skip(p)
 	}
-	r.channels = placeholders(res)
-	for _, c := range r.channels {
-		s := ChannelStats{Channel: c.ID}
-		if p := res.stats[c.ID]; p != nil {
-			s = *p
-		}
-		s.Drops = res.drops[c.ID]
-		r.stats = append(r.stats, s)
-	}
-}
-
-// placeholders returns the scanned channels sorted by id, with a
-// placeholder definition for every channel a chunk uses but no channel
-// block defines (its definition was lost).
-func placeholders(res *scanResult) []Channel {
-	cs := append([]Channel(nil), res.channels...)
-	have := map[uint16]bool{}
-	for _, c := range cs {
-		have[c.ID] = true
-	}
-	for _, ci := range res.chunks {
-		for _, cc := range ci.Channels {
-			if !have[cc.Channel] {
-				have[cc.Channel] = true
-				cs = append(cs, Channel{ID: cc.Channel, Name: fmt.Sprintf("lost-channel-%d", cc.Channel),
-					Meta: map[string]string{"vrlog.placeholder": "definition lost"}})
-			}
-		}
-	}
-	sortChannels(cs)
-	return cs
+	r.channels, r.stats = res.index()
 }
 
 // finish builds the time order of chunks for seeking.
@@ -348,12 +321,20 @@ func (r *Reader) Indexed() bool { return r.indexed }
 func (r *Reader) TornTail() *CorruptionError { return r.tornTail }
 
 // SkippedChunks returns the damage skipped in tolerant mode: chunks (and
-// other blocks, and a damaged footer) that could not be read.
+// other blocks) that could not be read.
 func (r *Reader) SkippedChunks() []*CorruptionError {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]*CorruptionError(nil), r.skipped...)
 }
+
+// Warnings returns damage that Open read around without losing a record,
+// in strict mode too: a damaged prelude (the log was read as version
+// 1.0), a damaged header block (Header then has no metadata and the
+// earliest receive time as its creation time), a damaged footer index or
+// trailer (the log was read by a linear scan instead, as one without a
+// footer). Nil for a sound file.
+func (r *Reader) Warnings() []*CorruptionError { return r.warnings }
 
 // BytesRead returns the bytes read from the file so far.
 func (r *Reader) BytesRead() int64 { return r.bytesRead.Load() }
@@ -366,43 +347,9 @@ func (r *Reader) Close() error {
 	if r.closed.Swap(true) {
 		return ErrClosed
 	}
-	if r.dec != nil {
-		r.dec.Close()
-	}
+	r.chunkLoader.close()
 	if r.file != nil {
 		return r.file.Close()
 	}
 	return nil
-}
-
-func (r *Reader) decoder() (*zstd.Decoder, error) {
-	r.decOnce.Do(func() {
-		r.dec, r.decErr = zstd.NewReader(nil, zstd.WithDecoderMaxMemory(uint64(r.opts.MaxChunkSize)), zstd.WithDecoderConcurrency(0))
-	})
-	return r.dec, r.decErr
-}
-
-// decompress decodes a stored block of kind k whose raw length is rawLen
-// (already checked against MaxChunkSize) into dst.
-func (r *Reader) decompress(k CompressionKind, src []byte, rawLen uint32, dst []byte) ([]byte, error) {
-	if k == CompressionNone {
-		return src, nil
-	}
-	d, err := r.decoder()
-	if err != nil {
-		return nil, err
-	}
-	// Allocate for what the input can plausibly hold; DecodeAll grows it
-	// up to MaxChunkSize if the data really expands further.
-	if want := min(int(rawLen), 64*len(src)+4096); cap(dst) < want {
-		dst = make([]byte, 0, want)
-	}
-	out, err := d.DecodeAll(src, dst[:0])
-	if err != nil {
-		return out, fmt.Errorf("%w: zstd: %v", ErrMalformed, err)
-	}
-	if len(out) != int(rawLen) {
-		return out, fmt.Errorf("%w: decompressed %d bytes, expected %d", ErrMalformed, len(out), rawLen)
-	}
-	return out, nil
 }

@@ -2,11 +2,12 @@ package logfmt
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
+	"sort"
 )
 
 // RecoverOptions configures Recover.
@@ -15,6 +16,15 @@ type RecoverOptions struct {
 	Reader ReaderOptions
 	// Overwrite lets Recover replace an existing destination.
 	Overwrite bool
+	// Force searches a source that does not start like a vrlog log (its
+	// prelude and the block after it both damaged, or foreign bytes in
+	// front) for blocks from its first byte. Without it such a source is
+	// refused with ErrBadMagic.
+	Force bool
+	// TempCreated, if set, is called with the name of the temporary file
+	// as soon as it exists: a process that can be killed before Recover
+	// returns (an interrupted command) removes it by that name.
+	TempCreated func(path string)
 }
 
 // RecoverReport says what Recover kept and what it dropped.
@@ -25,6 +35,11 @@ type RecoverReport struct {
 	// Dropped lists damaged chunks and blocks in the middle of the source
 	// that were left out, each with its offset in the source.
 	Dropped []*CorruptionError
+	// Rebuilt lists damage to structures that held no record and that
+	// the copy writes anew: the prelude, the header block (its metadata
+	// is lost; the copy's creation time is the earliest receive time),
+	// the footer, the trailer.
+	Rebuilt []*CorruptionError
 	// TornTail is where the source ended mid-block (the usual crash), or
 	// nil. The incomplete block is left out.
 	TornTail *CorruptionError
@@ -40,32 +55,42 @@ type RecoverReport struct {
 // Recover writes a repaired copy of src to dst: every complete chunk
 // whose CRCs and structure check out is copied byte for byte, with the
 // channel definitions, the latest recorder drop counts, a new index and
-// footer. The copy is written to dst+".tmp", synced and renamed, then
-// re-opened and verified before Recover reports success.
-func Recover(src, dst string, opts RecoverOptions) (*RecoverReport, error) {
+// footer. Recover owns the whole output: it writes a temporary file next
+// to dst, syncs it, verifies it (Verify, then every record read back),
+// and only then moves it to dst and syncs the directory. On any error,
+// and when ctx is cancelled, the temporary file is removed and dst is
+// left as it was. Without Overwrite an existing dst is refused with
+// ErrExists, also if it appears while Recover runs.
+func Recover(ctx context.Context, src, dst string, opts RecoverOptions) (*RecoverReport, error) {
+	fail := func(err error) error { return fmt.Errorf("recover %s: %w", src, err) }
 	if !opts.Overwrite {
 		if _, err := os.Lstat(dst); err == nil {
-			return nil, fmt.Errorf("recover %s: %s: %w", src, dst, ErrExists)
+			return nil, fail(fmt.Errorf("%s: %w", dst, ErrExists))
 		}
 	}
-	in, err := os.Open(src)
+	in, size, err := openLogFile(src)
 	if err != nil {
-		return nil, fmt.Errorf("recover: %w", err)
+		return nil, fail(err)
 	}
 	defer in.Close()
-	st, err := in.Stat()
+	out, err := createTemp(dst)
 	if err != nil {
-		return nil, fmt.Errorf("recover: %w", err)
+		return nil, fail(err)
 	}
-	tmp := dst + ".tmp"
-	out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666) // the umask narrows it
-	if err != nil {
-		return nil, fmt.Errorf("recover %s: %w", src, err)
+	tmp := out.Name()
+	if opts.TempCreated != nil {
+		opts.TempCreated(tmp)
 	}
+	committed := false
+	defer func() {
+		if !committed {
+			os.Remove(tmp)
+		}
+	}()
 	ro := opts.Reader
 	ro.Name = src
 	bw := bufio.NewWriterSize(out, 1<<20)
-	rep, err := recoverTo(in, st.Size(), bw, ro)
+	rep, err := recoverTo(ctx, in, size, bw, ro, opts.Force)
 	if err == nil {
 		err = bw.Flush()
 	}
@@ -75,141 +100,133 @@ func Recover(src, dst string, opts RecoverOptions) (*RecoverReport, error) {
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		err = os.Rename(tmp, dst)
-	}
 	if err != nil {
-		os.Remove(tmp)
-		return rep, fmt.Errorf("recover %s to %s: %w", src, dst, err)
-	}
-	if d, err := os.Open(filepath.Dir(dst)); err == nil {
-		d.Sync()
-		d.Close()
+		return rep, fail(err)
 	}
 	rep.Source, rep.Dest = src, dst
-	vo := opts.Reader
-	vrep, err := Verify(dst, vo)
-	if err != nil {
-		return rep, fmt.Errorf("recover %s: re-reading %s: %w", src, dst, err)
+	if rep.Verified, err = checkCopy(tmp, rep, opts.Reader); err != nil {
+		return rep, fail(fmt.Errorf("the repaired copy does not read back, nothing written: %w", err))
 	}
-	rep.Verified = vrep
-	if !vrep.OK() || vrep.Records != rep.RecordsKept || vrep.Chunks != rep.ChunksKept {
-		return rep, fmt.Errorf("recover %s: %s failed verification (%d problems, %d/%d records)", src, dst, len(vrep.Problems), vrep.Records, rep.RecordsKept)
+	if err := ctx.Err(); err != nil {
+		return rep, fail(err)
 	}
+	if err := commitTemp(tmp, dst, opts.Overwrite); err != nil {
+		return rep, fail(err)
+	}
+	committed = true
 	return rep, nil
 }
 
+// checkCopy verifies the written copy and reads every record of it back,
+// payloads included: a repaired file that cannot be read is no repair.
+func checkCopy(path string, rep *RecoverReport, ro ReaderOptions) (*VerifyReport, error) {
+	v, err := Verify(path, ro)
+	if err != nil {
+		return nil, err
+	}
+	if !v.OK() || v.Records != rep.RecordsKept || v.Chunks != rep.ChunksKept {
+		return v, fmt.Errorf("%s failed verification (%d problems, %d/%d records)", path, len(v.Problems), v.Records, rep.RecordsKept)
+	}
+	r, err := Open(path, ro)
+	if err != nil {
+		return v, err
+	}
+	defer r.Close()
+	var n uint64
+	it := r.Records(Filter{})
+	for it.Next() {
+		n++
+	}
+	if err := it.Err(); err != nil {
+		return v, err
+	}
+	if !r.Indexed() || n != rep.RecordsKept {
+		return v, fmt.Errorf("%s: read %d records back (indexed %v), kept %d", path, n, r.Indexed(), rep.RecordsKept)
+	}
+	return v, nil
+}
+
 // recoverTo writes the repaired log to out.
-func recoverTo(ra io.ReaderAt, size int64, out io.Writer, ropts ReaderOptions) (*RecoverReport, error) {
+func recoverTo(ctx context.Context, ra io.ReaderAt, size int64, out io.Writer, ropts ReaderOptions, force bool) (*RecoverReport, error) {
 	o := ropts.withDefaults()
 	if o.Name == "" {
 		o.Name = "log"
 	}
-	rep := &RecoverReport{}
-	res := &scanResult{headerOff: -1, drops: map[uint16]uint64{}}
-	if _, _, err := readPrelude(ra, size, o.Name); err != nil {
-		var ce *CorruptionError
-		if !errors.As(err, &ce) || !errors.Is(err, ErrTornTail) {
-			return rep, err
+	l := &chunkLoader{ra: ra, size: size, opts: o}
+	defer l.close()
+	sv, err := surveyLog(l, force)
+	if err != nil {
+		if errors.Is(err, ErrTornTail) {
+			err = fmt.Errorf("nothing to recover: %w", err)
 		}
-		rep.TornTail = ce // cut inside the prelude: nothing to keep
-	} else {
-		var n int64
-		res, err = scan(ra, size, &o, true, &n)
-		if err != nil {
-			return rep, err
-		}
-		rep.TornTail = res.tornTail
-		rep.Dropped = append(rep.Dropped, res.problems...)
-		rep.HadFooter = res.footer != nil
+		return nil, err
 	}
-	r := &Reader{ra: ra, size: size, opts: o}
-	defer r.Close()
+	rep := &RecoverReport{TornTail: sv.tornTail, HadFooter: sv.footer != nil}
+	rep.Dropped = append(append(rep.Dropped, sv.problems...), sv.damaged...)
+	sort.SliceStable(rep.Dropped, func(i, j int) bool { return rep.Dropped[i].Offset < rep.Dropped[j].Offset })
+	if sv.prelude != nil {
+		rep.Rebuilt = append(rep.Rebuilt, sv.prelude)
+	}
+	rep.Rebuilt = append(rep.Rebuilt, sv.warnings...)
 
-	// Keep the chunks that pass every check.
-	var kept []ChunkInfo
-	agg := &scanResult{}
-	var lc loadedChunk
-	var entries []metaEntry
-	var err error
-	for i := range res.chunks {
-		ci := &res.chunks[i]
-		entries, err = r.loadChunk(&lc, ci, nil, false, entries[:0], 0)
-		if err == nil {
-			err = checkChunkRanges(ci, &lc.cm, entries)
-		}
-		if err != nil {
-			rep.Dropped = append(rep.Dropped, asCorruption(err, o.Name))
-			continue
-		}
-		kept = append(kept, *ci)
-		agg.addStats(&lc.cm)
+	kept := sv.goodOnly()
+	header := kept.header
+	if kept.headerOff < 0 {
+		header = lostHeader(kept.chunks)
 	}
-	keptRes := &scanResult{channels: res.channels, chunks: kept, drops: res.drops, stats: agg.stats}
-	channels := placeholders(keptRes)
+	channels, _ := kept.index()
 	defined := map[uint16]bool{}
-	for _, c := range res.channels {
+	for _, c := range kept.channels {
 		defined[c.ID] = true
 	}
+	drops := map[uint16]uint64{} // of the channels that survived
+	var dropSum uint64
 	for _, c := range channels {
 		if !defined[c.ID] {
 			rep.Placeholders = append(rep.Placeholders, c.ID)
+		}
+		if d := kept.drops[c.ID]; d > 0 {
+			drops[c.ID] = d
+			dropSum += d
 		}
 	}
 
 	cw := &countWriter{w: out}
 	buf := appendPrelude(nil)
-	buf = appendBlock(buf, kindHeader, appendHeaderBody(nil, res.header))
+	buf = appendBlock(buf, kindHeader, appendHeaderBody(nil, header))
 	for i := range channels {
 		buf = appendBlock(buf, kindChannel, appendChannelBody(nil, &channels[i]))
 	}
 	if _, err := cw.Write(buf); err != nil {
 		return rep, err
 	}
-	var copyBuf []byte
-	newIndex := make([]ChunkInfo, 0, len(kept))
-	for _, ci := range kept {
-		sz := ci.Size()
-		if cap(copyBuf) < int(sz) {
-			copyBuf = make([]byte, sz)
-		}
-		b := copyBuf[:sz]
-		if _, err := ra.ReadAt(b, ci.Offset); err != nil {
-			return rep, fmt.Errorf("%s: read chunk at %d: %w", o.Name, ci.Offset, err)
-		}
-		ni := ci
-		ni.Offset = cw.n
-		newIndex = append(newIndex, ni)
-		if _, err := cw.Write(b); err != nil {
+	copyBuf := make([]byte, 1<<20)
+	for i := range kept.chunks {
+		if err := ctx.Err(); err != nil {
 			return rep, err
+		}
+		ci := &kept.chunks[i]
+		at := ci.Offset
+		ci.Offset = cw.n
+		if _, err := io.CopyBuffer(cw, io.NewSectionReader(l, at, ci.Size()), copyBuf); err != nil {
+			return rep, fmt.Errorf("copy chunk at %d of %s: %w", at, o.Name, err)
 		}
 		rep.ChunksKept++
 		rep.RecordsKept += uint64(ci.Records)
-	}
-	// Drops of channels that survived.
-	drops := map[uint16]uint64{}
-	var dropSum uint64
-	for _, c := range channels {
-		if d := res.drops[c.ID]; d > 0 {
-			drops[c.ID] = d
-			dropSum += d
-		}
 	}
 	buf = buf[:0]
 	if len(drops) > 0 {
 		buf = appendBlock(buf, kindDrops, appendDropsBody(nil, drops))
 	}
-	sr := &Reader{}
-	keptRes.chunks = newIndex
-	keptRes.drops = drops
-	sr.fromScan(keptRes)
+	kept.drops = drops
+	channels, stats := kept.index()
 	var raw uint64
-	for _, s := range sr.stats {
+	for _, s := range stats {
 		raw += s.RawBytes
 	}
 	foff := cw.n + int64(len(buf))
-	f := &footer{channels: sr.channels, chunks: newIndex, stats: sr.stats,
-		writer: WriterStats{Records: rep.RecordsKept, Chunks: uint64(len(newIndex)), RawBytes: raw, BytesWritten: foff, Drops: dropSum}}
+	f := &footer{channels: channels, chunks: kept.chunks, stats: stats,
+		writer: WriterStats{Records: rep.RecordsKept, Chunks: uint64(len(kept.chunks)), RawBytes: raw, BytesWritten: foff, Drops: dropSum}}
 	buf = appendBlock(buf, kindFooter, appendFooterBody(nil, f))
 	buf = appendTrailer(buf, foff)
 	_, err = cw.Write(buf)

@@ -5,23 +5,30 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 )
 
 // scanResult is what a linear scan of the block sequence finds.
 type scanResult struct {
-	header     Header
-	headerOff  int64 // offset of the header block, -1 if missing
-	channels   []Channel
-	chunks     []ChunkInfo
-	drops      map[uint16]uint64
-	footer     *footer // footer block found in the sequence, if valid
-	footerOff  int64
-	end        int64 // offset after the last good block
-	tornTail   *CorruptionError
-	problems   []*CorruptionError
-	blockSpans []span // every good block, in file order (for Recover)
-	stats      map[uint16]*ChannelStats
+	header    Header
+	headerOff int64 // offset of the header block, -1 if missing
+	channels  []Channel
+	chunks    []ChunkInfo
+	groups    [][]groupEntry // each chunk's group directory, for statistics and payload checks
+	drops     map[uint16]uint64
+	footer    *footer // footer block found in the sequence, if valid
+	footerOff int64
+	end       int64 // offset after the last good block
+	tornTail  *CorruptionError
+	// problems is damage in the middle of the file that may have cost
+	// records (a tolerant scan goes on after it).
+	problems []*CorruptionError
+	// warnings is damage that cost no record: a damaged prelude, header
+	// block, footer or trailer. Even a strict scan reads past it.
+	warnings      []*CorruptionError
+	headerDamaged bool   // the header block is among the warnings
+	blockSpans    []span // every good block, in file order
 }
 
 type span struct {
@@ -59,6 +66,27 @@ func readPrelude(ra io.ReaderAt, size int64, name string) (major, minor uint16, 
 	return major, minor, nil
 }
 
+// checkStart checks the prelude. A damaged prelude (magic or CRC) in
+// front of a valid block is only a warning: the log behind it is intact
+// and read as version 1.0. A file whose first page holds only zeros is a
+// torn tail at offset 0: it was created, and a power loss kept its data
+// from reaching the disk. Anything else that fails is an error: not a
+// vrlog log, a newer major version, or a file cut inside its prelude.
+func checkStart(l *chunkLoader) (major, minor uint16, warning *CorruptionError, err error) {
+	major, minor, err = readPrelude(l, l.size, l.opts.Name)
+	if err == nil || !(errors.Is(err, ErrBadMagic) || errors.Is(err, ErrBadCRC)) || l.size < preludeSize {
+		return major, minor, nil, err
+	}
+	if l.validBlockAt(preludeSize) {
+		return VersionMajor, VersionMinor, asCorruption(err, l.opts.Name), nil
+	}
+	page := make([]byte, min(l.size, 4096))
+	if _, rerr := l.ReadAt(page, 0); rerr == nil && !slices.ContainsFunc(page, func(b byte) bool { return b != 0 }) {
+		return 0, 0, nil, corrupt(l.opts.Name, 0, "file prelude", fmt.Sprintf("the vrlog magic, not %d zero bytes (the data never reached the disk)", len(page)), ErrTornTail)
+	}
+	return 0, 0, nil, err
+}
+
 // blockLimit is the largest meta section of a block of kind k.
 func blockLimit(k byte, o *ReaderOptions) int64 {
 	switch k {
@@ -70,23 +98,21 @@ func blockLimit(k byte, o *ReaderOptions) int64 {
 	return min(o.MaxIndexSize, 16<<20)
 }
 
-// readBlockAt reads and checks the block at off: header CRC, limits, that
-// it fits in the file, and the meta section CRC. It returns the header
-// and the meta section (in buf, reused).
-func readBlockAt(ra io.ReaderAt, size, off int64, o *ReaderOptions, buf []byte, counter *int64) (blockHeader, []byte, *CorruptionError) {
+// readBlockAt reads and checks the block at off, which must end by end:
+// header CRC, limits, and the meta section CRC. It returns the header
+// and the meta section (in buf, reused). On damage the header is
+// returned too if it was valid.
+func readBlockAt(l *chunkLoader, end, off int64, buf []byte) (blockHeader, []byte, *CorruptionError) {
+	o := &l.opts
 	name := o.Name
-	if off < 0 || off > size {
-		return blockHeader{}, nil, corrupt(name, off, "block", fmt.Sprintf("an offset inside the file (%d bytes)", size), ErrMalformed)
+	if off < 0 || off > end {
+		return blockHeader{}, nil, corrupt(name, off, "block", fmt.Sprintf("an offset inside the file (%d bytes)", end), ErrMalformed)
 	}
 	var hb [blockHeaderSize]byte
-	n := int64(blockHeaderSize)
-	if size-off < n {
-		n = size - off
-	}
-	if _, err := ra.ReadAt(hb[:n], off); err != nil && err != io.EOF {
+	n := min(int64(blockHeaderSize), end-off)
+	if _, err := l.ReadAt(hb[:n], off); err != nil && err != io.EOF {
 		return blockHeader{}, nil, corrupt(name, off, "block header", "", err)
 	}
-	*counter += n
 	if n < blockHeaderSize {
 		return blockHeader{}, nil, corrupt(name, off, "block header", fmt.Sprintf("%d bytes, file ends after %d", blockHeaderSize, n), ErrTornTail)
 	}
@@ -96,7 +122,7 @@ func readBlockAt(ra io.ReaderAt, size, off int64, o *ReaderOptions, buf []byte, 
 		if errors.Is(err, ErrBadMagic) {
 			exp = fmt.Sprintf("sync marker %q", blockSync[:])
 		}
-		return h, nil, corrupt(name, off, "block header", exp, err)
+		return blockHeader{}, nil, corrupt(name, off, "block header", exp, err)
 	}
 	if lim := blockLimit(h.kind, o); int64(h.metaLen) > lim {
 		return h, nil, corrupt(name, off, kindName(h.kind), fmt.Sprintf("meta section <= %d bytes, header says %d", lim, h.metaLen), ErrTooLarge)
@@ -107,17 +133,16 @@ func readBlockAt(ra io.ReaderAt, size, off int64, o *ReaderOptions, buf []byte, 
 	if h.kind != kindChunk && h.dataLen != 0 {
 		return h, nil, corrupt(name, off, kindName(h.kind), "no data section", ErrMalformed)
 	}
-	if off+h.size() > size {
-		return h, nil, corrupt(name, off, kindName(h.kind), fmt.Sprintf("%d bytes, file ends after %d", h.size(), size-off), ErrTornTail)
+	if off+h.size() > end {
+		return h, nil, corrupt(name, off, kindName(h.kind), fmt.Sprintf("%d bytes, file ends after %d", h.size(), end-off), ErrTornTail)
 	}
 	if cap(buf) < int(h.metaLen) {
 		buf = make([]byte, h.metaLen)
 	}
 	buf = buf[:h.metaLen]
-	if _, err := ra.ReadAt(buf, off+blockHeaderSize); err != nil {
+	if _, err := l.ReadAt(buf, off+blockHeaderSize); err != nil {
 		return h, nil, corrupt(name, off, kindName(h.kind), "", err)
 	}
-	*counter += int64(h.metaLen)
 	if crc(buf) != h.metaCRC {
 		return h, nil, corrupt(name, off+blockHeaderSize, kindName(h.kind)+" meta section", fmt.Sprintf("crc32c %#08x", h.metaCRC), ErrBadCRC)
 	}
@@ -126,22 +151,45 @@ func readBlockAt(ra io.ReaderAt, size, off int64, o *ReaderOptions, buf []byte, 
 
 // validBlockAt reports whether a plausible block starts at off: sync
 // marker, header CRC, fits in the file.
-func validBlockAt(b []byte, off, size int64) bool {
+func (l *chunkLoader) validBlockAt(off int64) bool {
+	var b [blockHeaderSize]byte
+	if off < 0 || l.size-off < blockHeaderSize {
+		return false
+	}
+	if _, err := l.ReadAt(b[:], off); err != nil {
+		return false
+	}
+	return plausibleBlock(b[:], off, l.size)
+}
+
+func plausibleBlock(b []byte, off, size int64) bool {
 	h, err := parseBlockHeader(b)
 	return err == nil && off+h.size() <= size
 }
 
+// trailerAt returns the footer offset of a valid trailer at off.
+func (l *chunkLoader) trailerAt(off int64) (int64, bool) {
+	var t [trailerSize]byte
+	if off < 0 || l.size-off != trailerSize {
+		return 0, false
+	}
+	if _, err := l.ReadAt(t[:], off); err != nil {
+		return 0, false
+	}
+	return parseTrailer(t[:])
+}
+
 // resync searches for the next valid block header after off, or a valid
 // trailer at the end of the file. It returns -1 when there is none.
-func resync(ra io.ReaderAt, size, off int64, counter *int64) int64 {
+func resync(l *chunkLoader, off int64) int64 {
 	const window = 1 << 20
-	buf := make([]byte, window+blockHeaderSize)
+	size := l.size
+	buf := make([]byte, min(window+blockHeaderSize, max(size-off, 0)))
 	for pos := off + 1; pos+blockHeaderSize <= size; {
 		n := min(int64(len(buf)), size-pos)
-		if _, err := ra.ReadAt(buf[:n], pos); err != nil && err != io.EOF {
+		if _, err := l.ReadAt(buf[:n], pos); err != nil && err != io.EOF {
 			return -1
 		}
-		*counter += n
 		b := buf[:n]
 		for i := 0; ; {
 			k := bytes.Index(b[i:], blockSync[:])
@@ -149,7 +197,7 @@ func resync(ra io.ReaderAt, size, off int64, counter *int64) int64 {
 				break
 			}
 			i += k
-			if validBlockAt(b[i:i+blockHeaderSize], pos+int64(i), size) {
+			if plausibleBlock(b[i:i+blockHeaderSize], pos+int64(i), size) {
 				return pos + int64(i)
 			}
 			i++
@@ -160,68 +208,118 @@ func resync(ra io.ReaderAt, size, off int64, counter *int64) int64 {
 		pos += n - blockHeaderSize + 1
 	}
 	if size-trailerSize > off {
-		var t [trailerSize]byte
-		if _, err := ra.ReadAt(t[:], size-trailerSize); err == nil {
-			if _, ok := parseTrailer(t[:]); ok {
-				return size - trailerSize
-			}
+		if _, ok := l.trailerAt(size - trailerSize); ok {
+			return size - trailerSize
 		}
 	}
 	return -1
 }
 
-// scan walks the block sequence from the prelude to the end of the file.
-// In strict mode (tolerant=false) the first damage that has valid data
-// after it is returned as an error; a torn tail never is.
-func scan(ra io.ReaderAt, size int64, o *ReaderOptions, tolerant bool, counter *int64) (*scanResult, error) {
-	res := &scanResult{headerOff: -1, footerOff: -1, drops: map[uint16]uint64{}}
+// scan walks the block sequence from start (the end of the prelude) to
+// the end of the file. In strict mode (tolerant=false) the first damage
+// that may have cost records and has valid data after it is returned as
+// an error; a torn tail never is, nor damage that cost no record
+// (res.warnings).
+func scan(l *chunkLoader, start int64, tolerant bool) (*scanResult, error) {
+	o := &l.opts
+	size := l.size
+	res := &scanResult{headerOff: -1, footerOff: -1, drops: map[uint16]uint64{}, end: start}
 	seen := map[uint16]bool{}
 	var buf []byte
 	var cm chunkMeta
-	off := int64(preludeSize)
-	first := true
+	off := start
 	for off < size {
-		if size-off == trailerSize {
-			var t [trailerSize]byte
-			if _, err := ra.ReadAt(t[:], off); err == nil {
-				*counter += trailerSize
-				if _, ok := parseTrailer(t[:]); ok {
-					off = size
-					break
-				}
-			}
+		if _, ok := l.trailerAt(off); ok {
+			break
 		}
-		h, meta, cerr := readBlockAt(ra, size, off, o, buf, counter)
+		h, meta, cerr := readBlockAt(l, size, off, buf)
 		if cerr == nil {
 			buf = meta
-			cerr = res.take(h, meta, off, o, first, seen, &cm)
+			cerr = res.take(h, meta, off, o, off == start, seen, &cm)
 		}
 		if cerr != nil {
-			next := resync(ra, size, off, counter)
-			if next < 0 {
-				if !errors.Is(cerr.Err, ErrTornTail) {
-					cerr.Err = fmt.Errorf("%w: %w", ErrTornTail, cerr.Err)
-				}
-				res.tornTail = cerr
+			if res.footer != nil && off == res.end && size-off == trailerSize {
+				// A valid footer block, then 24 bytes that are no trailer.
+				res.warnings = append(res.warnings, corrupt(o.Name, off, "trailer", fmt.Sprintf("the end magic %q and a valid crc32c", trailerMagic[:]), ErrBadCRC))
 				break
 			}
-			if !tolerant {
+			next := resync(l, off)
+			if next < 0 {
+				res.tornTail = asTorn(cerr)
+				break
+			}
+			if res.harmless(l, off, next, start) {
+				res.warnings = append(res.warnings, cerr)
+				res.headerDamaged = res.headerDamaged || off == start
+			} else if tolerant {
+				res.problems = append(res.problems, cerr)
+			} else {
 				return res, cerr
 			}
-			res.problems = append(res.problems, cerr)
 			off = next
-			first = false
 			continue
 		}
 		res.blockSpans = append(res.blockSpans, span{kind: h.kind, off: off, size: h.size()})
-		first = false
 		off += h.size()
 		res.end = off
 	}
-	if res.end == 0 {
-		res.end = preludeSize
-	}
+	res.tearTail(l)
 	return res, nil
+}
+
+// asTorn marks damage that nothing valid follows as a torn tail.
+func asTorn(ce *CorruptionError) *CorruptionError {
+	if !errors.Is(ce.Err, ErrTornTail) {
+		ce.Err = fmt.Errorf("%w: %w", ErrTornTail, ce.Err)
+	}
+	return ce
+}
+
+// harmless reports whether damage from off up to the next valid block
+// at next cost no record: it is exactly the first block, the header, or
+// exactly the footer the trailer points to. The damaged first block's
+// extent checks out when its lengths lead to next although its CRCs
+// fail, or, when a length itself was hit, when no other block starts in
+// between (no sync marker: one block, damaged in place).
+func (res *scanResult) harmless(l *chunkLoader, off, next, start int64) bool {
+	if off == start && res.headerOff < 0 && len(res.blockSpans) == 0 && next-off <= blockHeaderSize+blockLimit(kindHeader, &l.opts) {
+		var hb [blockHeaderSize]byte
+		if _, err := l.ReadAt(hb[:], off); err == nil &&
+			((le.Uint32(hb[12:]) == 0 && off+blockHeaderSize+int64(le.Uint32(hb[8:])) == next) || !l.syncIn(off+1, next)) {
+			return true
+		}
+	}
+	foff, ok := l.trailerAt(next)
+	return ok && foff == off && off == res.end
+}
+
+// syncIn reports whether a block sync marker starts in [from, to).
+func (l *chunkLoader) syncIn(from, to int64) bool {
+	b := make([]byte, to-from+int64(len(blockSync))-1)
+	n, _ := l.ReadAt(b, from)
+	return bytes.Contains(b[:n], blockSync[:]) && bytes.Index(b[:n], blockSync[:]) < int(to-from)
+}
+
+// tearTail moves chunks at the end of the scan whose payload blocks fail
+// their CRC into the torn tail. Their block header and meta section
+// reached the disk and their data did not: power loss leaves zeros where
+// pages were never written back, and a write cut short leaves the rest
+// of the block stale. Nothing sound follows them, so they are the tail of
+// an interrupted recording, not damage in the middle.
+func (res *scanResult) tearTail(l *chunkLoader) {
+	var buf []byte
+	for n := len(res.blockSpans); n > 0 && res.blockSpans[n-1].kind == kindChunk; n-- {
+		k := len(res.chunks) - 1
+		ci := &res.chunks[k]
+		cerr := l.checkPayloads(ci, res.groups[k], &buf)
+		if cerr == nil {
+			return
+		}
+		res.tornTail = asTorn(corrupt(l.opts.Name, ci.Offset, fmt.Sprintf("chunk: %s at offset %d", cerr.What, cerr.Offset), cerr.Expected, cerr.Err))
+		res.chunks, res.groups = res.chunks[:k], res.groups[:k]
+		res.blockSpans = res.blockSpans[:n-1]
+		res.end = ci.Offset
+	}
 }
 
 // take interprets one CRC-valid block found by the scan.
@@ -252,7 +350,7 @@ func (res *scanResult) take(h blockHeader, meta []byte, off int64, o *ReaderOpti
 			return corrupt(name, off, "chunk meta section", "", err)
 		}
 		res.chunks = append(res.chunks, chunkInfoOf(off, h, cm))
-		res.addStats(cm)
+		res.groups = append(res.groups, append([]groupEntry(nil), cm.groups...))
 	case kindDrops:
 		d, ok := parseDropsBody(meta)
 		if !ok {
@@ -291,38 +389,80 @@ func cloneMap(m map[string]string) map[string]string {
 	return c
 }
 
-// addStats folds a chunk's group directory into per-channel statistics,
-// as the writer does for the footer.
-func (res *scanResult) addStats(cm *chunkMeta) {
-	if res.stats == nil {
-		res.stats = map[uint16]*ChannelStats{}
+// index returns the channel table and statistics the scanned blocks
+// imply, as a footer would hold them: the channels defined, sorted by
+// id, with a placeholder for every channel a chunk uses but no channel
+// block defines (its definition was lost); per-channel statistics folded
+// from the chunks' group directories (as the writer does), with the
+// latest drop counts. The Reader without a footer, Verify checking one
+// and Recover writing one all build it this way.
+func (res *scanResult) index() ([]Channel, []ChannelStats) {
+	cs := append([]Channel(nil), res.channels...)
+	have := map[uint16]bool{}
+	for _, c := range cs {
+		have[c.ID] = true
 	}
-	for i := range cm.groups {
-		g := &cm.groups[i]
-		s := res.stats[g.channel]
-		if s == nil {
-			s = &ChannelStats{Channel: g.channel}
-			res.stats[g.channel] = s
-		}
-		if s.Records == 0 && g.records > 0 {
-			s.FirstMonoNs, s.FirstWallNs = g.first[0], g.first[1]
-		}
-		if g.records > 0 {
-			s.LastMonoNs, s.LastWallNs = g.last[0], g.last[1]
-		}
-		if g.hasCap {
-			if !s.HasCapture {
-				s.HasCapture = true
-				s.FirstCaptureNs = g.first[2]
+	for _, ci := range res.chunks {
+		for _, cc := range ci.Channels {
+			if !have[cc.Channel] {
+				have[cc.Channel] = true
+				cs = append(cs, Channel{ID: cc.Channel, Name: fmt.Sprintf("lost-channel-%d", cc.Channel),
+					Meta: map[string]string{"vrlog.placeholder": "definition lost"}})
 			}
-			s.LastCaptureNs = g.last[2]
 		}
-		s.Records += uint64(g.records)
-		s.RawBytes += uint64(g.rawLen)
-		s.StoredBytes += uint64(g.storedLen)
 	}
+	sort.SliceStable(cs, func(i, j int) bool { return cs[i].ID < cs[j].ID })
+	byID := map[uint16]*ChannelStats{}
+	for _, groups := range res.groups {
+		for i := range groups {
+			foldStats(byID, &groups[i])
+		}
+	}
+	stats := make([]ChannelStats, len(cs))
+	for i, c := range cs {
+		stats[i] = ChannelStats{Channel: c.ID}
+		if s := byID[c.ID]; s != nil {
+			stats[i] = *s
+		}
+		stats[i].Drops = res.drops[c.ID]
+	}
+	return cs, stats
 }
 
-func sortChannels(cs []Channel) {
-	sort.SliceStable(cs, func(i, j int) bool { return cs[i].ID < cs[j].ID })
+// foldStats adds one payload block's directory entry to its channel's
+// statistics.
+func foldStats(byID map[uint16]*ChannelStats, g *groupEntry) {
+	s := byID[g.channel]
+	if s == nil {
+		s = &ChannelStats{Channel: g.channel}
+		byID[g.channel] = s
+	}
+	if s.Records == 0 && g.records > 0 {
+		s.FirstMonoNs, s.FirstWallNs = g.first[0], g.first[1]
+	}
+	if g.records > 0 {
+		s.LastMonoNs, s.LastWallNs = g.last[0], g.last[1]
+	}
+	if g.hasCap {
+		if !s.HasCapture {
+			s.HasCapture = true
+			s.FirstCaptureNs = g.first[2]
+		}
+		s.LastCaptureNs = g.last[2]
+	}
+	s.Records += uint64(g.records)
+	s.RawBytes += uint64(g.rawLen)
+	s.StoredBytes += uint64(g.storedLen)
+}
+
+// lostHeader stands in for a header block that was damaged: no metadata,
+// and the earliest receive time of the chunks as the creation time.
+func lostHeader(chunks []ChunkInfo) Header {
+	var h Header
+	for i, c := range chunks {
+		if i == 0 || c.MinWallNs < h.CreatedWallNs {
+			h.CreatedWallNs = c.MinWallNs
+		}
+	}
+	return h
 }

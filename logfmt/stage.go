@@ -123,11 +123,20 @@ func (s *stage) run(in <-chan *job, free chan<- *job) {
 		switch j.kind {
 		case jobChunk:
 			<-j.done
-			s.writeChunk(j)
+			if m := s.opts.memory; m != nil {
+				m.keep(m.kept(j))
+			} else {
+				s.writeChunk(j)
+			}
 			for _, g := range j.b.groups[:j.b.ng] {
 				g.releaseRefs()
 			}
 			free <- j
+			if s.opts.Sync == SyncOnFlush {
+				s.sync()
+			}
+		case jobSealed:
+			s.writeChunk(j)
 			if s.opts.Sync == SyncOnFlush {
 				s.sync()
 			}

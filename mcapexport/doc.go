@@ -1,5 +1,6 @@
 // Package mcapexport converts vrlog records into formats other tools open:
-// MCAP (Foxglove Studio, the mcap CLI, PlotJuggler) and CSV timing tables.
+// MCAP (Foxglove Studio, the mcap CLI, PlotJuggler) and CSV tables (timing,
+// and decoded states, lossless in pandas).
 //
 // MCAP mapping (docs/log-tools.md has the full table and the reasons):
 //

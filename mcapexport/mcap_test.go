@@ -317,7 +317,7 @@ func TestCSV(t *testing.T) {
 			second = l
 		}
 	}
-	want := "vr/r1/state,1,1,0.001000000,1700000000001000000,0.001300000,1700000000001300000,1000000,1000000,1000000,300000,0,0,0,168"
+	want := "vr/r1/state,1,1,1,0.001000000,1700000000001000000,0.001300000,1700000000001300000,1000000,1000000,1000000,300000,0,0,0,168"
 	if second != want {
 		t.Fatalf("row\n got %s\nwant %s", second, want)
 	}
@@ -331,10 +331,10 @@ func TestCSV(t *testing.T) {
 			back = l
 		}
 	}
-	if c := strings.Split(jump, ","); c[11] != "8589934552" || c[12] != "0" {
+	if c := strings.Split(jump, ","); c[12] != "8589934552" || c[13] != "0" {
 		t.Fatalf("jump row %s", jump)
 	}
-	if c := strings.Split(back, ","); c[11] != "0" || c[12] != "1" {
+	if c := strings.Split(back, ","); c[12] != "0" || c[13] != "1" {
 		t.Fatalf("restart row %s", back)
 	}
 }

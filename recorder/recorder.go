@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vrlog/vrlog/analyzer"
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/keyexpr"
 	"github.com/vrlog/vrlog/logfmt"
@@ -79,6 +80,26 @@ type Config struct {
 	// --lockstep takes its answers from a capture this way, so an answer is
 	// stamped before the replay reacts to it).
 	OnZenohSample func(key string)
+	// Snapshot, if set, keeps the recording in memory and writes a log
+	// only when triggered (SnapshotConfig); Output is then the base of the
+	// snapshots' names, and splitting does not apply.
+	Snapshot *SnapshotConfig
+}
+
+// sink is where a recording goes: numbered files (rotator) or, with
+// Config.Snapshot, memory written out when triggered (snapshotter). The
+// writer goroutine is its only caller.
+type sink interface {
+	ensure() error // a file is open to write into
+	addChannel(d *logfmt.Channel) error
+	id(name string) uint16 // the channel's id in the current file
+	addDrops(name string, n uint64)
+	write(r *logfmt.Record, release func()) error
+	tick() error // about once a second
+	close() error
+	bytes() (written int64, raw uint64)
+	paths() []string // the files written
+	abandon()        // the recording never started
 }
 
 // MinIceoryxBuffer is the iceoryx2 subscriber buffer below which the
@@ -154,20 +175,30 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 			patterns = append(patterns, p)
 		}
 	}
-	out, err := newRotator(cfg)
-	if err != nil {
+	r := &rec{cfg: cfg, in: make(chan []item, 64), chans: map[string]*channel{}, subs: map[*subInfo]bool{}, comp: comp}
+	var out sink
+	if cfg.Snapshot != nil {
+		if r.snap, err = newSnapshotter(cfg); err != nil {
+			return nil, err
+		}
+		out, r.trig = r.snap, make(chan trigger, 16)
+		if len(cfg.Snapshot.Faults) > 0 {
+			r.watch = analyzer.NewWatch(cfg.Snapshot.Faults, 0)
+		}
+	} else if out, err = newRotator(cfg); err != nil {
 		return nil, err
 	}
-	r := &rec{cfg: cfg, out: out, in: make(chan []item, 64), chans: map[string]*channel{}, subs: map[*subInfo]bool{}, comp: comp}
+	r.out = out
 
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
 	var setupErr error
 	var sess *zenoh.Session
+	query := cfg.Snapshot != nil && cfg.Snapshot.Query != ""
 	if cfg.Session != nil {
 		sess = cfg.Session
-	} else if len(cfg.ZenohKeys) > 0 || cfg.All || cfg.ProbeInterval > 0 {
+	} else if len(cfg.ZenohKeys) > 0 || cfg.All || cfg.ProbeInterval > 0 || query {
 		if sess, err = zenoh.Open(cfg.Zenoh); err != nil {
 			setupErr = err // the transport's errors name it
 		} else {
@@ -206,6 +237,12 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 			r.failed(rctx, node, s, err)
 		}
 	}
+	var qbl *zenoh.Queryable
+	if setupErr == nil && query {
+		if qbl, err = sess.DeclareDeferredQueryable(cfg.Snapshot.Query, r.query); err != nil {
+			setupErr = fmt.Errorf("zenoh queryable %q: %w", cfg.Snapshot.Query, err)
+		}
+	}
 	if setupErr != nil {
 		cancel()
 		wg.Wait()
@@ -217,9 +254,9 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		go func() { defer wg.Done(); r.discover(rctx, &wg, node, pending, patterns) }()
 	}
 	if sess != nil {
-		r.watch = &sessionWatch{}
+		r.session = &sessionWatch{}
 		wg.Add(1)
-		go func() { defer wg.Done(); r.watch.run(rctx, sess) }()
+		go func() { defer wg.Done(); r.session.run(rctx, sess) }()
 	}
 	if sess != nil && cfg.ProbeInterval > 0 {
 		wg.Add(1)
@@ -229,6 +266,10 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	go func() { wg.Wait(); close(r.in) }()
 
 	werr := r.write(rctx, cancel)
+	if qbl != nil {
+		qbl.Close()
+	}
+	r.refuseTriggers()
 	cerr := out.close()
 	sum := r.summary()
 	if werr != nil {
@@ -240,7 +281,10 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 // rec is one recording's state; write's goroutine owns chans and out.
 type rec struct {
 	cfg        Config
-	out        *rotator
+	out        sink
+	snap       *snapshotter    // out, in snapshot mode
+	trig       chan trigger    // snapshot triggers from zenoh queries
+	watch      *analyzer.Watch // --trigger's checks, watched live
 	in         chan []item
 	mu         sync.Mutex // guards subs (receivers add, writer reads)
 	subs       map[*subInfo]bool
@@ -248,7 +292,7 @@ type rec struct {
 	order      []*channel
 	start      time.Time
 	discovered sync.Map      // iceoryx2 services already subscribed
-	watch      *sessionWatch // the zenoh session's connectivity, if there is a session
+	session    *sessionWatch // the zenoh session's connectivity, if there is a session
 	comp       []compression
 }
 
@@ -554,9 +598,17 @@ func (r *rec) write(ctx context.Context, cancel context.CancelFunc) error {
 	r.start = time.Now()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
+	var manual <-chan logfmt.SnapshotTrigger
+	if r.cfg.Snapshot != nil {
+		manual = r.cfg.Snapshot.Manual
+	}
 	var failed error
 	for {
 		select {
+		case t := <-manual:
+			r.snap.trigger(trigger{SnapshotTrigger: t, slug: slug(strings.ToLower(t.Cause))})
+		case t := <-r.trig:
+			r.snap.trigger(t)
 		case batch, ok := <-r.in:
 			if !ok {
 				r.bookDrops()
@@ -643,6 +695,12 @@ func (r *rec) writeOne(it *item) error {
 			ch.undecodable++
 		}
 	}
+	if r.watch != nil {
+		for _, f := range r.watch.Record(&ch.def, rec) {
+			r.snap.trigger(trigger{SnapshotTrigger: logfmt.SnapshotTrigger{Cause: f.Message, WallNs: rec.RecvWallNs, MonoNs: rec.RecvMonoNs,
+				CaptureNs: f.CaptureNs}, slug: f.Check + "_" + slug(f.Channel)})
+		}
+	}
 	ch.msgs++
 	ch.bytes += uint64(len(rec.Header) + len(rec.Payload))
 	if it.sub != nil {
@@ -668,8 +726,11 @@ func (r *rec) bookDrops() {
 	}
 }
 
-// existsErr reports the file that Force would overwrite.
-func existsErr(p string) error { return fmt.Errorf("%s: %w", p, logfmt.ErrExists) }
+// existsErr reports the file that Force would overwrite, with the one
+// sentinel logfmt.Create also returns (logfmt.ErrExists).
+func existsErr(p string) error {
+	return fmt.Errorf("%s: %w (use --force to overwrite)", p, logfmt.ErrExists)
+}
 
 func fileExists(p string) bool {
 	_, err := os.Stat(p)

@@ -57,16 +57,7 @@ func newRotator(cfg Config) (*rotator, error) {
 
 func (o *rotator) open() error {
 	p := o.name(o.n)
-	md := map[string]string{"tool": "vrlog record"}
-	for k, v := range o.cfg.Metadata {
-		md[k] = v
-	}
-	if o.cfg.Note != "" {
-		md["note"] = o.cfg.Note
-	}
-	if h, err := os.Hostname(); err == nil {
-		md["host"] = h
-	}
+	md := logMetadata(o.cfg)
 	if o.split() {
 		md["split_index"] = fmt.Sprint(o.n)
 	}
@@ -91,6 +82,22 @@ func (o *rotator) open() error {
 		go func() { defer o.closing.Done(); os.Remove(old) }()
 	}
 	return nil
+}
+
+// logMetadata is the header metadata of the logs a recording writes: the
+// tool, the caller's metadata, the note, the host.
+func logMetadata(cfg Config) map[string]string {
+	md := map[string]string{"tool": "vrlog record"}
+	for k, v := range cfg.Metadata {
+		md[k] = v
+	}
+	if cfg.Note != "" {
+		md["note"] = cfg.Note
+	}
+	if h, err := os.Hostname(); err == nil {
+		md["host"] = h
+	}
+	return md
 }
 
 func (o *rotator) add(d *logfmt.Channel) error {
@@ -223,6 +230,9 @@ func (o *rotator) bytes() (written int64, raw uint64) {
 	st := o.w.Stats()
 	return written + st.BytesWritten, st.RawBytes
 }
+
+// paths are the files written so far, the current one included.
+func (o *rotator) paths() []string { return append([]string(nil), o.files...) }
 
 // abandon removes the first file when recording never started.
 func (o *rotator) abandon() {

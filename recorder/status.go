@@ -35,6 +35,11 @@ type Status struct {
 	Channels     []ChannelStatus
 	// Zenoh is the zenoh session's connectivity; nil without a session.
 	Zenoh *SessionStatus
+	// Snapshot is the snapshot buffer's state; nil unless Config.Snapshot.
+	Snapshot *SnapshotStatus
+	// Unwatched (in the Summary) are the snapshot --trigger checks that
+	// applied to no recorded channel (analyzer.Watch.Unwatched).
+	Unwatched []string
 }
 
 // Summary is what Run returns.
@@ -42,9 +47,13 @@ type Summary = Status
 
 func (r *rec) snapshot() Status {
 	written, raw := r.out.bytes()
-	s := Status{Elapsed: time.Since(r.start), Files: append([]string(nil), r.out.files...), BytesWritten: written, RawBytes: raw}
-	if r.watch != nil {
-		z := r.watch.status()
+	s := Status{Elapsed: time.Since(r.start), Files: r.out.paths(), BytesWritten: written, RawBytes: raw}
+	if r.snap != nil {
+		sn := r.snap.status()
+		s.Snapshot = &sn
+	}
+	if r.session != nil {
+		z := r.session.status()
 		s.Zenoh = &z
 	}
 	for _, ch := range r.order {
@@ -70,6 +79,9 @@ func (r *rec) status() {
 
 func (r *rec) summary() *Summary {
 	s := r.snapshot()
+	if r.watch != nil {
+		s.Unwatched = r.watch.Unwatched()
+	}
 	return &s
 }
 

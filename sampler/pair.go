@@ -55,16 +55,14 @@ func Lag(states, frames []Stamped, cfg LagConfig) *LagSummary {
 	l := &LagSummary{}
 	for _, f := range frames {
 		l.Frames++
-		i := sort.Search(len(states), func(i int) bool { return states[i].TNs > f.TNs }) // first state after f
-		if i == 0 {
+		latest, i, ok := latestLag(states, f.TNs)
+		if !ok {
 			l.Unpaired++
 			if len(states) > 0 {
 				l.Nearest.Add(f.TNs - states[0].TNs)
 			}
 			continue
 		}
-		s0 := states[i-1]
-		latest := f.TNs - s0.TNs
 		l.Latest.Add(latest)
 		nearest := latest
 		if i < len(states) && states[i].TNs-f.TNs < latest {
@@ -79,6 +77,18 @@ func Lag(states, frames []Stamped, cfg LagConfig) *LagSummary {
 		}
 	}
 	return l
+}
+
+// latestLag is the lag of a frame captured at t: t minus the capture
+// stamp of the latest state captured at or before it (states sorted by
+// TNs), with the index of the first state captured after t; ok is false
+// when no state was captured at or before t.
+func latestLag(states []Stamped, t int64) (lag int64, after int, ok bool) {
+	i := sort.Search(len(states), func(i int) bool { return states[i].TNs > t })
+	if i == 0 {
+		return 0, 0, false
+	}
+	return t - states[i-1].TNs, i, true
 }
 
 // recvAt interpolates the states' receive stamps at capture time t, between

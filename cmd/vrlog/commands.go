@@ -23,9 +23,10 @@ func commands() []*cli.Command {
 			cmds = append(cmds, c)
 		}
 	}
-	add("jobs", record.Command(), replay.Command(), analyze.Command())
+	add("jobs", record.Command(), record.SnapshotCommand(), replay.Command(), analyze.Command())
 	add("test fixture", ctl.Command(), controller.Command())
 	add("log tools", logtools.Commands()...)
 	add("simulator", sim.Command())
+	add("help", docCommands()...)
 	return cmds
 }

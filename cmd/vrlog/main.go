@@ -12,16 +12,23 @@ import (
 )
 
 func main() {
-	app := &cli.App{
+	cliutil.Run(newApp(), os.Args)
+}
+
+// newApp is the vrlog application: every verb, shell completion on.
+func newApp() *cli.App {
+	return &cli.App{
 		Name:  "vrlog",
 		Usage: "record, replay and audit robot-simulator streams (zenoh state, iceoryx2 camera frames)",
 		Description: `vrlog records a simulator's zenoh and iceoryx2 streams into a chunked, indexed,
 crash-safe .vrlog file, replays it at the original pacing into a controller
 under test, and audits its timing offline (skips, restarts, outages, lag).
 
+Shell completion: vrlog completion bash|zsh|fish. The manual: vrlog man.
+
 ` + cliutil.ExitCodesHelp,
-		Commands:        commands(),
-		HideHelpCommand: true,
+		Commands:             commands(),
+		HideHelpCommand:      true,
+		EnableBashCompletion: true,
 	}
-	cliutil.Run(app, os.Args)
 }

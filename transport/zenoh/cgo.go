@@ -541,6 +541,33 @@ type Queryable struct {
 // returns is sent, then the query is finalized. handler runs on one
 // goroutine, one query at a time.
 func (s *Session) DeclareQueryable(key string, handler func(Query) []Reply) (*Queryable, error) {
+	return s.DeclareDeferredQueryable(key, func(q Query, p *Pending) { p.Reply(handler(q)...) })
+}
+
+// Pending is a query answered later: Reply sends the replies and
+// finalizes the query, once, from any goroutine; later calls do nothing.
+type Pending struct {
+	once sync.Once
+	h    *C.vr_zquery_handle
+}
+
+// Reply sends rs and finalizes the query (the querier's Get returns).
+func (p *Pending) Reply(rs ...Reply) {
+	p.once.Do(func() {
+		for _, r := range rs {
+			replyOne(p.h, r)
+		}
+		C.vr_zquery_free(p.h)
+	})
+}
+
+// DeclareDeferredQueryable answers queries on key with handler, which
+// gets each query with a Pending to answer now or later, from any
+// goroutine (a snapshot replies once its file is written); the querier
+// waits until then or until its own timeout. handler runs on one
+// goroutine, one query at a time, and should return quickly: the next
+// query waits for it. A Pending never answered leaks its query.
+func (s *Session) DeclareDeferredQueryable(key string, handler func(Query, *Pending)) (*Queryable, error) {
 	ck := C.CString(key)
 	defer C.free(unsafe.Pointer(ck))
 	var h *C.vr_zqueryable
@@ -559,7 +586,7 @@ func (s *Session) DeclareQueryable(key string, handler func(Query) []Reply) (*Qu
 	return q, nil
 }
 
-func (q *Queryable) serve(handler func(Query) []Reply) {
+func (q *Queryable) serve(handler func(Query, *Pending)) {
 	defer close(q.done)
 	for {
 		select {
@@ -585,10 +612,7 @@ func (q *Queryable) serve(handler func(Query) []Reply) {
 		if in.HasPayload {
 			in.Payload = C.GoBytes(unsafe.Pointer(cq.payload), C.int(cq.payload_len))
 		}
-		for _, r := range handler(in) {
-			replyOne(cq.handle, r)
-		}
-		C.vr_zquery_free(cq.handle)
+		handler(in, &Pending{h: cq.handle})
 	}
 }
 

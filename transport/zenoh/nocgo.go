@@ -37,6 +37,14 @@ func (*Session) Publisher(string, PublisherOptions) (*Publisher, error) { return
 func (*Session) DeclareQueryable(string, func(Query) []Reply) (*Queryable, error) {
 	return nil, ErrUnavailable
 }
+func (*Session) DeclareDeferredQueryable(string, func(Query, *Pending)) (*Queryable, error) {
+	return nil, ErrUnavailable
+}
+
+// Pending is unavailable without cgo.
+type Pending struct{}
+
+func (*Pending) Reply(...Reply) {}
 func (*Session) Get(context.Context, string, []byte, time.Duration) ([]GetReply, error) {
 	return nil, ErrUnavailable
 }

@@ -258,6 +258,68 @@ func TestQueryableGet(t *testing.T) {
 	}
 }
 
+// A deferred queryable holds queries open and answers them later, from
+// another goroutine: the second query arrives while the first waits, and
+// each querier's Get returns once its reply is sent, not at its timeout.
+func TestDeferredQueryable(t *testing.T) {
+	a, b, _ := pair(t)
+	held := make(chan *Pending, 2)
+	q, err := a.DeclareDeferredQueryable("vr/test/later", func(q Query, p *Pending) { held <- p })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	ready, err := a.DeclareQueryable("vr/test/ready", func(Query) []Reply { return []Reply{{Payload: []byte("y")}} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ready.Close()
+	waitUntil := time.Now().Add(10 * time.Second)
+	for { // both queryables declared: once one answers, routes have reached b
+		rs, _ := b.Get(context.Background(), "vr/test/ready", nil, time.Second)
+		if len(rs) == 1 {
+			break
+		}
+		if time.Now().After(waitUntil) {
+			t.Fatal("the queryables never became reachable")
+		}
+	}
+	type got struct {
+		rs  []GetReply
+		err error
+		d   time.Duration
+	}
+	res := make(chan got, 2)
+	for i := 0; i < 2; i++ {
+		go func() {
+			t0 := time.Now()
+			rs, err := b.Get(context.Background(), "vr/test/later", nil, 20*time.Second)
+			res <- got{rs, err, time.Since(t0)}
+		}()
+	}
+	var ps []*Pending
+	for len(ps) < 2 {
+		select {
+		case p := <-held:
+			ps = append(ps, p)
+		case <-time.After(15 * time.Second):
+			t.Fatalf("%d of 2 queries reached the queryable while the first was unanswered", len(ps))
+		}
+	}
+	go func() {
+		for _, p := range ps {
+			p.Reply(Reply{Payload: []byte("done"), Encoding: "text/plain"})
+			p.Reply(Reply{Payload: []byte("twice")}) // ignored
+		}
+	}()
+	for i := 0; i < 2; i++ {
+		g := <-res
+		if g.err != nil || len(g.rs) != 1 || string(g.rs[0].Payload) != "done" || g.d > 15*time.Second {
+			t.Fatalf("get: %+v after %s, %v", g.rs, g.d, g.err)
+		}
+	}
+}
+
 func TestLivePublishers(t *testing.T) {
 	a, b, _ := pair(t)
 	p1, err := a.Publisher("vr/r1/state", PublisherOptions{Liveliness: true})

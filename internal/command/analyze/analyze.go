@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/urfave/cli/v2"
 
@@ -32,10 +33,13 @@ latest state at or before it, and the nearest one) with a tolerance, the
 frames' delay against the state timeline (which shows a delay below the state
 period, where the latest-state lag cannot), and the recorder/simulator clock
 offset and drift (valid when its 95 % confidence interval is within ±5 ppm)
-from clock-sync probes. A channel the recorder could not open is reported
-with its error. A response log (replay --capture) also gets the controller's
-reaction per trigger channel: the first response after each released
-trigger, p50/p99/max, and the triggers without a response.
+from clock-sync probes. A log merged from several hosts with 'vrlog merge
+--clock sim' is on the simulator's clock: the report lists each host's offset
+and its uncertainty (receive_clock, hosts), and latency is each host's
+transport latency, not the clocks' difference. A channel the recorder could
+not open is reported with its error. A response log (replay --capture) also
+gets the controller's reaction per trigger channel: the first response after
+each released trigger, p50/p99/max, and the triggers without a response.
 
 Payloads are decoded with epoch 0 (absolute unix seconds); the session epoch is
 the first state sample and elapsed = (t_ns - epoch) / 1e9, as the SDK reports
@@ -103,7 +107,7 @@ func run(c *cli.Context) error {
 	}
 	opts := analyzer.Options{
 		OutageFactor: c.Float64("outage-factor"), LagTolerance: c.Duration("lag-tolerance"),
-		FullDecode: c.Bool("full-decode"), Tolerant: c.Bool("tolerant"), TimeFormat: tf,
+		FullDecode: c.Bool("full-decode"), Tolerant: c.Bool("tolerant"),
 	}
 	var base *analyzer.Report
 	if p := c.String("baseline"); p != "" {
@@ -127,16 +131,17 @@ func run(c *cli.Context) error {
 		files = append(files, f)
 		return f, nil
 	}
-	var junit, html *output.File
+	var csvOut io.Writer
 	if p := c.String("csv"); p == "-" {
-		opts.Timeline = c.App.Writer
+		csvOut = c.App.Writer
 	} else if p != "" {
 		f, err := create("csv")
 		if err != nil {
 			return err
 		}
-		opts.Timeline = f
+		csvOut = f
 	}
+	var junit, html *output.File
 	if c.String("junit") != "" {
 		if junit, err = create("junit"); err != nil {
 			return err
@@ -163,6 +168,11 @@ func run(c *cli.Context) error {
 		rep.CompareBaseline(base, c.Float64("baseline-tolerance"))
 	}
 
+	if csvOut != nil {
+		if err := a.WriteCSV(csvOut, rep, tf); err != nil {
+			return cliutil.Runtime(err)
+		}
+	}
 	out := c.App.Writer
 	switch {
 	case c.Bool("json"):

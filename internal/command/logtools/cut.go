@@ -43,36 +43,6 @@ EXAMPLES:
 	}
 }
 
-func mergeCommand() *cli.Command {
-	return &cli.Command{
-		Name:      "merge",
-		Usage:     "merge logs into one, records in receive-time order",
-		ArgsUsage: "A.vrlog B.vrlog [...] -o OUT.vrlog",
-		Description: `A k-way merge of the inputs' records by receive wall-clock time (the one
-receive clock comparable across recorders and hosts; monotonic stamps are
-kept as recorded). Channels are matched by name, transport, topic and schema:
-the same stream recorded in two files becomes one channel; channel ids are
-renumbered. Two different streams with the same name are kept apart, the
-later one renamed NAME@N (N = the input's position, from 1). Recorder drops
-of matched channels are added up. Metadata is the first input's, plus
-vrlog.merged_from listing the inputs.
-
-Use it to join the files of a split recording, or logs of one session taken
-by two recorders (one per transport or host).
-
-The output is written to a temporary file next to OUT, verified by reading
-it back, then renamed to OUT; an existing OUT is kept unless --force.
-
-EXAMPLES:
-   vrlog merge zenoh.vrlog iceoryx2.vrlog -o session.vrlog
-   vrlog merge run.0.vrlog run.1.vrlog run.2.vrlog -o run.vrlog
-
-` + cliutil.ExitCodesHelp,
-		Flags:  outputFlags(),
-		Action: runMerge,
-	}
-}
-
 // copyWriterOptions are the options of logs written by cut and merge.
 func copyWriterOptions(meta map[string]string, created int64) logfmt.WriterOptions {
 	return logfmt.WriterOptions{Metadata: meta, CreatedAt: time.Unix(0, created), FlushInterval: -1, Sync: logfmt.SyncOnClose}
@@ -159,53 +129,4 @@ func writeCopy(f *output.File, opts logfmt.WriterOptions, prog *progress.Bar, co
 		return st, cliutil.Runtime(fmt.Errorf("%s: the output holds %d records, %d were written; nothing written", f.Path(), got, st.Records))
 	}
 	return st, cliutil.Runtime(f.Commit())
-}
-
-func runMerge(c *cli.Context) error {
-	if c.NArg() < 2 {
-		return cliutil.Usage("merge: give two or more input files and -o OUT (see --help)")
-	}
-	paths := c.Args().Slice()
-	var readers []*logfmt.Reader
-	defer func() {
-		for _, r := range readers {
-			r.Close()
-		}
-	}()
-	for _, p := range paths {
-		r, err := openLog(p, false)
-		if err != nil {
-			return err
-		}
-		readers = append(readers, r)
-	}
-	f, err := createOutput(c, paths...)
-	if err != nil {
-		return err
-	}
-	defer f.Abort()
-	meta := maps.Clone(readers[0].Header().Metadata)
-	if meta == nil {
-		meta = map[string]string{}
-	}
-	meta["vrlog.merged_from"] = strings.Join(paths, ",")
-	created := readers[0].Header().CreatedWallNs
-	for _, r := range readers[1:] {
-		created = min(created, r.Header().CreatedWallNs)
-	}
-	st, err := writeCopy(f, copyWriterOptions(meta, created), newProgress(c, "merge", readers...), func(w *logfmt.Writer) (logfmt.CopyStats, error) {
-		return logfmt.MergeCopy(w, readers)
-	})
-	if err != nil {
-		var ce *logfmt.CorruptionError
-		if errors.As(err, &ce) {
-			return readError(ce.File, err)
-		}
-		return err
-	}
-	for _, rn := range st.Renamed {
-		fmt.Fprintf(c.App.ErrWriter, "merge: warning: %s: channel %q differs from the one of that name in an earlier input (transport/topic/schema); renamed %q\n", paths[rn.Input], rn.From, rn.To)
-	}
-	fmt.Fprintf(c.App.Writer, "wrote %s: %d records on %d channels from %d inputs (verified)\n", f.Path(), st.Records, st.Channels, len(paths))
-	return nil
 }

@@ -20,7 +20,7 @@ import (
 func exportCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "export",
-		Usage:     "export a log to MCAP (Foxglove Studio, mcap CLI, PlotJuggler) or to CSV timing tables",
+		Usage:     "export a log to MCAP (Foxglove Studio, mcap CLI, PlotJuggler) or to CSV (timing and decoded states)",
 		ArgsUsage: "FILE.vrlog --format mcap|csv -o OUT",
 		Description: `--format mcap writes an indexed, chunked (zstd by default) MCAP file:
    - one MCAP channel per vrlog channel, topic = the vrlog channel name, with
@@ -39,13 +39,17 @@ func exportCommand() *cli.Command {
    the first state sample's t_ns). The MCAP file is read back through its
    index and its message count checked before the command reports success.
 
---format csv writes a timing table (record metadata only, no payload is
-read): one file per channel in directory OUT (OUT/<channel>.csv), or a single
-table with a leading channel column when OUT ends in .csv. Columns: index,
-seq, t, t_ns, recv_wall, recv_wall_ns, recv_mono_ns, dt_ns, recv_dt_ns,
-latency_ns, skipped, restart, header_bytes, payload_bytes; t and recv_wall in
---time-format (default elapsed, from --epoch), the *_ns columns integer
-nanoseconds.
+--format csv writes a timing table (from record metadata) plus, for state
+channels, the decoded state fields flattened (position.x, ...; a frame's
+pixels are never read): one file per channel in directory OUT
+(OUT/<channel>.csv), or a single table with a leading channel column when OUT
+ends in .csv. Columns: index, has_stamp, seq, t, t_ns, recv_wall,
+recv_wall_ns, recv_mono_ns, dt_ns, recv_dt_ns, latency_ns, skipped, restart,
+header_bytes, payload_bytes, then for states decoded, estimate_t_ns,
+position.*, orientation.*, linear_velocity.*, angular_velocity.*,
+sensor_count, sensors.<i>.id, sensors.<i>.t_ns. t and recv_wall in
+--time-format (default elapsed, from --epoch); the *_ns columns integer nanoseconds. No integer cell is ever
+empty, so pandas reads them as exact int64 (docs/log-tools.md).
 
 Every file is written aside and renamed into place once complete; a
 directory OUT that export created is removed again when it fails.
@@ -183,6 +187,20 @@ func exportCSV(c *cli.Context, path string, r *logfmt.Reader, sel *logfmt.Select
 		f *output.File
 		w *mcapexport.CSVWriter
 	}
+	// State channels get their decoded fields; their payloads (never a
+	// frame's) are read alongside the metadata.
+	var states []uint16
+	for _, ch := range sel.Channels {
+		if ch.Schema == codec.SchemaState {
+			states = append(states, ch.ID)
+		}
+	}
+	sf := sel.Filter()
+	sf.Channels = states
+	sensors, err := mcapexport.MaxSensors(r, sf)
+	if err != nil {
+		return readError(path, err)
+	}
 	byChan := map[uint16]*table{}
 	chans := map[uint16]*logfmt.Channel{}
 	for i := range sel.Channels {
@@ -196,7 +214,10 @@ func exportCSV(c *cli.Context, path string, r *logfmt.Reader, sel *logfmt.Select
 		}
 		defer f.Abort()
 		o := opts
-		o.ChannelColumn = true
+		o.ChannelColumn, o.StateColumns = true, len(states) > 0
+		for _, n := range sensors {
+			o.Sensors = max(o.Sensors, n)
+		}
 		t := &table{f: f}
 		if t.w, err = mcapexport.NewCSV(f, o); err != nil {
 			return cliutil.Runtime(err)
@@ -222,8 +243,10 @@ func exportCSV(c *cli.Context, path string, r *logfmt.Reader, sel *logfmt.Select
 			if err != nil {
 				return cliutil.Output(err)
 			}
+			o := opts
+			o.StateColumns, o.Sensors = ch.Schema == codec.SchemaState, sensors[ch.ID]
 			t := &table{f: f}
-			if t.w, err = mcapexport.NewCSV(f, opts); err != nil {
+			if t.w, err = mcapexport.NewCSV(f, o); err != nil {
 				return cliutil.Runtime(err)
 			}
 			byChan[ch.ID] = t
@@ -231,7 +254,7 @@ func exportCSV(c *cli.Context, path string, r *logfmt.Reader, sel *logfmt.Select
 		commit = d.Commit
 	}
 	var rows uint64
-	it := r.Read(sel)
+	it := mcapexport.NewRecords(r, sel, states)
 	for it.Next() {
 		rec := it.Record()
 		if err := byChan[rec.Channel].w.Write(chans[rec.Channel], rec); err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/vrlog/vrlog/analyzer"
 	"github.com/vrlog/vrlog/codec"
+	"github.com/vrlog/vrlog/hostclock"
 	"github.com/vrlog/vrlog/internal/cliutil"
 	"github.com/vrlog/vrlog/logfmt"
 )
@@ -102,8 +103,13 @@ type Info struct {
 	RawBytes    uint64            `json:"raw_bytes"`
 	StoredBytes uint64            `json:"stored_bytes"`
 	Drops       uint64            `json:"drops"`
-	Channels    []InfoChannel     `json:"channels"`
-	Damage      []string          `json:"damage,omitempty"`
+	// ReceiveClock is "recorder" (each record stamped by its recorder's
+	// clocks) or "simulator" (merge --clock sim converted them: SimClock
+	// says how).
+	ReceiveClock string              `json:"receive_clock"`
+	SimClock     *hostclock.SimClock `json:"sim_clock,omitempty"`
+	Channels     []InfoChannel       `json:"channels"`
+	Damage       []string            `json:"damage,omitempty"`
 }
 
 // infoOf builds the summary from the reader's index (footer or scan).
@@ -122,6 +128,15 @@ func infoOf(path string, r *logfmt.Reader, tf codec.TimeFormat) *Info {
 	}
 	for _, s := range r.SkippedChunks() {
 		in.Damage = append(in.Damage, s.Error())
+	}
+	for _, w := range r.Warnings() {
+		in.Damage = append(in.Damage, "read around (no record lost): "+w.Error())
+	}
+	in.ReceiveClock = "recorder"
+	if sc, err := hostclock.ParseSimClock(h.Metadata); err != nil {
+		in.Damage = append(in.Damage, err.Error())
+	} else if sc != nil {
+		in.ReceiveClock, in.SimClock = "simulator", sc
 	}
 	in.EpochNs, in.EpochSource = analyzer.SessionEpoch(r)
 	if start, ok := r.Start(); ok {
@@ -224,9 +239,16 @@ func printInfo(w io.Writer, in *Info) {
 		ratio = float64(in.RawBytes) / float64(in.StoredBytes)
 	}
 	fmt.Fprintf(w, "records:   %d, %s raw, %s stored (ratio %.2f), %d recorder drops\n", in.Records, humanBytes(in.RawBytes), humanBytes(in.StoredBytes), ratio, in.Drops)
+	if sc := in.SimClock; sc != nil {
+		fmt.Fprintf(w, "clock:     receive stamps on the simulator's clock (time service %s), merged from %d hosts:\n", sc.Service, len(sc.Hosts))
+		printHosts(w, sc.Hosts)
+	}
 	if len(in.Metadata) > 0 {
 		keys := make([]string, 0, len(in.Metadata))
 		for k := range in.Metadata {
+			if k == hostclock.MetaKey && in.SimClock != nil {
+				continue // shown above
+			}
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)

@@ -71,6 +71,14 @@ func openLog(path string, tolerant bool) (*logfmt.Reader, error) {
 	return r, nil
 }
 
+// warnDamage reports damage the reader read around without losing a
+// record (a damaged footer index, header block or prelude).
+func warnDamage(w io.Writer, r *logfmt.Reader) {
+	for _, d := range r.Warnings() {
+		fmt.Fprintf(w, "warning: %v (read around it, no record lost; `vrlog recover` writes a repaired copy)\n", d)
+	}
+}
+
 // explain adds a hint to errors a user can act on.
 func explain(path string, err error) error {
 	switch {
@@ -106,6 +114,7 @@ func openSelection(c *cli.Context, path string, tolerant, metaOnly bool) (*logfm
 	if err != nil {
 		return nil, nil, err
 	}
+	warnDamage(c.App.ErrWriter, r)
 	sel, err := r.Select(logfmt.Select{Channels: c.StringSlice("channel"), Window: w, MetaOnly: metaOnly})
 	if err != nil {
 		r.Close()

@@ -29,8 +29,10 @@ file simply ends mid-chunk: the usual crash, kill -9 or power loss, which
 loses at most the last flush interval) from corruption in the middle of the
 file (bit flips: each dropped chunk is named with its byte offset in SRC).
 
-DST is written to a temporary file next to it and renamed when verified; an
-existing DST is kept unless --force. SRC is never modified.
+DST is written to a temporary file next to it and renamed when verified; an existing DST is
+kept unless --force. SRC is never modified. A SRC that does not start like a
+vrlog log (its prelude and first block both damaged) is refused unless
+--force, which then searches it from its first byte for vrlog blocks.
 
 EXAMPLES:
    vrlog recover crashed.vrlog -o fixed.vrlog
@@ -57,6 +59,7 @@ type RecoverResult struct {
 	ChunksDropped   int      `json:"chunks_dropped"`
 	Dropped         []string `json:"dropped,omitempty"`
 	DroppedOffsets  []int64  `json:"dropped_offsets,omitempty"`
+	Rebuilt         []string `json:"rebuilt,omitempty"` // damaged structures that held no record, written anew
 	TornTail        string   `json:"torn_tail,omitempty"`
 	TornTailOffset  *int64   `json:"torn_tail_offset,omitempty"`
 	Placeholders    []uint16 `json:"placeholder_channels,omitempty"`
@@ -67,52 +70,49 @@ func runRecover(c *cli.Context) error {
 		return cliutil.Usage("recover: give one source file and -o DST (see --help)")
 	}
 	src := c.Args().First()
+	dst := c.String("output")
 	st, err := os.Stat(src)
 	if err != nil {
 		return cliutil.Input(fmt.Errorf("recover: %w", err))
 	}
-	f, err := createOutput(c, src)
-	if err != nil {
-		return err
+	if dst == "" || dst == "-" {
+		return cliutil.Usage("recover: --output: give a file path")
 	}
-	defer f.Abort()
-	// logfmt.Recover writes its own temporary file next to the name it is
-	// given and renames it there: here, our temporary output. Until it
-	// reports where that file is, it is removed on an interrupt by name.
-	if err := f.Finish(); err != nil {
-		return cliutil.Runtime(err)
+	if st, err := os.Stat(dst); err == nil && st.IsDir() {
+		return cliutil.Usage("recover: %s is a directory", dst)
 	}
-	inner := output.Track(f.TempName() + ".tmp")
-	defer inner()
+	if same(src, dst) {
+		return cliutil.Usage("recover: the output must differ from the source")
+	}
+	force := c.Bool("force")
 	prog := startProgress(c, "recover "+src, 2*st.Size(), progress.ProcessReads())
-	rep, err := logfmt.Recover(src, f.TempName(), logfmt.RecoverOptions{Overwrite: true})
+	forget := func() {}
+	defer func() { forget() }()
+	rep, err := logfmt.Recover(c.Context, src, dst, logfmt.RecoverOptions{Overwrite: force, Force: force,
+		TempCreated: func(tmp string) { forget = output.Track(tmp) }}) // an interrupt removes it
 	prog.Done()
 	if err != nil {
-		if errors.Is(err, logfmt.ErrBadMagic) || errors.Is(err, logfmt.ErrUnsupportedVersion) {
-			return cliutil.Input(explain(src, err))
-		}
 		var ce *logfmt.CorruptionError
-		if errors.As(err, &ce) {
+		switch {
+		case errors.Is(err, logfmt.ErrExists):
+			return cliutil.Usage("%v: use --force to replace it", err)
+		case errors.Is(err, logfmt.ErrBadMagic) && !force:
+			return cliutil.Input(fmt.Errorf("%w (not a vrlog log? --force searches it for vrlog blocks anyway)", err))
+		case errors.Is(err, logfmt.ErrBadMagic), errors.Is(err, logfmt.ErrUnsupportedVersion), errors.Is(err, logfmt.ErrNotRegular):
+			return cliutil.Input(explain(src, err))
+		case errors.As(err, &ce):
 			return cliutil.Input(err)
 		}
 		return cliutil.Runtime(err)
 	}
-	if rep.TornTail != nil && rep.TornTail.Offset < 16 && rep.ChunksKept == 0 {
-		return cliutil.Input(fmt.Errorf("recover: nothing to recover: %w", rep.TornTail))
-	}
-	dst := f.Path()
-	// Read the copy back ourselves too: every record, payloads included.
-	n, err := logfmt.ReadBack(f.TempName())
-	if err != nil {
-		return cliutil.Runtime(fmt.Errorf("recover %s: the repaired copy does not read back, nothing written: %w", src, err))
-	}
-	if n != rep.RecordsKept {
-		return cliutil.Runtime(fmt.Errorf("recover %s: the repaired copy holds %d records, %d were kept; nothing written", src, n, rep.RecordsKept))
-	}
+	n := rep.Verified.Records
 	res := RecoverResult{Source: src, Dest: dst, SourceBytes: st.Size(), HadFooter: rep.HadFooter, ChunksKept: rep.ChunksKept,
 		RecordsKept: rep.RecordsKept, RecordsRead: n, Placeholders: rep.Placeholders, ChunksDropped: len(rep.Dropped)}
-	if dst, err := os.Stat(f.TempName()); err == nil {
+	if dst, err := os.Stat(dst); err == nil {
 		res.DestBytes = dst.Size()
+	}
+	for _, d := range rep.Rebuilt {
+		res.Rebuilt = append(res.Rebuilt, d.Error())
 	}
 	for _, d := range rep.Dropped {
 		res.Dropped = append(res.Dropped, d.Error())
@@ -130,9 +130,6 @@ func runRecover(c *cli.Context) error {
 		}
 		r.Close()
 	}
-	if err := f.Commit(); err != nil {
-		return cliutil.Runtime(err)
-	}
 	if c.Bool("json") {
 		return writeJSONLine(c.App.Writer, &res)
 	}
@@ -146,7 +143,10 @@ func runRecover(c *cli.Context) error {
 		fmt.Fprintf(w, "  source had no footer (not closed properly): index rebuilt\n")
 	}
 	if res.TornTail != "" {
-		fmt.Fprintf(w, "  torn tail at byte %d (the file ends mid-block; the incomplete block is dropped): %s\n", *res.TornTailOffset, res.TornTail)
+		fmt.Fprintf(w, "  torn tail at byte %d (an interrupted write left the last block incomplete; it is dropped): %s\n", *res.TornTailOffset, res.TornTail)
+	}
+	for _, d := range res.Rebuilt {
+		fmt.Fprintf(w, "  rebuilt (damaged, held no record): %s\n", d)
 	}
 	if len(res.Dropped) > 0 {
 		fmt.Fprintf(w, "  CORRUPTION in the middle of the file: %d damaged block(s) dropped:\n", len(res.Dropped))
@@ -157,7 +157,7 @@ func runRecover(c *cli.Context) error {
 	if len(res.Placeholders) > 0 {
 		fmt.Fprintf(w, "  channel definitions lost for ids %v: kept as placeholder channels 'lost-channel-N'\n", res.Placeholders)
 	}
-	if res.TornTail == "" && len(res.Dropped) == 0 && res.HadFooter {
+	if res.TornTail == "" && len(res.Dropped) == 0 && len(res.Rebuilt) == 0 && res.HadFooter {
 		fmt.Fprintf(w, "  nothing was damaged: the copy holds everything\n")
 	}
 	return nil

@@ -22,7 +22,7 @@ record's metadata against its chunk's directory, and the footer index against
 what the blocks say. Prints a one-line OK summary per sound file; for a
 damaged one, each problem with its byte offset and what was expected there.
 
-A file that ends mid-block (recorder killed, power loss) or lacks its footer
+A file that ends in an incomplete block (recorder killed, power loss) or lacks its footer
 is reported too: 'vrlog recover' makes a repaired copy.
 
 EXAMPLES:

@@ -6,11 +6,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -39,8 +41,9 @@ chunked, zstd-compressed, indexed log. Channels whose payload vrlog cannot
 decode are recorded raw. The simulator's time service (vr/*/time) is probed
 once a second and the clock-sync exchanges are stored in the log.
 
-Crash safety: a record reaches the file within --flush-interval; after kill -9
-or power loss, 'vrlog recover' restores everything but the last interval.
+Crash safety: a record reaches the file within --flush-interval and the disk
+within a second more (--sync interval); after kill -9 or power loss, 'vrlog
+recover' restores everything but those last moments.
 SIGINT or SIGTERM finishes the log cleanly (index and footer) and exits 0.
 A full disk stops the recording with exit 3, leaving a readable log.
 
@@ -60,6 +63,33 @@ none.
 Across hosts (docs/deployment.md): --mode client --connect tcp/ROUTER:7447,
 or --zenoh-config deploy/client.json5, records through a zenoh router.
 
+Snapshot mode (--snapshot DURATION): capture the moment something went
+wrong instead of everything. The last DURATION of every channel stays in
+memory, in compressed chunks, within --snapshot-bytes (default 512M: the
+chunks held, those being written out included; the process needs that plus
+the recorder's own working set, some 300 MiB at 1080p30, and up to 512 MiB
+while a snapshot is written: Go's heap is held to --snapshot-bytes + 512M),
+and nothing is written until a trigger:
+   SIGUSR1                          kill -USR1 PID
+   a zenoh query                    vrlog snapshot NAME, or any zenoh get on
+                                    vrlog/record/NAME/snapshot (NAME: --name,
+                                    default the -o file's name); the reply is
+                                    the file written
+   --trigger CHECK=[CHANNEL=]VALUE  a sample that fails one of analyze's
+                                    checks, watched live: max-skips,
+                                    max-restarts, max-outage, max-lag (the
+                                    same channels, patterns and wording)
+Each trigger writes one log, OUT_TIME_CAUSE.vrlog (OUT the -o file without
+.vrlog, TIME the trigger's, UTC), holding DURATION before the trigger and
+--after after it, verified and renamed into place; its metadata says what
+triggered it and when (analyze shows it). A trigger while that window is
+open extends it instead. A window that needs more memory than
+--snapshot-bytes ends early, keeping the time before the trigger, and the
+log says so. kill -9 while a snapshot is written leaves it under its
+temporary name (.OUT_TIME_CAUSE.vrlog.tmp-*), which 'vrlog recover'
+restores; earlier snapshots are untouched. A --trigger that applied to no
+recorded channel fails the recording (exit 1).
+
 A service that matches -s or --all but cannot be opened (e.g. its
 max_subscribers are all taken) is never skipped in silence: it is printed on
 stderr at once (also with --quiet), shown in the status, stored in the log as
@@ -73,9 +103,10 @@ EXAMPLES:
    record -o bug-1234.vrlog --all --note "controller oscillates after 20 s"
    record -o ring.vrlog --all --split-duration 1m --max-files 10
    record -o s.vrlog -k 'vr/**' --compression 'vr/*/camera/*=none' --compression 'vr/*/state=zstd-3'
+   record -o bug.vrlog --all --snapshot 30s --after 5s --trigger max-restarts=0 --trigger 'max-outage=vr/*/state=200ms'
 
 ` + cliutil.ExitCodesHelp,
-		Flags: append(zenohflags.Flags(),
+		Flags: append(append(zenohflags.Flags(),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "log `FILE` (.vrlog); with splitting, FILE_000.vrlog, FILE_001.vrlog, ..."},
 			&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "overwrite an existing log"},
 			&cli.StringSliceFlag{Name: "key", Aliases: []string{"k"}, Usage: "zenoh key expression `PATTERN` to record (repeatable; * one level, ** any levels)"},
@@ -87,13 +118,13 @@ EXAMPLES:
 			&cli.IntFlag{Name: "max-files", Usage: "with splitting, keep only the newest `N` files (a ring)"},
 			&cli.StringSliceFlag{Name: "compression", Usage: "`[CHANNEL=]none|zstd[-LEVEL]`, CHANNEL a key expression; last match wins (default zstd-1)"},
 			&cli.DurationFlag{Name: "flush-interval", Value: time.Second, Usage: "longest time a record stays in memory (what kill -9 can lose)"},
-			&cli.StringFlag{Name: "sync", Value: "close", Usage: "fdatasync policy: close (once, at the end), flush (every chunk: survives power loss), interval (every second) or none"},
+			&cli.StringFlag{Name: "sync", Value: "interval", Usage: "fdatasync policy: interval (every second: a power loss loses about a second), close (once, at the end: a power loss may lose up to 30 s), flush (every chunk) or none"},
 			&cli.StringFlag{Name: "note", Usage: "`TEXT` stored in the log's metadata (e.g. the bug ticket)"},
 			&cli.StringSliceFlag{Name: "time-service", Usage: "zenoh `SELECTOR` of clock-sync time services (default vr/*/time)"},
 			&cli.DurationFlag{Name: "probe-interval", Value: time.Second, Usage: "clock-sync probe period (0 disables)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no status output"},
 			&cli.DurationFlag{Name: "clock-offset", Hidden: true, Usage: "test only: the recorder's wall stamps run this far ahead of this host's clock (a second host on one machine)"},
-		),
+		), snapshotFlags()...),
 		Action: run,
 	}
 }
@@ -159,11 +190,19 @@ func run(c *cli.Context) error {
 		}
 		cfg.Compression = append(cfg.Compression, cc)
 	}
+	if err := snapshotConfig(c, &cfg); err != nil {
+		return err
+	}
 
 	// Frames arrive as fresh allocations at hundreds of MB/s: a soft memory
 	// limit makes the GC keep up instead of letting the heap double.
 	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(512 << 20)
+		limit := int64(512 << 20)
+		if cfg.Snapshot != nil {
+			// The buffer is live data, on top of the recording's own.
+			limit = cfg.Snapshot.MaxBytes + 512<<20
+		}
+		debug.SetMemoryLimit(limit)
 	}
 	cliutil.Graceful(c) // SIGINT or SIGTERM finishes the log
 	ctx := c.Context
@@ -172,8 +211,12 @@ func run(c *cli.Context) error {
 		ctx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
 	}
-	errw := c.App.ErrWriter
+	var mu sync.Mutex // status and snapshot lines come from two goroutines
+	errw := lockedWriter{&mu, c.App.ErrWriter}
 	quiet := c.Bool("quiet")
+	if cfg.Snapshot != nil {
+		defer startSnapshots(c, &cfg, errw)()
+	}
 	cfg.OnProblem = func(p recorder.ChannelStatus) {
 		if p.Error != "" {
 			fmt.Fprintf(errw, "record: ERROR: %s %s is not recorded: %s\n", p.Transport, p.Name, p.Error)
@@ -181,10 +224,12 @@ func run(c *cli.Context) error {
 			fmt.Fprintf(errw, "record: warning: %s %s: %s\n", p.Transport, p.Name, p.Warning)
 		}
 	}
-	st := newStatus(errw)
+	st := newStatus(c.App.ErrWriter)
 	if !quiet {
-		cfg.OnStatus = st.show
-		fmt.Fprintf(errw, "record: writing %s (Ctrl-C to stop)\n", out)
+		cfg.OnStatus = func(s recorder.Status) { mu.Lock(); defer mu.Unlock(); st.show(s) }
+		if cfg.Snapshot == nil {
+			fmt.Fprintf(errw, "record: writing %s (Ctrl-C to stop)\n", out)
+		}
 	}
 	sum, err := recorder.Run(ctx, cfg)
 	if sum != nil && !quiet {
@@ -206,6 +251,8 @@ func run(c *cli.Context) error {
 		return cliutil.Output(err)
 	case errors.Is(err, zenoh.ErrInvalid):
 		return cliutil.Usage("%v", err)
+	case cfg.Snapshot != nil && (errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EFBIG) || errors.Is(err, syscall.EDQUOT)):
+		return cliutil.Runtime(fmt.Errorf("disk full: %w; that snapshot was not written (nothing half-written is left), the others are complete", err))
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EFBIG), errors.Is(err, syscall.EDQUOT):
 		return cliutil.Runtime(fmt.Errorf("disk full: %w; the log holds everything up to the last complete chunk (check with 'vrlog verify', repair with 'vrlog recover')", err))
 	default:
@@ -214,7 +261,13 @@ func run(c *cli.Context) error {
 	for _, p := range recorder.UnusedCompression(cfg, sum) {
 		fmt.Fprintf(errw, "record: warning: --compression %q matched no recorded channel\n", p)
 	}
-	return captureCheck(cfg, sum)
+	if err := captureCheck(cfg, sum); err != nil {
+		return err
+	}
+	if cfg.Snapshot != nil {
+		return snapshotCheck(sum, errw)
+	}
+	return nil
 }
 
 // captureCheck fails a recording that captured nothing, or nothing on one
@@ -244,6 +297,18 @@ func captureCheck(cfg recorder.Config, sum *recorder.Summary) error {
 			sum.Elapsed.Round(100*time.Millisecond), strings.Join(what, " "), where, strings.Join(sum.Files, ", ")))
 	}
 	return cliutil.CheckFailed(fmt.Errorf("%s captured nothing (recorded: %s); the log is kept", strings.Join(missed, ", "), strings.Join(recorder.Recorded(sum), ", ")))
+}
+
+// lockedWriter serializes the lines of several goroutines.
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // parseSize reads 1048576, 512K, 64M, 2G (powers of 1024).

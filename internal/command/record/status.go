@@ -105,6 +105,9 @@ func table(s recorder.Status, width, height int) []string {
 	if s.Zenoh != nil {
 		notes = append(notes, fit(s.Zenoh.String(), width))
 	}
+	if s.Snapshot != nil {
+		notes = append(notes, fit(s.Snapshot.String(), width))
+	}
 	for _, c := range chans {
 		if c.Warning != "" {
 			notes = append(notes, fit("! "+c.Name+": "+c.Warning, width))
@@ -185,6 +188,9 @@ func plainLine(s recorder.Status) string {
 		s.Elapsed.Round(time.Second), len(s.Channels), msgs, human(s.BytesWritten), skipped, drops)
 	if s.Zenoh != nil {
 		line += "; " + s.Zenoh.String()
+	}
+	if s.Snapshot != nil {
+		line += "; " + s.Snapshot.String()
 	}
 	if n := len(s.Failed()); n > 0 {
 		line += fmt.Sprintf(", %d NOT RECORDED (could not be opened)", n)

@@ -497,6 +497,9 @@ func warnSkipped(w io.Writer, s *session) {
 		for _, ce := range in.r.SkippedChunks() {
 			fmt.Fprintf(w, "replay: warning: skipped damaged chunk: %v\n", ce)
 		}
+		for _, ce := range in.r.Warnings() {
+			fmt.Fprintf(w, "replay: warning: %v (read around it, no record lost)\n", ce)
+		}
 	}
 }
 

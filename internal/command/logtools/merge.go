@@ -1,0 +1,181 @@
+package logtools
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/vrlog/vrlog/hostclock"
+	"github.com/vrlog/vrlog/internal/cliutil"
+	"github.com/vrlog/vrlog/keyexpr"
+	"github.com/vrlog/vrlog/logfmt"
+)
+
+func mergeCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "merge",
+		Usage:     "merge logs into one, records in receive-time order (optionally on the simulator's clock)",
+		ArgsUsage: "A.vrlog B.vrlog [...] -o OUT.vrlog",
+		Description: `A k-way merge of the inputs' records by receive wall-clock time (the one
+receive clock comparable across recorders and hosts; monotonic stamps are
+kept as recorded). Channels are matched by name, transport, topic and schema:
+the same stream recorded in two files becomes one channel; channel ids are
+renumbered. Two different streams with the same name are kept apart, the
+later one renamed NAME@N (N = the input's position, from 1). Recorder drops
+of matched channels are added up. Metadata is the first input's, plus
+vrlog.merged_from listing the inputs.
+
+Use it to join the files of a split recording, or logs of one session taken
+by two recorders (one per transport or host).
+
+--clock sim puts every input on the simulator's clock: each input's receive
+stamps (wall and monotonic) are converted with the clock offset its own
+clock-sync probes measured (the lowest-RTT half of them, known within half
+their round trip), so records of several hosts are ordered by simulator time
+and the latency analyze reports is each host's transport latency, not the
+clocks' difference. Each input's probes stay a channel of their own (a later
+input's renamed NAME@N), their payloads as recorded. The output's metadata
+(vrlog.sim_clock) keeps every host's offset, uncertainty and probe count;
+info and analyze show them. An input without usable probes, or with probes of
+several time services and no --time-service choosing one, is an input error.
+
+The output is written to a temporary file next to OUT, verified by reading
+it back, then renamed to OUT; an existing OUT is kept unless --force.
+
+EXAMPLES:
+   vrlog merge zenoh.vrlog iceoryx2.vrlog -o session.vrlog
+   vrlog merge run.0.vrlog run.1.vrlog run.2.vrlog -o run.vrlog
+   vrlog merge --clock sim states-laptop.vrlog frames-gpubox.vrlog -o session.vrlog
+   vrlog merge --clock sim --time-service vr/r1/time a.vrlog b.vrlog -o session.vrlog
+
+` + cliutil.ExitCodesHelp,
+		Flags: append(outputFlags(),
+			&cli.StringFlag{Name: "clock", Value: "recorder", Usage: "receive stamps of the output: `CLOCK` recorder (as each recorder stamped them) or sim (converted onto the simulator's clock from each input's clock-sync probes)"},
+			&cli.StringFlag{Name: "time-service", Usage: "with --clock sim: the simulator's time service (a key expression matched against the probes' service and channel name) when a log probed several"},
+		),
+		Action: runMerge,
+	}
+}
+
+func runMerge(c *cli.Context) error {
+	if c.NArg() < 2 {
+		return cliutil.Usage("merge: give two or more input files and -o OUT (see --help)")
+	}
+	sim := false
+	switch c.String("clock") {
+	case "recorder":
+		if c.IsSet("time-service") {
+			return cliutil.Usage("merge: --time-service chooses the clock of --clock sim; give both")
+		}
+	case "sim":
+		sim = true
+	default:
+		return cliutil.Usage("merge: --clock %q: want recorder or sim", c.String("clock"))
+	}
+	paths := c.Args().Slice()
+	var readers []*logfmt.Reader
+	defer func() {
+		for _, r := range readers {
+			r.Close()
+		}
+	}()
+	for _, p := range paths {
+		r, err := openLog(p, false)
+		if err != nil {
+			return err
+		}
+		warnDamage(c.App.ErrWriter, r)
+		readers = append(readers, r)
+	}
+	meta := maps.Clone(readers[0].Header().Metadata)
+	if meta == nil {
+		meta = map[string]string{}
+	}
+	meta["vrlog.merged_from"] = strings.Join(paths, ",")
+	var opts logfmt.MergeOptions
+	var al *hostclock.Alignment
+	if sim {
+		var service *keyexpr.Pattern
+		if s := c.String("time-service"); s != "" {
+			p, err := keyexpr.Parse(s)
+			if err != nil {
+				return cliutil.Usage("merge: --time-service: %v", err)
+			}
+			service = &p
+		}
+		var err error
+		if al, err = hostclock.Align(readers, paths, service); err != nil {
+			return clockError(err)
+		}
+		opts = logfmt.MergeOptions{Apart: hostclock.IsProbe, Restamp: al.Restamp}
+	} else if err := hostclock.SameClock(readers, paths); err != nil {
+		return cliutil.Input(fmt.Errorf("merge: %w; merge the hosts' own logs with --clock sim", err))
+	}
+	plan, err := logfmt.PlanMerge(readers, opts)
+	if err != nil {
+		return cliutil.Input(err)
+	}
+	if al != nil {
+		meta[hostclock.MetaKey] = al.SimClock(plan).Encode()
+	}
+	f, err := createOutput(c, paths...)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	created := readers[0].Header().CreatedWallNs
+	for _, r := range readers[1:] {
+		created = min(created, r.Header().CreatedWallNs)
+	}
+	st, err := writeCopy(f, copyWriterOptions(meta, created), newProgress(c, "merge", readers...), plan.Copy)
+	if err != nil {
+		var ce *logfmt.CorruptionError
+		if errors.As(err, &ce) {
+			return readError(ce.File, err)
+		}
+		return err
+	}
+	for _, rn := range st.Renamed {
+		if !rn.Apart {
+			fmt.Fprintf(c.App.ErrWriter, "merge: warning: %s: channel %q differs from the one of that name in an earlier input (transport/topic/schema); renamed %q\n", paths[rn.Input], rn.From, rn.To)
+		}
+	}
+	fmt.Fprintf(c.App.Writer, "wrote %s: %d records on %d channels from %d inputs (verified)\n", f.Path(), st.Records, st.Channels, len(paths))
+	if al != nil {
+		sc := al.SimClock(plan)
+		fmt.Fprintf(c.App.Writer, "receive stamps on the simulator's clock (time service %s), each input's converted by its probes' offset:\n", sc.Service)
+		printHosts(c.App.Writer, sc.Hosts)
+	}
+	return nil
+}
+
+// clockError makes an alignment failure an input error (exit 2) that says
+// what to do.
+func clockError(err error) error {
+	switch {
+	case errors.Is(err, hostclock.ErrAmbiguous):
+		err = fmt.Errorf("%w; choose one with --time-service", err)
+	case errors.Is(err, hostclock.ErrNoProbes):
+		err = fmt.Errorf("%w; without its probes its clock cannot be put on the simulator's (record with --probe-interval > 0 and the simulator's time service reachable)", err)
+	}
+	return cliutil.Input(fmt.Errorf("merge --clock sim: %w", err))
+}
+
+// printHosts lists each host's clock model, one line each.
+func printHosts(w io.Writer, hosts []hostclock.Host) {
+	for _, h := range hosts {
+		drift := ""
+		if h.DriftValid {
+			drift = fmt.Sprintf(", drift %+.3f ppm", h.DriftPPM)
+		}
+		fmt.Fprintf(w, "  %s: offset %+.3f ms ± %.3f ms (simulator minus host; from %d of %d probes, rtt %.3f ms%s), probes on %s\n",
+			h.File, ms(h.OffsetNs), ms(h.UncertaintyNs), h.Used, h.Probes, ms(h.RTTNs), drift, h.ProbeChannel)
+	}
+}
+
+func ms(ns int64) float64 { return float64(ns) / float64(time.Millisecond) }

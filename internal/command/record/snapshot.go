@@ -1,0 +1,140 @@
+package record
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/vrlog/vrlog/analyzer"
+	"github.com/vrlog/vrlog/internal/cliutil"
+	"github.com/vrlog/vrlog/keyexpr"
+	"github.com/vrlog/vrlog/logfmt"
+	"github.com/vrlog/vrlog/recorder"
+)
+
+// snapshotFlags are record's snapshot mode (--snapshot and the flags that
+// need it).
+func snapshotFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.DurationFlag{Name: "snapshot", Usage: "snapshot mode: keep the last `DURATION` in memory and write it only when triggered (SIGUSR1, a zenoh query, --trigger)"},
+		&cli.StringFlag{Name: "snapshot-bytes", Value: "512M", Usage: "with --snapshot: most `SIZE` of compressed chunks held in memory (e.g. 256M, 2G)"},
+		&cli.DurationFlag{Name: "after", Usage: "with --snapshot: also record this `DURATION` after the trigger"},
+		&cli.StringFlag{Name: "name", Usage: "with --snapshot: answer zenoh queries on vrlog/record/`NAME`/snapshot (default: the -o file's name)"},
+		&cli.StringSliceFlag{Name: "trigger", Usage: "with --snapshot: take a snapshot when a sample fails analyze's check: `CHECK=[CHANNEL=]VALUE`, CHECK " + analyzer.LiveChecks + " (repeatable)"},
+	}
+}
+
+// minSnapshotBytes is the smallest --snapshot-bytes: a few chunks (4 MiB,
+// or one 1080p frame each).
+const minSnapshotBytes = 16 << 20
+
+// snapshotConfig reads the snapshot flags into cfg; nil without --snapshot.
+func snapshotConfig(c *cli.Context, cfg *recorder.Config) error {
+	if c.Duration("snapshot") <= 0 {
+		for _, f := range []string{"after", "name", "trigger", "snapshot-bytes"} {
+			if c.IsSet(f) {
+				return cliutil.Usage("--%s needs --snapshot DURATION", f)
+			}
+		}
+		return nil
+	}
+	if cfg.SplitSize > 0 || cfg.SplitDuration > 0 || cfg.MaxFiles > 0 {
+		return cliutil.Usage("--snapshot writes one log per trigger: it does not split (--split-size, --split-duration, --max-files)")
+	}
+	sc := &recorder.SnapshotConfig{Before: c.Duration("snapshot"), After: c.Duration("after")}
+	if sc.After < 0 {
+		return cliutil.Usage("--after %s: want a duration of 0 or more", sc.After)
+	}
+	var err error
+	if sc.MaxBytes, err = parseSize(c.String("snapshot-bytes")); err != nil {
+		return cliutil.Usage("--snapshot-bytes: %v", err)
+	}
+	if sc.MaxBytes < minSnapshotBytes {
+		return cliutil.Usage("--snapshot-bytes %s: want at least 16M (a few chunks)", c.String("snapshot-bytes"))
+	}
+	name := c.String("name")
+	if name == "" {
+		name = strings.TrimSuffix(filepath.Base(cfg.Output), ".vrlog")
+	}
+	if p, err := keyexpr.Parse(name); err != nil || !p.Literal() || strings.Contains(name, "/") {
+		return cliutil.Usage("--name %q: want one level of a zenoh key (no /, *, $, ?, #)%s", name,
+			map[bool]string{true: "; the -o file's name is not one: give --name", false: ""}[c.String("name") == ""])
+	}
+	sc.Query = "vrlog/record/" + name + "/snapshot"
+	for _, s := range c.StringSlice("trigger") {
+		t, err := analyzer.ParseTrigger(s)
+		if err != nil {
+			return cliutil.Usage("--trigger %v", err)
+		}
+		sc.Faults = append(sc.Faults, t)
+	}
+	cfg.Snapshot = sc
+	return nil
+}
+
+// startSnapshots wires the triggers and reports of a snapshot recording:
+// SIGUSR1 triggers, each snapshot written is printed. The returned func
+// stops the signal.
+func startSnapshots(c *cli.Context, cfg *recorder.Config, errw io.Writer) (stop func()) {
+	sigs := make(chan os.Signal, 4)
+	manual := make(chan logfmt.SnapshotTrigger, 4)
+	signal.Notify(sigs, syscall.SIGUSR1)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-sigs:
+				manual <- recorder.TriggerNow("signal SIGUSR1")
+			}
+		}
+	}()
+	cfg.Snapshot.Manual = manual
+	cfg.Snapshot.OnSnapshot = func(r recorder.SnapshotResult) {
+		if r.Err != nil {
+			fmt.Fprintf(errw, "record: ERROR: snapshot (%s) not written: %v\n", r.Snapshot.Triggers[0].Cause, r.Err)
+			return
+		}
+		s := r.Snapshot
+		line := fmt.Sprintf("record: snapshot: wrote %s: %d records, %.3f s (%s before, %s after the trigger), triggered by %s",
+			r.Path, r.Records, float64(s.ToMonoNs-s.FromMonoNs)/1e9, s.Before, s.After, s.Triggers[0].Cause)
+		if s.TriggerCount > 1 {
+			line += fmt.Sprintf(" and extended by %d more", s.TriggerCount-1)
+		}
+		if s.Short != "" {
+			line += "; short: " + s.Short
+		}
+		fmt.Fprintln(errw, line) // one write: errw serializes lines
+	}
+	if c.Bool("quiet") {
+		return func() { signal.Stop(sigs); close(done) }
+	}
+	fmt.Fprintf(errw, "record: snapshot mode: keeping the last %s in memory (at most %s); a snapshot on SIGUSR1 (kill -USR1 %d), a zenoh query on %s",
+		cfg.Snapshot.Before, c.String("snapshot-bytes"), os.Getpid(), cfg.Snapshot.Query)
+	for _, t := range cfg.Snapshot.Faults {
+		fmt.Fprintf(errw, ", --trigger %s", t)
+	}
+	fmt.Fprintln(errw)
+	return func() { signal.Stop(sigs); close(done) }
+}
+
+// snapshotCheck reports a snapshot recording's end: a --trigger that
+// watched nothing fails it (exit 1), as a threshold that checks nothing
+// fails analyze.
+func snapshotCheck(sum *recorder.Summary, errw io.Writer) error {
+	if sum.Snapshot != nil && sum.Snapshot.Written == 0 {
+		fmt.Fprintf(errw, "record: no snapshot was triggered: nothing written\n")
+	}
+	if len(sum.Unwatched) > 0 {
+		return cliutil.CheckFailed(errors.New(strings.Join(sum.Unwatched, "; ")))
+	}
+	return nil
+}

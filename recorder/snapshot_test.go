@@ -1,0 +1,197 @@
+package recorder
+
+import (
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vrlog/vrlog/logfmt"
+)
+
+// snapRun drives a snapshotter with synthetic records (one every step of
+// receive time, of size bytes) from mono 1 s to end, firing triggers at
+// their times, and returns what it wrote.
+type snapRun struct {
+	t       *testing.T
+	s       *snapshotter
+	results []SnapshotResult
+	peak    int64
+}
+
+func newSnapRun(t *testing.T, sc SnapshotConfig) *snapRun {
+	r := &snapRun{t: t}
+	sc.OnSnapshot = func(res SnapshotResult) { r.results = append(r.results, res) }
+	s, err := newSnapshotter(Config{Output: filepath.Join(t.TempDir(), "snap.vrlog"), FlushInterval: -1, Snapshot: &sc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.addChannel(&logfmt.Channel{Name: "a", Transport: logfmt.TransportZenoh, Topic: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	r.s = s
+	return r
+}
+
+const sec = int64(time.Second)
+
+func (r *snapRun) run(step, end int64, size int, triggers ...int64) {
+	payload := make([]byte, size)
+	rng := rand.NewChaCha8([32]byte{1})
+	for mono := sec; mono <= end; mono += step {
+		rng.Read(payload) // incompressible
+		for len(triggers) > 0 && triggers[0] <= mono {
+			r.s.trigger(trigger{SnapshotTrigger: logfmt.SnapshotTrigger{Cause: "test", MonoNs: triggers[0], WallNs: 1e18 + triggers[0]}, slug: "test"})
+			triggers = triggers[1:]
+		}
+		rec := logfmt.Record{Channel: r.s.id("a"), RecvMonoNs: mono, RecvWallNs: 1e18 + mono, Payload: payload}
+		if err := r.s.write(&rec, nil); err != nil {
+			r.t.Fatal(err)
+		}
+		r.peak = max(r.peak, r.s.status().PeakBytes)
+	}
+	if err := r.s.close(); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// monos reads a written snapshot's receive stamps and its metadata.
+func monos(t *testing.T, path string) ([]int64, *logfmt.Snapshot) {
+	t.Helper()
+	rd, err := logfmt.Open(path, logfmt.ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	var out []int64
+	it := rd.Records(logfmt.Filter{MetaOnly: true})
+	for it.Next() {
+		out = append(out, it.Record().RecvMonoNs)
+	}
+	if err := it.Err(); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := logfmt.ParseSnapshot(rd.Header().Metadata)
+	if err != nil || snap == nil {
+		t.Fatalf("%s: snapshot metadata %v, %v", path, snap, err)
+	}
+	return out, snap
+}
+
+// checkWindow checks that recs are every step from `from` to `to`.
+func checkWindow(t *testing.T, recs []int64, from, to, step int64) {
+	t.Helper()
+	if n := (to-from)/step + 1; int64(len(recs)) != n || recs[0] != from || recs[len(recs)-1] != to {
+		t.Fatalf("records %d from %d to %d; want %d from %d to %d", len(recs), recs[0], recs[len(recs)-1], n, from, to)
+	}
+	for i := 1; i < len(recs); i++ {
+		if recs[i]-recs[i-1] != step {
+			t.Fatalf("gap at %d: %d → %d", i, recs[i-1], recs[i])
+		}
+	}
+}
+
+// A trigger writes exactly the window around it, with no gap; a trigger
+// while the window is open extends it; one after it closed writes another.
+func TestSnapshotWindows(t *testing.T) {
+	r := newSnapRun(t, SnapshotConfig{Before: 3 * time.Second, After: time.Second, MaxBytes: 1 << 30})
+	ms := int64(time.Millisecond)
+	r.run(ms, 30*sec, 1000, 10*sec, 10*sec+500*ms, 20*sec)
+	if len(r.results) != 2 {
+		t.Fatalf("%d snapshots, want 2: %+v", len(r.results), r.results)
+	}
+	for i, want := range []struct {
+		from, to int64
+		n        int
+	}{{7 * sec, 11*sec + 500*ms, 2}, {17 * sec, 21 * sec, 1}} {
+		res := r.results[i]
+		if res.Err != nil {
+			t.Fatal(res.Err)
+		}
+		if !strings.HasSuffix(res.Path, "_test.vrlog") || !strings.Contains(filepath.Base(res.Path), "snap_") {
+			t.Fatalf("named %s", res.Path)
+		}
+		recs, snap := monos(t, res.Path)
+		checkWindow(t, recs, want.from, want.to, ms)
+		if snap.TriggerCount != want.n || len(snap.Triggers) != want.n || snap.FromMonoNs != want.from || snap.ToMonoNs != want.to || snap.Short != "" {
+			t.Fatalf("snapshot %d metadata %+v", i, snap)
+		}
+		if res.Records != uint64(len(recs)) {
+			t.Fatalf("reported %d records, the log holds %d", res.Records, len(recs))
+		}
+	}
+}
+
+// The memory bound holds whatever the rate: a window that needs more
+// ends early and keeps the time before the trigger, and says so.
+func TestSnapshotMemoryBound(t *testing.T) {
+	const bound = 16 << 20
+	r := newSnapRun(t, SnapshotConfig{Before: 10 * time.Second, After: 5 * time.Second, MaxBytes: bound})
+	ms := int64(time.Millisecond)
+	r.run(10*ms, 40*sec, 32<<10, 20*sec) // 3.3 MB/s: the bound holds about 5 s
+	if r.peak > bound {
+		t.Fatalf("held %d bytes at most, the bound is %d", r.peak, bound)
+	}
+	if len(r.results) != 1 || r.results[0].Err != nil {
+		t.Fatalf("snapshots %+v", r.results)
+	}
+	recs, snap := monos(t, r.results[0].Path)
+	checkWindow(t, recs, recs[0], recs[len(recs)-1], 10*ms)
+	if recs[0] > 20*sec-3*sec || recs[len(recs)-1] < 20*sec || !strings.Contains(snap.Short, "the memory bound (16.0 MiB) held only") ||
+		snap.FromMonoNs != recs[0] {
+		t.Fatalf("window %d..%d (%+v): want the seconds before the trigger at 20 s", recs[0], recs[len(recs)-1], snap)
+	}
+	t.Logf("held at most %d of %d bytes; snapshot %d records, %.2f s: %s", r.peak, bound, len(recs), float64(recs[len(recs)-1]-recs[0])/1e9, snap.Short)
+}
+
+// While a snapshot being written holds the oldest chunk, a full buffer
+// drops new chunks after a short wait instead of growing, and a later
+// snapshot covering them counts their records as recorder drops.
+func TestSnapshotDropsWhileWriting(t *testing.T) {
+	const bound = 16 << 20
+	r := newSnapRun(t, SnapshotConfig{Before: 60 * time.Second, After: time.Second, MaxBytes: bound})
+	s := r.s
+	ms := int64(time.Millisecond)
+	payload := make([]byte, 32<<10)
+	rng := rand.NewChaCha8([32]byte{2})
+	write := func(from, to int64) {
+		for mono := from; mono < to; mono += 10 * ms {
+			rng.Read(payload)
+			rec := logfmt.Record{Channel: s.id("a"), RecvMonoNs: mono, RecvWallNs: 1e18 + mono, Payload: payload}
+			if err := s.write(&rec, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.mw.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(sec, 10*sec) // fills the buffer
+	s.mu.Lock()
+	s.ring[0].pins++ // a snapshot being written holds the oldest chunk
+	s.mu.Unlock()
+	write(10*sec, 12*sec)
+	st := s.status()
+	if st.Lost == 0 || st.PeakBytes > bound {
+		t.Fatalf("held %d (bound %d), dropped %d records: want drops, within the bound", st.PeakBytes, bound, st.Lost)
+	}
+	s.unpin(s.ring[0])
+	s.trigger(trigger{SnapshotTrigger: logfmt.SnapshotTrigger{Cause: "test", MonoNs: 12 * sec, WallNs: 1e18 + 12*sec}, slug: "test"})
+	write(12*sec, 14*sec)
+	if err := s.close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.results) != 1 || r.results[0].Err != nil {
+		t.Fatalf("snapshots %+v", r.results)
+	}
+	rd, err := logfmt.Open(r.results[0].Path, logfmt.ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	if d := rd.Stats()[0].Drops; d != st.Lost {
+		t.Fatalf("the snapshot counts %d recorder drops, %d records were dropped", d, st.Lost)
+	}
+	t.Logf("%s", st)
+}
