@@ -72,12 +72,6 @@ func startCmd(t *testing.T, cmd *exec.Cmd) *proc {
 	t.Helper()
 	var errb bytes.Buffer
 	cmd.Stderr, cmd.Stdout = &errb, &errb
-	// A child dies with the test binary, even when a timeout or a panic
-	// ends it before its cleanups run (no orphan simulators or busy loops).
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
-	}
-	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

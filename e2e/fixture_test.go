@@ -21,11 +21,19 @@ import (
 // vrlog controller in processes of their own, over zenoh on loopback.
 
 // busyLoops loads every core with a shell loop that never sleeps (a
-// stress-like load), until the test ends.
+// stress-like load), until the test ends; timeout ends a loop that
+// outlives a test binary killed before its cleanups ran. (Pdeathsig
+// cannot do it: Go ends the OS thread a child was started from whenever
+// a goroutine locked to it exits, as internal/netem's namespace calls do.)
 func busyLoops(t *testing.T) {
 	t.Helper()
 	for range runtime.NumCPU() {
-		start(t, "sh", "-c", "while :; do :; done")
+		c := exec.Command("timeout", "600", "sh", "-c", "while :; do :; done")
+		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // killed as a group: timeout and its loop
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { syscall.Kill(-c.Process.Pid, syscall.SIGKILL); c.Wait() })
 	}
 }
 
