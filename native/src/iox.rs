@@ -442,16 +442,16 @@ pub unsafe extern "C" fn vr_isub_next_batch(
         Drained::Items => {
             for it in &s.batch {
                 s.descs.push(VrISample {
-                    header: it.buf.as_ptr(),
+                    header: c_ptr(&it.buf[..it.header_len]),
                     header_len: it.header_len,
-                    payload: it.buf.as_ptr().add(it.header_len),
+                    payload: c_ptr(&it.buf[it.header_len..]),
                     payload_len: it.buf.len() - it.header_len,
                     publisher_id: it.publisher_id,
                     recv_wall_ns: it.wall,
                     recv_mono_ns: it.mono,
                 });
             }
-            *out = s.descs.as_ptr();
+            *out = c_ptr(&s.descs);
             *out_n = s.descs.len();
             VR_OK
         }
