@@ -89,20 +89,40 @@ func run(c *cli.Context) error {
 	return cliutil.Runtime(err)
 }
 
-// sendWhenReachable sends the command, asking again while no replay
-// answered: a fresh session needs a moment before zenoh routes a query to
-// a queryable it has only just learned of.
+// sendWhenReachable sends the command once the replay answers: a fresh
+// session needs a moment before zenoh routes a query to a queryable it has
+// only just learned of, so it asks for the status (which changes nothing)
+// until one answers, and only then sends the command, once, with the time
+// left. A command is never sent twice: a step or seek repeated after a
+// reply that came too late would be carried out twice.
 func sendWhenReachable(c *cli.Context, sess *zenoh.Session, name, cmd string) (replayctl.Status, error) {
-	end := time.Now().Add(c.Duration("timeout"))
+	timeout := c.Duration("timeout")
+	end := time.Now().Add(timeout)
+	noReplay := func() error {
+		return fmt.Errorf("%w on %s within %v (is it running with --control %s, and reachable over zenoh?)",
+			replayctl.ErrNoReplay, replayctl.ControlKey(name), timeout, name)
+	}
 	for {
-		left := time.Until(end)
-		st, err := replayctl.Send(c.Context, sess, name, cmd, min(left, time.Second))
-		if !errors.Is(err, replayctl.ErrNoReplay) || time.Until(end) <= 0 {
-			if errors.Is(err, replayctl.ErrNoReplay) {
-				err = fmt.Errorf("%w on %s within %v (is it running with --control %s, and reachable over zenoh?)",
-					replayctl.ErrNoReplay, replayctl.ControlKey(name), c.Duration("timeout"), name)
+		st, err := replayctl.Send(c.Context, sess, name, "status", min(time.Until(end), time.Second))
+		if errors.Is(err, replayctl.ErrNoReplay) {
+			if time.Until(end) <= 0 {
+				return st, noReplay()
 			}
+			continue
+		}
+		if err != nil || strings.Fields(cmd)[0] == "status" {
 			return st, err
 		}
+		break
 	}
+	left := time.Until(end)
+	if left <= 0 {
+		return replayctl.Status{}, noReplay()
+	}
+	st, err := replayctl.Send(c.Context, sess, name, cmd, left)
+	if errors.Is(err, replayctl.ErrNoReplay) {
+		err = fmt.Errorf("%w on %s within %v: the replay was reachable, so it may still carry out %q when its turn comes (a step waits for its records)",
+			replayctl.ErrNoReplay, replayctl.ControlKey(name), timeout, cmd)
+	}
+	return st, err
 }
