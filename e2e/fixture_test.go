@@ -197,13 +197,53 @@ func TestCtlVerb(t *testing.T) {
 	if res = ctl("rate 4"); res.code != 0 || !strings.Contains(res.stdout, "rate 4×") {
 		t.Fatalf("rate: %s", res)
 	}
-	if res = ctl("resume"); res.code != 0 {
-		t.Fatalf("resume: %s", res)
+	if res = ctl("stop"); res.code != 0 {
+		t.Fatalf("stop: %s", res)
 	}
-	if code := rep.wait(t, 30*time.Second); code != 0 {
-		t.Fatalf("replay exit %d:\n%s", code, rep.stderr)
+	if code := rep.wait(t, 30*time.Second); code != 0 { // stop is an end asked for, as q
+		t.Fatalf("replay exit %d after stop:\n%s", code, rep.stderr)
 	}
 	if !strings.Contains(rep.stderr.String(), fmt.Sprintf("paused; resume with `vrlog ctl --replay %s resume`", name)) {
 		t.Fatalf("the paused replay does not say how to resume it:\n%s", rep.stderr)
+	}
+}
+
+// A command whose answer comes after ctl's --timeout is carried out once:
+// a step sent while the replay waits for its subscribers is answered only
+// when it starts, and ctl gives up (exit 3) without sending it again.
+func TestCtlSendsOnce(t *testing.T) {
+	r := robot(t)
+	port := strconv.Itoa(freePort(t))
+	ep := "tcp/127.0.0.1:" + port
+	name := strings.ReplaceAll(nameOf(t), "_", "")
+	state := "vr/" + r + "/state"
+	rep := start(t, vrlogBin, "replay", filepath.Join(root(), "testdata", "sample.vrlog"), "--channel", "vr/r1/state", "--remap",
+		"vr/r1/state="+state, "--duration", "3", "--start-paused", "--control", name, "--wait-for-subscribers", "1", "--wait-timeout", "60s",
+		"--listen", ep, "--no-multicast", "--json")
+	ctl := func(args ...string) result {
+		return shell(t, t.TempDir(), "vrlog ctl --replay "+name+" --connect "+ep+" --no-multicast "+strings.Join(args, " "))
+	}
+	res := ctl("step 2 --timeout 3s")
+	if res.code != 3 || !strings.Contains(res.stderr, "may still carry out") {
+		t.Fatalf("step 2 while waiting for subscribers: %s", res)
+	}
+	start(t, vrlogBin, "controller", "--state", state, "--command", "vr/"+r+"/cmd", "--connect", ep, "--no-multicast")
+	var st struct {
+		State string `json:"state"`
+		Sent  int    `json:"sent"`
+	}
+	waitFor(t, 30*time.Second, "the replay to start and carry out the step", func() bool {
+		res = ctl("status --json")
+		return res.code == 0 && json.Unmarshal([]byte(res.stdout), &st) == nil && st.State == "paused" && st.Sent > 0
+	})
+	time.Sleep(1500 * time.Millisecond) // a second copy of the step would be applied by now
+	if res = ctl("status --json"); res.code != 0 || json.Unmarshal([]byte(res.stdout), &st) != nil || st.Sent != 2 {
+		t.Fatalf("after step 2: %s", res)
+	}
+	if res = ctl("stop"); res.code != 0 {
+		t.Fatalf("stop: %s", res)
+	}
+	if code := rep.wait(t, 30*time.Second); code != 0 {
+		t.Fatalf("replay exit %d after stop:\n%s", code, rep.stderr)
 	}
 }

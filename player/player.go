@@ -180,6 +180,7 @@ type Summary struct {
 	RestampDelta   int64         // ns added by Restamp (valid if HasRestamp)
 	HasRestamp     bool
 	Interrupted    bool // the context was cancelled or Stop was called
+	Stopped        bool // Stop was called: an end asked for (q, the control channel's stop), not a failure
 	PeakQueueMsgs  int
 	PeakQueueBytes int
 	SpinMargin     time.Duration // the margin at the end
@@ -434,7 +435,7 @@ func (p *Player) Run(ctx context.Context) (*Summary, error) {
 	r.finish()
 
 	s := &Summary{Channels: r.stats, Passes: r.pass + 1, RestampDelta: r.restampD, HasRestamp: r.haveRestamp,
-		Interrupted: r.stopped || ctx.Err() != nil, PeakQueueMsgs: r.peakN, PeakQueueBytes: r.peakB,
+		Interrupted: r.stopped || ctx.Err() != nil, Stopped: r.stopped, PeakQueueMsgs: r.peakN, PeakQueueBytes: r.peakB,
 		SpinMargin: time.Duration(r.margin)}
 	if !r.havePass {
 		s.Passes = 0

@@ -90,7 +90,10 @@ EXAMPLES:
    replay run.vrlog --wait-for-subscribers 1 --wait-timeout 30s --lockstep vr/r1/cmd \
           --capture vr/r1/cmd -o response.vrlog --control ci
 
-` + cliutil.ExitCodesHelp,
+` + cliutil.ExitCodesHelp + `
+   replay: 0 also when ended with q or the control channel's stop; 1 when a
+   --capture pattern captured nothing (the response log is kept); 3 when
+   --wait-timeout passed without the subscribers, or on SIGINT/SIGTERM.`,
 		Flags: append([]cli.Flag{
 			&cli.StringSliceFlag{Name: "channel", Aliases: []string{"c"}, Usage: "replay the data channels whose name or topic matches `PATTERN`, a key expression (* one level, ** any levels); repeatable; default all"},
 			&cli.StringSliceFlag{Name: "remap", Usage: "publish the channels whose topic or name `FROM` (a pattern) matches as TO; FROM/**=TO/** keeps what ** matched; repeatable"},
@@ -443,7 +446,7 @@ func run(c *cli.Context) error {
 	ctx := c.Context
 	ui := startUI(ctx, p, stderr, cfg.quiet, time.Duration(span))
 	sum, perr := p.Run(ctx)
-	quit := ui.stop()
+	ctrlC := ui.stop()
 	if perr == nil && !sum.Interrupted {
 		time.Sleep(c.Duration("linger"))
 	}
@@ -472,7 +475,7 @@ func run(c *cli.Context) error {
 		return cliutil.Runtime(ferr)
 	case cerr != nil:
 		return cliutil.Runtime(cerr)
-	case sum.Interrupted && !quit:
+	case sum.Interrupted && (!sum.Stopped || ctrlC): // q and the control channel's stop end it as asked: exit 0
 		return cliutil.Runtime(errors.New("interrupted"))
 	case rep.Capture != nil && len(rep.Capture.Missed) > 0:
 		return cliutil.CheckFailed(fmt.Errorf("--capture captured nothing on %s (the response log %s holds the released records)",
