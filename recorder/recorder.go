@@ -729,7 +729,7 @@ func (r *rec) bookDrops() {
 // existsErr reports the file that Force would overwrite, with the one
 // sentinel logfmt.Create also returns (logfmt.ErrExists).
 func existsErr(p string) error {
-	return fmt.Errorf("%s: %w (use --force to overwrite)", p, logfmt.ErrExists)
+	return fmt.Errorf("%s: %w", p, logfmt.ErrExists)
 }
 
 func fileExists(p string) bool {

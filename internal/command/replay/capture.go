@@ -65,7 +65,7 @@ func startCapture(sess *zenoh.Session, outs []output, trigger []bool, patterns [
 	case <-c.done:
 		cancel()
 		if errors.Is(c.err, logfmt.ErrExists) {
-			return nil, fmt.Errorf("-o: %w (--force replaces it)", c.err)
+			return nil, fmt.Errorf("-o: %w", c.err) // cliutil.Output says --force
 		}
 		return nil, fmt.Errorf("--capture: %w", c.err)
 	}
