@@ -6,15 +6,17 @@ import "sort"
 // gives on the whole log, in memory bounded by a window of capture time
 // instead of every state of the log.
 //
-// The window's bound: a sample arrives before any state captured more than
-// WindowNs after it has arrived (states and frames interleave within the
-// window, as they do in a recorder's log: they are late by transport
-// latency, not by seconds). A frame is paired once the state captured
-// after it is older than the newest state by WindowNs, so no state still
-// to come can change its pair; frames are paired in arrival order, as Lag
-// pairs them, so even the histograms' rounding is the same. States are
-// kept from WindowNs before the newest frame (and newest state) on, and
-// at most MaxStates of them (halved when reached).
+// The window's bound: the figures are Lag's while states arrive out of
+// capture order among themselves by less than WindowNs, and frames among
+// themselves too; either stream may trail the other by any amount while
+// the states in between fit MaxStates (two recorders' logs, one after
+// the other). A frame is paired once the state captured after it is
+// older than the newest state by WindowNs, so no state still to come can
+// change its pair; frames are paired in arrival order, as Lag pairs
+// them, so even the histograms' rounding is the same. States are kept
+// from WindowNs before the older of the newest frame and the newest
+// state (dropped lazily: up to twice that), and at most MaxStates of
+// them (halved when reached).
 //
 // Beyond the bound the figures can differ from Lag's, and never silently:
 // a state that arrives after a frame it could pair with was paired, or a
