@@ -25,6 +25,8 @@ type LagStream struct {
 	cfg      LagConfig
 	states   []Stamped // sorted by TNs, equal stamps in arrival order (as SortStamped)
 	pending  []Stamped // frames not yet paired, in arrival order
+	next     int64     // the first state captured after pending[0], if hasNext
+	hasNext  bool
 	maxState int64
 	maxFrame int64
 	nStates  uint64
@@ -67,6 +69,9 @@ func (l *LagStream) State(s Stamped) {
 	l.states = append(l.states, Stamped{})
 	copy(l.states[i+1:], l.states[i:])
 	l.states[i] = s
+	if len(l.pending) > 0 && s.TNs > l.pending[0].TNs && (!l.hasNext || s.TNs < l.next) {
+		l.next, l.hasNext = s.TNs, true
+	}
 	if l.nStates == 0 || s.TNs > l.maxState {
 		l.maxState = s.TNs
 	}
@@ -84,6 +89,9 @@ func (l *LagStream) Frame(f Stamped) {
 	}
 	l.nFrames++
 	l.pending = append(l.pending, f)
+	if len(l.pending) == 1 {
+		l.findNext(0)
+	}
 	l.settle()
 }
 
@@ -97,30 +105,37 @@ func (l *LagStream) Summary() *LagSummary {
 	for _, f := range l.pending {
 		l.pair(f)
 	}
-	l.pending = l.pending[:0]
+	l.pending, l.hasNext = l.pending[:0], false
 	return &l.sum
 }
 
+// findNext finds the first state captured after waiting frame k (the
+// oldest once the ones before it are paired).
+func (l *LagStream) findNext(k int) {
+	l.hasNext = false
+	if k >= len(l.pending) {
+		return
+	}
+	t := l.pending[k].TNs
+	if i := sort.Search(len(l.states), func(i int) bool { return l.states[i].TNs > t }); i < len(l.states) {
+		l.next, l.hasNext = l.states[i].TNs, true
+	}
+}
+
 // settle pairs the waiting frames, oldest first, while the state after
-// each is final.
+// each is final: older than the newest state by the window.
 func (l *LagStream) settle() {
 	if l.cfg.WindowNs < 0 {
 		return
 	}
 	n := 0
-	for _, f := range l.pending {
-		if f.TNs >= l.maxState-l.cfg.WindowNs {
-			break // its next state cannot be final yet
-		}
-		i := sort.Search(len(l.states), func(i int) bool { return l.states[i].TNs > f.TNs })
-		if i == len(l.states) || l.states[i].TNs >= l.maxState-l.cfg.WindowNs {
-			break
-		}
-		l.pair(f)
-		if !l.paired || l.states[i].TNs > l.final {
-			l.final, l.paired = l.states[i].TNs, true
+	for l.hasNext && l.next < l.maxState-l.cfg.WindowNs {
+		l.pair(l.pending[n])
+		if !l.paired || l.next > l.final {
+			l.final, l.paired = l.next, true
 		}
 		n++
+		l.findNext(n)
 	}
 	if n > 0 {
 		l.pending = append(l.pending[:0], l.pending[n:]...)
