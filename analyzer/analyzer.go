@@ -3,6 +3,7 @@ package analyzer
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"time"
 
 	"github.com/vrlog/vrlog/codec"
@@ -237,7 +238,10 @@ func (a *Analysis) eachData(r *logfmt.Reader, ids []*channel, dataIDs []uint16, 
 	if len(dataIDs) == 0 {
 		return nil
 	}
-	it := r.Records(logfmt.Filter{Channels: dataIDs, MetaOnly: !a.opts.FullDecode})
+	// Chunks are loaded ahead on the other cores while this one keeps
+	// the books.
+	it := r.Records(logfmt.Filter{Channels: dataIDs, MetaOnly: !a.opts.FullDecode, Workers: min(runtime.GOMAXPROCS(0)-1, 4)})
+	defer it.Close()
 	for it.Next() {
 		rec := it.Record()
 		if int(rec.Channel) < len(ids) && ids[rec.Channel] != nil {

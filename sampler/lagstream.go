@@ -62,13 +62,17 @@ func (l *LagStream) State(s Stamped) {
 	if (l.paired && s.TNs <= l.final) || (l.dropped && s.TNs < l.states[0].TNs) {
 		l.late++ // a paired frame, or a dropped state, could have paired with it
 	}
-	i := len(l.states) // insert in order: states arrive nearly sorted
-	for i > 0 && l.states[i-1].TNs > s.TNs {
-		i--
+	if n := len(l.states); n == 0 || l.states[n-1].TNs <= s.TNs {
+		l.states = append(l.states, s) // in order, as most are
+	} else {
+		i := n - 1 // insert in order: states arrive nearly sorted
+		for i > 0 && l.states[i-1].TNs > s.TNs {
+			i--
+		}
+		l.states = append(l.states, Stamped{})
+		copy(l.states[i+1:], l.states[i:])
+		l.states[i] = s
 	}
-	l.states = append(l.states, Stamped{})
-	copy(l.states[i+1:], l.states[i:])
-	l.states[i] = s
 	if len(l.pending) > 0 && s.TNs > l.pending[0].TNs && (!l.hasNext || s.TNs < l.next) {
 		l.next, l.hasNext = s.TNs, true
 	}
