@@ -32,7 +32,7 @@ type Options struct {
 	MaxEvents int
 	// LagWindow bounds the memory of frame-to-state lag pairing: states
 	// and frames are paired as they arrive, exactly while they are out of
-	// capture order by less than this (default 10 s; see
+	// capture order by less than this (default 2 s; see
 	// sampler.LagStream); beyond it a note says so. Negative keeps every
 	// state: exact whatever the order, memory grows with the log.
 	LagWindow time.Duration

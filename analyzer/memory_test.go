@@ -165,8 +165,8 @@ func TestLagWindow(t *testing.T) {
 		t.Errorf("30 s window, some frames 25 s late: lag %s, notes %q; want %s", got, rep.Notes, exact)
 	}
 	_, rep = lagJSON(t, []string{late}, Options{})
-	if len(rep.Notes) != 1 || !strings.Contains(rep.Notes[0], "beyond the pairing window (10s") {
-		t.Errorf("10 s window, some frames 25 s late: notes %q", rep.Notes)
+	if len(rep.Notes) != 1 || !strings.Contains(rep.Notes[0], "beyond the pairing window (2s") {
+		t.Errorf("2 s window, some frames 25 s late: notes %q", rep.Notes)
 	}
 }
 

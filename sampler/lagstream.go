@@ -12,8 +12,8 @@ import "sort"
 // the states in between fit MaxStates (two recorders' logs, one after
 // the other). A frame is paired once the state captured after it is
 // older than the newest state by WindowNs, so no state still to come can
-// change its pair; frames are paired in arrival order, as Lag pairs
-// them, so even the histograms' rounding is the same. States are kept
+// change its pair (lagBatch of them at a time); frames are paired in
+// arrival order, as Lag pairs them, so even the histograms' rounding is the same. States are kept
 // from WindowNs before the older of the newest frame and the newest
 // state (dropped lazily: up to twice that), and at most MaxStates of
 // them (halved when reached).
@@ -41,7 +41,7 @@ type LagStream struct {
 
 // Default window bounds of a LagStream.
 const (
-	DefaultLagWindowNs  = 10e9    // 10 s of capture time
+	DefaultLagWindowNs  = 2e9     // 2 s of capture time: 32-64 KB of 1 kHz states, in cache
 	DefaultLagMaxStates = 1 << 20 // 16 MiB of states: 17 min at 1 kHz before the first frame
 )
 
@@ -54,25 +54,44 @@ func NewLagStream(cfg LagConfig) *LagStream {
 	if cfg.MaxStates <= 0 {
 		cfg.MaxStates = DefaultLagMaxStates
 	}
-	return &LagStream{cfg: cfg, evictAt: min(4096, cfg.MaxStates)}
+	return &LagStream{cfg: cfg, evictAt: min(1024, cfg.MaxStates)}
 }
 
 // State accounts for the next state to arrive.
 func (l *LagStream) State(s Stamped) {
+	if n := len(l.states); n > 0 && s.TNs > l.states[n-1].TNs {
+		// The newest so far, as most are: after every paired frame's
+		// states and every state kept, so not late.
+		l.states = append(l.states, s)
+		l.maxState = s.TNs
+		l.nStates++
+		if !l.hasNext && len(l.pending) > 0 && s.TNs > l.pending[0].TNs {
+			l.next, l.hasNext = s.TNs, true
+		}
+		if l.hasNext && len(l.pending) >= lagBatch && l.next < s.TNs-l.cfg.WindowNs {
+			l.settle()
+		}
+		if len(l.states) >= l.evictAt {
+			l.evict()
+		}
+		return
+	}
+	l.stateAnywhere(s)
+}
+
+// stateAnywhere is State for a state captured before one that arrived
+// already (or the first).
+func (l *LagStream) stateAnywhere(s Stamped) {
 	if (l.paired && s.TNs <= l.final) || (l.dropped && s.TNs < l.states[0].TNs) {
 		l.late++ // a paired frame, or a dropped state, could have paired with it
 	}
-	if n := len(l.states); n == 0 || l.states[n-1].TNs <= s.TNs {
-		l.states = append(l.states, s) // in order, as most are
-	} else {
-		i := n - 1 // insert in order: states arrive nearly sorted
-		for i > 0 && l.states[i-1].TNs > s.TNs {
-			i--
-		}
-		l.states = append(l.states, Stamped{})
-		copy(l.states[i+1:], l.states[i:])
-		l.states[i] = s
+	i := len(l.states) // insert in order: states arrive nearly sorted
+	for i > 0 && l.states[i-1].TNs > s.TNs {
+		i--
 	}
+	l.states = append(l.states, Stamped{})
+	copy(l.states[i+1:], l.states[i:])
+	l.states[i] = s
 	if len(l.pending) > 0 && s.TNs > l.pending[0].TNs && (!l.hasNext || s.TNs < l.next) {
 		l.next, l.hasNext = s.TNs, true
 	}
@@ -126,10 +145,15 @@ func (l *LagStream) findNext(k int) {
 	}
 }
 
+// lagBatch is how many frames wait before settle pairs them: together,
+// the summary's histograms stay in cache (one frame at a time, each of
+// its adds missed it, as much as a state's whole accounting).
+const lagBatch = 64
+
 // settle pairs the waiting frames, oldest first, while the state after
 // each is final: older than the newest state by the window.
 func (l *LagStream) settle() {
-	if l.cfg.WindowNs < 0 {
+	if l.cfg.WindowNs < 0 || len(l.pending) < lagBatch {
 		return
 	}
 	n := 0
@@ -174,7 +198,7 @@ func (l *LagStream) evict() {
 		l.states = append(l.states[:0], l.states[keep:]...)
 		l.dropped = true
 	}
-	l.evictAt = max(2*len(l.states), 4096)
+	l.evictAt = max(2*len(l.states), 1024)
 	if l.cfg.WindowNs >= 0 {
 		l.evictAt = min(l.evictAt, l.cfg.MaxStates)
 	}

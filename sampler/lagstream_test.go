@@ -182,3 +182,23 @@ func TestLagStreamBeyondWindowIsLate(t *testing.T) {
 		t.Fatalf("frame before the kept states: %d late", l.Late())
 	}
 }
+
+// BenchmarkLagStream pairs 1 kHz states and 30 Hz frames as they arrive;
+// BenchmarkLagWhole keeps them and pairs at the end, as Lag: per sample.
+func BenchmarkLagStream(b *testing.B) {
+	in := interleaved(rand.New(rand.NewPCG(1, 1)), 300_000, 1_000_000, 33_333_333)
+	cfg := LagConfig{ToleranceNs: 50_000_000}
+	for b.Loop() {
+		stream(in, cfg)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(in)), "ns/sample")
+}
+
+func BenchmarkLagWhole(b *testing.B) {
+	in := interleaved(rand.New(rand.NewPCG(1, 1)), 300_000, 1_000_000, 33_333_333)
+	cfg := LagConfig{ToleranceNs: 50_000_000}
+	for b.Loop() {
+		exact(in, cfg)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(in)), "ns/sample")
+}
