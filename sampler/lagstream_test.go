@@ -186,19 +186,18 @@ func TestLagStreamBeyondWindowIsLate(t *testing.T) {
 // BenchmarkLagStream pairs 1 kHz states and 30 Hz frames as they arrive;
 // BenchmarkLagWhole keeps them and pairs at the end, as Lag: per sample.
 func BenchmarkLagStream(b *testing.B) {
-	in := interleaved(rand.New(rand.NewPCG(1, 1)), 300_000, 1_000_000, 33_333_333)
-	cfg := LagConfig{ToleranceNs: 50_000_000}
-	for b.Loop() {
-		stream(in, cfg)
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(in)), "ns/sample")
+	benchLag(b, func(in []arrival, cfg LagConfig) { stream(in, cfg) })
 }
 
 func BenchmarkLagWhole(b *testing.B) {
+	benchLag(b, func(in []arrival, cfg LagConfig) { exact(in, cfg) })
+}
+
+func benchLag(b *testing.B, pair func([]arrival, LagConfig)) {
 	in := interleaved(rand.New(rand.NewPCG(1, 1)), 300_000, 1_000_000, 33_333_333)
 	cfg := LagConfig{ToleranceNs: 50_000_000}
 	for b.Loop() {
-		exact(in, cfg)
+		pair(in, cfg)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(in)), "ns/sample")
 }
