@@ -31,7 +31,8 @@ publisher-side skips), undecodable payloads, and transport latency (receive
 minus capture). Across channels: frame-to-state lag (frame t_ns minus the
 latest state at or before it, and the nearest one) with a tolerance, the
 frames' delay against the state timeline (which shows a delay below the state
-period, where the latest-state lag cannot), and the recorder/simulator clock
+period, where the latest-state lag cannot), paired as they arrive in memory of
+--lag-window (a note says when samples arrived beyond it), and the recorder/simulator clock
 offset and drift (valid when its 95 % confidence interval is within ±5 ppm)
 from clock-sync probes. A log merged from several hosts with 'vrlog merge
 --clock sim' is on the simulator's clock: the report lists each host's offset
@@ -74,6 +75,7 @@ EXAMPLES:
 			&cli.StringFlag{Name: "time-format", Value: "elapsed", Usage: "times in text and CSV: unix, elapsed, uts or rfc3339"},
 			&cli.Float64Flag{Name: "outage-factor", Value: 3, Usage: "an outage is a capture gap above `K` × the nominal period"},
 			&cli.DurationFlag{Name: "lag-tolerance", Value: analyzerDefaultLag, Usage: "frames lagging the latest state by more are rejected"},
+			&cli.DurationFlag{Name: "lag-window", Value: analyzer.DefaultLagWindow, Usage: "frames and states are paired exactly while out of capture order by less (bounded memory); negative (--lag-window=-1s) keeps every state"},
 			&cli.BoolFlag{Name: "full-decode", Usage: "decode every payload (epoch 0) instead of reading stored stamps"},
 			&cli.BoolFlag{Name: "tolerant", Usage: "skip corrupt chunks (listed in the report) instead of failing"},
 			&cli.StringSliceFlag{Name: "max-skips", Usage: "most skipped samples per channel: `[CHANNEL=]N`"},
@@ -107,6 +109,7 @@ func run(c *cli.Context) error {
 	}
 	opts := analyzer.Options{
 		OutageFactor: c.Float64("outage-factor"), LagTolerance: c.Duration("lag-tolerance"),
+		LagWindow:  c.Duration("lag-window"),
 		FullDecode: c.Bool("full-decode"), Tolerant: c.Bool("tolerant"),
 	}
 	var base *analyzer.Report
@@ -155,6 +158,9 @@ func run(c *cli.Context) error {
 	}
 
 	a := analyzer.New(opts)
+	if err := a.Plan(c.Args().Slice()); err != nil {
+		return cliutil.Input(err)
+	}
 	for _, p := range c.Args().Slice() {
 		if err := a.AddFile(p); err != nil {
 			return cliutil.Input(err)
