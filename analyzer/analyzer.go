@@ -3,7 +3,7 @@ package analyzer
 import (
 	"fmt"
 	"os"
-	"slices"
+	"runtime"
 	"time"
 
 	"github.com/vrlog/vrlog/codec"
@@ -30,6 +30,12 @@ type Options struct {
 	// MaxEvents caps each channel's listed skips, restarts and outages
 	// (counts are exact regardless; default 1000).
 	MaxEvents int
+	// LagWindow bounds the memory of frame-to-state lag pairing: states
+	// and frames are paired as they arrive, exactly while they are out of
+	// capture order by less than this (default 2 s; see
+	// sampler.LagStream); beyond it a note says so. Negative keeps every
+	// state: exact whatever the order, memory grows with the log.
+	LagWindow time.Duration
 }
 
 // channel is one channel's running analysis.
@@ -38,11 +44,14 @@ type channel struct {
 	kind   string
 	codec  codec.Codec
 	stream *sampler.Stream
-	stamps []sampler.Stamped // capture and receive stamps of states and frames, for lag pairing
+	lag    *sampler.LagStream   // a frame channel's pairing with its state channel (lagOf)
+	lagOf  *channel             // that state channel
+	feeds  []*sampler.LagStream // a state channel's: the pairings it feeds
 	probes []sampler.Probe
 	series *series
-	first  bool   // no record seen yet
-	pub    string // last publisher identity, reused while it does not change
+	first  bool          // no record seen yet
+	pub    string        // last publisher identity, reused while it does not change
+	react  *reactChannel // a response log's trigger or response channel (reaction.go)
 }
 
 // Analysis accumulates records from one or more logs.
@@ -71,6 +80,9 @@ type namedLag struct {
 // files of one recording, or logs of one session from several recorders).
 func AnalyzeFiles(paths []string, opts Options) (*Report, error) {
 	a := New(opts)
+	if err := a.Plan(paths); err != nil {
+		return nil, err
+	}
 	for _, p := range paths {
 		if err := a.AddFile(p); err != nil {
 			return nil, err
@@ -92,6 +104,26 @@ func New(opts Options) *Analysis {
 	}
 	a := &Analysis{opts: opts, byName: map[string]*channel{}}
 	return a
+}
+
+// Plan reads the channel tables of the logs AddFile will be given, in
+// that order, so that a frame channel and its state channel in different
+// files (one recorder's states, another's frames) are paired from their
+// first records. One log needs no plan.
+func (a *Analysis) Plan(paths []string) error {
+	if len(paths) < 2 {
+		return nil
+	}
+	for _, p := range paths {
+		r, err := logfmt.Open(p, logfmt.ReaderOptions{Tolerant: a.opts.Tolerant})
+		if err != nil {
+			return err
+		}
+		a.channels(r)
+		r.Close()
+	}
+	a.pairFrames()
+	return nil
 }
 
 // AddFile reads one log into the analysis.
@@ -123,15 +155,13 @@ func (a *Analysis) AddFile(path string) error {
 	}
 
 	ids, dataIDs, probeIDs := a.channels(r)
+	a.pairFrames()
 	for _, c := range r.Channels() {
 		ch := ids[c.ID]
 		st := r.StatsOf(c.ID)
 		ch.rep.RecorderDrops += st.Drops
 		if n := int(min(st.Records, 1<<26)); n > 0 && ch.kind != KindProbe {
 			ch.stream.Reserve(n)
-			if ch.kind == KindState || ch.kind == KindFrame {
-				ch.stamps = slices.Grow(ch.stamps, n)
-			}
 		}
 		if st.HasCapture && a.opts.PlotBins > 0 {
 			a.widen(st.FirstCaptureNs, st.LastCaptureNs)
@@ -188,8 +218,10 @@ func (a *Analysis) AddFile(path string) error {
 // files): the analysis of each channel id, and the ids of data and of
 // clock-probe channels.
 func (a *Analysis) channels(r *logfmt.Reader) (ids []*channel, dataIDs, probeIDs []uint16) {
+	responseLog := isResponseLog(r.Channels())
 	for _, c := range r.Channels() {
 		ch := a.channel(c)
+		markReaction(ch, c, responseLog)
 		if int(c.ID) >= len(ids) {
 			ids = append(ids, make([]*channel, int(c.ID)+1-len(ids))...)
 		}
@@ -209,7 +241,10 @@ func (a *Analysis) eachData(r *logfmt.Reader, ids []*channel, dataIDs []uint16, 
 	if len(dataIDs) == 0 {
 		return nil
 	}
-	it := r.Records(logfmt.Filter{Channels: dataIDs, MetaOnly: !a.opts.FullDecode})
+	// Chunks are loaded ahead on the other cores while this one keeps
+	// the books.
+	it := r.Records(logfmt.Filter{Channels: dataIDs, MetaOnly: !a.opts.FullDecode, Workers: min(runtime.GOMAXPROCS(0)-1, 4)})
+	defer it.Close()
 	for it.Next() {
 		rec := it.Record()
 		if int(rec.Channel) < len(ids) && ids[rec.Channel] != nil {
@@ -260,6 +295,9 @@ func kindOf(schema string) string {
 func (a *Analysis) add(ch *channel, r *logfmt.Record) {
 	ch.rep.Count++
 	ch.rep.Bytes += uint64(r.HeaderLen + r.PayloadLen)
+	if ch.react != nil {
+		ch.react.add(r)
+	}
 	s, ok := a.sampleOf(ch, r, ch.rep.Count, &ch.pub)
 	if !ok {
 		ch.rep.Undecodable++
@@ -269,8 +307,11 @@ func (a *Analysis) add(ch *channel, r *logfmt.Record) {
 		a.epoch, a.epochSrc, a.haveEp = s.TNs, "first state sample on "+ch.rep.Name, true
 	}
 	ev := ch.stream.Add(s)
-	if ch.kind == KindState || ch.kind == KindFrame {
-		ch.stamps = append(ch.stamps, sampler.Stamped{TNs: s.TNs, RecvNs: r.RecvWallNs})
+	if ch.lag != nil {
+		ch.lag.Frame(sampler.Stamped{TNs: s.TNs, RecvNs: r.RecvWallNs})
+	}
+	for _, l := range ch.feeds {
+		l.State(sampler.Stamped{TNs: s.TNs, RecvNs: r.RecvWallNs})
 	}
 	if ch.series != nil {
 		ch.series.add(a.span, s, ev)
@@ -406,17 +447,22 @@ func (a *Analysis) Report() *Report {
 		rep.DurationS = round3(float64(rep.EndNs-rep.StartNs)/1e9*1000) / 1000
 	}
 	for _, f := range frames {
-		s := pairState(f, states)
+		s := f.lagOf
 		if s == nil {
 			continue
 		}
-		sampler.SortStamped(s.stamps)
-		l := sampler.Lag(s.stamps, f.stamps, sampler.LagConfig{ToleranceNs: a.opts.LagTolerance.Nanoseconds()})
+		l := f.lag.Summary()
+		if n := f.lag.Late(); n > 0 {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("lag of %s vs %s: %d samples arrived beyond the pairing window (%v of capture time out of order, or after %d states without a frame): "+
+				"the lag figures may differ from an exact pairing; analyze again with a larger --lag-window (negative: unbounded)",
+				f.rep.Name, s.rep.Name, n, a.lagWindow(), sampler.DefaultLagMaxStates))
+		}
 		a.lags = append(a.lags, namedLag{f.rep.Name + " vs " + s.rep.Name, l})
 		rep.Lag = append(rep.Lag, LagReport{Frames: f.rep.Name, States: s.rep.Name, ToleranceMs: round3(float64(a.opts.LagTolerance) / 1e6),
 			Count: l.Frames, Unpaired: l.Unpaired, Rejected: l.Rejected, RejectedFraction: round3(l.RejectedFraction()*1e4) / 1e4,
 			LatestMs: distMs(&l.Latest), NearestMs: distMs(&l.Nearest), InterpolatedMs: distMs(&l.Interpolated)})
 	}
+	rep.Reaction = a.reaction()
 	if len(probes) > 0 {
 		e := sampler.EstimateClock(probes)
 		rep.Clock = &ClockReport{Probes: e.Probes, Used: e.Used, OffsetMs: round3(float64(e.OffsetNs) / 1e6),
@@ -457,6 +503,51 @@ func (a *Analysis) fallbackEpoch(rep *Report) {
 			rep.Notes = append(rep.Notes, note)
 			return
 		}
+	}
+}
+
+// DefaultLagWindow is Options.LagWindow's default.
+const DefaultLagWindow = time.Duration(sampler.DefaultLagWindowNs)
+
+// lagWindow is the pairing window in effect.
+func (a *Analysis) lagWindow() time.Duration {
+	if a.opts.LagWindow == 0 {
+		return DefaultLagWindow
+	}
+	return a.opts.LagWindow
+}
+
+// pairFrames pairs each frame channel with its state channel (pairState)
+// once both are known, so that their samples are paired as they arrive.
+// A pair formed after either had records (they came from different files
+// and Plan was not called), or that a later file's state channel would
+// make differently, is not the whole log's pairing: a note says so.
+func (a *Analysis) pairFrames() {
+	var states []*channel
+	for _, ch := range a.order {
+		if ch.kind == KindState {
+			states = append(states, ch)
+		}
+	}
+	for _, f := range a.order {
+		if f.kind != KindFrame {
+			continue
+		}
+		s := pairState(f, states)
+		switch {
+		case s == nil || s == f.lagOf:
+			continue
+		case f.lagOf != nil:
+			a.notes = append(a.notes, fmt.Sprintf("lag of %s: paired with %s, known when the frames began; %s, in a later file, shares more of its name: plan all files first (Analysis.Plan) to pair them with it",
+				f.rep.Name, f.lagOf.rep.Name, s.rep.Name))
+			continue
+		case f.rep.Count > 0 || s.rep.Count > 0:
+			a.notes = append(a.notes, fmt.Sprintf("lag of %s vs %s: only the records of the files from the first that holds both are paired: plan all files first (Analysis.Plan) to pair them all",
+				f.rep.Name, s.rep.Name))
+		}
+		f.lagOf = s
+		f.lag = sampler.NewLagStream(sampler.LagConfig{ToleranceNs: a.opts.LagTolerance.Nanoseconds(), WindowNs: a.opts.LagWindow.Nanoseconds()})
+		s.feeds = append(s.feeds, f.lag)
 	}
 }
 

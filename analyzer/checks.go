@@ -62,6 +62,7 @@ type Thresholds struct {
 	MinRate      []Limit // Hz per channel
 	MaxLagMs     []Limit // largest frame-to-latest-state lag, per frame channel
 	MaxLagReject []Limit // rejected fraction (0..1), per frame channel
+	MaxReaction  []Limit // largest reaction, per trigger channel of a response log
 }
 
 // subject is something a check measures: a channel, or a frame channel's
@@ -155,6 +156,7 @@ func (r *Report) checks(t Thresholds) []check {
 		{"min-rate", " Hz", false, t.MinRate, whatData, data},
 		{"max-lag", " ms", true, t.MaxLagMs, whatPaired, lagMax},
 		{"max-lag-reject", "", true, t.MaxLagReject, whatPaired, lagRej},
+		{"max-reaction", " ms", true, t.MaxReaction, "trigger channel of a response log (replay --capture)", r.reactionSubjects(topics)},
 	}
 }
 
@@ -180,6 +182,9 @@ func pick(ls []Limit, s subject) (Limit, bool) {
 // add appends the check of l on s.
 func (r *Report) add(c check, s subject, l Limit) {
 	pass, msg := judge(c.name, s.name, c.unit, c.atMost, s.value, l.Value)
+	if why := r.failsAnyway(c.name, s.name); why != "" {
+		pass, msg = false, msg+": "+why
+	}
 	r.Checks = append(r.Checks, Check{Name: c.name, Channel: s.name, Value: s.value, Limit: l.Value, Unit: c.unit, Pass: pass, Message: msg})
 }
 

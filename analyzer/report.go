@@ -21,11 +21,12 @@ type Report struct {
 	EndNs       int64        `json:"end_ns"`
 	DurationS   float64      `json:"duration_s"`
 	// OutageFactor and LagToleranceMs are the settings the report was made with.
-	OutageFactor   float64         `json:"outage_factor"`
-	LagToleranceMs float64         `json:"lag_tolerance_ms"`
-	Channels       []ChannelReport `json:"channels"`
-	Lag            []LagReport     `json:"lag"`
-	Clock          *ClockReport    `json:"clock"`
+	OutageFactor   float64          `json:"outage_factor"`
+	LagToleranceMs float64          `json:"lag_tolerance_ms"`
+	Channels       []ChannelReport  `json:"channels"`
+	Lag            []LagReport      `json:"lag"`
+	Reaction       []ReactionReport `json:"reaction"` // response logs (replay --capture), reaction.go
+	Clock          *ClockReport     `json:"clock"`
 	// ReceiveClock is what the receive stamps are on: "recorder" (each
 	// recorder's own clocks), "simulator" (merge --clock sim converted
 	// them; Hosts says how) or "mixed" (several files, some of each).

@@ -236,6 +236,13 @@ func TestJSONMatchesDoc(t *testing.T) {
 	}
 	reports = append(reports, er)
 
+	// A response log (replay --capture), gated on its reaction.
+	resp, err := AnalyzeFiles([]string{responseLog(t)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reports = append(reports, resp)
+
 	// A log merged onto the simulator's clock: hosts, and its probes kept
 	// out of clock.
 	merged := filepath.Join(dir, "merged.vrlog")

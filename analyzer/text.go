@@ -138,6 +138,7 @@ func (r *Report) WriteText(w io.Writer, tf codec.TimeFormat) error {
 			p("\n")
 		}
 	}
+	r.writeReaction(w)
 	if c := r.Clock; c != nil {
 		section("clock (simulator minus recorder, from clock-sync probes):")
 		drift := "n/a (fewer than 3 probes used)"

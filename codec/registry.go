@@ -31,14 +31,15 @@ func Lookup(schema string) (c Codec, ok bool) {
 
 // Schemas lists the schema names Lookup knows.
 func Schemas() []string {
-	return []string{SchemaState, SchemaFrame, SchemaTimeReply, SchemaClockProbe}
+	return []string{SchemaState, SchemaFrame, SchemaTimeReply, SchemaClockProbe, SchemaReplayClock}
 }
 
 var builtin = map[string]Codec{
-	SchemaState:      stateCodec{},
-	SchemaFrame:      frameCodec{},
-	SchemaTimeReply:  timeReplyCodec{},
-	SchemaClockProbe: clockProbeCodec{},
+	SchemaState:       stateCodec{},
+	SchemaFrame:       frameCodec{},
+	SchemaTimeReply:   timeReplyCodec{},
+	SchemaClockProbe:  clockProbeCodec{},
+	SchemaReplayClock: replayClockCodec{},
 }
 
 type stateCodec struct{}
@@ -80,4 +81,19 @@ func (clockProbeCodec) Decode(_, p []byte, _ int64) (any, error) { return Decode
 func (clockProbeCodec) Restamp(_, p []byte, _ int64) error {
 	_, err := DecodeClockProbe(p)
 	return err
+}
+
+type replayClockCodec struct{}
+
+func (replayClockCodec) Schema() string                           { return SchemaReplayClock }
+func (replayClockCodec) Stamp(_, _ []byte) (uint64, int64, error) { return 0, 0, ErrNoStamp }
+func (replayClockCodec) Decode(_, p []byte, _ int64) (any, error) { return DecodeReplayClock(p) }
+
+// Restamp shifts the log time (a recorded clock replayed with --restamp).
+func (replayClockCodec) Restamp(_, p []byte, delta int64) error {
+	if _, err := DecodeReplayClock(p); err != nil {
+		return err
+	}
+	shift(p[8:], delta)
+	return nil
 }

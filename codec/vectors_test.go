@@ -113,6 +113,7 @@ type badCase struct {
 func badCases() []badCase {
 	st := AppendState(nil, ptr(sampleState(4)))
 	fr := AppendFrameHeader(nil, ptr(NewFrameHeader(42, 1, 1, 4, 2, RGB8)))
+	rc := AppendReplayClock(nil, &replayClockCases()[0].c)
 	mod := func(b []byte, f func([]byte)) []byte { c := bytes.Clone(b); f(c); return c }
 	return []badCase{
 		{"bad_state_magic", "foreign bytes", SchemaState, mod(st, func(b []byte) { copy(b, "JUNK") }), vectorError{"magic", 0, "bad magic"}},
@@ -126,6 +127,23 @@ func badCases() []badCase {
 		{"bad_frame_stride", "stride smaller than width × bpp", SchemaFrame, mod(fr, func(b []byte) { b[36] = 11 }), vectorError{"stride", 36, "invalid value"}},
 		{"bad_frame_data_size", "data_size != stride × height", SchemaFrame, mod(fr, func(b []byte) { b[40]++ }), vectorError{"data_size", 40, "invalid value"}},
 		{"bad_frame_truncated", "header cut inside t_ns", SchemaFrame, fr[:20], vectorError{"t_ns", 16, "truncated"}},
+		{"bad_replay_clock_flags", "an unknown flag bit", SchemaReplayClock, mod(rc, func(b []byte) { b[7] = 0x80 }), vectorError{"flags", 6, "invalid value"}},
+		{"bad_replay_clock_reserved", "reserved not zero", SchemaReplayClock, mod(rc, func(b []byte) { b[44] = 1 }), vectorError{"reserved", 44, "invalid value"}},
+		{"bad_replay_clock_truncated", "cut inside rate", SchemaReplayClock, rc[:36], vectorError{"rate", 32, "truncated"}},
+	}
+}
+
+type replayClockCase struct {
+	name, comment string
+	c             ReplayClock
+}
+
+func replayClockCases() []replayClockCase {
+	return []replayClockCase{
+		{"replay_clock_tick", "a tick while playing at 1x on the receive clock, pass 0", ReplayClock{LogTimeNs: 1_764_446_401_250_000_000,
+			PositionNs: 1_250_000_000, Seq: 125, Rate: 1, Running: true}},
+		{"replay_clock_record", "with a record, capture clock, restamped, paused at rate 0.5, third pass, negative position (jitter before the window)",
+			ReplayClock{LogTimeNs: -1_500_000_001, PositionNs: -2_000_000, Seq: 1<<64 - 1, Rate: 0.5, Pass: 2, Capture: true, Restamped: true, Record: true}},
 	}
 }
 
@@ -184,6 +202,11 @@ func regenerate(t *testing.T) {
 	val, _ = json.Marshal(reply)
 	writeVector(t, "time_reply", vector{Schema: SchemaTimeReply, Comment: "time service reply", File: "time_reply.bin", Value: val},
 		map[string][]byte{"time_reply.bin": AppendTimeReply(nil, reply)})
+	for _, c := range replayClockCases() {
+		val, _ := json.Marshal(c.c)
+		writeVector(t, c.name, vector{Schema: SchemaReplayClock, Comment: c.comment, File: c.name + ".bin", Value: val},
+			map[string][]byte{c.name + ".bin": AppendReplayClock(nil, &c.c)})
+	}
 	for _, c := range badCases() {
 		v := vector{Schema: c.schema, Comment: c.comment, Error: &c.want}
 		if c.schema == SchemaFrame {
@@ -278,6 +301,8 @@ func encode(t *testing.T, v any) []byte {
 		return AppendClockProbe(nil, x)
 	case TimeReply:
 		return AppendTimeReply(nil, x)
+	case ReplayClock:
+		return AppendReplayClock(nil, &x)
 	}
 	t.Fatalf("no encoder for %T", v)
 	return nil

@@ -166,6 +166,9 @@ func TestFlagsAnywhere(t *testing.T) {
 		{name: "-- ends flags", script: "vrlog info -- run.vrlog", want: []string{"file:      run.vrlog"}},
 		{name: "unknown flag after the file", script: "vrlog cat run.vrlog --nope", code: 2, want: []string{"flag provided but not defined: -nope"}},
 		{name: "version", script: "vrlog --version", want: []string{"vrlog version "}},
+		{name: "ctl flags after the command", script: "vrlog ctl status --replay ROBOT --timeout 300ms --no-multicast", code: 3,
+			want: []string{"no replay answered on vrlog/replay/", "/control within 300ms"}},
+		{name: "controller flags anywhere", script: "vrlog controller --duration 300ms --no-multicast --delay 1ms -q --state vr/ROBOT/state"},
 	})
 }
 
@@ -205,6 +208,16 @@ func TestOnePatternGrammar(t *testing.T) {
 			want: []string{"did you mean ti$*?"}, absent: []string{"out.vrlog"}},
 		contractCase{name: "replay --remap matching nothing", script: "vrlog replay run.vrlog --no-multicast --remap 'vr/r9/**=x/**'", code: 2,
 			want: []string{"FROM matches no replayed channel"}},
+		contractCase{name: "replay --trigger * is one level", script: "vrlog replay run.vrlog --no-multicast --lockstep x --trigger 'vr/*'", code: 2,
+			want: []string{`--trigger "vr/*" matches no replayed channel`, "vr/r1/state"}},
+		contractCase{name: "replay --capture of what it publishes", script: "vrlog replay run.vrlog --no-multicast --capture 'vr/**' -o r.vrlog", code: 2,
+			want: []string{"--capture vr/** matches vr/r1/", "it would capture itself"}, absent: []string{"r.vrlog"}},
+		contractCase{name: "replay --lockstep on what it publishes", script: "vrlog replay run.vrlog --no-multicast --lockstep 'vr/*/state'", code: 2,
+			want: []string{"--lockstep vr/*/state matches vr/r1/state", "it would answer itself"}},
+		contractCase{name: "analyze --max-reaction without a response log", script: "vrlog analyze run.vrlog --max-reaction 50ms", code: 1,
+			want: []string{"max-reaction: nothing to check: the log has no trigger channel of a response log"}},
+		contractCase{name: "analyze --max-reaction on no trigger", script: "vrlog analyze run.vrlog --max-reaction 'vr/**=50ms'", code: 2,
+			want: []string{`"vr/**" matches no trigger channel of a response log`}},
 	)
 	runContract(t, cases)
 }
@@ -253,6 +266,8 @@ func TestEmptyRecordingAndEndpoints(t *testing.T) {
 		{name: "sim bad port", script: "vrlog sim --connect tcp/127.0.0.1:notaport --duration 1s", code: 2, want: []string{`--connect "tcp/127.0.0.1:notaport": port "notaport"`}},
 		{name: "record bad protocol", script: "vrlog record --listen foo://bar -k x -o x.vrlog", code: 2, want: []string{`unknown protocol "foo:"`}, absent: []string{"x.vrlog"}},
 		{name: "replay bad endpoint", script: "vrlog replay run.vrlog --connect tcp/localhost", code: 2, want: []string{"want tcp/HOST:PORT"}},
+		{name: "ctl bad endpoint", script: "vrlog ctl status --connect tcp/localhost", code: 2, want: []string{"want tcp/HOST:PORT"}},
+		{name: "controller bad endpoint", script: "vrlog controller --listen tcp/localhost", code: 2, want: []string{"want tcp/HOST:PORT"}},
 		{name: "record bad mode", script: "vrlog record --mode router -k x -o x.vrlog", code: 2, want: []string{"--mode"}, absent: []string{"x.vrlog"}},
 		{name: "record bad key", script: "vrlog record -k 'vr/r1*' -o x.vrlog", code: 2, want: []string{"did you mean r1$*?"}, absent: []string{"x.vrlog"}},
 		{name: "record --trigger without --snapshot", script: "vrlog record -k x -o x.vrlog --trigger max-skips=0", code: 2, want: []string{"--trigger needs --snapshot DURATION"}},
@@ -321,11 +336,16 @@ func TestOutputsHonourTheUmask(t *testing.T) {
 		}}})
 }
 
-// 8. --start-paused off a terminal is a usage error, not a silent hang.
-// 9. One default time format and one meaning of elapsed in every verb.
+//  8. --start-paused off a terminal waits for the control channel, and
+//     says how to resume it; `vrlog ctl resume` does.
+//  9. One default time format and one meaning of elapsed in every verb.
 func TestPausedAndTimes(t *testing.T) {
+	ep := fmt.Sprintf("tcp/127.0.0.1:%d", freePort(t))
 	runContract(t, []contractCase{
-		{name: "start paused off a terminal", script: "vrlog replay run.vrlog --start-paused --no-multicast < /dev/null", code: 2, want: []string{"--start-paused needs a terminal"}},
+		{name: "start paused off a terminal", script: "vrlog replay run.vrlog --start-paused --duration 0.5 --channel vr/r1/state --remap vr/r1/state=vr/ROBOT/state" +
+			" --no-multicast --listen " + ep + " < /dev/null > out.txt 2> err.txt & pid=$!; sleep 1; kill -0 $pid && echo still paused;" +
+			" vrlog ctl resume --no-multicast --connect " + ep + " && wait $pid && cat out.txt err.txt",
+			want: []string{"still paused", "paused; resume with `vrlog ctl --replay default resume`", "replayed 13 records"}},
 		{name: "elapsed everywhere", script: "vrlog info run.vrlog --json > info.json && vrlog analyze run.vrlog --json > a.json &&" +
 			" vrlog cat run.vrlog --channel vr/r1/state --limit 1 > cat.txt && vrlog cat run.vrlog --channel vr/r1/state --limit 1 --json > cat.json &&" +
 			" vrlog export run.vrlog --format csv -o t.csv --channel vr/r1/state",

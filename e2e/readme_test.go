@@ -57,15 +57,17 @@ type readmeStep struct {
 	skip   string // why it is not run here
 	repo   bool   // runs in the checkout, not the session directory
 	record bool   // runs until interrupted (Ctrl-C, as the README says)
-	// background: runs until interrupted, in the background while the
-	// next step runs (during); then it is interrupted and must exit 0
-	// having made its files.
-	background, during bool
-	python             bool // runs with the venv's python first on PATH (make peers installs ./python there)
-	code               int
-	want               []string // in its output
-	made               []string // files it leaves
-	before             func(t *testing.T, dir string)
+	// background: a job running beside the commands after it (the README
+	// starts it with &, or in a second terminal); during: after this step
+	// the job is interrupted (Ctrl-C) and must exit 0 having made its
+	// files; stop: the README's kill %1, which ends it (SIGTERM) and shows
+	// its output.
+	background, during, stop bool
+	python                   bool // runs with the venv's python first on PATH (make peers installs ./python there)
+	code                     int
+	want                     []string // in its output
+	made                     []string // files it leaves
+	before                   func(t *testing.T, dir string)
 }
 
 // The README's commands, verbatim, in order, as a user would type them:
@@ -125,6 +127,13 @@ func TestReadmeCommands(t *testing.T) {
 			}},
 		{prefix: "vrlog replay bug-1234.vrlog  ", want: []string{"replayed ", "clock, 1 pass(es)"}},
 		{prefix: "vrlog replay bug-1234.vrlog --rate 2 --loop 3", want: []string{"3 pass(es)", "restamped"}},
+		{prefix: "vrlog controller --state ci/vr/r1/state --command ci/vr/r1/cmd --delay 5ms &", background: true},
+		{prefix: "vrlog replay run.vrlog --channel vr/r1/state --duration 10 --prefix ci --rate max --wait-for-subscribers 1",
+			want: []string{"lockstep on ci/vr/r1/cmd: ", " trigger records answered, 0 missed", "captured into response.vrlog: trigger ci/vr/r1/state "},
+			made: []string{"response.vrlog"}},
+		{prefix: "vrlog analyze response.vrlog --max-reaction 250ms --junit reaction.xml", made: []string{"reaction.xml"},
+			want: []string{"reaction (response log", "PASS  max-reaction ci/vr/r1/state"}},
+		{prefix: "kill %1", stop: true, want: []string{" superseded, 0 undecodable"}},
 		{prefix: "zenohd -c deploy/router.json5", skip: "a router on another host (docs/deployment.md): TestAcrossHostsThroughRouter runs it in network namespaces"},
 		{prefix: "vrlog record --zenoh-config deploy/client.json5 --connect tcp/ROUTER:7447", skip: "ROUTER is another host: TestAcrossHostsThroughRouter records through a router"},
 		{prefix: "vrlog verify crashed.vrlog; vrlog recover crashed.vrlog -o fixed.vrlog", want: []string{"DAMAGED crashed.vrlog", "recovered crashed.vrlog -> fixed.vrlog"},
@@ -139,9 +148,9 @@ func TestReadmeCommands(t *testing.T) {
 		{prefix: "vrlog export s.vrlog --format csv -o timing/", made: []string{"timing/vr_r1_state.csv"}, want: []string{"CSV file(s) under timing/"}},
 		{prefix: "python -c 'import vrlog;", python: true, want: []string{"recv_wall_ns", "count"}},
 	}
+	var job *bgJob // the README's job %1
 	used := map[*readmeStep]bool{}
 	next := 0
-	var bg *background
 	for _, cmd := range readmeCommands(t) {
 		var st *readmeStep
 		for i := next; i < len(steps); i++ {
@@ -165,18 +174,23 @@ func TestReadmeCommands(t *testing.T) {
 		if st.repo {
 			at = root()
 		}
-		if st.background {
-			bg = startBackground(t, dir, cmd, env)
+		var r result
+		switch {
+		case st.background:
+			job = background(t, dir, cmd, env)
 			t.Logf("started: %s", cmd)
 			continue
-		}
-		var r result
-		if st.record {
+		case st.stop:
+			if job == nil {
+				t.Fatalf("README: %s: no job to stop", cmd)
+			}
+			r = job.stop(t, syscall.SIGTERM)
+		case st.record:
 			r = interrupted(t, dir, cmd, env, 4*time.Second)
-		} else if st.python {
+		case st.python:
 			venv := filepath.Join(root(), ".venv", "bin")
 			r = shell(t, at, cmd, append(env, "PATH="+filepath.Dir(vrlogBin)+":"+venv+":"+os.Getenv("PATH"))...)
-		} else {
+		default:
 			r = shell(t, at, cmd, env...)
 		}
 		if r.code != st.code {
@@ -194,10 +208,10 @@ func TestReadmeCommands(t *testing.T) {
 		}
 		t.Logf("ran: %s (exit %d)", cmd, r.code)
 		if st.during {
-			if r := bg.stop(t); r.code != 0 {
-				t.Fatalf("README: %s (in the background): want exit 0; %s", bg.cmd, r)
+			if r := job.stop(t, syscall.SIGINT); r.code != 0 {
+				t.Fatalf("README: %s (in the background): want exit 0; %s", job.line, r)
 			}
-			bg = nil
+			job = nil
 		}
 	}
 	for _, st := range steps {
@@ -206,6 +220,47 @@ func TestReadmeCommands(t *testing.T) {
 		}
 	}
 	noTemporaries(t, dir)
+}
+
+// bgJob is a command the README runs in the background (cmd &, or in
+// a second terminal).
+type bgJob struct {
+	line      string
+	cmd       *exec.Cmd
+	out, errb bytes.Buffer
+	done      chan error
+}
+
+// background starts a README command that ends in & (its trailing & and
+// comment dropped) as the shell's job %1 would run.
+func background(t *testing.T, dir, cmd string, env []string) *bgJob {
+	t.Helper()
+	line, _, _ := strings.Cut(cmd, " &")
+	j := &bgJob{line: line, cmd: exec.Command("bash", "-c", "exec "+line), done: make(chan error, 1)}
+	j.cmd.Dir = dir
+	j.cmd.Env = append(append(os.Environ(), "PATH="+filepath.Dir(vrlogBin)+":"+os.Getenv("PATH")), env...)
+	j.cmd.Stdout, j.cmd.Stderr = &j.out, &j.errb
+	if err := j.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { j.done <- j.cmd.Wait() }()
+	t.Cleanup(func() { j.cmd.Process.Kill() })
+	return j
+}
+
+// stop sends the job sig (kill %1: SIGTERM; Ctrl-C: SIGINT), then
+// returns its exit and output.
+func (j *bgJob) stop(t *testing.T, sig syscall.Signal) result {
+	t.Helper()
+	j.cmd.Process.Signal(sig)
+	select {
+	case err := <-j.done:
+		return result{exitCode(err), j.out.String(), j.errb.String()}
+	case <-time.After(60 * time.Second):
+		j.cmd.Process.Kill()
+		t.Fatalf("%s: no exit 60 s after %v", j.line, sig)
+	}
+	return result{}
 }
 
 // interrupted runs a command that records until Ctrl-C and sends it
@@ -234,42 +289,6 @@ func interrupted(t *testing.T, dir, cmd string, env []string, d time.Duration) r
 	case <-time.After(30 * time.Second):
 		c.Process.Kill()
 		t.Fatalf("%s: no exit 30 s after SIGINT", cmd)
-	}
-	return result{}
-}
-
-// background is a README command running while the next one does.
-type background struct {
-	cmd      string
-	c        *exec.Cmd
-	out, err bytes.Buffer
-	done     chan error
-}
-
-func startBackground(t *testing.T, dir, cmd string, env []string) *background {
-	t.Helper()
-	b := &background{cmd: cmd, c: exec.Command("bash", "-c", "exec "+cmd), done: make(chan error, 1)}
-	b.c.Dir = dir
-	b.c.Env = append(append(os.Environ(), "PATH="+filepath.Dir(vrlogBin)+":"+os.Getenv("PATH")), env...)
-	b.c.Stdout, b.c.Stderr = &b.out, &b.err
-	if err := b.c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { b.done <- b.c.Wait() }()
-	t.Cleanup(func() { b.c.Process.Kill() })
-	return b
-}
-
-// stop interrupts it (Ctrl-C) and waits.
-func (b *background) stop(t *testing.T) result {
-	t.Helper()
-	b.c.Process.Signal(syscall.SIGINT)
-	select {
-	case err := <-b.done:
-		return result{exitCode(err), b.out.String(), b.err.String()}
-	case <-time.After(60 * time.Second):
-		b.c.Process.Kill()
-		t.Fatalf("%s: no exit 60 s after SIGINT", b.cmd)
 	}
 	return result{}
 }

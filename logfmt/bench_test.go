@@ -36,72 +36,6 @@ func stateRecord(r *Record, buf []byte, i int) {
 		Payload: stateLike(buf, uint64(i), wall-40_000)}
 }
 
-// stateRing is one 4 MiB block's worth of distinct state records; both
-// the writer and the raw zstd benchmarks cycle through the same bytes.
-const ringLen = (4 << 20) / 200
-
-var (
-	ringOnce sync.Once
-	ring     []Record
-)
-
-func stateRing() []Record {
-	ringOnce.Do(func() {
-		ring = make([]Record, ringLen)
-		for i := range ring {
-			stateRecord(&ring[i], make([]byte, 0, 200), i)
-		}
-	})
-	return ring
-}
-
-func BenchmarkWriterState(b *testing.B) {
-	rs := stateRing()
-	path := tempPath(b, "state.vrlog")
-	w, err := Create(path, WriterOptions{Sync: SyncNone, FlushInterval: -1})
-	if err != nil {
-		b.Fatal(err)
-	}
-	w.AddChannel(Channel{Name: "state", Transport: TransportZenoh, Compression: zstd1})
-	b.SetBytes(200)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		r := &rs[i%ringLen]
-		r.RecvMonoNs = int64(1e9) + int64(i)*1_000_000 // keep time moving across laps
-		if err := w.Write(r); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		b.Fatal(err)
-	}
-	b.StopTimer()
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
-	st, _ := os.Stat(path)
-	b.ReportMetric(float64(st.Size())/float64(b.N*200), "ratio")
-}
-
-// BenchmarkRawZstdState compresses the same 200-byte payloads with
-// zstd.EncodeAll (fastest, 4 MiB blocks): the writer's ceiling.
-func BenchmarkRawZstdState(b *testing.B) {
-	const perBlock = ringLen
-	block := make([]byte, 0, perBlock*200)
-	for _, r := range stateRing() {
-		block = append(block, r.Payload...)
-	}
-	enc, _ := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1), zstd.WithEncoderCRC(false))
-	defer enc.Close()
-	var dst []byte
-	b.SetBytes(200)
-	b.ResetTimer()
-	for i := 0; i < b.N; i += perBlock {
-		n := min(perBlock, b.N-i)
-		dst = enc.EncodeAll(block[:n*200], dst[:0])
-	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
-}
-
 // benchWriterFrames writes 1080p frames with Write (copy) or WriteOwned
 // (zero-copy on uncompressed channels). The owned variant cycles the
 // four frame buffers through release, as the recorder recycles transport
@@ -206,15 +140,18 @@ var (
 	stateLogOnce sync.Once
 	stateLogPath string
 	stateLogN    int
+	benchDir     string // shared by several benchmarks, so not b.TempDir
 )
 
-// stateLog writes (once) a log of 1 M state records for the read benchmarks.
+// stateLog writes (once) a log of 1 M state records for the read
+// benchmarks, in a directory TestMain removes.
 func stateLog(b *testing.B) (string, int) {
 	stateLogOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "logfmt-bench")
 		if err != nil {
 			b.Fatal(err)
 		}
+		benchDir = dir
 		stateLogPath, stateLogN = dir+"/state.vrlog", 1_000_000
 		w, err := Create(stateLogPath, WriterOptions{Sync: SyncNone, FlushInterval: -1})
 		if err != nil {

@@ -48,6 +48,11 @@ func (g *groupBuf) reset(ch uint16, comp Compression) {
 	*g = groupBuf{ch: ch, comp: comp, raw: g.raw[:0], stored: g.stored[:0], prevPub: g.prevPub[:0], refs: g.refs[:0]}
 }
 
+// summary is what the channel's statistics need of the block.
+func (g *groupBuf) summary() chunkGroup {
+	return chunkGroup{channel: g.ch, records: g.n, raw: uint32(g.rawLen()), hasCapture: g.hasCap, first: g.first, last: g.last}
+}
+
 // rawLen is the block's uncompressed length.
 func (g *groupBuf) rawLen() int { return len(g.raw) + g.refLen }
 

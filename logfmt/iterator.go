@@ -19,6 +19,13 @@ type Filter struct {
 	// read nor decompressed; Header and Payload are nil, HeaderLen and
 	// PayloadLen are set.
 	MetaOnly bool
+	// Workers > 0 loads (reads, checks, decompresses, decodes) up to
+	// Workers chunks at a time on other goroutines, ahead of the
+	// iteration: the same records and errors in the same order, faster
+	// on a spare core. It applies to logs whose chunks are in order (a
+	// recorder's); others iterate without. Close the iterator when
+	// stopping before Next returns false.
+	Workers int
 }
 
 // Iterator walks records in RecvMonoNs order (ties in file order).
@@ -34,6 +41,8 @@ type Iterator struct {
 	entries []metaEntry
 	ei      int
 	stream  *loadedChunk // chunk decoded batch by batch into entries, or nil
+	ahead   *prefetcher  // workers loading chunks ahead (Filter.Workers), or nil
+	late    error        // the error of the chunk whose entries are being returned (ahead)
 	rec     Record
 	err     error
 }
@@ -82,6 +91,9 @@ func (r *Reader) Records(f Filter) *Iterator {
 		}
 		it.plan = append(it.plan, r.order[p])
 	}
+	if f.Workers > 0 && len(it.plan) > 1 && it.streamsAlone() {
+		it.startWorkers(f.Workers)
+	}
 	return it
 }
 
@@ -113,8 +125,16 @@ func (it *Iterator) Next() bool {
 			it.nextBatch()
 			continue
 		}
+		if it.late != nil {
+			it.err, it.late = it.late, nil
+		}
 		if it.err != nil || it.pos >= len(it.plan) {
+			it.Close()
 			return false
+		}
+		if it.ahead != nil {
+			it.takeAhead()
+			continue
 		}
 		it.loadCluster()
 	}

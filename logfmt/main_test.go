@@ -12,5 +12,10 @@ func TestMain(m *testing.M) {
 		childWriter(path) // re-executed as the writer killed by TestKill9
 		os.Exit(0)
 	}
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		if benchDir != "" {
+			os.RemoveAll(benchDir)
+		}
+		os.Exit(code)
+	}))
 }

@@ -115,7 +115,7 @@ func (m *memorySink) kept(j *job) *Chunk {
 		for _, p := range g.pieces(pieces[:0]) {
 			block = append(block, p...)
 		}
-		c.groups = append(c.groups, chunkGroup{channel: g.ch, records: g.n, raw: uint32(g.rawLen()), hasCapture: g.hasCap, first: g.first, last: g.last})
+		c.groups = append(c.groups, g.summary())
 	}
 	c.block = block
 	return c
@@ -166,8 +166,8 @@ func (w *Writer) writeKept(c *Chunk) error {
 	return nil
 }
 
-// addGroup accounts for one channel's records of a kept chunk, as Write
-// accounts for a record.
+// addGroup accounts for one channel's records of a chunk: a kept one
+// (writeKept) or one the writer sealed.
 func (s *ChannelStats) addGroup(g chunkGroup) {
 	if s.Records == 0 {
 		s.FirstMonoNs, s.FirstWallNs = g.first[0], g.first[1]

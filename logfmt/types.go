@@ -110,6 +110,11 @@ const (
 	// MetaWarning says what limited the recording of the channel (e.g. a
 	// subscriber buffer smaller than the recorder asked for).
 	MetaWarning = "vrlog.warning"
+	// MetaTrigger marks a channel of a response log (replay --capture)
+	// that holds the records the replay released to the controller, stamped
+	// when released; the log's other data channels are the controller's
+	// responses, and analyze measures the reaction from one to the other.
+	MetaTrigger = "vrlog.trigger"
 )
 
 // MaxPublisherID is the largest Record.PublisherID the writer accepts.

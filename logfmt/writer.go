@@ -352,21 +352,7 @@ func (w *Writer) write(r *Record, release func()) (kept bool, err error) {
 		release = nil // copy
 	}
 	b.add(cs.gi, r, release)
-	s := &cs.stats
-	if s.Records == 0 {
-		s.FirstMonoNs, s.FirstWallNs = r.RecvMonoNs, r.RecvWallNs
-	}
-	s.LastMonoNs, s.LastWallNs = r.RecvMonoNs, r.RecvWallNs
-	if r.HasStamp {
-		if !s.HasCapture {
-			s.HasCapture = true
-			s.FirstCaptureNs = r.CaptureNs
-		}
-		s.LastCaptureNs = r.CaptureNs
-	}
-	s.Records++
-	s.RawBytes += uint64(size)
-	w.records++
+	w.records++ // the channel's statistics follow from its group when the chunk is sealed
 	w.rawBytes += uint64(size)
 	if b.raw >= w.opts.ChunkSize || b.n == 1<<32-1 {
 		w.sealLocked()
@@ -397,6 +383,9 @@ func (w *Writer) AddDrops(channel uint16, n uint64) {
 func (w *Writer) sealLocked() {
 	if w.cur.b.n > 0 {
 		j := w.cur
+		for _, g := range j.b.groups[:j.b.ng] {
+			w.chans[g.ch].stats.addGroup(g.summary())
+		}
 		w.work <- j
 		w.ordered <- j
 		w.cur = w.newJob()

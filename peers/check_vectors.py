@@ -34,6 +34,8 @@ def check(d):
                         vrwire.decode_state(b)
                     elif schema == "vrsdk.Frame/1":
                         vrwire.decode_frame_header(b)
+                    elif schema == "vrlog.ReplayClock/1":
+                        vrwire.decode_replay_clock(b)
                     else:
                         raise AssertionError(f"no decoder for {schema}")
                 except vrwire.WireError:
@@ -62,6 +64,11 @@ def check(d):
             elif schema == "vrlog.ClockProbe/1":
                 want = open(os.path.join(d, v["file"]), "rb").read()
                 got = vrwire.encode_clock_probe(val)
+            elif schema == "vrlog.ReplayClock/1":
+                want = open(os.path.join(d, v["file"]), "rb").read()
+                got = vrwire.encode_replay_clock(val)
+                if vrwire.decode_replay_clock(want) != val:
+                    fails.append(f"{name}: decode mismatch {vrwire.decode_replay_clock(want)}")
             else:
                 fails.append(f"{name}: unknown schema {schema}")
                 continue

@@ -12,6 +12,7 @@ STATE_MAGIC = b"VRST"
 FRAME_MAGIC = b"VRFM"
 TIME_REPLY_MAGIC = b"VRTR"
 CLOCK_PROBE_MAGIC = b"VRCP"
+REPLAY_CLOCK_MAGIC = b"VRRC"
 VERSION = 1
 
 STATE_FIXED = 136
@@ -156,6 +157,41 @@ def encode_time_reply(v):
 
 def encode_clock_probe(v):
     return struct.pack("<4sHHqqqq", CLOCK_PROBE_MAGIC, VERSION, 0, v["t1_ns"], v["t2_ns"], v["t3_ns"], v["t4_ns"])
+
+
+# vrlog.ReplayClock/1 (docs/wire-format.md, "Replay clock"): flag bits at offset 6.
+REPLAY_CLOCK_FLAGS = (("capture", 1), ("restamped", 2), ("running", 4), ("record", 8))
+REPLAY_CLOCK_FORMAT = "<4sHHqqQdII"  # 48 bytes
+
+
+def encode_replay_clock(v):
+    flags = sum(bit for name, bit in REPLAY_CLOCK_FLAGS if v[name])
+    return struct.pack(REPLAY_CLOCK_FORMAT, REPLAY_CLOCK_MAGIC, VERSION, flags, v["log_time_ns"], v["position_ns"],
+                       v["seq"], v["rate"], v["pass"], 0)
+
+
+def decode_replay_clock(b):
+    schema = "vrlog.ReplayClock/1"
+    if b[:4] != REPLAY_CLOCK_MAGIC[:len(b[:4])]:
+        raise WireError(schema, "magic", 0, "bad magic")
+    if len(b) < 6:
+        raise WireError(schema, "magic" if len(b) < 4 else "version", 0 if len(b) < 4 else 4, "truncated")
+    (version,) = struct.unpack_from("<H", b, 4)
+    if version != VERSION:
+        raise WireError(schema, "version", 4, "unsupported version")
+    size = struct.calcsize(REPLAY_CLOCK_FORMAT)
+    if len(b) != size:
+        raise WireError(schema, "end" if len(b) > size else "body", min(len(b), size), "trailing bytes" if len(b) > size else "truncated")
+    _, _, flags, log_time, position, seq, rate, pass_, reserved = struct.unpack(REPLAY_CLOCK_FORMAT, b)
+    known = sum(bit for _, bit in REPLAY_CLOCK_FLAGS)
+    if flags & ~known:
+        raise WireError(schema, "flags", 6, "invalid value")
+    if reserved:
+        raise WireError(schema, "reserved", 44, "invalid value")
+    v = {"log_time_ns": log_time, "position_ns": position, "seq": seq, "rate": rate, "pass": pass_}
+    for name, bit in REPLAY_CLOCK_FLAGS:
+        v[name] = bool(flags & bit)
+    return v
 
 
 def seq_t_ns(channel_kind, header, payload):

@@ -52,4 +52,21 @@
 // Sink is called minus its deadline; it is kept per channel in a
 // sampler.Histogram. Records published by a step, and every record at
 // rate max, have no deadline and no error sample.
+//
+// # Control, lockstep and the log's clock
+//
+// Keys (TogglePause, Step, SetRate, ...) and control requests (Do: pause,
+// resume, step N, seek, rate, stop) are commands to the publishing
+// goroutine, applied between records; Do answers each once it took effect
+// (control.go). A seek restarts the reader at the target through a Seeker
+// source and drops what was read ahead (seek.go).
+//
+// Lockstep (lockstep.go) holds the stream after each record of a trigger
+// channel until the controller answers or a timeout passes; an answer that
+// comes after the next record was due moves the anchor to it, so the wait
+// is a pause of the log's clock, never a burst of late records.
+//
+// LogTime (clock.go) reads the position on the log's clock at any moment,
+// from the anchor the publishing goroutine copies at every schedule
+// change: what a published clock for the controller needs.
 package player

@@ -33,6 +33,9 @@ type Rec struct {
 	SourceID    []byte
 	SourceSN    uint64
 	HasSourceSN bool
+	// Pass is the loop pass (from 0), set by the player for the Sink; a
+	// Source leaves it alone.
+	Pass int
 }
 
 // Source yields the records of one pass in publishing order (non-decreasing
@@ -72,6 +75,10 @@ type Options struct {
 	RateMax bool
 	// Loops is the number of passes; 0 = forever.
 	Loops int
+	// Ready, if set, is waited for at the start of Run, before Delay (e.g.
+	// until the controller's subscribers are there); commands are applied
+	// meanwhile. Its error ends Run.
+	Ready func(ctx context.Context) error
 	// Delay waits before the first record.
 	Delay time.Duration
 	// StartPaused waits for Resume (or Step) before the first record.
@@ -99,6 +106,12 @@ type Options struct {
 	// before a deadline the fine sleep ends and the spin starts (defaults
 	// 10 µs, 250 µs). Equal values fix it.
 	SpinMin, SpinMax time.Duration
+	// Length is the log time from Origin to the window's end, the bound of
+	// a seek (0: unknown, seeks are not bounded above).
+	Length time.Duration
+	// Lockstep, if set, holds the replay after each record of a trigger
+	// channel until the controller answers (lockstep.go).
+	Lockstep *Lockstep
 	// Now is the monotonic clock in ns (default: Go's monotonic clock);
 	// WallNow the wall clock in unix ns (default time.Now).
 	Now     func() int64
@@ -154,6 +167,8 @@ type ChannelStats struct {
 	Reseq      uint64 // records whose seq or source sn was rewritten (restart)
 	RestampErr uint64 // stamped-schema records left unshifted (payload does not decode)
 	Steps      uint64 // records published by Step (no error sample)
+	Answered   uint64 // lockstep: trigger records the controller answered
+	Missed     uint64 // lockstep: trigger records released after the timeout, unanswered
 	// Err holds actual minus scheduled publish time, ns.
 	Err sampler.Histogram
 }
@@ -166,6 +181,7 @@ type Summary struct {
 	RestampDelta   int64         // ns added by Restamp (valid if HasRestamp)
 	HasRestamp     bool
 	Interrupted    bool // the context was cancelled or Stop was called
+	Stopped        bool // Stop was called: an end asked for (q, the control channel's stop), not a failure
 	PeakQueueMsgs  int
 	PeakQueueBytes int
 	SpinMargin     time.Duration // the margin at the end
@@ -180,6 +196,16 @@ type Status struct {
 	Rate     float64
 	RateMax  bool
 	Paused   bool
+	Starting bool   // Options.Ready has not returned yet
+	Waiting  bool   // a lockstep record waits for the controller's answer
+	Finished bool   // Run has returned
+	Steps    uint64 // records published by steps
+	Skipped  uint64 // records not published: drop and outage faults
+	Answered uint64 // lockstep: answered trigger records
+	Missed   uint64 // lockstep: trigger records whose answer timed out
+	// RestampDelta is the constant Restamp adds (valid if HasRestamp).
+	RestampDelta int64
+	HasRestamp   bool
 }
 
 type cmdKind int
@@ -191,11 +217,16 @@ const (
 	cmdStep
 	cmdRate
 	cmdStop
+	cmdSeek
 )
 
 type command struct {
-	kind cmdKind
-	rate float64
+	kind  cmdKind
+	rate  float64
+	n     int         // cmdStep: records
+	at    int64       // cmdSeek: log time from Origin, ns
+	pause bool        // cmdStep: pause first when playing (a control request)
+	done  chan Status // Do's reply, when it took effect; nil for keys
 }
 
 // Player runs one replay. Control methods are safe from any goroutine.
@@ -207,7 +238,9 @@ type Player struct {
 
 	status   sync.Mutex
 	st       Status
+	clk      clockState // guarded by status
 	finished atomic.Bool
+	end      chan struct{} // closed when Run returns
 }
 
 // New validates the options.
@@ -219,8 +252,12 @@ func New(src Source, sink Sink, o Options) (*Player, error) {
 	if err := validateFaults(&o.Faults); err != nil {
 		return nil, err
 	}
-	p := &Player{o: o, src: src, sink: sink, ctl: make(chan command, 64)}
-	p.st = Status{Span: o.Span, Rate: o.Rate, RateMax: o.RateMax, Paused: o.StartPaused}
+	if err := o.Lockstep.validate(len(o.Channels)); err != nil {
+		return nil, err
+	}
+	p := &Player{o: o, src: src, sink: sink, ctl: make(chan command, 64), end: make(chan struct{})}
+	p.st = Status{Span: o.Span, Rate: o.Rate, RateMax: o.RateMax, Paused: o.StartPaused, Starting: o.Ready != nil}
+	p.clk = clockState{frozen: o.Origin, origin: o.Origin, rate: o.Rate}
 	return p, nil
 }
 
@@ -252,7 +289,7 @@ func (p *Player) Pause() { p.send(command{kind: cmdPause}) }
 func (p *Player) Resume() { p.send(command{kind: cmdResume}) }
 
 // Step publishes the next record now, when paused (ignored otherwise).
-func (p *Player) Step() { p.send(command{kind: cmdStep}) }
+func (p *Player) Step() { p.send(command{kind: cmdStep, n: 1}) }
 
 // SetRate changes the rate from now on (ignored at rate max).
 func (p *Player) SetRate(r float64) {
@@ -315,13 +352,32 @@ type run struct {
 	lastPubE   int64
 	published  bool
 	stopped    bool
+	havePos    bool  // lastPubE is the position: a record was published, or a seek moved it
+	pubPass    int   // pass of the last published record
+	pubOffset  int64 // its pass offset
+
+	// control
+	skipped     uint64        // records not published by a fault
+	stepsLeft   int           // records still to step
+	stepWaiters []chan Status // Do(step) replies, due when stepsLeft is 0
+	seeks       int           // seeks so far (a wait ends on one)
+
+	// lockstep
+	waiting bool  // a trigger record waits for its answer
+	held    bool  // an answer (or timeout) came at holdAt
+	holdAt  int64 // the next record is due no earlier
 
 	// input
 	inputDone  bool
 	inErr      error
 	lastBase   int64
 	pulled     uint64
-	minShift   int64 // most negative shift of e below base, incl. reorder window
+	cancelRead context.CancelFunc
+	readers    sync.WaitGroup
+	peakN      int
+	peakB      int
+	prevPass   passStats // the pass before the current one (a seek may go back to it)
+	minShift   int64     // most negative shift of e below base, incl. reorder window
 	pass       int
 	passOffset int64
 	passFirst  int64
@@ -349,7 +405,6 @@ type run struct {
 func (p *Player) Run(ctx context.Context) (*Summary, error) {
 	o := &p.o
 	r := &run{Player: p, ctx: ctx, rate: o.Rate, paused: o.StartPaused,
-		q:      newQueue(o.MaxQueueMsgs, o.MaxQueueBytes, int64(o.ReadAhead)),
 		stats:  make([]ChannelStats, len(o.Channels)),
 		rng:    rand.New(rand.NewPCG(o.Seed, 0x7265706c6179)), // "replay"
 		margin: int64(o.SpinMin),
@@ -376,23 +431,15 @@ func (p *Player) Run(ctx context.Context) (*Summary, error) {
 		r.origin, r.haveOrigin = o.Origin, true
 	}
 
-	rctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		r.read(rctx)
-	}()
+	r.startReader(0, 0, false)
 	r.sleeper = newPreciseSleeper(o.Now)
 	err := r.loop()
 	r.sleeper.close()
-	cancel()
-	r.q.stop()
-	wg.Wait()
-	p.finished.Store(true)
+	r.stopReader()
+	r.finish()
 
 	s := &Summary{Channels: r.stats, Passes: r.pass + 1, RestampDelta: r.restampD, HasRestamp: r.haveRestamp,
-		Interrupted: r.stopped || ctx.Err() != nil, PeakQueueMsgs: r.q.peakN, PeakQueueBytes: r.q.peakB,
+		Interrupted: r.stopped || ctx.Err() != nil, Stopped: r.stopped, PeakQueueMsgs: r.peakN, PeakQueueBytes: r.peakB,
 		SpinMargin: time.Duration(r.margin)}
 	if !r.havePass {
 		s.Passes = 0
@@ -406,22 +453,50 @@ func (p *Player) Run(ctx context.Context) (*Summary, error) {
 	return s, err
 }
 
-// read is the reader goroutine: every pass into the queue.
-func (r *run) read(ctx context.Context) {
+// startReader starts the reader goroutine on a fresh queue at pass (at
+// log time from, when seek).
+func (r *run) startReader(pass int, from int64, seek bool) {
+	ctx, cancel := context.WithCancel(r.ctx)
+	q := newQueue(r.o.MaxQueueMsgs, r.o.MaxQueueBytes, int64(r.o.ReadAhead))
+	r.q, r.cancelRead = q, cancel
+	r.readers.Add(1)
+	go func() {
+		defer r.readers.Done()
+		r.read(ctx, q, pass, from, seek)
+	}()
+}
+
+// stopReader stops the reader goroutine and waits for it.
+func (r *run) stopReader() {
+	r.cancelRead()
+	r.q.stop()
+	r.readers.Wait()
+	r.peakN, r.peakB = max(r.peakN, r.q.peakN), max(r.peakB, r.q.peakB)
+}
+
+// read is the reader goroutine: every pass from pass0 into q, the first
+// from log time from when seek.
+func (r *run) read(ctx context.Context, q *queue, pass0 int, from int64, seek bool) {
 	var err error
-	for pass := 0; r.o.Loops == 0 || pass < r.o.Loops; pass++ {
+	for pass := pass0; r.o.Loops == 0 || pass < r.o.Loops; pass++ {
 		count := 0
 		stopped := false
-		err = r.src.Pass(ctx, func(rec *Rec) bool {
-			m := r.q.get(rec)
-			m.pass = pass
-			if !r.q.push(m) {
+		emit := func(rec *Rec) bool {
+			m := q.get(rec)
+			m.pass, m.Rec.Pass = pass, pass
+			if !q.push(m) {
 				stopped = true
 				return false
 			}
 			count++
 			return true
-		})
+		}
+		if seek && pass == pass0 {
+			err = r.src.(Seeker).PassFrom(ctx, from, emit)
+			count = max(count, 1) // a seek to the end of a pass goes on with the next
+		} else {
+			err = r.src.Pass(ctx, emit)
+		}
 		if err != nil || stopped || count == 0 || ctx.Err() != nil {
 			break
 		}
@@ -429,7 +504,7 @@ func (r *run) read(ctx context.Context) {
 	if ctx.Err() != nil && err == nil {
 		err = ctx.Err()
 	}
-	r.q.finish(err)
+	q.finish(err)
 }
 
 // pull moves one msg from the queue into the heap; false at the end.
@@ -444,6 +519,7 @@ func (r *run) pull() bool {
 	}
 	if m.pass != r.pass || !r.havePass {
 		if r.havePass {
+			r.prevPass = passStats{r.pass, r.passOffset, r.passFirst, r.passLast, r.passCount}
 			r.passOffset += r.passPeriod()
 		}
 		r.pass, r.havePass = m.pass, true
@@ -490,12 +566,14 @@ func (r *run) admit(m *msg) bool {
 	if f.Drop > 0 {
 		if r.rng.Float64() < f.Drop {
 			st.Dropped++
+			r.skipped++
 			return false
 		}
 	}
 	for _, w := range f.Outages {
 		if off >= int64(w.At) && off < int64(w.At+w.For) {
 			st.OutageSkip++
+			r.skipped++
 			return false
 		}
 	}
@@ -576,14 +654,24 @@ func (r *run) ready() bool {
 	return r.inputDone || r.h[0].e <= r.lastBase+r.minShift
 }
 
+// setStatus changes the status and brings the clock reading up to date.
 func (r *run) setStatus(f func(*Status)) {
 	r.status.Lock()
 	f(&r.st)
+	r.clk = r.clock()
 	r.status.Unlock()
 }
 
+// sync brings the clock reading up to date after a schedule change.
+func (r *run) sync() { r.setStatus(func(*Status) {}) }
+
 func (r *run) loop() error {
 	o := &r.o
+	if o.Ready != nil {
+		if err := r.waitReady(); err != nil || r.stopped || r.ctx.Err() != nil {
+			return err
+		}
+	}
 	startMono := o.Now()
 	if o.Delay > 0 && !o.StartPaused {
 		if r.sleepUntil(startMono+int64(o.Delay), true) {
@@ -591,6 +679,9 @@ func (r *run) loop() error {
 		}
 	}
 	for {
+		if r.stopped || r.ctx.Err() != nil {
+			return nil
+		}
 		for !r.ready() && r.pull() {
 		}
 		if len(r.h) == 0 {
@@ -598,17 +689,19 @@ func (r *run) loop() error {
 		}
 		m := r.h[0]
 		if r.paused {
-			c, ok := r.waitCommand()
-			if !ok {
-				return nil
-			}
-			if c.kind == cmdStep {
-				heap.Pop(&r.h)
-				if err := r.publish(m, 0, false); err != nil {
-					return err
+			if r.stepsLeft == 0 {
+				if !r.waitCommand() {
+					return nil
 				}
-				r.stats[m.Channel].Steps++
+				continue
 			}
+			heap.Pop(&r.h)
+			ch := m.Channel // m is recycled once published
+			if err := r.publish(m, 0, false); err != nil {
+				return err
+			}
+			r.await(ch)
+			r.stepped(ch)
 			continue
 		}
 		if !r.anchored {
@@ -616,6 +709,7 @@ func (r *run) loop() error {
 			if r.o.Delay > 0 && r.o.StartPaused {
 				r.anchorMono += int64(o.Delay)
 			}
+			r.sync()
 		}
 		if r.poll() { // commands and cancellation, once per record
 			if r.stopped || r.ctx.Err() != nil {
@@ -627,6 +721,7 @@ func (r *run) loop() error {
 		timed := !o.RateMax
 		if timed {
 			deadline = r.anchorMono + int64(float64(m.e-r.anchorKey)/r.rate)
+			deadline = r.hold(m, deadline)
 		}
 		if !m.prepared {
 			r.prepare(m, deadline)
@@ -638,9 +733,11 @@ func (r *run) loop() error {
 			continue // a command changed the schedule
 		}
 		heap.Pop(&r.h)
+		ch := m.Channel
 		if err := r.publish(m, deadline, timed); err != nil {
 			return err
 		}
+		r.await(ch)
 	}
 }
 
@@ -659,6 +756,7 @@ func (r *run) prepare(m *msg, deadline int64) {
 			at += deadline - r.o.Now()
 		}
 		r.restampD, r.haveRestamp = at-m.CaptureNs, true
+		r.setStatus(func(s *Status) { s.RestampDelta, s.HasRestamp = r.restampD, true })
 	}
 	if err := r.codecs[m.Channel].Restamp(m.Header, m.Payload, r.restampD); err != nil {
 		r.stats[m.Channel].RestampErr++
@@ -669,6 +767,7 @@ func (r *run) publish(m *msg, deadline int64, timed bool) error {
 	if !m.prepared {
 		r.prepare(m, r.o.Now())
 	}
+	r.drainAnswers(m.Channel)
 	now := r.o.Now()
 	err := r.sink.Publish(&m.Rec)
 	st := &r.stats[m.Channel]
@@ -684,9 +783,11 @@ func (r *run) publish(m *msg, deadline int64, timed bool) error {
 	if !r.published {
 		r.firstPub, r.published = now, true
 	}
-	r.lastPub, r.lastPubE = now, m.e
-	pos, pass := m.e-r.passOffset-r.origin, m.pass
-	r.setStatus(func(s *Status) { s.Position, s.Pass = time.Duration(pos), pass; s.Sent++ })
+	r.lastPub, r.lastPubE, r.havePos = now, m.e, true
+	r.pubPass, r.pubOffset = m.pass, m.base-m.Key
+	pos, pass := m.e-r.pubOffset-r.origin, m.pass
+	skipped := r.skipped
+	r.setStatus(func(s *Status) { s.Position, s.Pass, s.Skipped = time.Duration(pos), pass, skipped; s.Sent++ })
 	r.q.put(m)
 	return nil
 }
@@ -696,8 +797,17 @@ func (r *run) position(now int64) int64 {
 	return r.anchorKey + int64(float64(now-r.anchorMono)*r.rate)
 }
 
-// apply handles a command; it reports whether the schedule changed.
+// apply handles a command and answers its Do (a step when its records
+// are out); it reports whether the schedule changed.
 func (r *run) apply(c command) bool {
+	changed := r.applyOne(c)
+	if c.done != nil && c.kind != cmdStep {
+		c.done <- r.Status()
+	}
+	return changed
+}
+
+func (r *run) applyOne(c command) bool {
 	now := r.o.Now()
 	switch c.kind {
 	case cmdStop:
@@ -705,9 +815,9 @@ func (r *run) apply(c command) bool {
 		return true
 	case cmdToggle:
 		if r.paused {
-			return r.apply(command{kind: cmdResume})
+			return r.applyOne(command{kind: cmdResume})
 		}
-		return r.apply(command{kind: cmdPause})
+		return r.applyOne(command{kind: cmdPause})
 	case cmdPause:
 		if r.paused {
 			return false
@@ -720,8 +830,9 @@ func (r *run) apply(c command) bool {
 			return false
 		}
 		r.paused = false
-		// The next record is due after its gap to the last published one.
-		if r.published {
+		// The next record is due after its gap to the last published one
+		// (or to where a seek moved the position).
+		if r.havePos {
 			r.anchorKey, r.anchorMono, r.anchored = r.lastPubE, now, true
 		} else {
 			r.anchored = false
@@ -739,30 +850,29 @@ func (r *run) apply(c command) bool {
 		r.setStatus(func(s *Status) { s.Rate = c.rate })
 		return true
 	case cmdStep:
-		return false // only while paused (waitCommand)
+		return r.step(c)
+	case cmdSeek:
+		r.seek(c.at, now)
+		return true
 	}
 	return false
 }
 
-// waitCommand blocks while paused; ok is false when the run must end.
-func (r *run) waitCommand() (command, bool) {
-	for {
+// waitCommand blocks while paused with nothing to step; false when the
+// run must end.
+func (r *run) waitCommand() bool {
+	for r.paused && r.stepsLeft == 0 {
 		select {
 		case <-r.ctx.Done():
-			return command{}, false
+			return false
 		case c := <-r.ctl:
-			if c.kind == cmdStep {
-				return c, true
-			}
 			r.apply(c)
 			if r.stopped {
-				return c, false
-			}
-			if !r.paused {
-				return c, true
+				return false
 			}
 		}
 	}
+	return true
 }
 
 // poll applies pending commands without blocking (rate max).

@@ -512,18 +512,25 @@ func TestSetRateMidway(t *testing.T) {
 
 func TestStopAndCancel(t *testing.T) {
 	recs := states(1000, time.Millisecond, false)
-	p, _ := New(&sliceSource{recs: recs}, SinkFunc(func(*Rec) error { return nil }), Options{Loops: 0, Channels: chans})
-	go func() { time.Sleep(30 * time.Millisecond); p.Stop() }()
+	sent := make(chan struct{}, 1)
+	p, _ := New(&sliceSource{recs: recs}, SinkFunc(func(*Rec) error {
+		select {
+		case sent <- struct{}{}:
+		default:
+		}
+		return nil
+	}), Options{Loops: 0, Channels: chans})
+	go func() { <-sent; time.Sleep(10 * time.Millisecond); p.Stop() }() // stopped while playing, however loaded the machine
 	s, err := p.Run(context.Background())
 	if err != nil || !s.Interrupted || s.Channels[0].Sent == 0 {
-		t.Fatalf("stop: %v %+v", err, s)
+		t.Fatalf("stop: %v; interrupted %v, sent %d", err, s.Interrupted, s.Channels[0].Sent)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 	defer cancel()
 	p, _ = New(&sliceSource{recs: recs}, SinkFunc(func(*Rec) error { return nil }), Options{Loops: 0, Channels: chans})
 	s, err = p.Run(ctx)
 	if err != nil || !s.Interrupted {
-		t.Fatalf("cancel: %v %+v", err, s)
+		t.Fatalf("cancel: %v; interrupted %v", err, s.Interrupted)
 	}
 }
 

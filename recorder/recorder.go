@@ -75,6 +75,18 @@ type Config struct {
 	// takes (receive stamps, probes' T1 and T4), as if its host's clock ran
 	// that much ahead: a second host's clock on one machine.
 	ClockOffset time.Duration
+	// Session, if set, is the zenoh session to subscribe and probe with
+	// (a process that already has one, e.g. replay --capture); the recorder
+	// does not close it. Zenoh left unused then.
+	Session *zenoh.Session
+	// Feed and OnStart: see feed.go.
+	Feed    Feed
+	OnStart func()
+	// OnZenohSample, if set, is told the key of every zenoh sample received,
+	// after its receive stamps were taken and before it is written (replay
+	// --lockstep takes its answers from a capture this way, so an answer is
+	// stamped before the replay reacts to it).
+	OnZenohSample func(key string)
 	// Snapshot, if set, keeps the recording in memory and writes a log
 	// only when triggered (SnapshotConfig); Output is then the base of the
 	// snapshots' names, and splitting does not apply.
@@ -213,7 +225,9 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	var setupErr error
 	var sess *zenoh.Session
 	query := cfg.Snapshot != nil && cfg.Snapshot.Query != ""
-	if len(cfg.ZenohKeys) > 0 || cfg.All || cfg.ProbeInterval > 0 || query {
+	if cfg.Session != nil {
+		sess = cfg.Session
+	} else if len(cfg.ZenohKeys) > 0 || cfg.All || cfg.ProbeInterval > 0 || query {
 		if sess, err = zenoh.Open(cfg.Zenoh); err != nil {
 			setupErr = err // the transport's errors name it
 		} else {
@@ -277,6 +291,7 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		wg.Add(1)
 		go func() { defer wg.Done(); r.probe(rctx, sess) }()
 	}
+	r.startFeed(rctx, &wg)
 	go func() { wg.Wait(); close(r.in) }()
 
 	werr := r.write(rctx, cancel)
@@ -354,6 +369,9 @@ func (r *rec) subscribeZenoh(ctx context.Context, wg *sync.WaitGroup, sess *zeno
 				s := &got[i]
 				if s.Kind != zenoh.KindPut || strings.HasPrefix(s.Key, "@") {
 					continue
+				}
+				if r.cfg.OnZenohSample != nil {
+					r.cfg.OnZenohSample(s.Key)
 				}
 				n := len(s.Payload) + len(s.Attachment)
 				held += n
@@ -820,7 +838,7 @@ func (r *rec) bookDrops() {
 // existsErr reports the file that Force would overwrite, with the one
 // sentinel logfmt.Create also returns (logfmt.ErrExists).
 func existsErr(p string) error {
-	return fmt.Errorf("%s: %w (use --force to overwrite)", p, logfmt.ErrExists)
+	return fmt.Errorf("%s: %w", p, logfmt.ErrExists)
 }
 
 func fileExists(p string) bool {

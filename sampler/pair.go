@@ -11,6 +11,10 @@ type LagConfig struct {
 	// ToleranceNs: a frame whose lag to the latest state captured at or before
 	// it exceeds this is rejected, as a fusing controller would.
 	ToleranceNs int64
+	// WindowNs and MaxStates bound LagStream's memory (see there); Lag
+	// keeps every state it is given.
+	WindowNs  int64
+	MaxStates int
 }
 
 // Stamped is what pairing needs of one sample: its capture stamp (simulator
@@ -54,29 +58,35 @@ func (l *LagSummary) RejectedFraction() float64 {
 func Lag(states, frames []Stamped, cfg LagConfig) *LagSummary {
 	l := &LagSummary{}
 	for _, f := range frames {
-		l.Frames++
-		latest, i, ok := latestLag(states, f.TNs)
-		if !ok {
-			l.Unpaired++
-			if len(states) > 0 {
-				l.Nearest.Add(f.TNs - states[0].TNs)
-			}
-			continue
-		}
-		l.Latest.Add(latest)
-		nearest := latest
-		if i < len(states) && states[i].TNs-f.TNs < latest {
-			nearest = f.TNs - states[i].TNs
-		}
-		l.Nearest.Add(nearest)
-		if latest > cfg.ToleranceNs {
-			l.Rejected++
-		}
-		if recv, ok := recvAt(states, i, f.TNs); ok && f.RecvNs != 0 {
-			l.Interpolated.Add(f.RecvNs - recv)
-		}
+		l.pair(states, f, cfg.ToleranceNs)
 	}
 	return l
+}
+
+// pair accounts for frame f against states (sorted by TNs, and holding
+// every state that can be f's latest or next one).
+func (l *LagSummary) pair(states []Stamped, f Stamped, toleranceNs int64) {
+	l.Frames++
+	latest, i, ok := latestLag(states, f.TNs)
+	if !ok {
+		l.Unpaired++
+		if len(states) > 0 {
+			l.Nearest.Add(f.TNs - states[0].TNs)
+		}
+		return
+	}
+	l.Latest.Add(latest)
+	nearest := latest
+	if i < len(states) && states[i].TNs-f.TNs < latest {
+		nearest = f.TNs - states[i].TNs
+	}
+	l.Nearest.Add(nearest)
+	if latest > toleranceNs {
+		l.Rejected++
+	}
+	if recv, ok := recvAt(states, i, f.TNs); ok && f.RecvNs != 0 {
+		l.Interpolated.Add(f.RecvNs - recv)
+	}
 }
 
 // latestLag is the lag of a frame captured at t: t minus the capture

@@ -4,6 +4,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/vrlog/vrlog/internal/command/analyze"
+	"github.com/vrlog/vrlog/internal/command/controller"
+	"github.com/vrlog/vrlog/internal/command/ctl"
 	"github.com/vrlog/vrlog/internal/command/logtools"
 	"github.com/vrlog/vrlog/internal/command/record"
 	"github.com/vrlog/vrlog/internal/command/replay"
@@ -22,6 +24,7 @@ func commands() []*cli.Command {
 		}
 	}
 	add("jobs", record.Command(), record.SnapshotCommand(), replay.Command(), analyze.Command())
+	add("test fixture", ctl.Command(), controller.Command())
 	add("log tools", logtools.Commands()...)
 	add("simulator", sim.Command())
 	add("help", docCommands()...)

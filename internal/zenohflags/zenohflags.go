@@ -111,3 +111,17 @@ func OpenError(err error) error {
 	}
 	return cliutil.Runtime(err)
 }
+
+// Open reads the Flags and opens a session with them; the error carries
+// its exit code (Config's usage errors, then OpenError's).
+func Open(c *cli.Context) (*zenoh.Session, error) {
+	zc, err := Config(c)
+	if err != nil {
+		return nil, err
+	}
+	s, err := zenoh.Open(zc)
+	if err != nil {
+		return nil, OpenError(fmt.Errorf("zenoh: %w", err))
+	}
+	return s, nil
+}

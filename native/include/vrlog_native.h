@@ -117,6 +117,9 @@ int vr_zpub_put_as(const vr_zpub *p, const uint8_t *payload, size_t payload_len,
                    const uint8_t *attachment, size_t attachment_len, int has_attachment,
                    const uint8_t *source_zid, size_t source_zid_len, uint32_t source_eid,
                    uint64_t source_sn, char **err);
+/* Writes 1 to *out when a subscriber matching the publisher's key is known
+ * right now (zenoh's matching status), else 0. */
+int vr_zpub_matching(const vr_zpub *p, uint8_t *out, char **err);
 void vr_zpub_free(vr_zpub *p);
 
 int vr_zqbl_declare(const vr_zsession *s, const char *keyexpr, int complete, size_t queue_cap,
@@ -215,6 +218,8 @@ int vr_ipub_create(const vr_inode *n, const char *service, const vr_itype_detail
                    vr_ipub **out, char **err);
 int vr_ipub_send(const vr_ipub *p, const uint8_t *header, size_t header_len, const uint8_t *payload,
                  size_t payload_len, size_t *delivered, char **err);
+/* The number of subscribers connected to the publisher's service right now. */
+size_t vr_ipub_subscribers(const vr_ipub *p);
 void vr_ipub_id(const vr_ipub *p, uint8_t out[16]);
 void vr_ipub_free(vr_ipub *p);
 

@@ -18,6 +18,19 @@ pub const VR_ERR_INCOMPATIBLE: i32 = 6;
 /// Returned by the batch calls when the timeout elapsed (or a wake-up came) with no item.
 pub const VR_TIMEOUT: i32 = 7;
 
+/// The pointer handed across the C ABI for a slice: null when it is empty.
+/// An empty slice's pointer is dangling (its alignment: 0x1, 0x8), and Go's
+/// stack copier kills the process when a pointer-typed variable holds a
+/// value below 4096 ("invalid pointer found on stack"), as a Go variable
+/// given such a pointer by cgo does.
+pub fn c_ptr<T>(s: &[T]) -> *const T {
+    if s.is_empty() {
+        std::ptr::null()
+    } else {
+        s.as_ptr()
+    }
+}
+
 /// Writes `msg` into `*err` (if err is non-null) as a malloc'ed C string the
 /// caller frees with vr_string_free, and returns `code`.
 pub fn set_err(err: *mut *mut c_char, code: i32, msg: impl AsRef<str>) -> i32 {

@@ -628,7 +628,7 @@ pub unsafe extern "C" fn vr_isub_next_batch(
                 });
             }
             drop(g);
-            *out = s.descs.as_ptr();
+            *out = c_ptr(&s.descs);
             *out_n = s.descs.len();
             VR_OK
         }
@@ -725,7 +725,7 @@ pub unsafe extern "C" fn vr_isub_free(s: *mut ISub) {
 }
 
 pub struct IPub {
-    _svc: CustomPort,
+    svc: CustomPort,
     publisher: iceoryx2::port::publisher::Publisher<Svc, [CustomPayloadMarker], CustomHeaderMarker>,
     payload: TypeDetail,
     header: TypeDetail,
@@ -811,7 +811,7 @@ pub unsafe extern "C" fn vr_ipub_create(
         };
         match publisher {
             Ok(p) => {
-                *out = Box::into_raw(Box::new(IPub { _svc: svc, publisher: p, payload: pt, header: ht }));
+                *out = Box::into_raw(Box::new(IPub { svc, publisher: p, payload: pt, header: ht }));
                 VR_OK
             }
             Err(e) => node_err(err, &format!("create publisher on {name:?}"), e),
@@ -878,6 +878,14 @@ pub unsafe extern "C" fn vr_ipub_send(
             Err(e) => node_err(err, "send", e),
         }
     }))
+}
+
+/// The number of subscribers connected to the publisher's service right now
+/// (any process), for a replay that waits for its subscribers.
+#[no_mangle]
+pub unsafe extern "C" fn vr_ipub_subscribers(p: *const IPub) -> usize {
+    let p = &*p;
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| p.svc.dynamic_config().number_of_subscribers())).unwrap_or(0)
 }
 
 /// Writes the publisher's unique id (16 bytes, little-endian u128) into out.

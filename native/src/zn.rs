@@ -135,13 +135,13 @@ impl EncCache {
 fn desc(it: &ZItem, enc: &Arc<str>) -> VrZSample {
     let key = it.key.as_str();
     let mut d = VrZSample {
-        key: key.as_ptr(),
+        key: c_ptr(key.as_bytes()),
         key_len: key.len(),
-        payload: it.data.as_ptr(),
+        payload: c_ptr(&it.data[..it.payload_len]),
         payload_len: it.payload_len,
-        attachment: unsafe { it.data.as_ptr().add(it.payload_len) },
+        attachment: c_ptr(&it.data[it.payload_len..]),
         attachment_len: it.data.len() - it.payload_len,
-        encoding: enc.as_ptr(),
+        encoding: c_ptr(enc.as_bytes()),
         encoding_len: enc.len(),
         ts_ntp64: 0,
         source_sn: 0,
@@ -402,7 +402,7 @@ pub unsafe extern "C" fn vr_zsub_next_batch(
     match r {
         Drained::Items => {
             sub.batch.build();
-            *out = sub.batch.descs.as_ptr();
+            *out = c_ptr(&sub.batch.descs);
             *out_n = sub.batch.descs.len();
             VR_OK
         }
@@ -581,6 +581,21 @@ unsafe fn put(
     }))
 }
 
+/// Whether a subscriber matching the publisher's key is known to the session
+/// right now (zenoh's publisher matching status): 1 yes, 0 no. A replay
+/// waits on it before its first record (--wait-for-subscribers).
+#[no_mangle]
+pub unsafe extern "C" fn vr_zpub_matching(p: *const ZPub, out: *mut u8, err: *mut *mut c_char) -> i32 {
+    let p = &*p;
+    guard(err, std::panic::AssertUnwindSafe(|| match p.publisher.matching_status().wait() {
+        Ok(st) => {
+            *out = st.matching() as u8;
+            VR_OK
+        }
+        Err(e) => zerr(err, "zenoh: matching status", e),
+    }))
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn vr_zpub_free(p: *mut ZPub) {
     if p.is_null() {
@@ -654,11 +669,11 @@ pub unsafe extern "C" fn vr_zqbl_next(
             });
             let key = h.query.key_expr().as_str();
             let o = &mut *out;
-            o.key = key.as_ptr();
+            o.key = c_ptr(key.as_bytes());
             o.key_len = key.len();
-            o.params = h.params.as_ptr();
+            o.params = c_ptr(h.params.as_bytes());
             o.params_len = h.params.len();
-            o.payload = h.payload.as_ptr();
+            o.payload = c_ptr(&h.payload);
             o.payload_len = h.payload.len();
             o.has_payload = h.has_payload_flag as u8;
             o.recv_wall_ns = wall;
@@ -848,7 +863,7 @@ pub unsafe extern "C" fn vr_zliveliness_get(
 
 #[no_mangle]
 pub unsafe extern "C" fn vr_zreplies_items(r: *const ZReplies, out: *mut *const VrZSample) -> usize {
-    *out = (*r).batch.descs.as_ptr();
+    *out = c_ptr(&(*r).batch.descs);
     (*r).batch.descs.len()
 }
 

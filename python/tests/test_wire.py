@@ -24,8 +24,8 @@ def load(name):
 def as_dict(v):
     if isinstance(v, list):
         return [as_dict(x) for x in v]
-    if hasattr(v, "__dataclass_fields__"):
-        return {k: as_dict(getattr(v, k)) for k in v.__dataclass_fields__}
+    if hasattr(v, "__dataclass_fields__"):  # pass_: the field named pass (a Python keyword)
+        return {k.rstrip("_"): as_dict(getattr(v, k)) for k in v.__dataclass_fields__}
     return v
 
 

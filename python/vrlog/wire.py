@@ -14,6 +14,7 @@ SCHEMA_STATE = "vrsdk.State/1"
 SCHEMA_FRAME = "vrsdk.Frame/1"
 SCHEMA_TIME_REPLY = "vrsdk.TimeReply/1"
 SCHEMA_CLOCK_PROBE = "vrlog.ClockProbe/1"
+SCHEMA_REPLAY_CLOCK = "vrlog.ReplayClock/1"
 
 STATE_FIXED_SIZE = 136
 STATE_SENSOR_SIZE = 16
@@ -136,6 +137,22 @@ class ClockProbe:
     @property
     def rtt_ns(self) -> int:
         return (self.t4_ns - self.t1_ns) - (self.t3_ns - self.t2_ns)
+
+
+@dataclass
+class ReplayClock:
+    """A replay's position on the log's clock (replay --clock-key,
+    docs/wire-format.md "Replay clock")."""
+
+    log_time_ns: int
+    position_ns: int
+    seq: int
+    rate: float
+    pass_: int
+    capture: bool
+    restamped: bool
+    running: bool
+    record: bool
 
 
 def _div2(v: int) -> int:
@@ -261,6 +278,26 @@ def decode_clock_probe(b: bytes) -> ClockProbe:
     return ClockProbe(*_stamps(SCHEMA_CLOCK_PROBE, b, b"VRCP", ["t1_ns", "t2_ns", "t3_ns", "t4_ns"]))
 
 
+REPLAY_CLOCK_SIZE = 48
+_REPLAY_CLOCK = struct.Struct("<4sHHqqQdII")
+_REPLAY_CLOCK_FIELDS = [("magic", 0), ("version", 4), ("flags", 6), ("log_time_ns", 8), ("position_ns", 16),
+                        ("seq", 24), ("rate", 32), ("pass", 40), ("reserved", 44)]
+_REPLAY_CLOCK_FLAGS = ["capture", "restamped", "running", "record"]  # bits 0..3
+
+
+def decode_replay_clock(b: bytes) -> ReplayClock:
+    b = bytes(b)
+    _prefix(SCHEMA_REPLAY_CLOCK, b, b"VRRC", _REPLAY_CLOCK_FIELDS)
+    _exact(SCHEMA_REPLAY_CLOCK, b, REPLAY_CLOCK_SIZE, _REPLAY_CLOCK_FIELDS)
+    _, _, flags, log_time, position, seq, rate, pass_, reserved = _REPLAY_CLOCK.unpack(b)
+    if flags >> len(_REPLAY_CLOCK_FLAGS):
+        raise DecodeError(SCHEMA_REPLAY_CLOCK, "flags", 6, "invalid value", f"unknown flag bits 0x{flags:04x}")
+    if reserved:
+        raise DecodeError(SCHEMA_REPLAY_CLOCK, "reserved", 44, "invalid value", f"must be 0, is {reserved}")
+    bits = [bool(flags >> i & 1) for i in range(len(_REPLAY_CLOCK_FLAGS))]
+    return ReplayClock(log_time, position, seq, rate, pass_, *bits)
+
+
 def decode(schema: str, header: bytes, payload: bytes, epoch_ns: int = 0):
     """Decode a record of a known schema; None for an unknown one (raw)."""
     if schema == SCHEMA_STATE:
@@ -271,4 +308,6 @@ def decode(schema: str, header: bytes, payload: bytes, epoch_ns: int = 0):
         return decode_time_reply(payload)
     if schema == SCHEMA_CLOCK_PROBE:
         return decode_clock_probe(payload)
+    if schema == SCHEMA_REPLAY_CLOCK:
+        return decode_replay_clock(payload)
     return None

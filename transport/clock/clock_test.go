@@ -16,3 +16,17 @@ func TestClocks(t *testing.T) {
 		t.Fatalf("wall clock differs from time.Now by %d ns", d)
 	}
 }
+
+// Monotonic reads the same clock as MonoNow: a reading taken between two
+// MonoNow readings lies between them (within the offset's measurement).
+func TestMonotonicIsClockMonotonic(t *testing.T) {
+	now := Monotonic()
+	for range 100 {
+		a := MonoNow()
+		m := now()
+		b := MonoNow()
+		if m < a-int64(50*time.Microsecond) || m > b+int64(50*time.Microsecond) {
+			t.Fatalf("Monotonic read %d, outside [%d, %d]", m, a, b)
+		}
+	}
+}

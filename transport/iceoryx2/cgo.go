@@ -542,6 +542,17 @@ func (p *Publisher) Send(userHeader, payload []byte) (int, error) {
 	return int(delivered), nil
 }
 
+// Subscribers is the number of subscribers connected to the publisher's
+// service right now, in any process.
+func (p *Publisher) Subscribers() (int, error) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.h == nil {
+		return 0, ErrClosed
+	}
+	return int(C.vr_ipub_subscribers(p.h)), nil
+}
+
 // Close releases the publisher (the service goes away with its last port).
 func (p *Publisher) Close() error {
 	p.mu.Lock()

@@ -364,3 +364,46 @@ func TestServiceLimits(t *testing.T) {
 	}
 	t.Logf("%v", err)
 }
+
+// A publisher counts the subscribers of its service, in this process or
+// another (what replay --wait-for-subscribers waits on).
+func TestPublisherSubscribers(t *testing.T) {
+	n := newNode(t)
+	svc := serviceName(t)
+	pub, err := n.Publisher(svc, frameTypes, PublisherOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close()
+	count := func() int {
+		t.Helper()
+		c, err := pub.Subscribers()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	if c := count(); c != 0 {
+		t.Fatalf("%d subscribers before any", c)
+	}
+	s1, err := n.Subscribe(svc, SubscriberOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2, err := newNode(t).Subscribe(svc, SubscriberOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := count(); c != 2 {
+		t.Fatalf("%d subscribers, want 2", c)
+	}
+	s1.Close()
+	if c := count(); c != 1 {
+		t.Fatalf("%d subscribers after one closed, want 1", c)
+	}
+	s2.Close()
+	pub.Close()
+	if _, err := pub.Subscribers(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("closed publisher: %v", err)
+	}
+}

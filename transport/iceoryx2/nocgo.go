@@ -40,3 +40,4 @@ func (*Subscriber) Close() error                                        { return
 func (*Publisher) Send([]byte, []byte) (int, error)                     { return 0, ErrUnavailable }
 func (*Publisher) ID() []byte                                           { return nil }
 func (*Publisher) Close() error                                         { return ErrUnavailable }
+func (*Publisher) Subscribers() (int, error)                            { return 0, ErrUnavailable }

@@ -498,6 +498,26 @@ func (p *Publisher) PutAs(payload, attachment, sourceID []byte, sourceSN uint64)
 	return nil
 }
 
+// Matching reports whether a subscriber matching the publisher's key is
+// known to the session right now (zenoh's matching status: local and
+// remote subscribers whose declarations reached it).
+func (p *Publisher) Matching() (bool, error) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.h == nil {
+		return false, ErrClosed
+	}
+	var m C.uint8_t
+	var cerr *C.char
+	if rc := C.vr_zpub_matching(p.h, &m, &cerr); rc != C.VR_OK {
+		return false, toErr(rc, cerr)
+	}
+	return m != 0, nil
+}
+
+// Key is the publisher's key.
+func (p *Publisher) Key() string { return p.key }
+
 // Close undeclares the publisher (and its liveliness token).
 func (p *Publisher) Close() error {
 	p.mu.Lock()

@@ -63,5 +63,7 @@ func (*Subscriber) Close() error                                        { return
 func (*Publisher) Put([]byte, []byte) error                             { return ErrUnavailable }
 func (*Publisher) PutAs([]byte, []byte, []byte, uint64) error           { return ErrUnavailable }
 func (*Publisher) Close() error                                         { return ErrUnavailable }
+func (*Publisher) Matching() (bool, error)                              { return false, ErrUnavailable }
+func (*Publisher) Key() string                                          { return "" }
 func (*Queryable) Close() error                                         { return ErrUnavailable }
 func (*Token) Close() error                                             { return ErrUnavailable }

@@ -407,3 +407,44 @@ func TestCloseOrder(t *testing.T) {
 	sub.Close()
 	s.Close()
 }
+
+// A publisher's matching status follows a remote subscriber's declaration
+// and undeclaration (what replay --wait-for-subscribers waits on).
+func TestPublisherMatching(t *testing.T) {
+	a, b, _ := pair(t)
+	pub, err := a.Publisher("vrtest/matching", PublisherOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close()
+	if pub.Key() != "vrtest/matching" {
+		t.Fatalf("key %q", pub.Key())
+	}
+	waitMatching := func(want bool) {
+		t.Helper()
+		for end := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			m, err := pub.Matching()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m == want {
+				return
+			}
+			if time.Now().After(end) {
+				t.Fatalf("matching stayed %v", m)
+			}
+		}
+	}
+	waitMatching(false)
+	sub, err := b.Subscribe("vrtest/*", SubscriberOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitMatching(true)
+	sub.Close()
+	waitMatching(false)
+	pub.Close()
+	if _, err := pub.Matching(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("closed publisher: %v", err)
+	}
+}

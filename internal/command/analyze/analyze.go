@@ -31,13 +31,16 @@ publisher-side skips), undecodable payloads, and transport latency (receive
 minus capture). Across channels: frame-to-state lag (frame t_ns minus the
 latest state at or before it, and the nearest one) with a tolerance, the
 frames' delay against the state timeline (which shows a delay below the state
-period, where the latest-state lag cannot), and the recorder/simulator clock
+period, where the latest-state lag cannot), paired as they arrive in memory of
+--lag-window (a note says when samples arrived beyond it), and the recorder/simulator clock
 offset and drift (valid when its 95 % confidence interval is within ±5 ppm)
 from clock-sync probes. A log merged from several hosts with 'vrlog merge
 --clock sim' is on the simulator's clock: the report lists each host's offset
 and its uncertainty (receive_clock, hosts), and latency is each host's
 transport latency, not the clocks' difference. A channel the recorder could
-not open is reported with its error.
+not open is reported with its error. A response log (replay --capture) also
+gets the controller's reaction per trigger channel: the first response after
+each released trigger, p50/p99/max, and the triggers without a response.
 
 Payloads are decoded with epoch 0 (absolute unix seconds); the session epoch is
 the first state sample and elapsed = (t_ns - epoch) / 1e9, as the SDK reports
@@ -61,6 +64,7 @@ EXAMPLES:
    analyze --max-skips 0 --max-restarts 0 --max-outage 200ms --min-rate 'vr/r1/state=24' \
            --max-lag 45ms --junit checks.xml --html report.html run.vrlog
    analyze --baseline last-good.json run.vrlog
+   analyze --max-reaction 50ms --junit reaction.xml response.vrlog   # replay --capture's log
 
 ` + cliutil.ExitCodesHelp,
 		Flags: []cli.Flag{
@@ -71,6 +75,7 @@ EXAMPLES:
 			&cli.StringFlag{Name: "time-format", Value: "elapsed", Usage: "times in text and CSV: unix, elapsed, uts or rfc3339"},
 			&cli.Float64Flag{Name: "outage-factor", Value: 3, Usage: "an outage is a capture gap above `K` × the nominal period"},
 			&cli.DurationFlag{Name: "lag-tolerance", Value: analyzerDefaultLag, Usage: "frames lagging the latest state by more are rejected"},
+			&cli.DurationFlag{Name: "lag-window", Value: analyzer.DefaultLagWindow, Usage: "frames and states are paired exactly while out of capture order by less (bounded memory); negative (--lag-window=-1s) keeps every state"},
 			&cli.BoolFlag{Name: "full-decode", Usage: "decode every payload (epoch 0) instead of reading stored stamps"},
 			&cli.BoolFlag{Name: "tolerant", Usage: "skip corrupt chunks (listed in the report) instead of failing"},
 			&cli.StringSliceFlag{Name: "max-skips", Usage: "most skipped samples per channel: `[CHANNEL=]N`"},
@@ -79,6 +84,7 @@ EXAMPLES:
 			&cli.StringSliceFlag{Name: "min-rate", Usage: "lowest allowed rate: `[CHANNEL=]HZ`"},
 			&cli.StringSliceFlag{Name: "max-lag", Usage: "largest frame-to-latest-state lag: `[FRAME_CHANNEL=]DURATION`"},
 			&cli.StringSliceFlag{Name: "max-lag-reject", Usage: "largest fraction of frames rejected by --lag-tolerance: `[FRAME_CHANNEL=]F` (0..1)"},
+			&cli.StringSliceFlag{Name: "max-reaction", Usage: "a response log's largest reaction (first response after a released trigger; one without a response fails): `[TRIGGER_CHANNEL=]DURATION`"},
 			&cli.StringFlag{Name: "baseline", Usage: "compare with an earlier --json report `OLD.json`; regressions fail"},
 			&cli.Float64Flag{Name: "baseline-tolerance", Value: 0.1, Usage: "relative worsening allowed against --baseline"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only failed checks and the verdict"},
@@ -103,6 +109,7 @@ func run(c *cli.Context) error {
 	}
 	opts := analyzer.Options{
 		OutageFactor: c.Float64("outage-factor"), LagTolerance: c.Duration("lag-tolerance"),
+		LagWindow:  c.Duration("lag-window"),
 		FullDecode: c.Bool("full-decode"), Tolerant: c.Bool("tolerant"),
 	}
 	var base *analyzer.Report
@@ -151,6 +158,9 @@ func run(c *cli.Context) error {
 	}
 
 	a := analyzer.New(opts)
+	if err := a.Plan(c.Args().Slice()); err != nil {
+		return cliutil.Input(err)
+	}
 	for _, p := range c.Args().Slice() {
 		if err := a.AddFile(p); err != nil {
 			return cliutil.Input(err)
@@ -222,6 +232,7 @@ func thresholds(c *cli.Context) (analyzer.Thresholds, error) {
 	}{
 		{"max-skips", &t.MaxSkips, false}, {"max-restarts", &t.MaxRestarts, false}, {"max-outage", &t.MaxOutageMs, true},
 		{"min-rate", &t.MinRate, false}, {"max-lag", &t.MaxLagMs, true}, {"max-lag-reject", &t.MaxLagReject, false},
+		{"max-reaction", &t.MaxReaction, true},
 	} {
 		for _, s := range c.StringSlice(x.flag) {
 			l, err := analyzer.ParseLimit(s, x.dur)

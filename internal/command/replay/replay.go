@@ -53,6 +53,26 @@ durations ("1.5", "300ms").
 KEYS (on a terminal): space pause/resume, → step one record (while paused),
 ↑/↓ rate ×1.1 / ÷1.1, q quit.
 
+A TEST FIXTURE for a controller under test (docs/replay.md):
+   --wait-for-subscribers N  start when every zenoh key has a matching
+                   subscriber and every iceoryx2 service N subscribers;
+                   --wait-timeout D makes a missing one exit 3, naming it
+   --control NAME  take pause, resume, step [N], seek T, rate R, status and
+                   stop over zenoh on vrlog/replay/NAME/control (` + "`vrlog ctl`" + `,
+                   or any zenoh client); status on vrlog/replay/NAME/status.
+                   Off a terminal, --start-paused waits for a resume there
+                   (NAME default)
+   --clock-key K   publish the log's time on K (vrlog.ReplayClock/1,
+                   docs/wire-format.md) at --clock-rate and/or with every
+                   record (--clock-per-record)
+   --lockstep KEY  release each record of the trigger channels (--trigger,
+                   default the state channels) only after the controller
+                   answered on KEY, or --lockstep-timeout passed (a missed step)
+   --capture PATTERN -o response.vrlog
+                   record the controller's outputs (zenoh keys and iceoryx2
+                   services PATTERN matches) with the released triggers, on
+                   one clock: ` + "`analyze --max-reaction`" + ` gates the reaction
+
 FAULTS (--inject, repeatable; reproducible with --seed):
    drop=P          drop each record with probability P
    outage=AT:FOR   publish nothing from AT for FOR (log time from the start)
@@ -67,8 +87,13 @@ EXAMPLES:
    replay --restamp --prefix test --inject drop=0.05 --seed 7 run.vrlog
    replay --start 10 --duration 5 --start-paused run.vrlog
    replay --rate max --quiet --json run.vrlog > timing.json
+   replay run.vrlog --wait-for-subscribers 1 --wait-timeout 30s --lockstep vr/r1/cmd \
+          --capture vr/r1/cmd -o response.vrlog --control ci
 
-` + cliutil.ExitCodesHelp,
+` + cliutil.ExitCodesHelp + `
+   replay: 0 also when ended with q or the control channel's stop; 1 when a
+   --capture pattern captured nothing (the response log is kept); 3 when
+   --wait-timeout passed without the subscribers, or on SIGINT/SIGTERM.`,
 		Flags: append([]cli.Flag{
 			&cli.StringSliceFlag{Name: "channel", Aliases: []string{"c"}, Usage: "replay the data channels whose name or topic matches `PATTERN`, a key expression (* one level, ** any levels); repeatable; default all"},
 			&cli.StringSliceFlag{Name: "remap", Usage: "publish the channels whose topic or name `FROM` (a pattern) matches as TO; FROM/**=TO/** keeps what ** matched; repeatable"},
@@ -80,7 +105,19 @@ EXAMPLES:
 			&cli.StringFlag{Name: "end", Usage: "stop before `T`: seconds from the log start, or RFC 3339"},
 			&cli.StringFlag{Name: "duration", Usage: "play `D` of log time from --start"},
 			&cli.StringFlag{Name: "delay", Usage: "wait `D` after creating the publishers, before the first record"},
-			&cli.BoolFlag{Name: "start-paused", Usage: "start paused (space or → on a terminal)"},
+			&cli.BoolFlag{Name: "start-paused", Usage: "start paused: resume with space or → on a terminal, over the control channel off one"},
+			&cli.IntFlag{Name: "wait-for-subscribers", Usage: "start only when every zenoh key has a matching subscriber and every iceoryx2 service `N` subscribers"},
+			&cli.DurationFlag{Name: "wait-timeout", Usage: "give up waiting for subscribers after `D` (exit 3, naming the channels still without); default no limit"},
+			&cli.StringFlag{Name: "control", Usage: "take commands over zenoh on vrlog/replay/`NAME`/control and publish the status on vrlog/replay/NAME/status"},
+			&cli.StringFlag{Name: "clock-key", Usage: "publish the log's time on zenoh key `KEY` (vrlog.ReplayClock/1)"},
+			&cli.Float64Flag{Name: "clock-rate", Value: 100, Usage: "clock ticks per second (`HZ`; 0: only with records)"},
+			&cli.BoolFlag{Name: "clock-per-record", Usage: "also publish the clock just before every record"},
+			&cli.StringFlag{Name: "lockstep", Usage: "release each trigger record only after the controller answered on `KEYEXPR` (or the timeout passed)"},
+			&cli.DurationFlag{Name: "lockstep-timeout", Value: time.Second, Usage: "how long a lockstep record waits for its answer before it counts as a missed step"},
+			&cli.StringSliceFlag{Name: "trigger", Usage: "the channels lockstep holds and capture measures the reaction from (`PATTERN`, repeatable); default the state channels"},
+			&cli.StringSliceFlag{Name: "capture", Usage: "record the controller's outputs: zenoh keys and iceoryx2 services `PATTERN` matches (repeatable; needs -o)"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "--capture's response log `FILE`"},
+			&cli.BoolFlag{Name: "force", Usage: "replace an existing -o"},
 			&cli.BoolFlag{Name: "restamp", Usage: "shift every stamp of decodable payloads by one constant so the first record's t_ns is now"},
 			&cli.StringSliceFlag{Name: "inject", Usage: "inject a fault `KIND=VALUE` (see FAULTS); repeatable"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "random `SEED` for drop and jitter"},
@@ -114,6 +151,26 @@ type config struct {
 	tolerant, jsonOut bool
 	quiet             bool
 	zenoh             zenoh.Config
+	fixture           fixtureConfig
+}
+
+// fixtureConfig is what makes the replay a test fixture (docs/replay.md).
+type fixtureConfig struct {
+	waitSubscribers int
+	waitTimeout     time.Duration
+	control         string
+	clockKey        string
+	clockRate       float64
+	clockPerRecord  bool
+	lockstep        string
+	lockstepPattern keyexpr.Pattern
+	lockstepTimeout time.Duration
+	triggers        *keyexpr.Set
+	capture         []string
+	capturePatterns []keyexpr.Pattern
+	output          string
+	force           bool
+	pausedOffTTY    bool // --start-paused off a terminal: resumed over the control channel
 }
 
 func parse(c *cli.Context) (*config, error) {
@@ -176,8 +233,8 @@ func parse(c *cli.Context) (*config, error) {
 	if cfg.zenoh, err = zenohflags.Config(c); err != nil {
 		return nil, err
 	}
-	if c.Bool("start-paused") && !keyboard(c.App.ErrWriter) {
-		return nil, cliutil.Usage("--start-paused needs a terminal (stdin and stderr) to resume from with space or →; off a terminal nothing could resume it")
+	if cfg.fixture, err = parseFixture(c); err != nil {
+		return nil, err
 	}
 	return cfg, nil
 }
@@ -322,6 +379,10 @@ func run(c *cli.Context) error {
 		return err
 	}
 	defer s.close()
+	trigger, names, err := cfg.fixture.check(s.outs)
+	if err != nil {
+		return err
+	}
 
 	span := s.logEnd - s.src.start
 	if s.src.hasEnd {
@@ -333,7 +394,8 @@ func run(c *cli.Context) error {
 	}
 	opts := player.Options{Channels: chans, Rate: cfg.rate, RateMax: cfg.rateMax, Loops: c.Int("loop"),
 		Delay: cfg.delay, StartPaused: c.Bool("start-paused"), Origin: s.src.start, Restamp: c.Bool("restamp"),
-		Faults: cfg.faults, Seed: c.Uint64("seed"), MaxQueueBytes: c.Int("read-ahead-bytes"), ReadAhead: c.Duration("read-ahead")}
+		Faults: cfg.faults, Seed: c.Uint64("seed"), MaxQueueBytes: c.Int("read-ahead-bytes"), ReadAhead: c.Duration("read-ahead"),
+		Length: time.Duration(span)}
 	if s.src.hasEnd {
 		opts.Span = time.Duration(s.src.end - s.src.start)
 	}
@@ -344,28 +406,55 @@ func run(c *cli.Context) error {
 		opts.SpinMin, opts.SpinMax = d, d
 	}
 
-	pubs, err := openPublishers(s.outs, transportOptions{zenoh: cfg.zenoh, express: !cfg.rateMax, warn: stderr})
+	var sess *zenoh.Session
+	if needsZenoh(s.outs) || cfg.fixture.needsSession() {
+		if sess, err = zenoh.Open(cfg.zenoh); err != nil {
+			return zenohflags.OpenError(fmt.Errorf("zenoh session: %w", err))
+		}
+		defer sess.Close()
+	}
+	// Express (no batching) unless at rate max; in lockstep always: each
+	// record waits for the answer to the one before.
+	pubs, err := openPublishers(s.outs, sess, transportOptions{express: !cfg.rateMax || cfg.fixture.lockstep != "", warn: stderr})
 	if err != nil {
 		pubs.Close()
 		return zenohflags.OpenError(err)
 	}
-	p, err := player.New(s.src, pubs, opts)
+	fx, err := startFixture(cfg, s, pubs, sess, trigger, names)
 	if err != nil {
+		fx.abort()
+		pubs.Close()
+		if cliutil.Code(err) != cliutil.ExitRuntime {
+			return err
+		}
+		return zenohflags.OpenError(err)
+	}
+	fx.options(&opts, progressWriter(stderr, cfg.quiet))
+	p, err := player.New(s.src, fx, opts)
+	if err != nil {
+		fx.abort()
 		pubs.Close()
 		return cliutil.Usage("%v", err)
+	}
+	if err := fx.serve(p, sess, time.Duration(span), stderr, cfg.quiet); err != nil {
+		fx.abort()
+		pubs.Close()
+		return cliutil.Runtime(err)
 	}
 
 	cliutil.Graceful(c) // SIGINT or SIGTERM stops the replay and prints its report
 	ctx := c.Context
 	ui := startUI(ctx, p, stderr, cfg.quiet, time.Duration(span))
 	sum, perr := p.Run(ctx)
-	quit := ui.stop()
+	ctrlC := ui.stop()
 	if perr == nil && !sum.Interrupted {
 		time.Sleep(c.Duration("linger"))
 	}
+	ferr := fx.finish()
 	cerr := pubs.Close()
 
 	rep := buildReport(cfg, s, sum, opts)
+	rep.addFixture(fx)
 	if cfg.jsonOut {
 		err = writeJSON(stdout, rep)
 	} else {
@@ -382,12 +471,25 @@ func run(c *cli.Context) error {
 			return cliutil.Input(fmt.Errorf("%w (replayed up to the damage; --tolerant skips it)", perr))
 		}
 		return cliutil.Runtime(perr)
+	case ferr != nil:
+		return cliutil.Runtime(ferr)
 	case cerr != nil:
 		return cliutil.Runtime(cerr)
-	case sum.Interrupted && !quit:
+	case sum.Interrupted && (!sum.Stopped || ctrlC): // q and the control channel's stop end it as asked: exit 0
 		return cliutil.Runtime(errors.New("interrupted"))
+	case rep.Capture != nil && len(rep.Capture.Missed) > 0:
+		return cliutil.CheckFailed(fmt.Errorf("--capture captured nothing on %s (the response log %s holds the released records)",
+			strings.Join(rep.Capture.Missed, ", "), rep.Capture.Output))
 	}
 	return nil
+}
+
+// progressWriter is where waiting messages go: nowhere with --quiet.
+func progressWriter(w io.Writer, quiet bool) io.Writer {
+	if quiet {
+		return nil
+	}
+	return w
 }
 
 func warnSkipped(w io.Writer, s *session) {

@@ -29,8 +29,8 @@ import (
 	"github.com/vrlog/vrlog/transport/zenoh"
 )
 
-// fixture is a log written for a test, with what went into it.
-type fixture struct {
+// logFixture is a log written for a test, with what went into it.
+type logFixture struct {
 	path        string
 	stateKey    string
 	rawKey      string
@@ -51,10 +51,10 @@ const (
 // channel and a clock-probe channel (internal, never replayed). Receive
 // stamps carry a deterministic ±300 µs jitter so pacing has something to
 // reproduce. Names are unique per test (iceoryx2 services are host-wide).
-func writeLog(t *testing.T, span time.Duration) *fixture {
+func writeLog(t *testing.T, span time.Duration) *logFixture {
 	t.Helper()
 	id := fmt.Sprintf("%d/%s/%d", os.Getpid(), t.Name(), time.Now().UnixNano())
-	f := &fixture{path: filepath.Join(t.TempDir(), "in.vrlog"), stateKey: "vrtest/" + id + "/state",
+	f := &logFixture{path: filepath.Join(t.TempDir(), "in.vrlog"), stateKey: "vrtest/" + id + "/state",
 		rawKey: "vrtest/" + id + "/diag", service: "vrtest/" + id + "/camera"}
 	w, err := logfmt.Create(f.path, logfmt.WriterOptions{ChunkSize: 8 << 10})
 	if err != nil {
@@ -380,7 +380,7 @@ func waitCount(t *testing.T, n func() int, want int) {
 
 // statesOnly runs a zenoh-only replay of the state channel and returns
 // what arrived and the summary.
-func statesOnly(t *testing.T, f *fixture, args ...string) ([]zenoh.Sample, replayResult) {
+func statesOnly(t *testing.T, f *logFixture, args ...string) ([]zenoh.Sample, replayResult) {
 	t.Helper()
 	zp := newZenohPeer(t)
 	c, stop := zenohCollect(t, zp, f.stateKey)
@@ -666,7 +666,25 @@ func TestUsageErrors(t *testing.T) {
 		{"--end", "1", "--duration", "1", f.path},
 		{"--start", "0.5", "--end", "0.2", f.path},
 		{"--start", "yesterday", f.path},
-		{"--start-paused", f.path}, // off a terminal nothing could resume it
+		// the test fixture's flags
+		{"--wait-for-subscribers", "-1", f.path},
+		{"--wait-timeout", "1s", f.path}, // without --wait-for-subscribers
+		{"--control", "a/b", f.path},
+		{"--control", "*", f.path},
+		{"--clock-key", "vr/*/clock", f.path},
+		{"--clock-per-record", f.path}, // without --clock-key
+		{"--clock-key", "k", "--clock-rate", "0", f.path},
+		{"--lockstep", "vr/cmd*", f.path},
+		{"--lockstep", f.stateKey, f.path},  // would answer itself
+		{"--lockstep", "vrtest/**", f.path}, // the same through a pattern
+		{"--lockstep", "x", "--lockstep-timeout", "0s", f.path},
+		{"--lockstep", "x", "--clock-key", "x", f.path}, // the clock would answer
+		{"--lockstep", "x", "--trigger", "no/such", f.path},
+		{"--lockstep", "x", "--channel", f.service, f.path},                           // no state channel to trigger on
+		{"--trigger", f.stateKey, f.path},                                             // neither lockstep nor capture
+		{"--capture", "x", f.path},                                                    // no -o
+		{"-o", "r.vrlog", f.path},                                                     // no --capture
+		{"--capture", f.service, "-o", filepath.Join(t.TempDir(), "r.vrlog"), f.path}, // would capture itself
 		{"--remap", "no/such/**=x/**", f.path},
 		{"--channel", "vr/cam*", f.path},
 		{filepath.Join(t.TempDir(), "missing.vrlog")},

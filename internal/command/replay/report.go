@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -13,25 +14,40 @@ import (
 
 // Report is the JSON summary (schema vrlog.replay/1; docs/replay.md).
 type Report struct {
-	Schema         string          `json:"schema"`
-	Inputs         []string        `json:"inputs"`
-	Clock          string          `json:"clock"`
-	Rate           any             `json:"rate"` // a number, or "max"
-	Loops          int             `json:"loops"`
-	Passes         int             `json:"passes"`
-	StartOffsetS   float64         `json:"start_offset_s"`
-	EndOffsetS     *float64        `json:"end_offset_s,omitempty"`
-	ElapsedS       float64         `json:"elapsed_s"`
-	Interrupted    bool            `json:"interrupted"`
-	Restamp        bool            `json:"restamp"`
-	RestampDeltaNs *int64          `json:"restamp_delta_ns,omitempty"`
-	Inject         []string        `json:"inject"`
-	Seed           uint64          `json:"seed"`
-	PeakQueueMsgs  int             `json:"peak_queue_records"`
-	PeakQueueBytes int             `json:"peak_queue_bytes"`
-	SkippedChunks  []string        `json:"skipped_chunks"`
-	Channels       []ChannelReport `json:"channels"`
-	Total          ChannelReport   `json:"total"`
+	Schema         string   `json:"schema"`
+	Inputs         []string `json:"inputs"`
+	Clock          string   `json:"clock"`
+	Rate           any      `json:"rate"` // a number, or "max"
+	Loops          int      `json:"loops"`
+	Passes         int      `json:"passes"`
+	StartOffsetS   float64  `json:"start_offset_s"`
+	EndOffsetS     *float64 `json:"end_offset_s,omitempty"`
+	ElapsedS       float64  `json:"elapsed_s"`
+	Interrupted    bool     `json:"interrupted"`
+	Restamp        bool     `json:"restamp"`
+	RestampDeltaNs *int64   `json:"restamp_delta_ns,omitempty"`
+	Inject         []string `json:"inject"`
+	Seed           uint64   `json:"seed"`
+	PeakQueueMsgs  int      `json:"peak_queue_records"`
+	PeakQueueBytes int      `json:"peak_queue_bytes"`
+	SkippedChunks  []string `json:"skipped_chunks"`
+	// The test fixture's parts (null when not asked for).
+	WaitedS  *float64        `json:"waited_for_subscribers_s"`
+	Control  *string         `json:"control"`
+	ClockKey *string         `json:"clock_key"`
+	Lockstep *LockstepReport `json:"lockstep"`
+	Capture  *captureReport  `json:"capture"`
+	Channels []ChannelReport `json:"channels"`
+	Total    ChannelReport   `json:"total"`
+}
+
+// LockstepReport is --lockstep's outcome.
+type LockstepReport struct {
+	Key      string   `json:"key"`
+	TimeoutS float64  `json:"timeout_s"`
+	Triggers []string `json:"triggers"`
+	Answered uint64   `json:"answered"`
+	Missed   uint64   `json:"missed"` // trigger records released after the timeout, unanswered
 }
 
 // ChannelReport is one channel's line.
@@ -47,6 +63,8 @@ type ChannelReport struct {
 	Reseq         uint64      `json:"reseq"`
 	RestampErrors uint64      `json:"restamp_errors"`
 	Steps         uint64      `json:"steps"`
+	Answered      uint64      `json:"answered"` // lockstep
+	Missed        uint64      `json:"missed"`
 	TimingError   TimingError `json:"timing_error_ns"`
 }
 
@@ -105,7 +123,7 @@ func buildReport(cfg *config, s *session, sum *player.Summary, o player.Options)
 		out := s.outs[i]
 		r.Channels = append(r.Channels, ChannelReport{Name: c.Name, Transport: out.Transport.String(), Topic: out.Topic,
 			Schema: out.Schema, Sent: c.Sent, Bytes: c.Bytes, Dropped: c.Dropped, OutageSkipped: c.OutageSkip,
-			Reseq: c.Reseq, RestampErrors: c.RestampErr, Steps: c.Steps, TimingError: timing(&c.Err)})
+			Reseq: c.Reseq, RestampErrors: c.RestampErr, Steps: c.Steps, Answered: c.Answered, Missed: c.Missed, TimingError: timing(&c.Err)})
 		all.Merge(&c.Err)
 		t := &r.Total
 		t.Sent += c.Sent
@@ -115,9 +133,31 @@ func buildReport(cfg *config, s *session, sum *player.Summary, o player.Options)
 		t.Reseq += c.Reseq
 		t.RestampErrors += c.RestampErr
 		t.Steps += c.Steps
+		t.Answered += c.Answered
+		t.Missed += c.Missed
 	}
 	r.Total.TimingError = timing(&all)
 	return r
+}
+
+// addFixture adds the test fixture's parts.
+func (r *Report) addFixture(f *fixture) {
+	fc := f.cfg
+	if fc.waitSubscribers > 0 {
+		w := f.waited.Seconds()
+		r.WaitedS = &w
+	}
+	if fc.control != "" {
+		r.Control = &fc.control
+	}
+	if fc.clockKey != "" {
+		r.ClockKey = &fc.clockKey
+	}
+	if fc.lockstep != "" {
+		r.Lockstep = &LockstepReport{Key: fc.lockstep, TimeoutS: fc.lockstepTimeout.Seconds(), Triggers: f.names,
+			Answered: r.Total.Answered, Missed: r.Total.Missed}
+	}
+	r.Capture = f.captured
 }
 
 func writeJSON(w io.Writer, r *Report) error {
@@ -141,6 +181,22 @@ func writeText(w io.Writer, r *Report) error {
 	fmt.Fprintln(w)
 	if r.RestampDeltaNs != nil {
 		fmt.Fprintf(w, "restamped: every stamp shifted by %d ns\n", *r.RestampDeltaNs)
+	}
+	if r.WaitedS != nil {
+		fmt.Fprintf(w, "waited %.3f s for subscribers\n", *r.WaitedS)
+	}
+	if l := r.Lockstep; l != nil {
+		fmt.Fprintf(w, "lockstep on %s: %d trigger records answered, %d missed (no answer within %g s)\n", l.Key, l.Answered, l.Missed, l.TimeoutS)
+	}
+	if c := r.Capture; c != nil {
+		var parts []string
+		for _, ch := range c.Channels {
+			parts = append(parts, fmt.Sprintf("%s %s %d", ch.Role, ch.Name, ch.Records))
+		}
+		fmt.Fprintf(w, "captured into %s: %s\n", c.Output, strings.Join(parts, ", "))
+		for _, m := range c.Missed {
+			fmt.Fprintf(w, "capture: nothing captured on %s\n", m)
+		}
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CHANNEL\tTRANSPORT\tTOPIC\tSENT\tDROPPED\tOUTAGE\tERR p50\tp99\tmax\t")

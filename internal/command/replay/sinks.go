@@ -20,33 +20,39 @@ var frameTypes = iceoryx2.TypeDetails{
 
 // publishers holds one publisher per output; it implements player.Sink.
 type publishers struct {
-	zs    *zenoh.Session
+	outs  []output
+	zs    *zenoh.Session // not owned: the replay's session
 	node  *iceoryx2.Node
 	zpub  []*zenoh.Publisher
 	ipub  []*iceoryx2.Publisher
 	iUser []int // iceoryx2 user-header size, to pad a missing header
 }
 
-// transportOptions are the zenoh session settings from the flags.
+// transportOptions say how to publish.
 type transportOptions struct {
-	zenoh   zenoh.Config
 	express bool
 	warn    io.Writer
 }
 
+// needsZenoh reports whether an output is published over zenoh.
+func needsZenoh(outs []output) bool {
+	for _, o := range outs {
+		if o.Transport == logfmt.TransportZenoh {
+			return true
+		}
+	}
+	return false
+}
+
 // openPublishers creates every output's publisher, so subscribers can
-// discover them before the first record (see --delay).
-func openPublishers(outs []output, o transportOptions) (*publishers, error) {
-	p := &publishers{zpub: make([]*zenoh.Publisher, len(outs)), ipub: make([]*iceoryx2.Publisher, len(outs)), iUser: make([]int, len(outs))}
+// discover them before the first record (see --delay and
+// --wait-for-subscribers); zenoh outputs go out on zs.
+func openPublishers(outs []output, zs *zenoh.Session, o transportOptions) (*publishers, error) {
+	p := &publishers{outs: outs, zs: zs, zpub: make([]*zenoh.Publisher, len(outs)), ipub: make([]*iceoryx2.Publisher, len(outs)), iUser: make([]int, len(outs))}
 	var err error
 	for i, out := range outs {
 		switch out.Transport {
 		case logfmt.TransportZenoh:
-			if p.zs == nil {
-				if p.zs, err = zenoh.Open(o.zenoh); err != nil {
-					return p, fmt.Errorf("zenoh session: %w", err)
-				}
-			}
 			enc := out.Meta["zenoh.encoding"]
 			p.zpub[i], err = p.zs.Publisher(out.Topic, zenoh.PublisherOptions{Encoding: enc, Block: true, Express: o.express})
 			if err != nil {
@@ -121,7 +127,7 @@ func (p *publishers) Publish(r *player.Rec) error {
 	return err
 }
 
-// Close releases every publisher, then the session and node.
+// Close releases every publisher, then the node.
 func (p *publishers) Close() error {
 	var errs []error
 	for _, z := range p.zpub {
@@ -133,9 +139,6 @@ func (p *publishers) Close() error {
 		if i != nil {
 			errs = append(errs, i.Close())
 		}
-	}
-	if p.zs != nil {
-		errs = append(errs, p.zs.Close())
 	}
 	if p.node != nil {
 		errs = append(errs, p.node.Close())

@@ -57,11 +57,20 @@ func wallMinusMono(r *logfmt.Reader) int64 {
 // Pass implements player.Source: the inputs merged by receive time on
 // file 0's monotonic clock (logfmt.Merge), keyed on the chosen clock.
 func (s *logSource) Pass(ctx context.Context, emit func(*player.Rec) bool) error {
+	return s.pass(ctx, s.start, emit)
+}
+
+// PassFrom implements player.Seeker: Pass from log time from.
+func (s *logSource) PassFrom(ctx context.Context, from int64, emit func(*player.Rec) bool) error {
+	return s.pass(ctx, max(from, s.start), emit)
+}
+
+func (s *logSource) pass(ctx context.Context, start int64, emit func(*player.Rec) bool) error {
 	its := make([]*logfmt.Iterator, len(s.inputs))
 	for i, in := range s.inputs {
 		f := logfmt.Filter{Channels: in.ids}
 		if s.clock == clockReceive {
-			f.Start = s.start - in.shift
+			f.Start = start - in.shift
 			if s.hasEnd {
 				f.End = s.end - in.shift
 			}
@@ -84,7 +93,7 @@ func (s *logSource) Pass(ctx context.Context, emit func(*player.Rec) bool) error
 			} else {
 				rec.Key = key + lastOff // unstamped: the capture offset of the last stamped record
 			}
-			if rec.Key < s.start || (s.hasEnd && rec.Key >= s.end) {
+			if rec.Key < start || (s.hasEnd && rec.Key >= s.end) {
 				continue
 			}
 		}

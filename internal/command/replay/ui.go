@@ -21,7 +21,7 @@ type ui struct {
 	wg      sync.WaitGroup
 	restore func()
 	mu      sync.Mutex
-	quit    bool // the user pressed q
+	ctrlC   bool // the user pressed Ctrl-C (raw mode): an interrupt, not q
 	tty     bool
 	w       io.Writer
 }
@@ -75,7 +75,12 @@ func (u *ui) line(s player.Status, span time.Duration) {
 		rate = "max"
 	}
 	state := "playing"
-	if s.Paused {
+	switch {
+	case s.Starting:
+		state = "waiting for subscribers"
+	case s.Waiting:
+		state = "waiting for the answer"
+	case s.Paused:
 		state = "paused"
 	}
 	pos := fmt.Sprintf("%s / %s", fmtSec(s.Position), fmtSec(span))
@@ -115,7 +120,7 @@ func (u *ui) keys(p *player.Player) {
 				p.TogglePause()
 			case b[0] == 'q' || b[0] == 3: // q, Ctrl-C (raw mode)
 				u.mu.Lock()
-				u.quit = b[0] == 'q'
+				u.ctrlC = b[0] == 3
 				u.mu.Unlock()
 				p.Stop()
 			case len(b) >= 3 && b[0] == 0x1b && b[1] == '[':
@@ -135,7 +140,8 @@ func (u *ui) keys(p *player.Player) {
 }
 
 // stop ends the progress output, restores the terminal and reports
-// whether the user quit with q.
+// whether the user pressed Ctrl-C (which the terminal's raw mode turns
+// into a key, not a SIGINT).
 func (u *ui) stop() bool {
 	close(u.done)
 	u.wg.Wait()
@@ -144,5 +150,5 @@ func (u *ui) stop() bool {
 	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	return u.quit
+	return u.ctrlC
 }

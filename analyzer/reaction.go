@@ -1,0 +1,168 @@
+package analyzer
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/vrlog/vrlog/logfmt"
+	"github.com/vrlog/vrlog/sampler"
+)
+
+// The reaction of a controller under test, from a response log (replay
+// --capture): the records the replay released to the controller are on
+// channels marked logfmt.MetaTrigger, stamped when released; the log's
+// other data channels are the controller's responses, stamped by the
+// recorder as they arrived, on the same monotonic clock. A trigger's
+// reaction is its first response: the first response record received at
+// or after its release and before the next record of its trigger channel
+// was released. A trigger without one is unanswered.
+
+// ReactionReport is one trigger channel's reaction.
+type ReactionReport struct {
+	Trigger   string   `json:"trigger"`
+	Responses []string `json:"responses"`
+	Count     uint64   `json:"count"`
+	Answered  uint64   `json:"answered"`
+	Missing   uint64   `json:"missing"`
+	LatencyMs Dist     `json:"latency_ms"`
+	// UnansweredSeq lists the first MaxEvents unanswered triggers by seq
+	// (their capture seq, or their index on the channel when unstamped).
+	UnansweredSeq []uint64 `json:"unanswered_seq"`
+}
+
+// reactChannel collects one channel's stamps for the reaction.
+type reactChannel struct {
+	trigger bool
+	mono    []int64
+	seq     []uint64
+}
+
+func (rc *reactChannel) add(r *logfmt.Record) {
+	seq := uint64(len(rc.mono))
+	if r.HasStamp {
+		seq = r.Seq
+	}
+	rc.mono, rc.seq = append(rc.mono, r.RecvMonoNs), append(rc.seq, seq)
+}
+
+// markReaction gives the data channels of a response log (one with a
+// trigger channel) their part in the reaction.
+func markReaction(ch *channel, c logfmt.Channel, responseLog bool) {
+	if !responseLog || ch.kind == KindProbe || ch.react != nil {
+		return
+	}
+	ch.react = &reactChannel{trigger: c.Meta[logfmt.MetaTrigger] == "1"}
+}
+
+// isResponseLog reports whether a log's channels hold a trigger channel.
+func isResponseLog(cs []logfmt.Channel) bool {
+	for _, c := range cs {
+		if c.Meta[logfmt.MetaTrigger] == "1" {
+			return true
+		}
+	}
+	return false
+}
+
+// reaction computes every trigger channel's reaction; each response
+// channel belongs to the trigger channel whose name shares the longest
+// prefix with it (vr/r1/cmd → vr/r1/state).
+func (a *Analysis) reaction() []ReactionReport {
+	var trigs, resps []*channel
+	for _, ch := range a.order {
+		switch {
+		case ch.react == nil:
+		case ch.react.trigger:
+			trigs = append(trigs, ch)
+		default:
+			resps = append(resps, ch)
+		}
+	}
+	out := []ReactionReport{}
+	for _, t := range trigs {
+		rep := ReactionReport{Trigger: t.rep.Name, Responses: []string{}, UnansweredSeq: []uint64{}}
+		var at []int64
+		for _, r := range resps {
+			if pairState(r, trigs) == t {
+				rep.Responses = append(rep.Responses, r.rep.Name)
+				at = append(at, r.react.mono...)
+			}
+		}
+		slices.Sort(at)
+		idx := make([]int, len(t.react.mono)) // triggers in release order
+		for i := range idx {
+			idx[i] = i
+		}
+		slices.SortStableFunc(idx, func(i, j int) int { return cmp.Compare(t.react.mono[i], t.react.mono[j]) })
+		var h sampler.Histogram
+		for k, i := range idx {
+			rel := t.react.mono[i]
+			next := int64(1<<63 - 1)
+			if k+1 < len(idx) {
+				next = t.react.mono[idx[k+1]]
+			}
+			rep.Count++
+			j, _ := slices.BinarySearch(at, rel)
+			if j < len(at) && at[j] < next {
+				rep.Answered++
+				h.Add(at[j] - rel)
+				continue
+			}
+			rep.Missing++
+			if len(rep.UnansweredSeq) < a.opts.MaxEvents {
+				rep.UnansweredSeq = append(rep.UnansweredSeq, t.react.seq[i])
+			}
+		}
+		rep.LatencyMs = distMs(&h)
+		out = append(out, rep)
+	}
+	return out
+}
+
+// reactionSubjects are --max-reaction's subjects: each trigger channel's
+// largest reaction.
+func (r *Report) reactionSubjects(topics map[string]string) []subject {
+	var out []subject
+	for _, x := range r.Reaction {
+		out = append(out, subject{name: x.Trigger, topic: topics[x.Trigger], value: x.LatencyMs.Max})
+	}
+	return out
+}
+
+// failsAnyway says why check fails on channel whatever its limit: an
+// unanswered trigger is a reaction too late for any limit.
+func (r *Report) failsAnyway(check, channel string) string {
+	if check != "max-reaction" {
+		return ""
+	}
+	for _, x := range r.Reaction {
+		if x.Trigger == channel && x.Missing > 0 {
+			return fmt.Sprintf("%d of %d triggers got no response", x.Missing, x.Count)
+		}
+	}
+	return ""
+}
+
+// writeReaction prints the reaction section of the text report.
+func (r *Report) writeReaction(w io.Writer) {
+	if len(r.Reaction) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nreaction (response log: the first response after each released trigger):\n")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "trigger\tresponses\ttriggers\tanswered\tmissing\tp50 ms\tp99 ms\tmax ms\t")
+	for _, x := range r.Reaction {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%.3f\t%.3f\t%.3f\t\n", x.Trigger, strings.Join(x.Responses, ","), x.Count, x.Answered, x.Missing,
+			x.LatencyMs.P50, x.LatencyMs.P99, x.LatencyMs.Max)
+	}
+	tw.Flush()
+	for _, x := range r.Reaction {
+		if len(x.Responses) == 0 {
+			fmt.Fprintf(w, "         %s: no response channel in the log (the controller published nothing that was captured)\n", x.Trigger)
+		}
+	}
+}

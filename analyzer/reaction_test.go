@@ -1,0 +1,116 @@
+package analyzer
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vrlog/vrlog/codec"
+	"github.com/vrlog/vrlog/logfmt"
+)
+
+// responseLog writes a response log as replay --capture does: robot r1's
+// released states (trigger channel) every 100 ms, each answered on
+// vr/r1/cmd after 20 ms except the 4th (seq 3); the 6th answered twice (the
+// first counts); a stray command before the first release; robot r2
+// answered after 5 ms.
+func responseLog(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "response.vrlog")
+	w, err := logfmt.Create(path, logfmt.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	trig := map[string]string{logfmt.MetaTrigger: "1", "zenoh.encoding": "application/octet-stream"}
+	s1, _ := w.AddChannel(logfmt.Channel{Name: "vr/r1/state", Transport: logfmt.TransportZenoh, Topic: "vr/r1/state", Schema: codec.SchemaState, Meta: trig})
+	c1, _ := w.AddChannel(logfmt.Channel{Name: "vr/r1/cmd", Transport: logfmt.TransportZenoh, Topic: "vr/r1/cmd"})
+	s2, _ := w.AddChannel(logfmt.Channel{Name: "vr/r2/state", Transport: logfmt.TransportZenoh, Topic: "vr/r2/state", Schema: codec.SchemaState, Meta: trig})
+	c2, _ := w.AddChannel(logfmt.Channel{Name: "vr/r2/cmd", Transport: logfmt.TransportZenoh, Topic: "vr/r2/cmd"})
+	const mono0, wall0, ms = int64(1e12), int64(1.7e18), int64(1e6)
+	put := func(ch uint16, at int64, seq uint64, state bool) {
+		r := logfmt.Record{Channel: ch, RecvMonoNs: mono0 + at, RecvWallNs: wall0 + at, Payload: []byte("cmd")}
+		if state {
+			st := codec.State{Seq: seq, TNs: wall0 + at - 5*ms, Sensors: []codec.Sensor{}}
+			r.Payload, r.Seq, r.CaptureNs, r.HasStamp = codec.AppendState(nil, &st), seq, st.TNs, true
+		}
+		if err := w.Write(&r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(c1, -50*ms, 0, false)
+	for i := int64(0); i < 10; i++ {
+		at := i * 100 * ms
+		put(s1, at, uint64(i), true)
+		put(s2, at+ms, uint64(i), true)
+		put(c2, at+6*ms, 0, false)
+		if i != 3 {
+			put(c1, at+20*ms, 0, false)
+		}
+		if i == 5 {
+			put(c1, at+30*ms, 0, false)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// The reaction per trigger: the first response after each release, before
+// the next one; unanswered triggers counted and listed; each response
+// channel paired with its robot's trigger channel.
+func TestReaction(t *testing.T) {
+	rep, err := AnalyzeFiles([]string{responseLog(t)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Reaction) != 2 {
+		t.Fatalf("%+v", rep.Reaction)
+	}
+	r1, r2 := rep.Reaction[0], rep.Reaction[1]
+	if r1.Trigger != "vr/r1/state" || len(r1.Responses) != 1 || r1.Responses[0] != "vr/r1/cmd" || r1.Count != 10 || r1.Answered != 9 ||
+		r1.Missing != 1 || len(r1.UnansweredSeq) != 1 || r1.UnansweredSeq[0] != 3 {
+		t.Fatalf("r1: %+v", r1)
+	}
+	if d := r1.LatencyMs; d.Count != 9 || d.Min != 20 || d.Max != 20 || d.P50 != 20 {
+		t.Fatalf("r1 latency %+v", d)
+	}
+	if r2.Trigger != "vr/r2/state" || r2.Responses[0] != "vr/r2/cmd" || r2.Answered != 10 || r2.Missing != 0 || r2.LatencyMs.Max != 5 {
+		t.Fatalf("r2: %+v", r2)
+	}
+	// The gate: a trigger without a response fails whatever the limit.
+	if err := rep.ApplyChecks(Thresholds{MaxReaction: []Limit{{Value: 25}, mustLimit(t, "vr/r2/state=4ms")}}); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Checks) != 2 || rep.Pass || rep.Checks[0].Pass || !strings.Contains(rep.Checks[0].Message, "1 of 10 triggers got no response") ||
+		rep.Checks[1].Pass || rep.Checks[1].Value != 5 {
+		t.Fatalf("checks %+v", rep.Checks)
+	}
+	rep2, _ := AnalyzeFiles([]string{responseLog(t)}, Options{})
+	rep2.ApplyChecks(Thresholds{MaxReaction: []Limit{mustLimit(t, "vr/r2/**=6ms")}})
+	if !rep2.Pass {
+		t.Fatalf("r2 within 6 ms: %+v", rep2.Checks)
+	}
+	if err := rep2.ApplyChecks(Thresholds{MaxReaction: []Limit{mustLimit(t, "vr/r9/state=1ms")}}); err == nil {
+		t.Fatal("a trigger pattern matching nothing is a usage error")
+	}
+	var b strings.Builder
+	rep.WriteText(&b, codec.TimeElapsed)
+	if !strings.Contains(b.String(), "reaction (response log") {
+		t.Fatalf("text report:\n%s", b.String())
+	}
+	// A log without trigger channels has no reaction, and nothing to gate.
+	sample, _ := AnalyzeFiles([]string{"../testdata/sample.vrlog"}, Options{})
+	sample.ApplyChecks(Thresholds{MaxReaction: []Limit{{Value: 10}}})
+	if len(sample.Reaction) != 0 || sample.Pass || !strings.Contains(sample.Checks[0].Message, "nothing to check") {
+		t.Fatalf("sample: %+v %+v", sample.Reaction, sample.Checks)
+	}
+}
+
+func mustLimit(t *testing.T, s string) Limit {
+	l, err := ParseLimit(s, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}

@@ -1,0 +1,144 @@
+// Chunks loaded ahead of an iteration by other goroutines (Filter.Workers):
+// read, checked, decompressed and their record metadata decoded while the
+// caller works through the chunk before, so a caller with a core to spare
+// reads faster. The records and errors are those of the iteration without
+// workers, in the same order.
+
+package logfmt
+
+import "sync"
+
+// loaded is one chunk loaded ahead: its buffers, its decoded entries, and
+// the error that stopped its loading (the entries decoded before it are
+// kept, as a streaming iteration returns them).
+type loaded struct {
+	lc      loadedChunk
+	entries []metaEntry
+	err     error
+}
+
+// prefetcher loads the chunks of a plan in order, each by one of its
+// workers, at most len(bufs) chunks ahead of the iteration.
+type prefetcher struct {
+	done []chan *loaded // by plan position: the chunk, once loaded
+	free chan *loaded   // buffers the iteration is done with
+	stop chan struct{}
+	wg   sync.WaitGroup
+	cur  *loaded // the chunk being iterated
+}
+
+// streamsAlone reports whether every chunk of the plan is sorted and
+// ends before the next begins: each is then iterated on its own, as
+// workers load them (chunks that overlap are merged by loadCluster).
+func (it *Iterator) streamsAlone() bool {
+	for p, ci := range it.plan {
+		c := &it.r.chunks[ci]
+		if !c.Sorted || (p+1 < len(it.plan) && it.r.chunks[it.plan[p+1]].MinMonoNs < c.MaxMonoNs) {
+			return false
+		}
+	}
+	return true
+}
+
+// startWorkers starts n workers loading the plan's chunks ahead.
+func (it *Iterator) startWorkers(n int) {
+	pf := &prefetcher{done: make([]chan *loaded, len(it.plan)), free: make(chan *loaded, n+1), stop: make(chan struct{})}
+	for i := range pf.done {
+		pf.done[i] = make(chan *loaded, 1)
+	}
+	for range n + 1 {
+		pf.free <- &loaded{}
+	}
+	type job struct {
+		pos int
+		buf *loaded
+	}
+	jobs := make(chan job)
+	pf.wg.Add(1 + n)
+	go func() { // hands out the plan in order, as buffers come free
+		defer pf.wg.Done()
+		defer close(jobs)
+		for p := range it.plan {
+			select {
+			case b := <-pf.free:
+				select {
+				case jobs <- job{p, b}:
+				case <-pf.stop:
+					return
+				}
+			case <-pf.stop:
+				return
+			}
+		}
+	}()
+	for range n {
+		go func() {
+			defer pf.wg.Done()
+			for j := range jobs {
+				it.loadAhead(j.buf, &it.r.chunks[it.plan[j.pos]])
+				pf.done[j.pos] <- j.buf
+			}
+		}()
+	}
+	it.ahead = pf
+}
+
+// loadAhead loads one chunk into b and decodes all its record metadata,
+// in batches as a streaming iteration does, so that a failure keeps the
+// entries of the batches before it.
+func (it *Iterator) loadAhead(b *loaded, ci *ChunkInfo) {
+	b.entries, b.err = b.entries[:0], nil
+	if err := it.r.openChunk(&b.lc, ci, it.want, it.f.MetaOnly, 0); err != nil {
+		b.err = err
+		return
+	}
+	for !b.lc.dec.done() {
+		n := len(b.entries)
+		var err error
+		if b.entries, err = b.lc.dec.decode(b.entries, streamBatch); err != nil {
+			b.entries = b.entries[:n]
+			b.err = b.lc.decodeError(it.r.opts.Name, err)
+			return
+		}
+	}
+}
+
+// takeAhead moves the iteration to the next chunk the workers loaded. A
+// damaged chunk is skipped in tolerant mode; otherwise its records
+// before the damage are returned, then the error (it.late).
+func (it *Iterator) takeAhead() {
+	pf := it.ahead
+	if pf.cur != nil {
+		pf.free <- pf.cur
+	}
+	b := <-pf.done[it.pos]
+	it.pos++
+	pf.cur = b
+	it.ei = 0
+	it.entries = it.entries[:0]
+	if len(it.slots) == 0 {
+		it.slots = append(it.slots, nil)
+	}
+	it.slots[0] = &b.lc
+	if b.err != nil {
+		ce := asCorruption(b.err, it.r.opts.Name)
+		if it.r.opts.Tolerant {
+			it.r.skip(ce)
+			return
+		}
+		it.late = ce
+	}
+	it.entries = b.entries
+}
+
+// Close ends the iteration: Next returns false from then on. It stops
+// the workers (Filter.Workers), so it is needed only when the iteration
+// stops before Next returned false. The current record stays valid.
+func (it *Iterator) Close() {
+	it.pos, it.entries, it.ei, it.stream = len(it.plan), it.entries[:0], 0, nil
+	if pf := it.ahead; pf != nil {
+		close(pf.stop)
+		pf.wg.Wait()
+		it.ahead = nil
+	}
+}

@@ -1,0 +1,60 @@
+package replayctl
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/vrlog/vrlog/transport/zenoh"
+)
+
+var (
+	// ErrNoReplay: no replay of that name answered within the timeout.
+	ErrNoReplay = errors.New("replayctl: no replay answered")
+	// ErrRefused: the replay answered that it cannot carry the command out.
+	ErrRefused = errors.New("replayctl: the replay refused the command")
+)
+
+// Send sends command to the replay name over sess and returns its status
+// once the command took effect (a step: once its records are out). A
+// command that does not parse is refused here, before anything is sent.
+func Send(ctx context.Context, sess *zenoh.Session, name, command string, timeout time.Duration) (Status, error) {
+	if err := CheckName(name); err != nil {
+		return Status{}, err
+	}
+	if _, err := ParseCommand(command); err != nil {
+		return Status{}, err
+	}
+	key := ControlKey(name)
+	replies, err := sess.Get(ctx, key, []byte(command), timeout)
+	if err != nil {
+		return Status{}, fmt.Errorf("replayctl: query %s: %w", key, err)
+	}
+	var st Status
+	answered := 0
+	zenohErr := ""
+	for _, r := range replies {
+		switch {
+		case r.Err && r.Encoding == ErrorEncoding:
+			return Status{}, fmt.Errorf("%w: %s", ErrRefused, r.Payload)
+		case r.Err: // zenoh's own, e.g. the query timed out
+			zenohErr = string(r.Payload)
+			continue
+		}
+		if err := json.Unmarshal(r.Payload, &st); err != nil || st.Schema != StatusSchema {
+			return Status{}, fmt.Errorf("replayctl: %s answered something that is not a %s: %q", key, StatusSchema, r.Payload)
+		}
+		answered++
+	}
+	switch {
+	case answered == 0 && zenohErr != "":
+		return Status{}, fmt.Errorf("%w on %s within %v (zenoh: %s)", ErrNoReplay, key, timeout, zenohErr)
+	case answered == 0:
+		return Status{}, fmt.Errorf("%w on %s within %v (is it running, with --control %s, and reachable over zenoh?)", ErrNoReplay, key, timeout, name)
+	case answered > 1:
+		return st, fmt.Errorf("replayctl: %d replays answered on %s: give each its own --control name", answered, key)
+	}
+	return st, nil
+}
