@@ -12,6 +12,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/vrlog/vrlog/codec"
+	"github.com/vrlog/vrlog/internal/cputime"
 )
 
 // The writer on real state records: payloads from the codec's encoder as
@@ -114,7 +115,7 @@ func clone(b []byte) []byte { return append([]byte(nil), b...) }
 // process since cpu0 (the one-core figure that holds on a busy machine).
 func reportRates(b *testing.B, n int, cpu0 time.Duration) {
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "records/s")
-	if cpu := processCPU() - cpu0; cpu > 0 && cpu0 > 0 {
+	if cpu := cputime.Process() - cpu0; cpu > 0 && cpu0 > 0 {
 		b.ReportMetric(float64(n)/cpu.Seconds(), "records/cpu-s")
 	}
 }
@@ -141,7 +142,7 @@ func BenchmarkWriterRealState(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	var r Record
-	cpu0 := processCPU()
+	cpu0 := cputime.Process()
 	for i := 0; i < b.N; i++ {
 		k, l := i%len(ring), int64(i/len(ring))
 		r = ring[k]
@@ -182,7 +183,7 @@ func BenchmarkRawZstdRealState(b *testing.B) {
 	b.SetBytes(int64(payload / recs))
 	var next, stored atomic.Int64
 	b.ResetTimer()
-	cpu0 := processCPU()
+	cpu0 := cputime.Process()
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
 		wg.Add(1)
@@ -231,7 +232,7 @@ func BenchmarkWritePathRealState(b *testing.B) {
 	b.SetBytes(int64(len(ring[0].Payload)))
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu0 := processCPU()
+	cpu0 := cputime.Process()
 	for i := 0; i < b.N; i++ {
 		if err := w.Write(&ring[i%len(ring)]); err != nil {
 			b.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vrlog/vrlog/internal/cputime"
 	"github.com/vrlog/vrlog/sampler"
 )
 
@@ -68,22 +69,22 @@ func BenchmarkPacing1kHz(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		c0, t0 := cpuTime(), time.Now()
+		c0, t0 := cputime.Process(), time.Now()
 		s, err := p.Run(context.Background())
 		if err != nil {
 			b.Fatal(err)
 		}
-		report(b, &s.Channels[0].Err, cpuTime()-c0, time.Since(t0))
+		report(b, &s.Channels[0].Err, cputime.Process()-c0, time.Since(t0))
 		b.ReportMetric(float64(s.SpinMargin)/1e3, "margin-µs")
 	})
 	b.Run("time.Sleep-loop", func(b *testing.B) {
 		var h sampler.Histogram
-		c0, t0 := cpuTime(), time.Now()
+		c0, t0 := cputime.Process(), time.Now()
 		for i := 0; i < 2000*b.N; i++ {
 			deadline := t0.Add(time.Duration(i) * time.Millisecond)
 			time.Sleep(time.Until(deadline))
 			h.Add(int64(time.Since(deadline)))
 		}
-		report(b, &h, cpuTime()-c0, time.Since(t0))
+		report(b, &h, cputime.Process()-c0, time.Since(t0))
 	})
 }
