@@ -331,6 +331,12 @@ func (a *Analysis) sampleOf(ch *channel, r *logfmt.Record, n uint64, pub *string
 		seq, t, err := ch.codec.Stamp(r.Header, r.Payload)
 		s.Seq, s.TNs, ok = seq, t, err == nil
 	}
+	if ch.react != nil && ch.react.trigger {
+		// A response log's released trigger: its receive stamp is the
+		// replay's release time, its capture stamp the log's; their
+		// difference is no transport latency.
+		s.RecvWallNs = 0
+	}
 	s.Publisher = *pub
 	return s, ok
 }
