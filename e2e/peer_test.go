@@ -94,7 +94,7 @@ func TestRecordForeignIceoryxServices(t *testing.T) {
 				!strings.Contains(rec.stderr.String(), "warning: iceoryx2 "+cam) {
 				t.Fatalf("the recorder does not say its buffer is limited to 2: meta %v\nstderr:\n%s", ch.Meta, rec.stderr)
 			}
-			sameSamples(t, recs, published, cam)
+			sameSamples(t, recs, published, cam, lr.StatsOf(ch.ID).Drops)
 		})
 	}
 
@@ -131,7 +131,10 @@ func TestRecordForeignIceoryxServices(t *testing.T) {
 // sameSamples checks that the log's records of channel ch are exactly the
 // published samples (byte-exact, each once), and that each publisher's
 // samples are in the order it sent them.
-func sameSamples(t *testing.T, recs []logged, published []truth, ch string) {
+// drops are the recorder drops the log counts on ch: a subscriber starved
+// on a loaded machine loses frames from a 2-sample buffer, and every one
+// lost must be counted (publisher skips = missing - drops, exactly).
+func sameSamples(t *testing.T, recs []logged, published []truth, ch string, drops uint64) {
 	t.Helper()
 	key := func(x truth) string { return x.HeaderSHA256 + "/" + x.PayloadSHA256 }
 	order := map[string]int{}
@@ -157,8 +160,12 @@ func sameSamples(t *testing.T, recs []logged, published []truth, ch string) {
 		}
 		last[r.publisher] = i
 	}
-	if len(seen) != len(order) || len(order) == 0 {
-		t.Fatalf("%s: %d of %d published samples recorded", ch, len(seen), len(order))
+	if uint64(len(seen))+drops != uint64(len(order)) || len(seen) == 0 {
+		t.Fatalf("%s: %d of %d published samples recorded, %d recorder drops counted", ch, len(seen), len(order), drops)
+	}
+	if drops > 0 {
+		t.Logf("%s: %d of %d samples recorded byte-exact, the %d lost counted as recorder drops (a starved 2-sample buffer)", ch, len(seen), len(order), drops)
+		return
 	}
 	t.Logf("%s: all %d samples of %d publisher(s) recorded byte-exact", ch, len(seen), len(last))
 }
