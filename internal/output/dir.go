@@ -58,8 +58,17 @@ func (d *Dir) Create(name string) (*File, error) {
 	return f, nil
 }
 
-// Commit commits every file; on the first failure the rest are aborted.
+// Commit commits every file: all are finished first (flushed, fsynced,
+// closed: where a full disk shows), so one that fails leaves none under
+// its name and a directory Dir created is removed again; only then are
+// they renamed. On the first failure the rest are aborted.
 func (d *Dir) Commit() error {
+	for _, f := range d.files {
+		if err := f.Finish(); err != nil {
+			d.Abort()
+			return err
+		}
+	}
 	for i, f := range d.files {
 		if err := f.Commit(); err != nil {
 			for _, g := range d.files[i+1:] {

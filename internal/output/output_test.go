@@ -179,6 +179,28 @@ func TestDirAbortRemovesWhatItCreated(t *testing.T) {
 	}
 }
 
+// A directory whose second file fails to finish (a full disk shows at the
+// flush or fsync) is left with nothing: not the first file, committed on
+// its own, nor the directory it created.
+func TestDirCommitAllOrNothing(t *testing.T) {
+	base := t.TempDir()
+	d, err := CreateDir(filepath.Join(base, "timing"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := d.Create("a.csv")
+	a.Write([]byte("a"))
+	b, _ := d.Create("b.csv")
+	b.Write([]byte("b"))
+	b.f.Close() // its flush and fsync fail, as on a full disk
+	if err := d.Commit(); err == nil {
+		t.Fatal("committed a directory with a file that could not be written")
+	}
+	if got := leftovers(t, base); len(got) != 0 {
+		t.Fatalf("left %v", got)
+	}
+}
+
 func TestDiscard(t *testing.T) {
 	base := t.TempDir()
 	d, _ := CreateDir(filepath.Join(base, "dir"), Options{})
