@@ -240,8 +240,12 @@ func run(c *cli.Context) error {
 	sum, err := recorder.Run(ctx, cfg)
 	if sum != nil && !quiet {
 		st.final(*sum)
+		verb := "wrote"
+		if err != nil {
+			verb = "left" // what is there up to the failure, which the error below says
+		}
 		for _, f := range sum.Files {
-			fmt.Fprintf(errw, "record: wrote %s\n", f)
+			fmt.Fprintf(errw, "record: %s %s\n", verb, f)
 		}
 	}
 	switch {
