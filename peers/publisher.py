@@ -10,7 +10,8 @@ Prints "ready" on stderr once its publishers exist, then waits (up to
 before sending.
 
 The iceoryx2 service keeps iceoryx2's default for every setting not given
-(--buffer 0 for the default subscriber_max_buffer_size, 2). --publishers N
+except subscriber_max_buffer_size, 8 unless --buffer says otherwise
+(--buffer 0: iceoryx2's default, 2). --publishers N
 sends every frame slot from N publishers at once (camera_id 1..N, each with
 its own seq); --fixed-payload sends a fixed-size Pose (no user header)
 instead of frames; --pre-frames sends that many frames before waiting for a
@@ -51,7 +52,7 @@ def parse():
     p.add_argument("--width", type=int, default=64)
     p.add_argument("--height", type=int, default=48)
     p.add_argument("--pixel-encoding", default="rgb8", choices=sorted(vrwire.ENCODING_BY_NAME))
-    p.add_argument("--buffer", type=int, default=8, help="subscriber_max_buffer_size when creating the service (0: iceoryx2's default)")
+    p.add_argument("--buffer", type=int, default=8, help="subscriber_max_buffer_size when creating the service (default 8; 0: iceoryx2's default, 2)")
     p.add_argument("--max-publishers", type=int, default=0, help="max_publishers (0: iceoryx2's default)")
     p.add_argument("--max-subscribers", type=int, default=0, help="max_subscribers (0: iceoryx2's default)")
     p.add_argument("--history", type=int, default=0, help="history_size (0: iceoryx2's default, none)")
