@@ -228,4 +228,6 @@ func abs(v float64) float64 {
 	return v
 }
 
-func fmtNum(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+// fmtNum writes v as short as it reads, to a millionth of its unit (a
+// nanosecond of a millisecond): "off by 843.199 ms", not 843.1990000000001.
+func fmtNum(v float64) string { return strconv.FormatFloat(math.Round(v*1e6)/1e6, 'f', -1, 64) }
