@@ -19,6 +19,12 @@ package recorder
 // where they were dropped (Sample.DroppedBefore) and are left out of the
 // gap here.
 //
+// A gap across a hold (Sample.AfterHold: the subscriber left samples in
+// the service's buffer for want of a slot) is such a loss whatever the
+// drain's length: the buffer was filling while the subscriber waited, and
+// a recording that stops while holding takes only what the writer frees
+// room for before its end.
+//
 // What is not told apart: a publisher that skips seqs just before its
 // samples fill the buffer (both at once) has that skip counted as a
 // recorder drop; a lost sample is never missed.
@@ -45,10 +51,10 @@ func newOverflow(buffer int) *overflow {
 	return &overflow{buffer: uint32(max(buffer, 1)), pubs: map[string]*pubDrain{}}
 }
 
-// add notes a sample of publisher pub (prevDrainLen: Sample.PrevDrainLen);
-// it returns the samples it now knows were replaced (in drains that have
-// ended).
-func (o *overflow) add(pub string, seq, drain uint64, index, droppedBefore, prevDrainLen uint32) uint64 {
+// add notes a sample of publisher pub (prevDrainLen: Sample.PrevDrainLen;
+// afterHold: Sample.AfterHold); it returns the samples it now knows were
+// replaced (in drains that have ended, and a gap across a hold at once).
+func (o *overflow) add(pub string, seq, drain uint64, index, droppedBefore, prevDrainLen uint32, afterHold bool) uint64 {
 	p := o.pubs[pub]
 	if p == nil {
 		p = &pubDrain{drain: drain}
@@ -62,7 +68,14 @@ func (o *overflow) add(pub string, seq, drain uint64, index, droppedBefore, prev
 	}
 	if p.have && seq > p.last+1 {
 		if n := seq - p.last - 1; n > uint64(droppedBefore) {
-			p.gaps = append(p.gaps, gap{at: index, n: n - uint64(droppedBefore)})
+			if afterHold {
+				// The samples waited in the service's buffer while the
+				// subscriber held: safe overflow replaced the gap there,
+				// however long the drain that takes the rest turns out.
+				lost += n - uint64(droppedBefore)
+			} else {
+				p.gaps = append(p.gaps, gap{at: index, n: n - uint64(droppedBefore)})
+			}
 		}
 	}
 	p.last, p.have, p.top = seq, true, index

@@ -142,6 +142,7 @@ type item struct {
 	drainIndex    uint32
 	droppedBefore uint32
 	prevDrainLen  uint32
+	afterHold     bool
 	// drainEnds: no record; the subscription's publishers' last drains
 	// (Subscriber.DrainLen) as its stream ends, for the overflow count
 	drainEnds map[string]drainEnd
@@ -473,7 +474,7 @@ func (r *rec) subscribeIceoryx(ctx context.Context, wg *sync.WaitGroup, node *ic
 					rec: logfmt.Record{RecvWallNs: s.RecvWallNs, RecvMonoNs: s.RecvMonoNs, PublisherID: s.PublisherID,
 						Header: s.UserHeader, Payload: s.Payload},
 					release: func() { sub.Release(&s) },
-					drain:   s.Drain, drainIndex: s.DrainIndex, droppedBefore: s.DroppedBefore, prevDrainLen: s.PrevDrainLen}
+					drain:   s.Drain, drainIndex: s.DrainIndex, droppedBefore: s.DroppedBefore, prevDrainLen: s.PrevDrainLen, afterHold: s.AfterHold}
 				pubs[string(s.PublisherID)] = true
 			}
 			return batch, true
@@ -798,7 +799,7 @@ func (r *rec) bookOverflow(it *item, ch *channel, seq uint64) {
 		o = newOverflow(it.sub.buffer)
 		it.sub.overflow[it.name] = o
 	}
-	if n := o.add(string(it.rec.PublisherID), seq, it.drain, it.drainIndex, it.droppedBefore, it.prevDrainLen); n > 0 {
+	if n := o.add(string(it.rec.PublisherID), seq, it.drain, it.drainIndex, it.droppedBefore, it.prevDrainLen, it.afterHold); n > 0 {
 		r.out.addDrops(it.name, n)
 		ch.drops += n
 	}

@@ -183,6 +183,7 @@ typedef struct vr_isample {
     uint32_t drain_index; /* 1-based, among that drain's samples of its publisher */
     uint32_t dropped_before; /* the publisher's samples dropped (no slot) since its previous one */
     uint32_t prev_drain_len; /* first sample after the drain of its previous one: that drain's length */
+    uint32_t after_hold; /* 1: the subscriber held (no free slot) since the publisher's previous sample */
 } vr_isample;
 
 int vr_inode_create(const char *name, vr_inode **out, char **err);

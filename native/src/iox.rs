@@ -85,6 +85,11 @@ pub struct VrISample {
     /// queued sample: how many of that publisher's samples that drain took
     /// in all (queued or dropped); 0 otherwise.
     pub prev_drain_len: u32,
+    /// 1: the polling thread held (vr_isub_set_hold: no free slot) since
+    /// the publisher's previous queued sample, leaving samples in the
+    /// service's buffer: a seq gap before this sample is what iceoryx2's
+    /// safe overflow replaced meanwhile, whatever the drain's length.
+    pub after_hold: u32,
 }
 
 fn node_err(err: *mut *mut c_char, what: &str, e: impl std::fmt::Debug) -> i32 {
@@ -284,6 +289,7 @@ struct IItem {
     drain_index: u32,
     dropped_before: u32,
     prev_drain_len: u32,
+    after_hold: u32,
 }
 
 /// The subscriber's memory for samples: at most `cap_slots` buffers holding
@@ -390,6 +396,7 @@ struct PubDrains {
     q_drain: u64, // the drain of its last queued sample
     q_len: u32,   // its samples in q_drain, final once the drain is over
     dropped: u32, // dropped (no slot) since its last queued sample
+    held: bool,   // the thread held since its last queued sample
 }
 
 pub struct ISub {
@@ -489,6 +496,9 @@ pub unsafe extern "C" fn vr_isub_create(
                         // service's buffer, not seen empty: the drain goes on.
                         if hold2.load(Ordering::Relaxed) && !slots2.has_room(last_need) {
                             held = true;
+                            for p in pubs2.lock().unwrap().iter_mut() {
+                                p.held = true;
+                            }
                             break;
                         }
                         match sub.receive() {
@@ -540,6 +550,7 @@ pub unsafe extern "C" fn vr_isub_create(
                                 };
                                 let dropped_before = std::mem::take(&mut st.dropped);
                                 let prev_drain_len = if st.q_drain != drain { st.q_len } else { 0 };
+                                let after_hold = std::mem::take(&mut st.held) as u32;
                                 st.q_drain = drain;
                                 st.q_len = st.count;
                                 drop(pubs);
@@ -550,7 +561,7 @@ pub unsafe extern "C" fn vr_isub_create(
                                 }
                                 let payload_len = pl.len();
                                 drop(sample); // release the shared-memory sample right after the copy
-                                let item = IItem { slot, header_len, payload_len, publisher_id: id, wall, mono, drain, drain_index, dropped_before, prev_drain_len };
+                                let item = IItem { slot, header_len, payload_len, publisher_id: id, wall, mono, drain, drain_index, dropped_before, prev_drain_len, after_hold };
                                 if let Err(it) = q2.push(item, 0) {
                                     slots2.give(it.slot); // closed
                                 }
@@ -625,6 +636,7 @@ pub unsafe extern "C" fn vr_isub_next_batch(
                     drain_index: it.drain_index,
                     dropped_before: it.dropped_before,
                     prev_drain_len: it.prev_drain_len,
+                    after_hold: it.after_hold,
                 });
             }
             drop(g);

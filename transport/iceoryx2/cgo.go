@@ -301,7 +301,7 @@ func (s *Subscriber) Receive(ctx context.Context, dst []Sample) ([]Sample, error
 				mem := unsafe.Slice((*byte)(unsafe.Pointer(d.header)), hl+pl+16)
 				x := Sample{RecvWallNs: int64(d.recv_wall_ns), RecvMonoNs: int64(d.recv_mono_ns),
 					Drain: uint64(d.drain), DrainIndex: uint32(d.drain_index), DroppedBefore: uint32(d.dropped_before),
-					PrevDrainLen: uint32(d.prev_drain_len)}
+					PrevDrainLen: uint32(d.prev_drain_len), AfterHold: d.after_hold != 0}
 				if s.opts.Lend {
 					x.slot = uint32(d.slot) + 1
 				} else {

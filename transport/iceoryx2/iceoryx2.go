@@ -283,7 +283,12 @@ type Sample struct {
 	// sample's DrainIndex may not be the last). Subscriber.DrainLen tells it
 	// for a stream's last drain.
 	PrevDrainLen uint32
-	slot         uint32 // lent: its slot + 1; 0: Go memory
+	// AfterHold: the subscriber held (SetHold, no free slot) since the
+	// publisher's previous delivered sample, leaving samples in the
+	// service's buffer, where safe overflow replaces the oldest: a seq gap
+	// before this sample is that loss.
+	AfterHold bool
+	slot      uint32 // lent: its slot + 1; 0: Go memory
 }
 
 // SubscriberOptions configure a subscriber.
