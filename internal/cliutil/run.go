@@ -84,6 +84,9 @@ func interrupts(name string, errw io.Writer) (context.Context, func()) {
 			case sig := <-sigs:
 				cancel()
 				if n == 1 && st.graceful.Load() {
+					// Finishing may take a while (a recorder writes what it
+					// has queued): say so, and how to stop at once.
+					fmt.Fprintf(errw, "%s: %s: finishing (again to stop at once)\n", name, signalName(sig))
 					continue
 				}
 				removed := output.Discard()
