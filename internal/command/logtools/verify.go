@@ -48,10 +48,13 @@ type VerifyResult struct {
 	Chunks       int      `json:"chunks"`
 	Records      uint64   `json:"records"`
 	Channels     int      `json:"channels"`
-	Problems     []string `json:"problems,omitempty"`
-	Offsets      []int64  `json:"offsets,omitempty"`       // byte offset of each damaged structure
-	ChunkOffsets []int64  `json:"chunk_offsets,omitempty"` // offset of the chunk holding it, -1 if none
-	TornTail     string   `json:"torn_tail,omitempty"`
+	// Problems, Offsets and ChunkOffsets are always present ([] when
+	// sound), TornTail "" when there is none: a script reads the same keys
+	// from every file.
+	Problems     []string `json:"problems"`
+	Offsets      []int64  `json:"offsets"`       // byte offset of each damaged structure
+	ChunkOffsets []int64  `json:"chunk_offsets"` // offset of the chunk holding it, -1 if none
+	TornTail     string   `json:"torn_tail"`
 	Error        string   `json:"error,omitempty"`
 }
 
@@ -63,7 +66,7 @@ func runVerify(c *cli.Context) error {
 	bad, unreadable := 0, 0
 	var lastErr error
 	for _, path := range c.Args().Slice() {
-		res := VerifyResult{File: path}
+		res := VerifyResult{File: path, Problems: []string{}, Offsets: []int64{}, ChunkOffsets: []int64{}}
 		var size int64
 		if st, err := os.Stat(path); err == nil {
 			size = st.Size()
