@@ -269,7 +269,10 @@ func TestLockstepStepAndStop(t *testing.T) {
 	p, _ := New(&sliceSource{recs: recs}, sink, Options{Loops: 1, Channels: chans, Now: now, StartPaused: true,
 		Lockstep: &Lockstep{Trigger: []bool{true, false, false}, Answers: answers, Timeout: time.Hour}})
 	wait := started(t, p)
-	go func() { time.Sleep(20 * time.Millisecond); answers <- struct{}{} }()
+	go func() { // answered once released (an earlier answer is discarded: it answers an earlier record)
+		waitFor(t, func() bool { return p.Status().Waiting })
+		answers <- struct{}{}
+	}()
 	if st := do(t, p, Request{Op: OpStep, N: 1}); st.Sent != 1 || st.Answered != 1 || st.Waiting {
 		t.Fatalf("step: %+v", st)
 	}
