@@ -42,12 +42,12 @@ EXIT CODES:
 
 // VerifyResult is `verify --json`'s object for one file.
 type VerifyResult struct {
-	File         string   `json:"file"`
-	OK           bool     `json:"ok"`
-	HasFooter    bool     `json:"has_footer"`
-	Chunks       int      `json:"chunks"`
-	Records      uint64   `json:"records"`
-	Channels     int      `json:"channels"`
+	File      string `json:"file"`
+	OK        bool   `json:"ok"`
+	HasFooter bool   `json:"has_footer"`
+	Chunks    int    `json:"chunks"`
+	Records   uint64 `json:"records"`
+	Channels  int    `json:"channels"`
 	// Problems, Offsets and ChunkOffsets are always present ([] when
 	// sound), TornTail "" when there is none: a script reads the same keys
 	// from every file.
