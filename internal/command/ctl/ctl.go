@@ -108,6 +108,7 @@ func sendWhenReachable(c *cli.Context, sess *zenoh.Session, name, cmd string) (r
 			if time.Until(end) <= 0 {
 				return st, noReplay()
 			}
+			time.Sleep(min(50*time.Millisecond, max(time.Until(end), 0))) // zenoh answers at once when no queryable is known: do not spin
 			continue
 		}
 		if err != nil || strings.Fields(cmd)[0] == "status" {
