@@ -18,14 +18,22 @@
 #   floors:      what no publisher controls, measured in the same round:
 #                the transport and the subscriber (arrival minus the sleep
 #                loop's own publish stamp, |x - median|: a perfect pacer's
-#                error as received), and the OS's timer wake-up latency for
-#                a plain 1 kHz thread (cyclictest, when installed: Debian
-#                package rt-tests), which hypervisor steal dominates on a VM
+#                error as received), and the OS's timer wake-up latency a
+#                plain 1 kHz thread gets while vrlog replays over zenoh
+#                (cyclictest beside it, when installed: Debian package
+#                rt-tests), which hypervisor steal dominates on a VM
 #   steal:       the share of both cores' time the hypervisor took per round
 # then the medians over the rounds and the ratios.
 #
+# QOS=on (root) holds a PM QoS request of 0 µs (/dev/cpu_dma_latency) over
+# the whole run, for every pacer and the subscriber alike, and gives vrlog
+# replay --low-latency: idle CPUs then poll instead of halting (on a VM, a
+# halted vCPU wakes when the host runs it again). QOS=off (default) holds
+# none, and cyclictest runs with --laptop so that it holds none either.
+#
 #   bench/replay/pacing.sh                  # 3 rounds of 5000 records
 #   ROUNDS=5 N=10000 bench/replay/pacing.sh
+#   QOS=on bench/replay/pacing.sh
 #   IOX2=/path/to/iox2 bench/replay/pacing.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -33,6 +41,7 @@ ROUNDS=${ROUNDS:-3}
 N=${N:-5000}
 PERIOD_MS=1
 POLL_US=${POLL_US:-50}
+QOS=${QOS:-off}
 BIN=${BIN:-bin}
 PY=${PY:-.venv/bin/python}
 IOX2=${IOX2:-$(command -v iox2 || echo "$HOME/.cargo/bin/iox2")}
@@ -79,23 +88,42 @@ timed() {
 	/usr/bin/time -f "%U %S" -o "$T/$name.cpu" "$@" > "$T/$name.out" 2> "$T/$name.err" || { echo "pacing.sh: $name failed:" >&2; cat "$T/$name.err" >&2; exit 3; }
 }
 
+lowlat=
+case $QOS in
+off) ;;
+on)
+	"$PY" -c 'import os, struct, sys, time
+f = os.open("/dev/cpu_dma_latency", os.O_WRONLY)
+os.write(f, struct.pack("i", 0))
+print("held", file=sys.stderr, flush=True)
+time.sleep(1e9)' 2> "$T/qos.txt" &
+	for _ in $(seq 100); do grep -q held "$T/qos.txt" 2>/dev/null && break; sleep 0.05; done
+	grep -q held "$T/qos.txt" || { echo "pacing.sh: QOS=on: $(cat "$T/qos.txt")" >&2; exit 3; }
+	lowlat=--low-latency ;;
+*) echo "pacing.sh: QOS must be on or off" >&2; exit 2 ;;
+esac
+
 read -r _ u0 n0 s0 i0 w0 q0 sq0 st0 _ < /proc/stat
 runs=()
 steal() { awk '/^cpu /{ print $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat; }
 for r in $(seq "$ROUNDS"); do
 	read -r rst0 rall0 < <(steal)
-	if command -v cyclictest >/dev/null; then
-		cyclictest -q -i 1000 -l "$N" -h 20000 -t 1 > "$T/ct-$r.txt" 2>/dev/null || true
-	fi
 	sub "z-vrlog-$r" --listen "$EP" --state-key "$KEY"
-	timed "z-vrlog-$r" "$BIN"/vrlog replay --json --quiet --no-multicast-scouting --connect "$EP" --channel "$KEY" --delay 1s "$T/ideal.vrlog"
+	ct=
+	if command -v cyclictest >/dev/null; then
+		# beside vrlog's playback: the wake-up latency any thread gets meanwhile
+		cyclictest -q --laptop -i 1000 -l "$((N + 1000))" -h 20000 -t 1 > "$T/ct-$r.txt" 2>/dev/null &
+		ct=$!
+	fi
+	timed "z-vrlog-$r" "$BIN"/vrlog replay --json --quiet $lowlat --no-multicast-scouting --connect "$EP" --channel "$KEY" --delay 1s "$T/ideal.vrlog"
 	wait $subpid || true
+	[ -z "$ct" ] || wait "$ct" || true
 	sub "z-sleep-$r" --listen "$EP" --state-key "$KEY"
 	timed "z-sleep-$r" "$T/pacegen" sleeploop -connect "$EP" -stamps "$T/z-sleep-$r.sent.json" "$T/ideal.vrlog"
 	wait $subpid || true
 	runs+=("z-vrlog-$r" "z-sleep-$r")
 	sub "i-vrlog-$r" --service "$SVC"
-	timed "i-vrlog-$r" "$BIN"/vrlog replay --json --quiet --no-multicast-scouting --channel "$SVC" --delay 500ms "$T/ideal.vrlog"
+	timed "i-vrlog-$r" "$BIN"/vrlog replay --json --quiet $lowlat --no-multicast-scouting --channel "$SVC" --delay 500ms "$T/ideal.vrlog"
 	wait $subpid || true
 	runs+=("i-vrlog-$r")
 	if [ -n "$have_iox2" ]; then
@@ -110,6 +138,7 @@ done
 
 read -r _ u1 n1 s1 i1 w1 q1 sq1 st1 _ < /proc/stat
 busy=$(( (u1 - u0) + (n1 - n0) + (s1 - s0) + (q1 - q0) + (sq1 - sq0) ))
+echo "PM QoS request held over the run: $QOS"
 echo "load: $(uptime | sed 's/.*load/load/'); all cores over the runs: $(( 100 * busy / (busy + i1 - i0 + w1 - w0 + st1 - st0) )) % busy, $(( 100 * (st1 - st0) / (busy + i1 - i0 + w1 - w0 + st1 - st0) )) % stolen by the hypervisor"
 "$PY" - "$T" "$N" "$PERIOD_MS" "$POLL_US" "${runs[@]}" <<'PY'
 import json, statistics, sys
