@@ -31,22 +31,23 @@ func TestLowLatency(t *testing.T) {
 	}
 	w.Close()
 	var zeroSeen atomic.Bool
-	done := make(chan struct{})
+	done, exited := make(chan struct{}, 1), make(chan struct{})
 	go func() {
-		for {
-			select {
-			case <-done:
-				return
-			default:
-			}
+		defer close(exited)
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for ; ; <-tick.C {
 			if target(t) == 0 {
 				zeroSeen.Store(true)
 			}
-			time.Sleep(20 * time.Millisecond)
+			if len(done) > 0 {
+				return
+			}
 		}
 	}()
 	r := runReplay(t, args...)
-	close(done)
+	done <- struct{}{}
+	<-exited
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
