@@ -4,7 +4,9 @@ package cpulatency
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"time"
 )
@@ -14,10 +16,21 @@ import (
 // are little-endian).
 const device = "/dev/cpu_dma_latency"
 
-func hold(max time.Duration) (func() error, error) {
+func hold(max time.Duration) (func() error, error) { return holdAt(device, max) }
+
+func holdAt(device string, max time.Duration) (func() error, error) {
 	f, err := os.OpenFile(device, os.O_WRONLY, 0)
-	if err != nil {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("cpu latency request: %s does not exist (a kernel without PM QoS, or a container that does not pass the device through)", device)
+	case err != nil:
 		return nil, fmt.Errorf("cpu latency request: %w (needs root or write access to %s)", err, device)
+	}
+	// Anything but the character device (a file bind-mounted over it)
+	// would take the request and do nothing.
+	if st, err := f.Stat(); err != nil || st.Mode()&fs.ModeCharDevice == 0 {
+		f.Close()
+		return nil, fmt.Errorf("cpu latency request: %s is not the kernel's PM QoS device (not a character device)", device)
 	}
 	var b [4]byte
 	binary.LittleEndian.PutUint32(b[:], uint32(min(max.Microseconds(), 1<<31-1)))

@@ -5,6 +5,8 @@ package cpulatency
 import (
 	"errors"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -31,6 +33,25 @@ func TestHoldWhileOpen(t *testing.T) {
 	// After release the target is the default again, unless another
 	// process holds a request of its own: only logged.
 	t.Logf("after release: target %d µs", current(t))
+}
+
+// What is not the kernel's device is refused by name, never written to as
+// if it held the request.
+func TestNotTheDevice(t *testing.T) {
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "cpu_dma_latency")
+	if err := os.WriteFile(plain, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{plain: "not a character device", filepath.Join(dir, "missing"): "does not exist"} {
+		_, err := holdAt(path, 0)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error saying %q", path, err, want)
+		}
+	}
+	if b, _ := os.ReadFile(plain); len(b) != 0 {
+		t.Errorf("the plain file was written: %x", b)
+	}
 }
 
 func TestNegative(t *testing.T) {
