@@ -70,6 +70,7 @@ type Analysis struct {
 	onSim    int      // files whose receive stamps are on the simulator's clock
 	hosts    []HostReport
 	rec      recordingSpan // the recorder's heartbeats: the recording's own end
+	readFrom int64         // RecvMonoNs the current file is read from (overlapping snapshots)
 }
 
 type namedLag struct {
@@ -134,7 +135,10 @@ func (a *Analysis) AddFile(path string) error {
 		return err
 	}
 	defer r.Close()
-	a.addSnapshot(path, r.Header())
+	a.readFrom = 0
+	if a.addSnapshot(path, r.Header()) {
+		a.readFrom = a.overlapStart()
+	}
 	fr := FileReport{Path: path, Indexed: r.Indexed(), TornTail: -1, SkippedChunks: []string{}, Warnings: []string{}}
 	if tt := r.TornTail(); tt != nil {
 		fr.TornTail = tt.Offset
@@ -251,7 +255,7 @@ func (a *Analysis) eachData(r *logfmt.Reader, ids []*channel, dataIDs []uint16, 
 	}
 	// Chunks are loaded ahead on the other cores while this one keeps
 	// the books.
-	it := r.Records(logfmt.Filter{Channels: dataIDs, MetaOnly: !a.opts.FullDecode, Workers: min(runtime.GOMAXPROCS(0)-1, 4)})
+	it := r.Records(logfmt.Filter{Channels: dataIDs, Start: a.readFrom, MetaOnly: !a.opts.FullDecode, Workers: min(runtime.GOMAXPROCS(0)-1, 4)})
 	defer it.Close()
 	for it.Next() {
 		rec := it.Record()
