@@ -69,6 +69,7 @@ type Analysis struct {
 	notes    []string // about the inputs
 	onSim    int      // files whose receive stamps are on the simulator's clock
 	hosts    []HostReport
+	books    *books // the channels' timing, while a log's data is read (eachData)
 }
 
 type namedLag struct {
@@ -162,6 +163,9 @@ func (a *Analysis) AddFile(path string) error {
 		ch.rep.RecorderDrops += st.Drops
 		if n := int(min(st.Records, 1<<26)); n > 0 && ch.kind != KindProbe {
 			ch.stream.Reserve(n)
+			if ch.lag != nil {
+				ch.lag.Reserve(n)
+			}
 		}
 		if st.HasCapture && a.opts.PlotBins > 0 {
 			a.widen(st.FirstCaptureNs, st.LastCaptureNs)
@@ -176,7 +180,10 @@ func (a *Analysis) AddFile(path string) error {
 	}
 
 	// Data channels: metadata only unless FullDecode.
-	if err := a.eachData(r, ids, dataIDs, a.add); err != nil {
+	a.books = newBooks(a.span, runtime.GOMAXPROCS(0) > 1)
+	err = a.eachData(r, ids, dataIDs, a.add)
+	a.books.finish()
+	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	// Clock-sync probes: tiny, always decoded.
@@ -272,7 +279,8 @@ func (a *Analysis) channel(c logfmt.Channel) *channel {
 	ch.kind = kindOf(c.Schema)
 	ch.codec, _ = codec.Lookup(c.Schema)
 	ch.rep.Kind = ch.kind
-	ch.stream = sampler.NewStream(sampler.Config{OutageFactor: a.opts.OutageFactor, MaxEvents: a.opts.MaxEvents})
+	// The report judges outages from the summary: no live outage flags.
+	ch.stream = sampler.NewStream(sampler.Config{OutageFactor: a.opts.OutageFactor, MaxEvents: a.opts.MaxEvents, NoLiveOutage: true})
 	a.byName[c.Name] = ch
 	a.order = append(a.order, ch)
 	return ch
@@ -291,7 +299,9 @@ func kindOf(schema string) string {
 	return KindRaw
 }
 
-// add accounts for one data record.
+// add accounts for one data record: here what depends on the order
+// across channels (the epoch, lag pairing), in a.books its channel's
+// timing.
 func (a *Analysis) add(ch *channel, r *logfmt.Record) {
 	ch.rep.Count++
 	ch.rep.Bytes += uint64(r.HeaderLen + r.PayloadLen)
@@ -306,15 +316,12 @@ func (a *Analysis) add(ch *channel, r *logfmt.Record) {
 	if ch.kind == KindState && !a.haveEp {
 		a.epoch, a.epochSrc, a.haveEp = s.TNs, "first state sample on "+ch.rep.Name, true
 	}
-	ev := ch.stream.Add(s)
+	a.books.add(ch, s)
 	if ch.lag != nil {
 		ch.lag.Frame(sampler.Stamped{TNs: s.TNs, RecvNs: r.RecvWallNs})
 	}
 	for _, l := range ch.feeds {
 		l.State(sampler.Stamped{TNs: s.TNs, RecvNs: r.RecvWallNs})
-	}
-	if ch.series != nil {
-		ch.series.add(a.span, s, ev)
 	}
 }
 
