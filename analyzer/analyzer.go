@@ -308,32 +308,32 @@ func (a *Analysis) add(ch *channel, r *logfmt.Record) {
 	if ch.react != nil {
 		ch.react.add(r)
 	}
-	s, ok := a.sampleOf(ch, r, ch.rep.Count, &ch.pub)
-	if !ok {
+	s := a.books.next(ch) // filled in place: no copies on the hottest path
+	if !a.sampleOf(s, ch, r, ch.rep.Count, &ch.pub) {
 		ch.rep.Undecodable++
 		return
 	}
 	if ch.kind == KindState && !a.haveEp {
 		a.epoch, a.epochSrc, a.haveEp = s.TNs, "first state sample on "+ch.rep.Name, true
 	}
-	a.books.add(ch, s)
 	if ch.lag != nil {
 		ch.lag.Frame(sampler.Stamped{TNs: s.TNs, RecvNs: r.RecvWallNs})
 	}
 	for _, l := range ch.feeds {
 		l.State(sampler.Stamped{TNs: s.TNs, RecvNs: r.RecvWallNs})
 	}
+	a.books.push()
 }
 
-// sampleOf is the sampler's view of data record r of ch, the channel's
-// n-th record; ok is false for a record of a known schema without a valid
-// stamp (undecodable). pub caches the last publisher identity, so that an
-// unchanged one is not copied again.
-func (a *Analysis) sampleOf(ch *channel, r *logfmt.Record, n uint64, pub *string) (s sampler.Sample, ok bool) {
+// sampleOf sets s to the sampler's view of data record r of ch, the
+// channel's n-th record; false for a record of a known schema without a
+// valid stamp (undecodable). pub caches the last publisher identity, so
+// that an unchanged one is not copied again.
+func (a *Analysis) sampleOf(s *sampler.Sample, ch *channel, r *logfmt.Record, n uint64, pub *string) (ok bool) {
 	if string(r.PublisherID) != *pub { // compared without allocating
 		*pub = string(r.PublisherID)
 	}
-	s, ok = storedSample(ch.kind, r, n)
+	*s, ok = storedSample(ch.kind, r, n)
 	if a.opts.FullDecode && ch.kind != KindRaw {
 		seq, t, err := ch.codec.Stamp(r.Header, r.Payload)
 		s.Seq, s.TNs, ok = seq, t, err == nil
@@ -345,7 +345,7 @@ func (a *Analysis) sampleOf(ch *channel, r *logfmt.Record, n uint64, pub *string
 		s.RecvWallNs = 0
 	}
 	s.Publisher = *pub
-	return s, ok
+	return ok
 }
 
 // storedSample is what the timing of a channel of kind sees of r, its

@@ -10,8 +10,9 @@ import "github.com/vrlog/vrlog/sampler"
 // stream in arrival order, so the figures are those of one core.
 type books struct {
 	span  [2]int64 // the plot bins' capture range
-	batch []booked
-	todo  chan []booked // batches to keep, in order; nil: kept inline
+	batch []booked // samples filled in place (next, push); batch[:n] are booked
+	n     int
+	todo  chan []booked // full batches to keep, in order; nil: kept inline
 	free  chan []booked
 	done  chan struct{}
 }
@@ -30,37 +31,44 @@ const (
 // newBooks returns the books of one read; background keeps them on a
 // goroutine of their own (finish waits for it).
 func newBooks(span [2]int64, background bool) *books {
-	b := &books{span: span}
+	b := &books{span: span, batch: make([]booked, 1)}
 	if !background {
 		return b
 	}
 	b.todo, b.free, b.done = make(chan []booked, bookBatches), make(chan []booked, bookBatches), make(chan struct{})
 	for range bookBatches - 1 {
-		b.free <- make([]booked, 0, bookBatch)
+		b.free <- make([]booked, bookBatch)
 	}
-	b.batch = make([]booked, 0, bookBatch)
+	b.batch = make([]booked, bookBatch)
 	go func() {
 		defer close(b.done)
 		for batch := range b.todo {
 			for i := range batch {
 				b.keep(batch[i].ch, batch[i].s)
 			}
-			b.free <- batch[:0]
+			b.free <- batch[:bookBatch]
 		}
 	}()
 	return b
 }
 
-// add books sample s of ch.
-func (b *books) add(ch *channel, s sampler.Sample) {
+// next returns the place of ch's next sample, for the caller to fill
+// and then book (push) or drop (not push).
+func (b *books) next(ch *channel) *sampler.Sample {
+	bk := &b.batch[b.n]
+	bk.ch = ch
+	return &bk.s
+}
+
+// push books the sample next returned.
+func (b *books) push() {
 	if b.todo == nil {
-		b.keep(ch, s)
+		b.keep(b.batch[0].ch, b.batch[0].s)
 		return
 	}
-	b.batch = append(b.batch, booked{ch, s})
-	if len(b.batch) == bookBatch {
+	if b.n++; b.n == bookBatch {
 		b.todo <- b.batch
-		b.batch = <-b.free
+		b.batch, b.n = <-b.free, 0
 	}
 }
 
@@ -70,8 +78,8 @@ func (b *books) finish() {
 	if b.todo == nil {
 		return
 	}
-	if len(b.batch) > 0 {
-		b.todo <- b.batch
+	if b.n > 0 {
+		b.todo <- b.batch[:b.n]
 	}
 	close(b.todo)
 	<-b.done
