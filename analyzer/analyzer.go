@@ -299,9 +299,8 @@ func kindOf(schema string) string {
 	return KindRaw
 }
 
-// add accounts for one data record: here what depends on the order
-// across channels (the epoch, lag pairing), in a.books its channel's
-// timing.
+// add accounts for one data record: here the counts and the epoch, in
+// a.books its timing and lag pairing.
 func (a *Analysis) add(ch *channel, r *logfmt.Record) {
 	ch.rep.Count++
 	ch.rep.Bytes += uint64(r.HeaderLen + r.PayloadLen)
@@ -316,13 +315,7 @@ func (a *Analysis) add(ch *channel, r *logfmt.Record) {
 	if ch.kind == KindState && !a.haveEp {
 		a.epoch, a.epochSrc, a.haveEp = s.TNs, "first state sample on "+ch.rep.Name, true
 	}
-	if ch.lag != nil {
-		ch.lag.Frame(sampler.Stamped{TNs: s.TNs, RecvNs: r.RecvWallNs})
-	}
-	for _, l := range ch.feeds {
-		l.State(sampler.Stamped{TNs: s.TNs, RecvNs: r.RecvWallNs})
-	}
-	a.books.push()
+	a.books.push(r.RecvWallNs)
 }
 
 // sampleOf sets s to the sampler's view of data record r of ch, the

@@ -2,12 +2,12 @@ package analyzer
 
 import "github.com/vrlog/vrlog/sampler"
 
-// books keeps the channels' timing books (sampler.Stream and the plot
-// series) while a log is read. With a core to spare they are kept on a
-// goroutine of their own, fed in batches, while the reading goroutine
-// counts, finds the epoch and pairs frames with states (what depends on
-// the order across channels): each channel's samples still reach its
-// stream in arrival order, so the figures are those of one core.
+// books keeps the channels' timing books (sampler.Stream, frame-to-state
+// lag pairing, the plot series) while a log is read. With a core to
+// spare they are kept on a goroutine of their own, fed in batches, while
+// the reading goroutine decodes and counts: the samples reach the books
+// in arrival order across all channels, as they do inline, so the
+// figures are those of one core.
 type books struct {
 	span  [2]int64 // the plot bins' capture range
 	batch []booked // samples filled in place (next, push); batch[:n] are booked
@@ -17,14 +17,15 @@ type books struct {
 	done  chan struct{}
 }
 
-// booked is one sample waiting for its channel's books.
+// booked is one sample waiting for its channel's books (64 bytes).
 type booked struct {
-	ch *channel
-	s  sampler.Sample
+	ch   *channel
+	s    sampler.Sample
+	recv int64 // the record's receive stamp, for lag pairing (s may leave it out)
 }
 
 const (
-	bookBatch   = 1024 // samples per batch: 56 KiB, in cache on either core
+	bookBatch   = 1024 // samples per batch: 64 KiB, in cache on either core
 	bookBatches = 4    // batches in flight
 )
 
@@ -44,7 +45,7 @@ func newBooks(span [2]int64, background bool) *books {
 		defer close(b.done)
 		for batch := range b.todo {
 			for i := range batch {
-				b.keep(batch[i].ch, batch[i].s)
+				b.keep(&batch[i])
 			}
 			b.free <- batch[:bookBatch]
 		}
@@ -60,10 +61,11 @@ func (b *books) next(ch *channel) *sampler.Sample {
 	return &bk.s
 }
 
-// push books the sample next returned.
-func (b *books) push() {
+// push books the sample next returned, of a record received at recv.
+func (b *books) push(recv int64) {
+	b.batch[b.n].recv = recv
 	if b.todo == nil {
-		b.keep(b.batch[0].ch, b.batch[0].s)
+		b.keep(&b.batch[0])
 		return
 	}
 	if b.n++; b.n == bookBatch {
@@ -86,9 +88,16 @@ func (b *books) finish() {
 	b.todo = nil
 }
 
-func (b *books) keep(ch *channel, s sampler.Sample) {
-	ev := ch.stream.Add(s)
+func (b *books) keep(bk *booked) {
+	ch := bk.ch
+	ev := ch.stream.Add(bk.s)
+	if ch.lag != nil {
+		ch.lag.Frame(sampler.Stamped{TNs: bk.s.TNs, RecvNs: bk.recv})
+	}
+	for _, l := range ch.feeds {
+		l.State(sampler.Stamped{TNs: bk.s.TNs, RecvNs: bk.recv})
+	}
 	if ch.series != nil {
-		ch.series.add(b.span, s, ev)
+		ch.series.add(b.span, bk.s, ev)
 	}
 }
