@@ -155,16 +155,6 @@ func varint(b []byte) (int64, int) {
 	return int64(ux>>1) ^ -int64(ux&1), k
 }
 
-// stop ends the decoder at err: done.
-func (d *recordDecoder) stop(err error) error {
-	d.p = len(d.raw) + 1
-	return err
-}
-
-func badRecord(n uint32, what string) error {
-	return fmt.Errorf("%w: record %d: %s", ErrMalformed, n, what)
-}
-
 // recordDecoder decodes a chunk's raw record metadata and checks it
 // against the directory: counts, byte sums, sortedness. It works in
 // batches, so a reader streaming through a chunk keeps its decoded
@@ -325,4 +315,15 @@ func (d *recordDecoder) decode(out []metaEntry, max int) ([]metaEntry, error) {
 		}
 	}
 	return out, nil
+}
+
+// stop ends the decoder at err: done.
+func (d *recordDecoder) stop(err error) error {
+	d.p = len(d.raw) + 1
+	return err
+}
+
+// badRecord is the error of malformed record n.
+func badRecord(n uint32, what string) error {
+	return fmt.Errorf("%w: record %d: %s", ErrMalformed, n, what)
 }
