@@ -71,6 +71,7 @@ type Analysis struct {
 	hosts    []HostReport
 	rec      recordingSpan // the recorder's heartbeats: the recording's own end
 	readFrom int64         // RecvMonoNs the current file is read from (overlapping snapshots)
+	books    *books        // the channels' timing, while a log's data is read (eachData)
 }
 
 type namedLag struct {
@@ -171,6 +172,9 @@ func (a *Analysis) AddFile(path string) error {
 		ch.rep.RecorderDrops += st.Drops
 		if n := int(min(st.Records, 1<<26)); n > 0 && ch.kind != KindProbe {
 			ch.stream.Reserve(n)
+			if ch.lag != nil {
+				ch.lag.Reserve(n)
+			}
 		}
 		if st.HasCapture && a.opts.PlotBins > 0 {
 			a.widen(st.FirstCaptureNs, st.LastCaptureNs)
@@ -185,7 +189,10 @@ func (a *Analysis) AddFile(path string) error {
 	}
 
 	// Data channels: metadata only unless FullDecode.
-	if err := a.eachData(r, ids, dataIDs, a.add); err != nil {
+	a.books = newBooks(a.span, runtime.GOMAXPROCS(0) > 1)
+	err = a.eachData(r, ids, dataIDs, a.add)
+	a.books.finish()
+	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	// Clock-sync probes: tiny, always decoded.
@@ -284,7 +291,8 @@ func (a *Analysis) channel(c logfmt.Channel) *channel {
 	ch.kind = kindOf(c.Schema)
 	ch.codec, _ = codec.Lookup(c.Schema)
 	ch.rep.Kind = ch.kind
-	ch.stream = sampler.NewStream(sampler.Config{OutageFactor: a.opts.OutageFactor, MaxEvents: a.opts.MaxEvents})
+	// The report judges outages from the summary: no live outage flags.
+	ch.stream = sampler.NewStream(sampler.Config{OutageFactor: a.opts.OutageFactor, MaxEvents: a.opts.MaxEvents, NoLiveOutage: true})
 	a.byName[c.Name] = ch
 	a.order = append(a.order, ch)
 	return ch
@@ -303,42 +311,34 @@ func kindOf(schema string) string {
 	return KindRaw
 }
 
-// add accounts for one data record.
+// add accounts for one data record: here the counts and the epoch, in
+// a.books its timing and lag pairing.
 func (a *Analysis) add(ch *channel, r *logfmt.Record) {
 	ch.rep.Count++
 	ch.rep.Bytes += uint64(r.HeaderLen + r.PayloadLen)
 	if ch.react != nil {
 		ch.react.add(r)
 	}
-	s, ok := a.sampleOf(ch, r, ch.rep.Count, &ch.pub)
-	if !ok {
+	s := a.books.next(ch) // filled in place: no copies on the hottest path
+	if !a.sampleOf(s, ch, r, ch.rep.Count, &ch.pub) {
 		ch.rep.Undecodable++
 		return
 	}
 	if ch.kind == KindState && !a.haveEp {
 		a.epoch, a.epochSrc, a.haveEp = s.TNs, "first state sample on "+ch.rep.Name, true
 	}
-	ev := ch.stream.Add(s)
-	if ch.lag != nil {
-		ch.lag.Frame(sampler.Stamped{TNs: s.TNs, RecvNs: r.RecvWallNs})
-	}
-	for _, l := range ch.feeds {
-		l.State(sampler.Stamped{TNs: s.TNs, RecvNs: r.RecvWallNs})
-	}
-	if ch.series != nil {
-		ch.series.add(a.span, s, ev)
-	}
+	a.books.push(r.RecvWallNs)
 }
 
-// sampleOf is the sampler's view of data record r of ch, the channel's
-// n-th record; ok is false for a record of a known schema without a valid
-// stamp (undecodable). pub caches the last publisher identity, so that an
-// unchanged one is not copied again.
-func (a *Analysis) sampleOf(ch *channel, r *logfmt.Record, n uint64, pub *string) (s sampler.Sample, ok bool) {
+// sampleOf sets s to the sampler's view of data record r of ch, the
+// channel's n-th record; false for a record of a known schema without a
+// valid stamp (undecodable). pub caches the last publisher identity, so
+// that an unchanged one is not copied again.
+func (a *Analysis) sampleOf(s *sampler.Sample, ch *channel, r *logfmt.Record, n uint64, pub *string) (ok bool) {
 	if string(r.PublisherID) != *pub { // compared without allocating
 		*pub = string(r.PublisherID)
 	}
-	s, ok = storedSample(ch.kind, r, n)
+	*s, ok = storedSample(ch.kind, r, n)
 	if a.opts.FullDecode && ch.kind != KindRaw {
 		seq, t, err := ch.codec.Stamp(r.Header, r.Payload)
 		s.Seq, s.TNs, ok = seq, t, err == nil
@@ -350,7 +350,7 @@ func (a *Analysis) sampleOf(ch *channel, r *logfmt.Record, n uint64, pub *string
 		s.RecvWallNs = 0
 	}
 	s.Publisher = *pub
-	return s, ok
+	return ok
 }
 
 // storedSample is what the timing of a channel of kind sees of r, its

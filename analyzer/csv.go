@@ -44,8 +44,8 @@ func (a *Analysis) WriteCSV(w io.Writer, rep *Report, tf codec.TimeFormat) error
 	row := func(ch *channel, rec *logfmt.Record) {
 		p := passes[ch]
 		p.n++
-		s, ok := a.sampleOf(ch, rec, p.n, &p.pub)
-		if !ok {
+		var s sampler.Sample
+		if !a.sampleOf(&s, ch, rec, p.n, &p.pub) {
 			return
 		}
 		ev := p.stream.Add(s)

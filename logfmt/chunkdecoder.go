@@ -189,69 +189,63 @@ func (d *recordDecoder) done() bool { return d.p > len(d.raw) }
 
 // decode appends the entries of up to max more records to out. After the
 // last record it checks the chunk's totals; an error stops the decoder.
-func (d *recordDecoder) decode(out []metaEntry, max int) (_ []metaEntry, err error) {
+func (d *recordDecoder) decode(out []metaEntry, max int) ([]metaEntry, error) {
 	raw, cm, gs, maxRecord, slot := d.raw, d.cm, d.gs, d.maxRecord, d.slot
 	ng := len(gs)
+	// The running state lives in locals (registers) and is stored back
+	// when a batch ends: a deferred closure or one building the errors
+	// would keep it in memory, on the hot loop's dependency chain.
 	prevMono, prevOff, n, p := d.prevMono, d.prevOff, d.n, d.p
-	defer func() {
-		d.prevMono, d.prevOff, d.n = prevMono, prevOff, n
-		if err != nil {
-			d.p = len(raw) + 1 // stopped: done
-		}
-	}()
-	bad := func(what string) error {
-		return fmt.Errorf("%w: record %d: %s", ErrMalformed, n, what)
-	}
 	for end := len(out) + max; p < len(raw); {
 		if len(out) == end {
-			d.p = p
+			d.prevMono, d.prevOff, d.n, d.p = prevMono, prevOff, n, p
 			return out, nil
 		}
 		if n >= cm.records {
-			return out, bad("more records than the chunk prefix says")
+			return out, d.stop(badRecord(n, "more records than the chunk prefix says"))
 		}
 		out = append(out, metaEntry{}) // filled in place: entries are the hot write
 		e := &out[len(out)-1]
 		gi, k := uvarint(raw[p:])
 		if k <= 0 || gi >= uint64(ng) {
-			return out, bad("payload block index")
+			return out, d.stop(badRecord(n, "payload block index"))
 		}
 		p += k
 		if p >= len(raw) {
-			return out, bad("truncated")
+			return out, d.stop(badRecord(n, "truncated"))
 		}
 		flags := raw[p]
 		p++
 		if flags&^rfKnown != 0 || flags&(rfPubID|rfPubSame) == rfPubID|rfPubSame {
-			return out, bad("flags")
+			return out, d.stop(badRecord(n, "flags"))
 		}
 		g := &gs[gi]
 		dm, k := varint(raw[p:])
 		if k <= 0 {
-			return out, bad("mono delta")
+			return out, d.stop(badRecord(n, "mono delta"))
 		}
 		p += k
 		do, k := varint(raw[p:])
 		if k <= 0 {
-			return out, bad("wall delta")
+			return out, d.stop(badRecord(n, "wall delta"))
 		}
 		p += k
 		e.mono = prevMono + dm
 		off := prevOff + do
 		e.wall = e.mono + off
 		if cm.sorted && n > 0 && e.mono < prevMono {
-			return out, bad("out of order in a chunk marked sorted")
+			return out, d.stop(badRecord(n, "out of order in a chunk marked sorted"))
 		}
 		prevMono, prevOff = e.mono, off
 		if flags&rfStamp != 0 {
 			dc, k := varint(raw[p:])
 			if k <= 0 {
-				return out, bad("capture delta")
+				return out, d.stop(badRecord(n, "capture delta"))
 			}
 			p += k
 			ds, k := varint(raw[p:])
 			if k <= 0 {
-				return out, bad("seq delta")
+				return out, d.stop(badRecord(n, "seq delta"))
 			}
 			p += k
 			e.capture = e.wall + dc
@@ -262,7 +256,7 @@ func (d *recordDecoder) decode(out []metaEntry, max int) (_ []metaEntry, err err
 		case flags&rfPubID != 0:
 			l, k := uvarint(raw[p:])
 			if k <= 0 || l == 0 || l > MaxPublisherID || l > uint64(len(raw)-p-k) {
-				return out, bad("publisher id")
+				return out, d.stop(badRecord(n, "publisher id"))
 			}
 			p += k
 			g.pubOff, g.pubLen, g.havePub = uint32(p), uint32(l), true
@@ -270,14 +264,14 @@ func (d *recordDecoder) decode(out []metaEntry, max int) (_ []metaEntry, err err
 			e.pubOff, e.pubLen = g.pubOff, g.pubLen
 		case flags&rfPubSame != 0:
 			if !g.havePub {
-				return out, bad("repeated publisher id without a first one")
+				return out, d.stop(badRecord(n, "repeated publisher id without a first one"))
 			}
 			e.pubOff, e.pubLen = g.pubOff, g.pubLen
 		}
 		if flags&rfPubSN != 0 {
 			ds, k := varint(raw[p:])
 			if k <= 0 {
-				return out, bad("publisher sn delta")
+				return out, d.stop(badRecord(n, "publisher sn delta"))
 			}
 			p += k
 			e.sn = g.prevSN + 1 + uint64(ds)
@@ -287,21 +281,21 @@ func (d *recordDecoder) decode(out []metaEntry, max int) (_ []metaEntry, err err
 		if flags&rfHeader != 0 {
 			hl, k = uvarint(raw[p:])
 			if k <= 0 || hl == 0 {
-				return out, bad("header length")
+				return out, d.stop(badRecord(n, "header length"))
 			}
 			p += k
 		}
 		pl, k := uvarint(raw[p:])
 		if k <= 0 {
-			return out, bad("payload length")
+			return out, d.stop(badRecord(n, "payload length"))
 		}
 		p += k
 		if hl > uint64(maxRecord) || pl > uint64(maxRecord) || hl+pl > uint64(maxRecord) {
-			return out, fmt.Errorf("%w: record %d of %d bytes", ErrTooLarge, n, hl+pl)
+			return out, d.stop(fmt.Errorf("%w: record %d of %d bytes", ErrTooLarge, n, hl+pl))
 		}
 		grp := &cm.groups[gi]
 		if g.cursor+hl+pl > uint64(grp.rawLen) {
-			return out, bad("payload runs past its block")
+			return out, d.stop(badRecord(n, "payload runs past its block"))
 		}
 		e.dataOff = uint32(g.cursor)
 		e.hdrLen, e.payLen = uint32(hl), uint32(pl)
@@ -311,7 +305,7 @@ func (d *recordDecoder) decode(out []metaEntry, max int) (_ []metaEntry, err err
 		g.n++
 		n++
 	}
-	d.p = len(raw) + 1 // done
+	d.prevMono, d.prevOff, d.n, d.p = prevMono, prevOff, n, len(raw)+1 // done
 	if n != cm.records {
 		return out, fmt.Errorf("%w: %d records, chunk prefix says %d", ErrMalformed, n, cm.records)
 	}
@@ -321,4 +315,15 @@ func (d *recordDecoder) decode(out []metaEntry, max int) (_ []metaEntry, err err
 		}
 	}
 	return out, nil
+}
+
+// stop ends the decoder at err: done.
+func (d *recordDecoder) stop(err error) error {
+	d.p = len(d.raw) + 1
+	return err
+}
+
+// badRecord is the error of malformed record n.
+func badRecord(n uint32, what string) error {
+	return fmt.Errorf("%w: record %d: %s", ErrMalformed, n, what)
 }

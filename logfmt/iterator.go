@@ -19,8 +19,8 @@ type Filter struct {
 	// read nor decompressed; Header and Payload are nil, HeaderLen and
 	// PayloadLen are set.
 	MetaOnly bool
-	// Workers > 0 loads (reads, checks, decompresses, decodes) up to
-	// Workers chunks at a time on other goroutines, ahead of the
+	// Workers > 0 loads (reads, checks, decompresses) up to Workers
+	// chunks at a time on other goroutines, ahead of the
 	// iteration: the same records and errors in the same order, faster
 	// on a spare core. It applies to logs whose chunks are in order (a
 	// recorder's); others iterate without. Close the iterator when
@@ -42,7 +42,6 @@ type Iterator struct {
 	ei      int
 	stream  *loadedChunk // chunk decoded batch by batch into entries, or nil
 	ahead   *prefetcher  // workers loading chunks ahead (Filter.Workers), or nil
-	late    error        // the error of the chunk whose entries are being returned (ahead)
 	rec     Record
 	err     error
 }
@@ -124,9 +123,6 @@ func (it *Iterator) Next() bool {
 		if it.stream != nil {
 			it.nextBatch()
 			continue
-		}
-		if it.late != nil {
-			it.err, it.late = it.late, nil
 		}
 		if it.err != nil || it.pos >= len(it.plan) {
 			it.Close()

@@ -118,6 +118,14 @@ func (l *LagStream) Frame(f Stamped) {
 	l.settle()
 }
 
+// Reserve prepares the summary's histograms for n more frames (see
+// Histogram.Reserve).
+func (l *LagStream) Reserve(n int) {
+	l.sum.Latest.Reserve(n)
+	l.sum.Nearest.Reserve(n)
+	l.sum.Interpolated.Reserve(n)
+}
+
 // Late counts the samples that arrived beyond the window: with any, the
 // figures may differ from Lag's on the same samples.
 func (l *LagStream) Late() uint64 { return l.late }

@@ -50,6 +50,10 @@ type Config struct {
 	// MaxEvents caps each kept event list (skips, restarts, reorders) and the
 	// outage candidates; counts go on past it. Default 1000.
 	MaxEvents int
+	// NoLiveOutage: Add never sets Event.Outage, so no running median
+	// is kept for it (a caller that reads outages from the Summary
+	// alone, such as analyze, saves that work on every sample).
+	NoLiveOutage bool
 }
 
 func (c Config) withDefaults() Config {
@@ -175,8 +179,10 @@ func (s *Stream) Add(x Sample) Event {
 	if x.RecvMonoNs != 0 && last.RecvMonoNs != 0 {
 		s.RecvDt.Add(x.RecvMonoNs - last.RecvMonoNs)
 	}
-	if nominal := s.nominal(); nominal > 0 && float64(ev.DtNs) > s.cfg.OutageFactor*float64(nominal) {
-		ev.Outage = true
+	if !s.cfg.NoLiveOutage {
+		if nominal := s.nominal(); nominal > 0 && float64(ev.DtNs) > s.cfg.OutageFactor*float64(nominal) {
+			ev.Outage = true
+		}
 	}
 	s.gaps.offer(Gap{FromTNs: last.TNs, ToTNs: x.TNs, Restart: ev.Kind == Restart}, s.cfg.MaxEvents)
 	s.last = x
