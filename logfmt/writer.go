@@ -397,6 +397,24 @@ func (w *Writer) sealLocked() {
 	}
 }
 
+// Seal hands the open chunk to compression now, without waiting for it to
+// be written (Flush waits). A caller about to write records far from the
+// open chunk's in time (a recorder that wrote new states ahead of a
+// backlog of older frames) seals first, so that chunks do not overlap in
+// time and readers, who order by RecvMonoNs, merge few of them (§10).
+func (w *Writer) Seal() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return ErrClosed
+	}
+	if err := w.stage.error(); err != nil {
+		return err
+	}
+	w.sealLocked()
+	return nil
+}
+
 // Flush seals the open chunk and returns once everything written so far
 // is in the file (and synced under SyncOnFlush and SyncInterval).
 func (w *Writer) Flush() error {

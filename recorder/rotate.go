@@ -159,6 +159,14 @@ func (o *rotator) write(r *logfmt.Record, release func()) error {
 	return nil
 }
 
+// seal starts a new chunk in the current file.
+func (o *rotator) seal() error {
+	if o.w == nil {
+		return nil
+	}
+	return o.w.Seal() // logfmt names the file
+}
+
 // tick rotates by duration.
 func (o *rotator) tick() error {
 	if o.w != nil && o.cfg.SplitDuration > 0 && time.Since(o.opened) >= o.cfg.SplitDuration {

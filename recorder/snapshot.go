@@ -522,6 +522,8 @@ func (s *snapshotter) write(r *logfmt.Record, release func()) error {
 	return s.due(r.RecvMonoNs)
 }
 
+func (s *snapshotter) seal() error { return s.mw.Seal() }
+
 func (s *snapshotter) tick() error { return s.due(clock.MonoNow()) }
 
 // close writes the open window, if any, as far as the recording got, and
