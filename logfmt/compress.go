@@ -29,6 +29,7 @@ type job struct {
 	head    []byte        // block header + meta section
 	info    ChunkInfo
 	block   []byte     // jobBlock
+	defines uint16     // jobBlock: the channel it defines, or 0
 	sync    bool       // jobBarrier: sync after flushing
 	tick    bool       // jobBarrier from the ticker: sync only if SyncInterval is due
 	result  chan error // jobBarrier: nil for fire-and-forget

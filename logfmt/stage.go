@@ -21,8 +21,9 @@ type stage struct {
 	syncF  func() error
 	pieces [][]byte // scratch for groupBuf.pieces
 
-	failed   atomic.Bool // set with err: Write's check without the lock
-	mu       sync.Mutex  // guards the fields below for Stats and error
+	failed   atomic.Bool   // set with err: Write's check without the lock
+	defined  atomic.Uint32 // the highest channel id whose definition is written
+	mu       sync.Mutex    // guards the fields below for Stats and error
 	err      error
 	off      int64
 	index    []ChunkInfo
@@ -129,11 +130,25 @@ func (s *stage) sync() error {
 	return nil
 }
 
-func (s *stage) run(in <-chan *job, free chan<- *job) {
-	for j := range in {
+// run writes the jobs of in, in order, and the chunks of ahead
+// (SealAhead: compressed already) between them, also while it waits for a
+// chunk's compression.
+func (s *stage) run(in <-chan *job, ahead <-chan *job, free chan<- *job) {
+	for {
+		var j *job
+		select {
+		case a := <-ahead:
+			s.writeAhead(a, free)
+			continue
+		case x, ok := <-in:
+			if !ok {
+				return // Close flushed first (a barrier): ahead is empty
+			}
+			j = x
+		}
 		switch j.kind {
 		case jobChunk:
-			<-j.done
+			s.await(j, ahead, free)
 			if m := s.opts.memory; m != nil {
 				m.keep(m.kept(j))
 			} else {
@@ -152,8 +167,13 @@ func (s *stage) run(in <-chan *job, free chan<- *job) {
 				s.sync()
 			}
 		case jobBlock:
-			s.writeRaw(j.block)
+			if s.writeRaw(j.block) == nil && j.defines != 0 {
+				s.defined.Store(uint32(j.defines))
+			}
 		case jobBarrier:
+			for len(ahead) > 0 { // sealed before the barrier
+				s.writeAhead(<-ahead, free)
+			}
 			var err error
 			if j.sync || (j.tick && s.dirty && time.Since(s.lastSync) >= s.opts.SyncInterval) {
 				err = s.sync()
@@ -170,6 +190,34 @@ func (s *stage) run(in <-chan *job, free chan<- *job) {
 		} else if len(in) == 0 {
 			s.drain()
 		}
+	}
+}
+
+// await waits for chunk j's compression, writing the chunks sealed ahead
+// meanwhile.
+func (s *stage) await(j *job, ahead <-chan *job, free chan<- *job) {
+	for {
+		select {
+		case <-j.done:
+			return
+		case a := <-ahead:
+			s.writeAhead(a, free)
+		}
+	}
+}
+
+// writeAhead writes a chunk of SealAhead and hands its job back.
+func (s *stage) writeAhead(j *job, free chan<- *job) {
+	<-j.done
+	s.writeChunk(j)
+	for _, g := range j.b.groups[:j.b.ng] {
+		g.releaseRefs()
+	}
+	free <- j
+	if s.opts.Sync == SyncOnFlush || (s.opts.Sync == SyncInterval && time.Since(s.lastSync) >= s.opts.SyncInterval) {
+		s.sync()
+	} else {
+		s.flush() // in the file now, not when the next block comes: what SealAhead is for
 	}
 }
 

@@ -148,6 +148,8 @@ type Writer struct {
 	free     chan *job
 	work     chan *job
 	ordered  chan *job
+	ahead    chan *job  // compressed chunks the stage writes before waiting ones (SealAhead)
+	inline   compressor // SealAhead's, under mu
 	stage    *stage
 	wg       sync.WaitGroup
 	stopTick chan struct{}
@@ -212,6 +214,7 @@ func newWriter(out io.Writer, name string, opts WriterOptions) (*Writer, error) 
 		free:    make(chan *job, o.MaxChunksInFlight+1),
 		work:    make(chan *job, o.MaxChunksInFlight+1),
 		ordered: make(chan *job, 2*o.MaxChunksInFlight+16),
+		ahead:   make(chan *job, o.MaxChunksInFlight+1),
 	}
 	w.stage = newStage(out, &w.opts)
 	head := appendPrelude(nil)
@@ -224,7 +227,7 @@ func newWriter(out io.Writer, name string, opts WriterOptions) (*Writer, error) 
 		go w.compressLoop()
 	}
 	w.wg.Add(1)
-	go func() { defer w.wg.Done(); w.stage.run(w.ordered, w.free) }()
+	go func() { defer w.wg.Done(); w.stage.run(w.ordered, w.ahead, w.free) }()
 	w.cur = w.newJob()
 	if o.FlushInterval > 0 {
 		w.stopTick = make(chan struct{})
@@ -284,7 +287,7 @@ func (w *Writer) AddChannel(c Channel) (uint16, error) {
 	}
 	w.chans = append(w.chans, &chanState{c: c, epoch: ^uint64(0), stats: ChannelStats{Channel: c.ID}})
 	w.names[c.Name] = c.ID
-	w.ordered <- &job{kind: jobBlock, block: appendBlock(nil, kindChannel, appendChannelBody(nil, &c))}
+	w.ordered <- &job{kind: jobBlock, defines: c.ID, block: appendBlock(nil, kindChannel, appendChannelBody(nil, &c))}
 	return c.ID, nil
 }
 
@@ -415,6 +418,47 @@ func (w *Writer) Seal() error {
 	return nil
 }
 
+// SealAhead is Seal for a chunk of a few small records that must not wait
+// behind large chunks being compressed (a recorder's states behind a
+// backlog of camera frames at a slow zstd level): it compresses the open
+// chunk on the caller's goroutine and the stage writes it as soon as it is
+// between two blocks, ahead of chunks sealed before it that are still
+// being compressed (readers order chunks by time, not by position, §10).
+// A chunk whose channel definitions are not in the file yet, or a memory
+// writer's, is sealed as by Seal.
+func (w *Writer) SealAhead() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return ErrClosed
+	}
+	if err := w.stage.error(); err != nil {
+		return err
+	}
+	j := w.cur
+	ahead := j.b.n > 0 && w.opts.memory == nil
+	for _, g := range j.b.groups[:j.b.ng] {
+		ahead = ahead && uint32(g.ch) <= w.stage.defined.Load()
+	}
+	if !ahead {
+		w.sealLocked()
+		return nil
+	}
+	for _, g := range j.b.groups[:j.b.ng] {
+		w.chans[g.ch].stats.addGroup(g.summary())
+	}
+	w.inline.sealChunk(j, *w.opts.MetaCompression)
+	j.done <- struct{}{}
+	w.ahead <- j
+	w.cur = w.newJob()
+	w.epoch++
+	if w.dirty {
+		w.dirty = false
+		w.ordered <- &job{kind: jobBlock, block: appendBlock(nil, kindDrops, appendDropsBody(nil, w.drops))}
+	}
+	return nil
+}
+
 // Flush seals the open chunk and returns once everything written so far
 // is in the file (and synced under SyncOnFlush and SyncInterval).
 func (w *Writer) Flush() error {
@@ -484,6 +528,7 @@ func (w *Writer) Close() error {
 	close(w.work)
 	close(w.ordered)
 	w.mu.Unlock()
+	defer w.inline.close()
 	if w.stopTick != nil {
 		close(w.stopTick)
 		<-w.tickDone

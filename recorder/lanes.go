@@ -23,7 +23,10 @@ import (
 // order records by RecvMonoNs (docs/log-format.md §10), and the writer
 // seals the open chunk where it switches lanes with a jump in time
 // (sealJump), so that chunks of the two lanes do not overlap in time and
-// readers merge few of them.
+// readers merge few of them; the chunk of small records is sealed ahead
+// (logfmt.Writer.SealAhead): written as soon as the log writer is between
+// two blocks, not after the frames' chunks still being compressed, which
+// at a slow zstd level hold seconds of frames.
 type lanes struct {
 	small, bulk chan []item
 	mu          sync.Mutex

@@ -117,8 +117,8 @@ type sink interface {
 	id(name string) uint16 // the channel's id in the current file
 	addDrops(name string, n uint64)
 	write(r *logfmt.Record, release func()) error
-	seal() error // start a new chunk (records far apart in time follow)
-	tick() error // about once a second
+	seal(ahead bool) error // start a new chunk (records far apart in time follow); ahead: logfmt.Writer.SealAhead
+	tick() error           // about once a second
 	close() error
 	bytes() (written int64, raw uint64)
 	paths() []string // the files written

@@ -159,12 +159,16 @@ func (o *rotator) write(r *logfmt.Record, release func()) error {
 	return nil
 }
 
-// seal starts a new chunk in the current file.
-func (o *rotator) seal() error {
-	if o.w == nil {
+// seal starts a new chunk in the current file; ahead, the open one is
+// written ahead of chunks still being compressed (small records).
+func (o *rotator) seal(ahead bool) error {
+	switch {
+	case o.w == nil:
 		return nil
+	case ahead:
+		return o.w.SealAhead() // logfmt names the file
 	}
-	return o.w.Seal() // logfmt names the file
+	return o.w.Seal()
 }
 
 // tick rotates by duration.

@@ -522,7 +522,7 @@ func (s *snapshotter) write(r *logfmt.Record, release func()) error {
 	return s.due(r.RecvMonoNs)
 }
 
-func (s *snapshotter) seal() error { return s.mw.Seal() }
+func (s *snapshotter) seal(bool) error { return s.mw.Seal() }
 
 func (s *snapshotter) tick() error { return s.due(clock.MonoNow()) }
 

@@ -138,7 +138,7 @@ func (r *rec) put(cancel context.CancelFunc, it *item, bulk bool) {
 	keep := !r.cutOff()
 	if keep && !it.failed && it.drainEnds == nil {
 		if w.wrote && bulk != w.lastBulk && time.Duration(abs(it.rec.RecvMonoNs-w.lastMono)) > sealJump {
-			if err := r.out.seal(); err != nil {
+			if err := r.out.seal(!w.lastBulk); err != nil { // small records sealed ahead of the frames' chunks
 				w.failed = err
 				cancel()
 				if it.release != nil {
