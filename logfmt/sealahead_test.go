@@ -7,7 +7,8 @@ import (
 
 // TestSealAhead: chunks of small records sealed ahead of large chunks
 // still being compressed (slow zstd, one worker) land in a sound file that
-// reads back complete and in receive order, also after a close.
+// reads back complete and in receive order, a channel defined behind a
+// chunk being compressed included.
 func TestSealAhead(t *testing.T) {
 	path := tempPath(t, "ahead.vrlog")
 	w, err := Create(path, WriterOptions{Concurrency: 1, MaxChunksInFlight: 1, ChunkSize: 64 << 10})
@@ -18,20 +19,22 @@ func TestSealAhead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	states, err := w.AddChannel(Channel{Name: "state", Compression: Compression{Kind: CompressionZstd, Level: 1}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	rng := rand.New(rand.NewSource(1))
 	frame := make([]byte, 512<<10)
 	for i := range frame {
 		frame[i] = byte(i/1024) + byte(rng.Intn(4))
 	}
 	want := 0
+	var states uint16
 	for i := range 6 {
 		// a frame received long ago (sealed by size), then newer states
 		if err := w.Write(&Record{Channel: frames, RecvMonoNs: int64(i) * 1e6, Payload: frame}); err != nil {
 			t.Fatal(err)
+		}
+		if i == 0 { // defined behind a chunk being compressed: its definition goes ahead with it
+			if states, err = w.AddChannel(Channel{Name: "state", Compression: Compression{Kind: CompressionZstd, Level: 1}}); err != nil {
+				t.Fatal(err)
+			}
 		}
 		for k := range 50 {
 			if err := w.Write(&Record{Channel: states, RecvMonoNs: int64(i)*1e6 + 3e9 + int64(k), Payload: frame[k : k+200]}); err != nil {

@@ -21,20 +21,20 @@ type stage struct {
 	syncF  func() error
 	pieces [][]byte // scratch for groupBuf.pieces
 
-	failed   atomic.Bool   // set with err: Write's check without the lock
-	defined  atomic.Uint32 // the highest channel id whose definition is written
-	mu       sync.Mutex    // guards the fields below for Stats and error
+	failed   atomic.Bool // set with err: Write's check without the lock
+	mu       sync.Mutex  // guards the fields below for Stats and error
 	err      error
 	off      int64
 	index    []ChunkInfo
 	stored   map[uint16]uint64
+	defs     map[uint16]*job // channel definitions not written yet
 	syncs    uint64
 	lastSync time.Time
 	dirty    bool // written since the last sync
 }
 
 func newStage(out io.Writer, opts *WriterOptions) *stage {
-	s := &stage{out: out, bw: bufio.NewWriterSize(out, 256<<10), opts: opts, stored: map[uint16]uint64{}, lastSync: time.Now()}
+	s := &stage{out: out, bw: bufio.NewWriterSize(out, 256<<10), opts: opts, stored: map[uint16]uint64{}, defs: map[uint16]*job{}, lastSync: time.Now()}
 	if sy, ok := out.(interface{ Sync() error }); ok {
 		s.syncF = sy.Sync
 		if f, ok := out.(fder); ok {
@@ -130,9 +130,10 @@ func (s *stage) sync() error {
 	return nil
 }
 
-// run writes the jobs of in, in order, and the chunks of ahead
-// (SealAhead: compressed already) between them, also while it waits for a
-// chunk's compression.
+// run writes the jobs of in, in order, and the chunks of ahead (SealAhead:
+// compressed already) before each of them and while it waits for a
+// chunk's compression; a chunk written ahead takes the definitions of its
+// channels with it when they have not had their turn yet.
 func (s *stage) run(in <-chan *job, ahead <-chan *job, free chan<- *job) {
 	for {
 		var j *job
@@ -145,6 +146,9 @@ func (s *stage) run(in <-chan *job, ahead <-chan *job, free chan<- *job) {
 				return // Close flushed first (a barrier): ahead is empty
 			}
 			j = x
+		}
+		for len(ahead) > 0 { // sealed ahead of j
+			s.writeAhead(<-ahead, free)
 		}
 		switch j.kind {
 		case jobChunk:
@@ -167,13 +171,8 @@ func (s *stage) run(in <-chan *job, ahead <-chan *job, free chan<- *job) {
 				s.sync()
 			}
 		case jobBlock:
-			if s.writeRaw(j.block) == nil && j.defines != 0 {
-				s.defined.Store(uint32(j.defines))
-			}
+			s.writeBlock(j)
 		case jobBarrier:
-			for len(ahead) > 0 { // sealed before the barrier
-				s.writeAhead(<-ahead, free)
-			}
 			var err error
 			if j.sync || (j.tick && s.dirty && time.Since(s.lastSync) >= s.opts.SyncInterval) {
 				err = s.sync()
@@ -206,9 +205,39 @@ func (s *stage) await(j *job, ahead <-chan *job, free chan<- *job) {
 	}
 }
 
-// writeAhead writes a chunk of SealAhead and hands its job back.
+// define notes a channel definition queued for the stage.
+func (s *stage) define(def *job) {
+	s.mu.Lock()
+	s.defs[def.defines] = def
+	s.mu.Unlock()
+}
+
+// writeBlock writes a block job, once (a definition may have gone ahead).
+func (s *stage) writeBlock(j *job) {
+	if j.written {
+		return
+	}
+	j.written = true
+	s.writeRaw(j.block)
+	if j.defines != 0 {
+		s.mu.Lock()
+		delete(s.defs, j.defines)
+		s.mu.Unlock()
+	}
+}
+
+// writeAhead writes a chunk of SealAhead, after the definitions of its
+// channels that are still queued, and hands its job back.
 func (s *stage) writeAhead(j *job, free chan<- *job) {
 	<-j.done
+	for _, g := range j.b.groups[:j.b.ng] {
+		s.mu.Lock()
+		def := s.defs[g.ch]
+		s.mu.Unlock()
+		if def != nil {
+			s.writeBlock(def)
+		}
+	}
 	s.writeChunk(j)
 	for _, g := range j.b.groups[:j.b.ng] {
 		g.releaseRefs()

@@ -287,7 +287,9 @@ func (w *Writer) AddChannel(c Channel) (uint16, error) {
 	}
 	w.chans = append(w.chans, &chanState{c: c, epoch: ^uint64(0), stats: ChannelStats{Channel: c.ID}})
 	w.names[c.Name] = c.ID
-	w.ordered <- &job{kind: jobBlock, defines: c.ID, block: appendBlock(nil, kindChannel, appendChannelBody(nil, &c))}
+	def := &job{kind: jobBlock, defines: c.ID, block: appendBlock(nil, kindChannel, appendChannelBody(nil, &c))}
+	w.stage.define(def) // a chunk sealed ahead may need it before its turn
+	w.ordered <- def
 	return c.ID, nil
 }
 
@@ -424,8 +426,7 @@ func (w *Writer) Seal() error {
 // chunk on the caller's goroutine and the stage writes it as soon as it is
 // between two blocks, ahead of chunks sealed before it that are still
 // being compressed (readers order chunks by time, not by position, §10).
-// A chunk whose channel definitions are not in the file yet, or a memory
-// writer's, is sealed as by Seal.
+// A memory writer's chunk is sealed as by Seal.
 func (w *Writer) SealAhead() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -436,11 +437,7 @@ func (w *Writer) SealAhead() error {
 		return err
 	}
 	j := w.cur
-	ahead := j.b.n > 0 && w.opts.memory == nil
-	for _, g := range j.b.groups[:j.b.ng] {
-		ahead = ahead && uint32(g.ch) <= w.stage.defined.Load()
-	}
-	if !ahead {
+	if j.b.n == 0 || w.opts.memory != nil {
 		w.sealLocked()
 		return nil
 	}
