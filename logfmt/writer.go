@@ -420,6 +420,16 @@ func (w *Writer) Seal() error {
 	return nil
 }
 
+// WouldBlock reports whether sealing a chunk now would wait for one sealed
+// earlier to be compressed and written (every chunk buffer is in flight):
+// a caller with other work (a recorder's small records, behind a backlog
+// of large ones) does that first instead of waiting inside Write.
+func (w *Writer) WouldBlock() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.made >= w.opts.MaxChunksInFlight+1 && len(w.free) == 0
+}
+
 // SealAhead is Seal for a chunk of a few small records that must not wait
 // behind large chunks being compressed (a recorder's states behind a
 // backlog of camera frames at a slow zstd level): it compresses the open

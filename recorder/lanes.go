@@ -21,9 +21,11 @@ import (
 // records before its first bulk one. Across channels the file is then no
 // longer in receive order (new states ahead of older frames); readers
 // order records by RecvMonoNs (docs/log-format.md §10), and the writer
-// seals the open chunk where it switches lanes with a jump in time
-// (sealJump), so that chunks of the two lanes do not overlap in time and
-// readers merge few of them; the chunk of small records is sealed ahead
+// seals the open chunk where it switches lanes while bulk records wait
+// (the writer is behind) or with a jump in time (sealJump), so that chunks
+// of the two lanes do not overlap in time and readers merge few of them,
+// and small records never share a chunk with frames waiting to be
+// compressed; the chunk of small records is sealed ahead
 // (logfmt.Writer.SealAhead): written as soon as the log writer is between
 // two blocks, not after the frames' chunks still being compressed, which
 // at a slow zstd level hold seconds of frames.

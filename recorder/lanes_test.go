@@ -33,6 +33,7 @@ func (s *orderSink) write(r *logfmt.Record, release func()) error {
 	return nil
 }
 func (s *orderSink) seal(bool) error                    { s.writes = append(s.writes, "seal"); return nil }
+func (s *orderSink) busy() bool                         { return false }
 func (s *orderSink) tick() error                        { return nil }
 func (s *orderSink) close() error                       { return nil }
 func (s *orderSink) bytes() (written int64, raw uint64) { return 0, 0 }

@@ -118,6 +118,7 @@ type sink interface {
 	addDrops(name string, n uint64)
 	write(r *logfmt.Record, release func()) error
 	seal(ahead bool) error // start a new chunk (records far apart in time follow); ahead: logfmt.Writer.SealAhead
+	busy() bool            // a large record would wait for earlier chunks' compression (logfmt.Writer.WouldBlock)
 	tick() error           // about once a second
 	close() error
 	bytes() (written int64, raw uint64)

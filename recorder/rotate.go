@@ -171,6 +171,8 @@ func (o *rotator) seal(ahead bool) error {
 	return o.w.Seal()
 }
 
+func (o *rotator) busy() bool { return o.w != nil && o.w.WouldBlock() }
+
 // tick rotates by duration.
 func (o *rotator) tick() error {
 	if o.w != nil && o.cfg.SplitDuration > 0 && time.Since(o.opened) >= o.cfg.SplitDuration {

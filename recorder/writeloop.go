@@ -60,6 +60,7 @@ func (r *rec) write(ctx context.Context, cancel context.CancelFunc) error {
 				continue
 			}
 			for i := range batch {
+				r.waitRoom(small, cancel)
 				r.takeSmall(small)
 				if len(w.pending) > 0 && (w.names[batch[i].name] > 0 || time.Since(w.since) >= r.lanes.wait) {
 					r.writeSmall(cancel) // the channel's earlier records, or states that waited long enough
@@ -112,6 +113,30 @@ func (r *rec) takeSmall(small <-chan []item) {
 	}
 }
 
+// waitRoom waits while a bulk record would wait inside the log writer for
+// earlier chunks' compression (seconds, at a slow zstd level), writing the
+// small records that arrive meanwhile and sealing them ahead: they never
+// wait for the frames.
+func (r *rec) waitRoom(small <-chan []item, cancel context.CancelFunc) {
+	w := &r.w
+	for w.failed == nil && !r.cutOff() && r.out.busy() {
+		select {
+		case batch, ok := <-small:
+			if ok {
+				r.queueSmall(batch)
+			}
+		case <-time.After(time.Millisecond):
+		}
+		if len(w.pending) > 0 && time.Since(w.since) >= r.lanes.wait {
+			r.writeSmall(cancel)
+			if err := r.out.seal(true); err != nil && w.failed == nil {
+				w.failed = err
+				cancel()
+			}
+		}
+	}
+}
+
 // writeSmall writes the small records waiting.
 func (r *rec) writeSmall(cancel context.CancelFunc) {
 	w := &r.w
@@ -124,7 +149,8 @@ func (r *rec) writeSmall(cancel context.CancelFunc) {
 }
 
 // put writes one item of the bulk or the small lane: sealing the open
-// chunk first where the lanes switch with a jump in time (lanes), or,
+// chunk first where the lanes switch while bulk records wait or with a
+// jump in time (lanes), or,
 // after the drain was cut off, counting it as a drop; after a write
 // failure it only hands the item's memory back, so receivers can stop.
 func (r *rec) put(cancel context.CancelFunc, it *item, bulk bool) {
@@ -137,7 +163,8 @@ func (r *rec) put(cancel context.CancelFunc, it *item, bulk bool) {
 	}
 	keep := !r.cutOff()
 	if keep && !it.failed && it.drainEnds == nil {
-		if w.wrote && bulk != w.lastBulk && time.Duration(abs(it.rec.RecvMonoNs-w.lastMono)) > sealJump {
+		behind := len(r.lanes.bulk) > 0
+		if w.wrote && bulk != w.lastBulk && (behind || time.Duration(abs(it.rec.RecvMonoNs-w.lastMono)) > sealJump) {
 			if err := r.out.seal(!w.lastBulk); err != nil { // small records sealed ahead of the frames' chunks
 				w.failed = err
 				cancel()
