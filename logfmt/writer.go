@@ -396,6 +396,11 @@ func (w *Writer) sealLocked() {
 		w.cur = w.newJob()
 		w.epoch++
 	}
+	w.queueDrops()
+}
+
+// queueDrops queues a drops block if the counts changed since the last.
+func (w *Writer) queueDrops() {
 	if w.dirty {
 		w.dirty = false
 		w.ordered <- &job{kind: jobBlock, block: appendBlock(nil, kindDrops, appendDropsBody(nil, w.drops))}
@@ -407,18 +412,7 @@ func (w *Writer) sealLocked() {
 // open chunk's in time (a recorder that wrote new states ahead of a
 // backlog of older frames) seals first, so that chunks do not overlap in
 // time and readers, who order by RecvMonoNs, merge few of them (§10).
-func (w *Writer) Seal() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.closed {
-		return ErrClosed
-	}
-	if err := w.stage.error(); err != nil {
-		return err
-	}
-	w.sealLocked()
-	return nil
-}
+func (w *Writer) Seal() error { return w.seal(false) }
 
 // WouldBlock reports whether sealing a chunk now would wait for one sealed
 // earlier to be compressed and written (every chunk buffer is in flight):
@@ -437,7 +431,9 @@ func (w *Writer) WouldBlock() bool {
 // between two blocks, ahead of chunks sealed before it that are still
 // being compressed (readers order chunks by time, not by position, §10).
 // A memory writer's chunk is sealed as by Seal.
-func (w *Writer) SealAhead() error {
+func (w *Writer) SealAhead() error { return w.seal(true) }
+
+func (w *Writer) seal(ahead bool) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
@@ -447,7 +443,7 @@ func (w *Writer) SealAhead() error {
 		return err
 	}
 	j := w.cur
-	if j.b.n == 0 || w.opts.memory != nil {
+	if !ahead || j.b.n == 0 || w.opts.memory != nil {
 		w.sealLocked()
 		return nil
 	}
@@ -459,10 +455,7 @@ func (w *Writer) SealAhead() error {
 	w.ahead <- j
 	w.cur = w.newJob()
 	w.epoch++
-	if w.dirty {
-		w.dirty = false
-		w.ordered <- &job{kind: jobBlock, block: appendBlock(nil, kindDrops, appendDropsBody(nil, w.drops))}
-	}
+	w.queueDrops()
 	return nil
 }
 

@@ -121,7 +121,7 @@ EXAMPLES:
 			&cli.BoolFlag{Name: "all", Aliases: []string{"a"}, Usage: "record every zenoh key and every iceoryx2 pub-sub service, including new ones"},
 			&cli.DurationFlag{Name: "duration", Aliases: []string{"d"}, Usage: "stop after this long (default: until SIGINT/SIGTERM)"},
 			&cli.StringFlag{Name: "split-size", Usage: "start a new file after about `SIZE` bytes (e.g. 512M, 2G)"},
-			&cli.StringFlag{Name: "queue-bytes", Value: "512M", Usage: "memory each subscription (each -k key expression, each iceoryx2 service) may hold of samples received and not yet written (`SIZE`, at least 64M); beyond it new samples are dropped and counted. Not in it: the log writer's chunks in flight and compressors (docs/BENCHMARKS.md \"record\": e.g. +110–320 MB at 1080p zstd-4)"},
+			&cli.StringFlag{Name: "queue-bytes", Value: "512M", Usage: "memory each subscription (each -k key expression, each iceoryx2 service) may hold of samples received and not yet written (`SIZE`, at least 64M); beyond it new samples are dropped and counted. Not in it: the log writer's chunks in flight and compressors (docs/BENCHMARKS.md \"record\": about 250–375 MB more at 1080p zstd-4)"},
 			&cli.DurationFlag{Name: "split-duration", Usage: "start a new file after this long"},
 			&cli.IntFlag{Name: "max-files", Usage: "with splitting, keep only the newest `N` files (a ring)"},
 			&cli.StringSliceFlag{Name: "compression", Usage: "`[CHANNEL=]none|zstd[-LEVEL]`, CHANNEL a key expression; last match wins (default zstd-1)"},
