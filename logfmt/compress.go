@@ -29,6 +29,8 @@ type job struct {
 	head    []byte        // block header + meta section
 	info    ChunkInfo
 	block   []byte     // jobBlock
+	defines uint16     // jobBlock: the channel it defines, or 0
+	written bool       // jobBlock: written already (stage only)
 	sync    bool       // jobBarrier: sync after flushing
 	tick    bool       // jobBarrier from the ticker: sync only if SyncInterval is due
 	result  chan error // jobBarrier: nil for fire-and-forget

@@ -27,13 +27,14 @@ type stage struct {
 	off      int64
 	index    []ChunkInfo
 	stored   map[uint16]uint64
+	defs     map[uint16]*job // channel definitions not written yet
 	syncs    uint64
 	lastSync time.Time
 	dirty    bool // written since the last sync
 }
 
 func newStage(out io.Writer, opts *WriterOptions) *stage {
-	s := &stage{out: out, bw: bufio.NewWriterSize(out, 256<<10), opts: opts, stored: map[uint16]uint64{}, lastSync: time.Now()}
+	s := &stage{out: out, bw: bufio.NewWriterSize(out, 256<<10), opts: opts, stored: map[uint16]uint64{}, defs: map[uint16]*job{}, lastSync: time.Now()}
 	if sy, ok := out.(interface{ Sync() error }); ok {
 		s.syncF = sy.Sync
 		if f, ok := out.(fder); ok {
@@ -129,11 +130,29 @@ func (s *stage) sync() error {
 	return nil
 }
 
-func (s *stage) run(in <-chan *job, free chan<- *job) {
-	for j := range in {
+// run writes the jobs of in, in order, and the chunks of ahead (SealAhead:
+// compressed already) before each of them and while it waits for a
+// chunk's compression; a chunk written ahead takes the definitions of its
+// channels with it when they have not had their turn yet.
+func (s *stage) run(in <-chan *job, ahead <-chan *job, free chan<- *job) {
+	for {
+		var j *job
+		select {
+		case a := <-ahead:
+			s.writeAhead(a, free)
+			continue
+		case x, ok := <-in:
+			if !ok {
+				return // Close flushed first (a barrier): ahead is empty
+			}
+			j = x
+		}
+		for len(ahead) > 0 { // sealed ahead of j
+			s.writeAhead(<-ahead, free)
+		}
 		switch j.kind {
 		case jobChunk:
-			<-j.done
+			s.await(j, ahead, free)
 			if m := s.opts.memory; m != nil {
 				m.keep(m.kept(j))
 			} else {
@@ -152,7 +171,7 @@ func (s *stage) run(in <-chan *job, free chan<- *job) {
 				s.sync()
 			}
 		case jobBlock:
-			s.writeRaw(j.block)
+			s.writeBlock(j)
 		case jobBarrier:
 			var err error
 			if j.sync || (j.tick && s.dirty && time.Since(s.lastSync) >= s.opts.SyncInterval) {
@@ -170,6 +189,64 @@ func (s *stage) run(in <-chan *job, free chan<- *job) {
 		} else if len(in) == 0 {
 			s.drain()
 		}
+	}
+}
+
+// await waits for chunk j's compression, writing the chunks sealed ahead
+// meanwhile.
+func (s *stage) await(j *job, ahead <-chan *job, free chan<- *job) {
+	for {
+		select {
+		case <-j.done:
+			return
+		case a := <-ahead:
+			s.writeAhead(a, free)
+		}
+	}
+}
+
+// define notes a channel definition queued for the stage.
+func (s *stage) define(def *job) {
+	s.mu.Lock()
+	s.defs[def.defines] = def
+	s.mu.Unlock()
+}
+
+// writeBlock writes a block job, once (a definition may have gone ahead).
+func (s *stage) writeBlock(j *job) {
+	if j.written {
+		return
+	}
+	j.written = true
+	s.writeRaw(j.block)
+	if j.defines != 0 {
+		s.mu.Lock()
+		delete(s.defs, j.defines)
+		s.mu.Unlock()
+	}
+}
+
+// writeAhead writes a chunk of SealAhead, after the definitions of its
+// channels that are still queued, and hands its job back.
+func (s *stage) writeAhead(j *job, free chan<- *job) {
+	<-j.done
+	for _, g := range j.b.groups[:j.b.ng] {
+		s.mu.Lock()
+		def := s.defs[g.ch]
+		s.mu.Unlock()
+		if def != nil {
+			s.writeBlock(def)
+		}
+	}
+	s.writeChunk(j)
+	for _, g := range j.b.groups[:j.b.ng] {
+		g.releaseRefs()
+	}
+	free <- j
+	if s.opts.Sync == SyncOnFlush || (s.opts.Sync == SyncInterval && time.Since(s.lastSync) >= s.opts.SyncInterval) {
+		s.sync()
+	} else {
+		s.flush() // in the file now, not when the next block comes: what SealAhead is for
 	}
 }
 

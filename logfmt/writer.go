@@ -148,6 +148,8 @@ type Writer struct {
 	free     chan *job
 	work     chan *job
 	ordered  chan *job
+	ahead    chan *job  // compressed chunks the stage writes before waiting ones (SealAhead)
+	inline   compressor // SealAhead's, under mu
 	stage    *stage
 	wg       sync.WaitGroup
 	stopTick chan struct{}
@@ -212,6 +214,7 @@ func newWriter(out io.Writer, name string, opts WriterOptions) (*Writer, error) 
 		free:    make(chan *job, o.MaxChunksInFlight+1),
 		work:    make(chan *job, o.MaxChunksInFlight+1),
 		ordered: make(chan *job, 2*o.MaxChunksInFlight+16),
+		ahead:   make(chan *job, o.MaxChunksInFlight+1),
 	}
 	w.stage = newStage(out, &w.opts)
 	head := appendPrelude(nil)
@@ -224,7 +227,7 @@ func newWriter(out io.Writer, name string, opts WriterOptions) (*Writer, error) 
 		go w.compressLoop()
 	}
 	w.wg.Add(1)
-	go func() { defer w.wg.Done(); w.stage.run(w.ordered, w.free) }()
+	go func() { defer w.wg.Done(); w.stage.run(w.ordered, w.ahead, w.free) }()
 	w.cur = w.newJob()
 	if o.FlushInterval > 0 {
 		w.stopTick = make(chan struct{})
@@ -284,7 +287,9 @@ func (w *Writer) AddChannel(c Channel) (uint16, error) {
 	}
 	w.chans = append(w.chans, &chanState{c: c, epoch: ^uint64(0), stats: ChannelStats{Channel: c.ID}})
 	w.names[c.Name] = c.ID
-	w.ordered <- &job{kind: jobBlock, block: appendBlock(nil, kindChannel, appendChannelBody(nil, &c))}
+	def := &job{kind: jobBlock, defines: c.ID, block: appendBlock(nil, kindChannel, appendChannelBody(nil, &c))}
+	w.stage.define(def) // a chunk sealed ahead may need it before its turn
+	w.ordered <- def
 	return c.ID, nil
 }
 
@@ -391,10 +396,67 @@ func (w *Writer) sealLocked() {
 		w.cur = w.newJob()
 		w.epoch++
 	}
+	w.queueDrops()
+}
+
+// queueDrops queues a drops block if the counts changed since the last.
+func (w *Writer) queueDrops() {
 	if w.dirty {
 		w.dirty = false
 		w.ordered <- &job{kind: jobBlock, block: appendBlock(nil, kindDrops, appendDropsBody(nil, w.drops))}
 	}
+}
+
+// Seal hands the open chunk to compression now, without waiting for it to
+// be written (Flush waits). A caller about to write records far from the
+// open chunk's in time (a recorder that wrote new states ahead of a
+// backlog of older frames) seals first, so that chunks do not overlap in
+// time and readers, who order by RecvMonoNs, merge few of them (§10).
+func (w *Writer) Seal() error { return w.seal(false) }
+
+// WouldBlock reports whether sealing a chunk now would wait for one sealed
+// earlier to be compressed and written (every chunk buffer is in flight):
+// a caller with other work (a recorder's small records, behind a backlog
+// of large ones) does that first instead of waiting inside Write.
+func (w *Writer) WouldBlock() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.made >= w.opts.MaxChunksInFlight+1 && len(w.free) == 0
+}
+
+// SealAhead is Seal for a chunk of a few small records that must not wait
+// behind large chunks being compressed (a recorder's states behind a
+// backlog of camera frames at a slow zstd level): it compresses the open
+// chunk on the caller's goroutine and the stage writes it as soon as it is
+// between two blocks, ahead of chunks sealed before it that are still
+// being compressed (readers order chunks by time, not by position, §10).
+// A memory writer's chunk is sealed as by Seal.
+func (w *Writer) SealAhead() error { return w.seal(true) }
+
+func (w *Writer) seal(ahead bool) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return ErrClosed
+	}
+	if err := w.stage.error(); err != nil {
+		return err
+	}
+	j := w.cur
+	if !ahead || j.b.n == 0 || w.opts.memory != nil {
+		w.sealLocked()
+		return nil
+	}
+	for _, g := range j.b.groups[:j.b.ng] {
+		w.chans[g.ch].stats.addGroup(g.summary())
+	}
+	w.inline.sealChunk(j, *w.opts.MetaCompression)
+	j.done <- struct{}{}
+	w.ahead <- j
+	w.cur = w.newJob()
+	w.epoch++
+	w.queueDrops()
+	return nil
 }
 
 // Flush seals the open chunk and returns once everything written so far
@@ -466,6 +528,7 @@ func (w *Writer) Close() error {
 	close(w.work)
 	close(w.ordered)
 	w.mu.Unlock()
+	defer w.inline.close()
 	if w.stopTick != nil {
 		close(w.stopTick)
 		<-w.tickDone

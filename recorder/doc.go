@@ -12,8 +12,10 @@
 // (logfmt.MetaError) and in the status, never a silent omission.
 //
 // Data flows one way: transport receivers (one goroutine per subscription,
-// draining the native queues in batches) → one bounded channel → one writer
-// goroutine, the only owner of the log and of the per-channel bookkeeping.
+// draining the native queues in batches) → two bounded lanes, small records
+// (states) and bulk ones (frames), the small served first so that they
+// never wait behind a backlog of frames (lanes) → one writer goroutine, the
+// only owner of the log and of the per-channel bookkeeping.
 //
 // Memory and loss accounting: each subscription holds at most
 // Config.QueueBytes of samples received and not yet written. An iceoryx2
@@ -39,6 +41,8 @@
 // So, per channel, the seqs missing from the log minus the recorder drops
 // are the seqs the publisher skipped. When the recording ends, what the
 // subscriptions had received by then is still written (pump), and so are
-// the frames a held subscription had left in the service's buffer; what
-// else arrives after the end is not part of the recording.
+// the frames a held subscription had left in the service's buffer, for at
+// most Config.DrainTimeout: what is still queued then is dropped and
+// counted as recorder drops too (writeloop). What else arrives after the
+// end is not part of the recording.
 package recorder

@@ -41,7 +41,7 @@ func (r *rec) pump(ctx context.Context, next func(context.Context) ([]item, bool
 			break
 		}
 		if len(batch) > 0 {
-			r.in <- batch
+			r.lanes.put(batch)
 		}
 	}
 	end := clock.MonoNow()
@@ -76,7 +76,7 @@ func (r *rec) pump(ctx context.Context, next func(context.Context) ([]item, bool
 			}
 		}
 		if len(keep) > 0 {
-			r.in <- keep
+			r.lanes.put(keep)
 		}
 		if over || (late > 0 && late >= lateMax) {
 			return

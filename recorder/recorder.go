@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/vrlog/vrlog/analyzer"
@@ -42,11 +43,18 @@ type Config struct {
 	// channel's name or topic wins; default zstd level 1.
 	Compression []ChannelCompression
 	// FlushInterval bounds how long a record may sit in memory before it
-	// reaches the file (default 1 s): what kill -9 can cost.
+	// reaches the file (default 1 s): what kill -9 can cost. With a backlog
+	// of frames, small records (states) are not held up behind it (lanes).
 	FlushInterval time.Duration
-	Sync          logfmt.SyncPolicy
-	Note          string
-	Metadata      map[string]string
+	// DrainTimeout bounds how long, once the recording is over, the writer
+	// goes on writing what was received before the end (default
+	// DefaultDrainTimeout; negative: no bound). What is still queued then
+	// is dropped and counted as recorder drops (Summary.DrainDrops), and
+	// the log is finished as usual.
+	DrainTimeout time.Duration
+	Sync         logfmt.SyncPolicy
+	Note         string
+	Metadata     map[string]string
 	// TimeKeys are zenoh selectors of clock-sync time services, probed
 	// every ProbeInterval (default 1 s; negative disables). Default vr/*/time.
 	TimeKeys      []string
@@ -93,6 +101,13 @@ type Config struct {
 	Snapshot *SnapshotConfig
 }
 
+// DefaultDrainTimeout is Config.DrainTimeout's default: a healthy
+// recorder drains in milliseconds, and one that is far behind should not
+// outlast a supervisor's stop timeout (docker stop's is 10 s; the footer
+// and the last chunks take about a second more), after which a SIGKILL
+// would lose the footer and everything not yet sealed.
+const DefaultDrainTimeout = 5 * time.Second
+
 // sink is where a recording goes: numbered files (rotator) or, with
 // Config.Snapshot, memory written out when triggered (snapshotter). The
 // writer goroutine is its only caller.
@@ -102,7 +117,9 @@ type sink interface {
 	id(name string) uint16 // the channel's id in the current file
 	addDrops(name string, n uint64)
 	write(r *logfmt.Record, release func()) error
-	tick() error // about once a second
+	seal(ahead bool) error // start a new chunk (records far apart in time follow); ahead: logfmt.Writer.SealAhead
+	busy() bool            // a large record would wait for earlier chunks' compression (logfmt.Writer.WouldBlock)
+	tick() error           // about once a second
 	close() error
 	bytes() (written int64, raw uint64)
 	paths() []string // the files written
@@ -182,6 +199,9 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	if cfg.QueueBytes <= 0 {
 		cfg.QueueBytes = 512 << 20
 	}
+	if cfg.DrainTimeout == 0 {
+		cfg.DrainTimeout = DefaultDrainTimeout
+	}
 	if len(cfg.TimeKeys) == 0 {
 		cfg.TimeKeys = []string{"vr/*/time"}
 	}
@@ -205,7 +225,7 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 			patterns = append(patterns, p)
 		}
 	}
-	r := &rec{cfg: cfg, in: make(chan []item, 64), chans: map[string]*channel{}, subs: map[*subInfo]bool{}, comp: comp}
+	r := &rec{cfg: cfg, lanes: newLanes(cfg.Snapshot != nil), chans: map[string]*channel{}, subs: map[*subInfo]bool{}, comp: comp}
 	var out sink
 	if cfg.Snapshot != nil {
 		if r.snap, err = newSnapshotter(cfg); err != nil {
@@ -222,6 +242,8 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	stopEnd := context.AfterFunc(ctx, func() { r.ended.Store(time.Now().UnixNano()) }) // the drain's start
+	defer stopEnd()
 	var wg sync.WaitGroup
 	var setupErr error
 	var sess *zenoh.Session
@@ -295,7 +317,7 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	wg.Add(1)
 	go func() { defer wg.Done(); r.heartbeat(rctx, cfg.FlushInterval) }()
 	r.startFeed(rctx, &wg)
-	go func() { wg.Wait(); close(r.in) }()
+	go func() { wg.Wait(); r.lanes.close() }()
 
 	werr := r.write(rctx, cancel)
 	if qbl != nil {
@@ -317,8 +339,10 @@ type rec struct {
 	snap       *snapshotter    // out, in snapshot mode
 	trig       chan trigger    // snapshot triggers from zenoh queries
 	watch      *analyzer.Watch // --trigger's checks, watched live
-	in         chan []item
-	mu         sync.Mutex // guards subs (receivers add, writer reads)
+	lanes      *lanes          // from the receivers to the writer
+	w          writeState
+	ended      atomic.Int64 // when the recording ended (unix ns; 0: not yet)
+	mu         sync.Mutex   // guards subs (receivers add, writer reads)
 	subs       map[*subInfo]bool
 	chans      map[string]*channel
 	order      []*channel
@@ -486,23 +510,13 @@ func (r *rec) subscribeIceoryx(ctx context.Context, wg *sync.WaitGroup, node *ic
 			d, n := sub.DrainLen([]byte(pub))
 			ends[pub] = drainEnd{d, n}
 		}
-		r.in <- []item{{name: service, sub: si, drainEnds: ends}}
+		r.lanes.put([]item{{name: service, sub: si, drainEnds: ends}})
 	}()
 	return nil
 }
 
 // send hands a batch to the writer; false when the recording is over.
-func (r *rec) send(ctx context.Context, batch []item) bool {
-	if len(batch) == 0 {
-		return true
-	}
-	select {
-	case r.in <- batch:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
+func (r *rec) send(ctx context.Context, batch []item) bool { return r.lanes.send(ctx, batch) }
 
 // discover subscribes to iceoryx2 pub-sub services as they appear: every
 // service with --all, those matching a pattern, and named services that did
@@ -647,64 +661,6 @@ func detectSchema(it *item) string {
 	return ""
 }
 
-// write is the single owner of the log: it numbers channels, decodes stamps,
-// keeps the bookkeeping and hands records to the rotator.
-func (r *rec) write(ctx context.Context, cancel context.CancelFunc) error {
-	r.start = time.Now()
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	var manual <-chan logfmt.SnapshotTrigger
-	if r.cfg.Snapshot != nil {
-		manual = r.cfg.Snapshot.Manual
-	}
-	var failed error
-	for {
-		select {
-		case t := <-manual:
-			r.snap.trigger(trigger{SnapshotTrigger: t, slug: slug(strings.ToLower(t.Cause))})
-		case t := <-r.trig:
-			r.snap.trigger(t)
-		case batch, ok := <-r.in:
-			if !ok {
-				r.bookDrops()
-				r.mu.Lock()
-				for s := range r.subs {
-					r.endOverflow(s, nil) // what the streams' ends did not decide
-				}
-				r.mu.Unlock()
-				return failed
-			}
-			if failed != nil { // drain so receivers can stop, handing memory back
-				for i := range batch {
-					if batch[i].release != nil {
-						batch[i].release()
-					}
-				}
-				continue
-			}
-			for i := range batch {
-				if failed != nil {
-					if batch[i].release != nil {
-						batch[i].release()
-					}
-					continue
-				}
-				if err := r.writeOne(&batch[i]); err != nil {
-					failed = err
-					cancel()
-				}
-			}
-		case <-tick.C:
-			r.bookDrops()
-			if err := r.out.tick(); err != nil && failed == nil {
-				failed = err
-				cancel()
-			}
-			r.status()
-		}
-	}
-}
-
 // problem stores and reports a channel that could not be opened (or, with
 // only a warning and no channel name known to the log, a transient failure).
 func (r *rec) problem(it *item) error {
@@ -731,7 +687,9 @@ func (r *rec) problem(it *item) error {
 	return nil
 }
 
-func (r *rec) writeOne(it *item) error {
+// writeOne writes one item, or, with keep false (the drain was cut off),
+// does all the bookkeeping of writing it but counts it as a recorder drop.
+func (r *rec) writeOne(it *item, keep bool) error {
 	release := it.release // handed to the log writer below, or called here
 	defer func() {
 		if release != nil {
@@ -770,13 +728,21 @@ func (r *rec) writeOne(it *item) error {
 	if ch.codec != nil && ch.def.Schema != codec.SchemaClockProbe {
 		if seq, t, err := ch.codec.Stamp(rec.Header, rec.Payload); err == nil {
 			rec.Seq, rec.CaptureNs, rec.HasStamp = seq, t, true
-			ch.stream.Add(sampler.Sample{Seq: seq, TNs: t, RecvWallNs: rec.RecvWallNs, RecvMonoNs: rec.RecvMonoNs, Publisher: string(rec.PublisherID)})
-			if it.sub != nil && it.sub.overflow != nil {
-				r.bookOverflow(it, ch, seq)
+			if keep {
+				ch.stream.Add(sampler.Sample{Seq: seq, TNs: t, RecvWallNs: rec.RecvWallNs, RecvMonoNs: rec.RecvMonoNs, Publisher: string(rec.PublisherID)})
 			}
-		} else {
+			if it.sub != nil && it.sub.overflow != nil {
+				r.bookOverflow(it, ch, seq) // a dropped frame's seq still closes the gap before it
+			}
+		} else if keep {
 			ch.undecodable++
 		}
+	}
+	if !keep {
+		r.out.addDrops(it.name, 1)
+		ch.drops++
+		r.w.drainDrops++
+		return nil
 	}
 	if r.watch != nil {
 		for _, f := range r.watch.Record(&ch.def, rec) {

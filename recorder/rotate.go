@@ -159,6 +159,20 @@ func (o *rotator) write(r *logfmt.Record, release func()) error {
 	return nil
 }
 
+// seal starts a new chunk in the current file; ahead, the open one is
+// written ahead of chunks still being compressed (small records).
+func (o *rotator) seal(ahead bool) error {
+	switch {
+	case o.w == nil:
+		return nil
+	case ahead:
+		return o.w.SealAhead() // logfmt names the file
+	}
+	return o.w.Seal()
+}
+
+func (o *rotator) busy() bool { return o.w != nil && o.w.WouldBlock() }
+
 // tick rotates by duration.
 func (o *rotator) tick() error {
 	if o.w != nil && o.cfg.SplitDuration > 0 && time.Since(o.opened) >= o.cfg.SplitDuration {

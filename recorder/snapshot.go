@@ -526,6 +526,10 @@ func (s *snapshotter) write(r *logfmt.Record, release func()) error {
 	return s.due(r.RecvMonoNs)
 }
 
+func (s *snapshotter) seal(bool) error { return s.mw.Seal() }
+
+func (s *snapshotter) busy() bool { return false } // one lane: nothing to do meanwhile
+
 func (s *snapshotter) tick() error { return s.due(clock.MonoNow()) }
 
 // close writes the open window, if any, as far as the recording got, and

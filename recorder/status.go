@@ -37,6 +37,10 @@ type Status struct {
 	Zenoh *SessionStatus
 	// Snapshot is the snapshot buffer's state; nil unless Config.Snapshot.
 	Snapshot *SnapshotStatus
+	// DrainDrops (in the Summary) are the records still queued when the
+	// drain was cut off (Config.DrainTimeout): dropped, and counted in
+	// their channels' Drops like every recorder drop.
+	DrainDrops uint64
 	// Unwatched (in the Summary) are the snapshot --trigger checks that
 	// applied to no recorded channel (analyzer.Watch.Unwatched).
 	Unwatched []string
@@ -47,7 +51,7 @@ type Summary = Status
 
 func (r *rec) snapshot() Status {
 	written, raw := r.out.bytes()
-	s := Status{Elapsed: time.Since(r.start), Files: r.out.paths(), BytesWritten: written, RawBytes: raw}
+	s := Status{Elapsed: time.Since(r.start), Files: r.out.paths(), BytesWritten: written, RawBytes: raw, DrainDrops: r.w.drainDrops}
 	if r.snap != nil {
 		sn := r.snap.status()
 		s.Snapshot = &sn

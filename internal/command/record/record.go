@@ -45,6 +45,13 @@ Crash safety: a record reaches the file within --flush-interval and the disk
 within a second more (--sync interval); after kill -9 or power loss, 'vrlog
 recover' restores everything but those last moments.
 SIGINT or SIGTERM finishes the log cleanly (index and footer) and exits 0.
+Finishing writes what was received before the end, for at most
+--drain-timeout (default 5s; 0: no limit): a recorder that fell behind (a
+backlog of frames) then drops what is still queued, counts it as recorder
+drops in the log (so published - recorded = drops stays exact), says so on
+stderr (also with --quiet), finishes the log and exits 0 as usual. A second
+SIGINT or SIGTERM stops at once (exit 3, the unfinished log left as it is,
+for 'vrlog recover').
 A full disk stops the recording with exit 3, leaving a readable log.
 
 A recording that captured nothing is not a success: when no data arrived,
@@ -114,11 +121,12 @@ EXAMPLES:
 			&cli.BoolFlag{Name: "all", Aliases: []string{"a"}, Usage: "record every zenoh key and every iceoryx2 pub-sub service, including new ones"},
 			&cli.DurationFlag{Name: "duration", Aliases: []string{"d"}, Usage: "stop after this long (default: until SIGINT/SIGTERM)"},
 			&cli.StringFlag{Name: "split-size", Usage: "start a new file after about `SIZE` bytes (e.g. 512M, 2G)"},
-			&cli.StringFlag{Name: "queue-bytes", Value: "512M", Usage: "memory each subscription may hold: samples received and not yet written (`SIZE`, at least 64M: uncompressed frames wait in the log writer's chunks, up to 16 MiB); beyond it new samples are dropped and counted"},
+			&cli.StringFlag{Name: "queue-bytes", Value: "512M", Usage: "memory each subscription (each -k key expression, each iceoryx2 service) may hold of samples received and not yet written (`SIZE`, at least 64M); beyond it new samples are dropped and counted. Not in it: the log writer's chunks in flight and compressors (docs/BENCHMARKS.md \"record\": about 250–375 MB more at 1080p zstd-4)"},
 			&cli.DurationFlag{Name: "split-duration", Usage: "start a new file after this long"},
 			&cli.IntFlag{Name: "max-files", Usage: "with splitting, keep only the newest `N` files (a ring)"},
 			&cli.StringSliceFlag{Name: "compression", Usage: "`[CHANNEL=]none|zstd[-LEVEL]`, CHANNEL a key expression; last match wins (default zstd-1)"},
 			&cli.DurationFlag{Name: "flush-interval", Value: time.Second, Usage: "longest time a record stays in memory (what kill -9 can lose)"},
+			&cli.DurationFlag{Name: "drain-timeout", Value: recorder.DefaultDrainTimeout, Usage: "at the end (--duration, SIGINT), write what is still queued for at most this long, then drop the rest, counted as recorder drops (0: no limit)"},
 			&cli.StringFlag{Name: "sync", Value: "interval", Usage: "fdatasync policy: interval (every second: a power loss loses about a second), close (once, at the end: a power loss may lose up to 30 s), flush (every chunk) or none"},
 			&cli.StringFlag{Name: "note", Usage: "`TEXT` stored in the log's metadata (e.g. the bug ticket)"},
 			&cli.StringSliceFlag{Name: "time-service", Usage: "zenoh `SELECTOR` of clock-sync time services (default vr/*/time)"},
@@ -145,11 +153,17 @@ func run(c *cli.Context) error {
 	cfg := recorder.Config{
 		Output: out, Force: c.Bool("force"), ZenohKeys: c.StringSlice("key"), IceoryxServices: c.StringSlice("service"),
 		All: c.Bool("all"), Zenoh: zc, SplitDuration: c.Duration("split-duration"), MaxFiles: c.Int("max-files"),
-		FlushInterval: c.Duration("flush-interval"), Note: c.String("note"), TimeKeys: c.StringSlice("time-service"),
+		FlushInterval: c.Duration("flush-interval"), DrainTimeout: c.Duration("drain-timeout"), Note: c.String("note"), TimeKeys: c.StringSlice("time-service"),
 		ProbeInterval: c.Duration("probe-interval"), ClockOffset: c.Duration("clock-offset"),
 	}
 	if cfg.ProbeInterval == 0 {
 		cfg.ProbeInterval = -1
+	}
+	switch {
+	case cfg.DrainTimeout < 0:
+		return cliutil.Usage("--drain-timeout %s: want a duration, 0 for no limit", cfg.DrainTimeout)
+	case cfg.DrainTimeout == 0:
+		cfg.DrainTimeout = -1 // no limit
 	}
 	if len(cfg.ZenohKeys) == 0 && len(cfg.IceoryxServices) == 0 && !cfg.All {
 		return cliutil.Usage("nothing to record: give -k KEY, -s SERVICE or --all (see --help)")
@@ -247,6 +261,10 @@ func run(c *cli.Context) error {
 		for _, f := range sum.Files {
 			fmt.Fprintf(errw, "record: %s %s\n", verb, f)
 		}
+	}
+	if sum != nil && sum.DrainDrops > 0 {
+		fmt.Fprintf(errw, "record: WARNING: --drain-timeout %s reached with %d records still queued (the writer was slower than the stream): dropped, and counted as recorder drops in the log\n",
+			cfg.DrainTimeout, sum.DrainDrops)
 	}
 	switch {
 	case err == nil && sum != nil && len(sum.Failed()) > 0:

@@ -1,0 +1,143 @@
+package recorder
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/vrlog/vrlog/logfmt"
+)
+
+// orderSink records what the writer hands it, in order.
+type orderSink struct {
+	ids    map[string]uint16
+	names  []string
+	writes []string // "name mono", and "seal"
+	drops  map[string]uint64
+}
+
+func (s *orderSink) ensure() error { return nil }
+func (s *orderSink) addChannel(d *logfmt.Channel) error {
+	s.names = append(s.names, d.Name)
+	s.ids[d.Name] = uint16(len(s.names))
+	return nil
+}
+func (s *orderSink) id(name string) uint16          { return s.ids[name] }
+func (s *orderSink) addDrops(name string, n uint64) { s.drops[name] += n }
+func (s *orderSink) write(r *logfmt.Record, release func()) error {
+	s.writes = append(s.writes, fmt.Sprintf("%s %d", s.names[r.Channel-1], r.RecvMonoNs/int64(time.Millisecond)))
+	if release != nil {
+		release()
+	}
+	return nil
+}
+func (s *orderSink) seal(bool) error                    { s.writes = append(s.writes, "seal"); return nil }
+func (s *orderSink) busy() bool                         { return false }
+func (s *orderSink) tick() error                        { return nil }
+func (s *orderSink) close() error                       { return nil }
+func (s *orderSink) bytes() (written int64, raw uint64) { return 0, 0 }
+func (s *orderSink) paths() []string                    { return nil }
+func (s *orderSink) abandon()                           {}
+
+func testRec(out sink) *rec {
+	return &rec{cfg: Config{DrainTimeout: -1}, out: out, lanes: newLanes(false), chans: map[string]*channel{}, subs: map[*subInfo]bool{}}
+}
+
+func testItem(name string, ms int64, size int) item {
+	return item{name: name, topic: name, transport: logfmt.TransportZenoh, rec: logfmt.Record{RecvMonoNs: ms * int64(time.Millisecond), Payload: make([]byte, size)}}
+}
+
+// A channel moves to the bulk lane at its first large record, for good;
+// each lane keeps its items in order.
+func TestLanesSplit(t *testing.T) {
+	l := newLanes(false)
+	small, bulk := l.split([]item{testItem("state", 1, 200), testItem("cam", 2, bulkMin), testItem("state", 3, 200), testItem("cam", 4, 10)})
+	if len(small) != 2 || small[0].rec.RecvMonoNs != 1e6 || small[1].rec.RecvMonoNs != 3e6 || len(bulk) != 2 || bulk[1].rec.RecvMonoNs != 4e6 {
+		t.Fatalf("split: small %v, bulk %v", small, bulk)
+	}
+	if small, bulk = l.split([]item{testItem("cam", 5, 10)}); len(bulk) != 1 || small != nil {
+		t.Fatal("a small record of a bulk channel left the bulk lane")
+	}
+	if small, bulk = l.split([]item{{name: "cam", drainEnds: map[string]drainEnd{}}, {name: "gone", failed: true}}); len(bulk) != 1 || len(small) != 1 {
+		t.Fatal("a stream's end must follow its channel's records; a channel error goes small")
+	}
+	one := newLanes(true)
+	if small, bulk = one.split([]item{testItem("state", 1, 200)}); small != nil || len(bulk) != 1 {
+		t.Fatal("snapshot mode keeps one lane")
+	}
+}
+
+// Behind a backlog of frames, states are written first, each channel in
+// receive order, and the writer seals the open chunk where the lanes
+// switch with a jump in time; a channel that becomes bulk has its waiting
+// small records written before its first bulk one.
+func TestWriterServesSmallFirst(t *testing.T) {
+	out := &orderSink{ids: map[string]uint16{}, drops: map[string]uint64{}}
+	r := testRec(out)
+	r.lanes.wait = 0 // small records go before every bulk one
+	r.lanes.bulk <- []item{testItem("cam", 0, bulkMin), testItem("cam", 10, bulkMin)}
+	r.lanes.small <- []item{testItem("state", 500, 200), testItem("state", 501, 200)}
+	r.lanes.put([]item{testItem("grows", 502, 10)})
+	r.lanes.put([]item{testItem("grows", 503, bulkMin), testItem("cam", 20, bulkMin)})
+	r.lanes.close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := r.write(ctx, cancel); err != nil {
+		t.Fatal(err)
+	}
+	pos := map[string]int{}
+	for i, w := range out.writes {
+		pos[w] = i
+	}
+	for _, w := range []string{"cam 0", "cam 10", "cam 20", "state 500", "state 501", "grows 502", "grows 503"} {
+		if _, ok := pos[w]; !ok {
+			t.Fatalf("%s not written: %v", w, out.writes)
+		}
+	}
+	ordered := func(a, b string) {
+		if pos[a] > pos[b] {
+			t.Fatalf("%s written after %s: %v", a, b, out.writes)
+		}
+	}
+	ordered("cam 0", "cam 10")
+	ordered("cam 10", "cam 20")
+	ordered("state 500", "state 501")
+	ordered("grows 502", "grows 503")
+	ordered("state 501", "cam 0") // served before the backlog
+	for i, w := range out.writes[1:] {
+		prev := out.writes[i]
+		if prev != "seal" && w != "seal" && (prev[:3] == "cam" || prev == "grows 503") != (w[:3] == "cam" || w == "grows 503") {
+			t.Fatalf("lanes switched from %q to %q, 500 ms apart, without a seal: %v", prev, w, out.writes)
+		}
+	}
+}
+
+// Once the drain is cut off, what is still queued is dropped and counted
+// on its channel, a new channel included, and nothing more is written.
+func TestDrainCutOffCounts(t *testing.T) {
+	out := &orderSink{ids: map[string]uint16{}, drops: map[string]uint64{}}
+	r := testRec(out)
+	r.cfg.DrainTimeout = time.Millisecond
+	released := 0
+	batch := []item{testItem("cam", 0, bulkMin), testItem("state", 1, 200), testItem("new", 2, 200)}
+	for i := range batch {
+		batch[i].release = func() { released++ }
+	}
+	r.lanes.put(batch)
+	r.lanes.close()
+	r.ended.Store(time.Now().Add(-time.Second).UnixNano())
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := r.write(ctx, cancel); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.writes) != 0 || released != 3 || r.w.drainDrops != 3 {
+		t.Fatalf("writes %v, %d released, %d drain drops", out.writes, released, r.w.drainDrops)
+	}
+	for _, n := range []string{"cam", "state", "new"} {
+		if out.drops[n] != 1 || r.chans[n] == nil || r.chans[n].drops != 1 {
+			t.Fatalf("%s: %d drops in the log, channel %v", n, out.drops[n], r.chans[n])
+		}
+	}
+}
