@@ -221,3 +221,36 @@ func TestMemoryWriterRecycles(t *testing.T) {
 		t.Fatalf("the chunk built in recycled memory reads %d records", len(recs))
 	}
 }
+
+// Records without payload (the recorder's heartbeats) leave an empty
+// payload block at the end of a kept chunk: a window that cuts the chunk
+// reads it back from memory, where reading nothing at the end is EOF.
+func TestWriteChunkWindowEmptyPayloads(t *testing.T) {
+	chs := []Channel{{Name: "vrlog/recorder", Transport: TransportInternal, Topic: "vrlog/recorder", Compression: Compression{Kind: CompressionNone}}}
+	recs := make([]Record, 10)
+	for i := range recs {
+		recs[i] = Record{Channel: 1, RecvMonoNs: int64(1_000_000 + i*1000), RecvWallNs: int64(5_000_000 + i*1000)}
+	}
+	kept := memoryChunks(t, chs, recs, WriterOptions{FlushInterval: -1, CreatedAt: fixedTime})
+	w, err := Create(tempPath(t, "w.vrlog"), WriterOptions{CreatedAt: fixedTime})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.AddChannel(chs[0]); err != nil {
+		t.Fatal(err)
+	}
+	var n uint64
+	for _, c := range kept {
+		k, err := w.WriteChunk(c, recs[3].RecvMonoNs, recs[6].RecvMonoNs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += k
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n != 4 {
+		t.Fatalf("%d records in the window, want 4", n)
+	}
+}
