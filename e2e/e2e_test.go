@@ -217,6 +217,19 @@ func analyzeJSON(t *testing.T, paths ...string) map[string]any {
 	return rep
 }
 
+// interiorOutages are a channel's outages between two of its samples:
+// not the silence after its last one, when the simulator stopped before
+// the recorder did (ended).
+func interiorOutages(ch map[string]any) []any {
+	var out []any
+	for _, o := range ch["outages"].([]any) {
+		if ended, _ := o.(map[string]any)["ended"].(bool); !ended {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
 func channelReport(t *testing.T, rep map[string]any, name string) map[string]any {
 	t.Helper()
 	for _, c := range rep["channels"].([]any) {

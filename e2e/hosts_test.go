@@ -190,7 +190,7 @@ func TestAcrossHostsThroughRouter(t *testing.T) {
 
 	rep := analyzeJSON(t, logPath)
 	st := channelReport(t, rep, state)
-	outages := st["outages"].([]any)
+	outages := interiorOutages(st)
 	if len(outages) != 1 || st["skipped"].(float64) != float64(gap.n) || st["restart_count"].(float64) != 0 {
 		t.Fatalf("analysis: outages %v, skipped %v (the gap is %d), restarts %v", outages, st["skipped"], gap.n, st["restart_count"])
 	}

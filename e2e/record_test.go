@@ -56,7 +56,7 @@ func TestRecordSimulatorWithFaults(t *testing.T) {
 	}
 	rep := analyzeJSON(t, logPath)
 	st := channelReport(t, rep, "vr/"+r+"/state")
-	if st["restart_count"].(float64) != 1 || st["skipped"].(float64) < 5 || len(st["outages"].([]any)) != 1 {
+	if st["restart_count"].(float64) != 1 || st["skipped"].(float64) < 5 || len(interiorOutages(st)) != 1 {
 		t.Fatalf("analysis of the state stream: restarts %v skipped %v outages %v", st["restart_count"], st["skipped"], st["outages"])
 	}
 	if rep["clock"] == nil {
