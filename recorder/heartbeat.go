@@ -39,5 +39,5 @@ func (r *rec) heartbeat(ctx context.Context, every time.Duration) {
 		}
 		break
 	}
-	r.in <- beat() // the stop
+	r.lanes.put(beat()) // the stop
 }
