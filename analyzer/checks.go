@@ -196,11 +196,20 @@ func judge(check, channel, unit string, atMost bool, value, limit float64) (pass
 	if !atMost {
 		pass, rel = value >= limit, "≥"
 	}
-	msg = fmt.Sprintf("%s %s: %s%s (limit %s %s%s)", check, channel, fmtNum(value), unit, rel, fmtNum(limit), unit)
+	u := spaced(unit)
+	msg = fmt.Sprintf("%s %s: %s%s (limit %s %s%s)", check, channel, fmtNum(value), u, rel, fmtNum(limit), u)
 	if !pass {
-		msg += fmt.Sprintf(": off by %s%s", fmtNum(abs(value-limit)), unit)
+		msg += fmt.Sprintf(": off by %s%s", fmtNum(abs(value-limit)), u)
 	}
 	return pass, msg
+}
+
+// spaced is a unit as it follows a number in a message: " ms"; "" for a count.
+func spaced(unit string) string {
+	if unit == "" || unit[0] == ' ' {
+		return unit
+	}
+	return " " + unit
 }
 
 func (r *Report) updatePass() {

@@ -239,6 +239,7 @@ type HostReport struct {
 type Check struct {
 	Name    string  `json:"name"`    // e.g. max-skips
 	Channel string  `json:"channel"` // "" for a session-wide check
+	Metric  string  `json:"metric"`  // what a baseline check compared ("dt_ms.p99"); "" for a threshold
 	Value   float64 `json:"value"`
 	Limit   float64 `json:"limit"`
 	Unit    string  `json:"unit"`
