@@ -45,3 +45,41 @@ func TestBaselineGate(t *testing.T) {
 			want: []string{"FAIL  baseline vr/r1/state: the channel is in the baseline but not in this log"}, check: junitHas("bj.xml", `failures="`)},
 	})
 }
+
+// A numeric flag out of range, NaN or Inf is a usage error naming the flag
+// and its range: the analyzer replaced values <= 0 by defaults, NaN passed
+// that test, and a NaN --outage-factor passed a --max-outage gate on a log
+// with a 16 s outage.
+func TestNumbersInRange(t *testing.T) {
+	port := strconv.Itoa(freePort(t))
+	var cases []contractCase
+	for _, c := range []struct{ args, want string }{
+		{"--outage-factor=nan --max-outage 100ms", "--outage-factor NaN: want a factor > 1"},
+		{"--outage-factor=inf", "--outage-factor +Inf: want a factor > 1"},
+		{"--outage-factor=-1", "--outage-factor -1: want a factor > 1"},
+		{"--outage-factor=nan --json", "--outage-factor NaN"},
+		{"--lag-tolerance=-5ms", "--lag-tolerance -5ms: want a duration > 0"},
+		{"--baseline-tolerance=nan --baseline good.json", "--baseline-tolerance NaN: want a relative worsening >= 0"},
+		{"--baseline-tolerance=-1 --baseline good.json", "--baseline-tolerance -1"},
+		{"--max-lag-reject 1.5", `--max-lag-reject "1.5": want a fraction from 0 to 1`},
+		{"--max-lag-reject vr/**=1.5", `--max-lag-reject "vr/**=1.5"`},
+	} {
+		cases = append(cases, contractCase{name: "analyze " + c.args, script: "vrlog analyze run.vrlog --json > good.json; vrlog analyze run.vrlog --junit j.xml " + c.args,
+			code: 2, want: []string{c.want}, absent: []string{"j.xml"}})
+	}
+	ep := " --connect tcp/127.0.0.1:" + port + " --no-multicast "
+	for _, c := range []struct{ cmd, want string }{
+		{"record -o x.vrlog -k 'vr/x/**' --duration -1s", "--duration -1s: want a duration >= 0"},
+		{"record -o x.vrlog -k 'vr/x/**' --duration 1s --flush-interval -1s", "--flush-interval -1s"},
+		{"record -o x.vrlog -k 'vr/x/**' --duration 1s --snapshot -1s", "--snapshot -1s"},
+		{"sim --duration -1s", "--duration -1s: want a duration >= 0"},
+		{"sim --duration 1s --state-hz nan", "--state-hz NaN: want a rate in (0, 1e6] Hz"},
+		{"sim --duration 1s --frame-hz inf", "--frame-hz +Inf"},
+		{"sim --duration 1s --drop-random 2", "--drop-random 2: want a probability from 0 to 1"},
+		{"replay run.vrlog --linger -1s", "--linger -1s: want a duration >= 0"},
+	} {
+		// timeout: a negative --duration once ran forever.
+		cases = append(cases, contractCase{name: c.cmd, script: "timeout 20 vrlog " + c.cmd + ep, code: 2, want: []string{c.want}, absent: []string{"x.vrlog"}})
+	}
+	runContract(t, cases)
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/urfave/cli/v2"
 
@@ -73,8 +74,8 @@ EXAMPLES:
 			&cli.StringFlag{Name: "junit", Usage: "write one JUnit test case per check to `FILE`"},
 			&cli.StringFlag{Name: "html", Usage: "write a self-contained HTML report with plots to `FILE`"},
 			&cli.StringFlag{Name: "time-format", Value: "elapsed", Usage: "times in text and CSV: unix, elapsed, uts or rfc3339"},
-			&cli.Float64Flag{Name: "outage-factor", Value: 3, Usage: "an outage is a capture gap above `K` × the nominal period"},
-			&cli.DurationFlag{Name: "lag-tolerance", Value: analyzerDefaultLag, Usage: "frames lagging the latest state by more are rejected"},
+			&cli.Float64Flag{Name: "outage-factor", Value: 3, Usage: "an outage is a capture gap above `K` × the nominal period (K > 1)"},
+			&cli.DurationFlag{Name: "lag-tolerance", Value: analyzerDefaultLag, Usage: "frames lagging the latest state by more are rejected (> 0)"},
 			&cli.DurationFlag{Name: "lag-window", Value: analyzer.DefaultLagWindow, Usage: "frames and states are paired exactly while out of capture order by less (bounded memory); negative (--lag-window=-1s) keeps every state"},
 			&cli.BoolFlag{Name: "full-decode", Usage: "decode every payload (epoch 0) instead of reading stored stamps"},
 			&cli.BoolFlag{Name: "tolerant", Usage: "skip corrupt chunks (listed in the report) instead of failing"},
@@ -86,7 +87,7 @@ EXAMPLES:
 			&cli.StringSliceFlag{Name: "max-lag-reject", Usage: "largest fraction of frames rejected by --lag-tolerance: `[FRAME_CHANNEL=]F` (0..1)"},
 			&cli.StringSliceFlag{Name: "max-reaction", Usage: "a response log's largest reaction (first response after a released trigger; one without a response fails): `[TRIGGER_CHANNEL=]DURATION`"},
 			&cli.StringFlag{Name: "baseline", Usage: "compare with an earlier --json report `OLD.json`; regressions fail"},
-			&cli.Float64Flag{Name: "baseline-tolerance", Value: 0.1, Usage: "relative worsening allowed against --baseline"},
+			&cli.Float64Flag{Name: "baseline-tolerance", Value: 0.1, Usage: "relative worsening allowed against --baseline (>= 0; 0.1 = 10 %)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only failed checks and the verdict"},
 		},
 		Action: run,
@@ -107,10 +108,9 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	opts := analyzer.Options{
-		OutageFactor: c.Float64("outage-factor"), LagTolerance: c.Duration("lag-tolerance"),
-		LagWindow:  c.Duration("lag-window"),
-		FullDecode: c.Bool("full-decode"), Tolerant: c.Bool("tolerant"),
+	opts, baseTol, err := settings(c)
+	if err != nil {
+		return err
 	}
 	var base *analyzer.Report
 	if p := c.String("baseline"); p != "" {
@@ -171,7 +171,7 @@ func run(c *cli.Context) error {
 		return cliutil.Usage("%v", err)
 	}
 	if base != nil {
-		rep.CompareBaseline(base, c.Float64("baseline-tolerance"))
+		rep.CompareBaseline(base, baseTol)
 	}
 
 	if csvOut != nil {
@@ -229,15 +229,20 @@ func thresholds(c *cli.Context) (analyzer.Thresholds, error) {
 		flag string
 		dst  *[]analyzer.Limit
 		dur  bool
+		most float64 // the largest valid value
 	}{
-		{"max-skips", &t.MaxSkips, false}, {"max-restarts", &t.MaxRestarts, false}, {"max-outage", &t.MaxOutageMs, true},
-		{"min-rate", &t.MinRate, false}, {"max-lag", &t.MaxLagMs, true}, {"max-lag-reject", &t.MaxLagReject, false},
-		{"max-reaction", &t.MaxReaction, true},
+		{"max-skips", &t.MaxSkips, false, math.MaxFloat64}, {"max-restarts", &t.MaxRestarts, false, math.MaxFloat64},
+		{"max-outage", &t.MaxOutageMs, true, math.MaxFloat64}, {"min-rate", &t.MinRate, false, math.MaxFloat64},
+		{"max-lag", &t.MaxLagMs, true, math.MaxFloat64}, {"max-lag-reject", &t.MaxLagReject, false, 1},
+		{"max-reaction", &t.MaxReaction, true, math.MaxFloat64},
 	} {
 		for _, s := range c.StringSlice(x.flag) {
 			l, err := analyzer.ParseLimit(s, x.dur)
 			if err != nil {
 				return t, cliutil.Usage("--%s: %v", x.flag, err)
+			}
+			if l.Value > x.most {
+				return t, cliutil.Usage("--%s %q: want a fraction from 0 to 1", x.flag, s)
 			}
 			*x.dst = append(*x.dst, l)
 		}

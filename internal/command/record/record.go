@@ -151,6 +151,9 @@ func run(c *cli.Context) error {
 	if cfg.ProbeInterval == 0 {
 		cfg.ProbeInterval = -1
 	}
+	if err := cliutil.NonNegative(c, "duration", "split-duration", "flush-interval", "probe-interval", "snapshot"); err != nil {
+		return err
+	}
 	if len(cfg.ZenohKeys) == 0 && len(cfg.IceoryxServices) == 0 && !cfg.All {
 		return cliutil.Usage("nothing to record: give -k KEY, -s SERVICE or --all (see --help)")
 	}
@@ -173,6 +176,9 @@ func run(c *cli.Context) error {
 		if cfg.SplitSize, err = parseSize(s); err != nil {
 			return cliutil.Usage("--split-size: %v", err)
 		}
+	}
+	if cfg.MaxFiles < 0 {
+		return cliutil.Usage("--max-files %d: want N >= 0", cfg.MaxFiles)
 	}
 	if cfg.MaxFiles > 0 && cfg.SplitSize == 0 && cfg.SplitDuration == 0 {
 		return cliutil.Usage("--max-files needs --split-size or --split-duration")

@@ -195,6 +195,12 @@ func parse(c *cli.Context) (*config, error) {
 		}
 		cfg.rate = f
 	}
+	if err := cliutil.NonNegative(c, "wait-timeout", "lockstep-timeout", "linger", "reorder-window", "read-ahead", "spin"); err != nil {
+		return nil, err
+	}
+	if c.Int("read-ahead-bytes") < 0 || c.Int("wait-for-subscribers") < 0 {
+		return nil, cliutil.Usage("--read-ahead-bytes and --wait-for-subscribers want N >= 0")
+	}
 	if c.Int("loop") < 0 {
 		return nil, cliutil.Usage("--loop %d: want N >= 0 (0 = forever)", c.Int("loop"))
 	}
