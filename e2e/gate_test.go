@@ -83,3 +83,18 @@ func TestNumbersInRange(t *testing.T) {
 	}
 	runContract(t, cases)
 }
+
+// A torn tail is analyzed (a killed recorder leaves one) but always said on
+// stderr, -q included; --require-intact fails the gate on it.
+func TestTornTailIsLoud(t *testing.T) {
+	trunc := "head -c $(( $(stat -c %s run.vrlog) / 2 )) run.vrlog > trunc.vrlog && "
+	runContract(t, []contractCase{
+		{name: "quiet still warns", script: trunc + "vrlog analyze trunc.vrlog --max-skips 1000 -q 2>err.txt; echo rc=$?; cat err.txt",
+			want: []string{"rc=0", "analyze: warning: trunc.vrlog: torn tail at byte "}},
+		{name: "json still warns", script: trunc + "vrlog analyze trunc.vrlog --json >/dev/null", want: []string{"analyze: warning: trunc.vrlog: torn tail at byte "}},
+		{name: "--require-intact fails it", script: trunc + "vrlog analyze trunc.vrlog --require-intact --junit j.xml -q", code: 1,
+			want: []string{"FAIL  intact trunc.vrlog: torn tail at byte "}, check: junitHas("j.xml", `name="intact trunc.vrlog"`, `failures="1"`)},
+		{name: "--require-intact passes a whole log", script: "vrlog analyze run.vrlog --require-intact --junit j.xml -q",
+			check: junitHas("j.xml", `name="intact run.vrlog"`, `failures="0"`)},
+	})
+}

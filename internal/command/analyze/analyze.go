@@ -56,6 +56,10 @@ never passes by checking nothing: a CHANNEL that matches no channel the
 check applies to is a usage error (exit 2) listing those channels, and a
 VALUE on a log with nothing to check fails its check (exit 1).
 
+A torn tail (what a killed recorder leaves) is analyzed up to it and, like
+a corrupt chunk skipped by --tolerant or damage read around, said on stderr
+whatever the output (-q included); --require-intact fails the gate on it.
+
 --csv, --junit and --html replace existing files; each is written aside and
 renamed into place once complete.
 
@@ -78,6 +82,7 @@ EXAMPLES:
 			&cli.DurationFlag{Name: "lag-tolerance", Value: analyzerDefaultLag, Usage: "frames lagging the latest state by more are rejected (> 0)"},
 			&cli.DurationFlag{Name: "lag-window", Value: analyzer.DefaultLagWindow, Usage: "frames and states are paired exactly while out of capture order by less (bounded memory); negative (--lag-window=-1s) keeps every state"},
 			&cli.BoolFlag{Name: "full-decode", Usage: "decode every payload (epoch 0) instead of reading stored stamps"},
+			&cli.BoolFlag{Name: "require-intact", Usage: "fail the gate (exit 1) on an input with a torn tail (unfinished recording), a corrupt chunk skipped by --tolerant or damage read around; without it these are analyzed and warned about on stderr"},
 			&cli.BoolFlag{Name: "tolerant", Usage: "skip corrupt chunks (listed in the report) instead of failing"},
 			&cli.StringSliceFlag{Name: "max-skips", Usage: "most skipped samples per channel: `[CHANNEL=]N`"},
 			&cli.StringSliceFlag{Name: "max-restarts", Usage: "most publisher restarts per channel: `[CHANNEL=]N`"},
@@ -172,6 +177,12 @@ func run(c *cli.Context) error {
 	}
 	if base != nil {
 		rep.CompareBaseline(base, baseTol)
+	}
+	if c.Bool("require-intact") {
+		rep.CheckIntact()
+	}
+	for _, d := range rep.Damage() {
+		fmt.Fprintf(c.App.ErrWriter, "analyze: warning: %s\n", d)
 	}
 
 	if csvOut != nil {
