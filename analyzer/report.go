@@ -85,6 +85,10 @@ type FileReport struct {
 	// TornTail is where an unfinished log's last incomplete chunk starts
 	// (-1: none); what follows it was never completely written.
 	TornTail int64 `json:"torn_tail"`
+	// PayloadsChecked: every payload was read and its CRC checked
+	// (--full-decode). By default only record metadata and its CRCs are
+	// read: a corrupt payload is not noticed (vrlog verify checks it).
+	PayloadsChecked bool `json:"payloads_checked"`
 }
 
 // Dist summarises a distribution in milliseconds.

@@ -45,8 +45,11 @@ each released trigger, p50/p99/max, and the triggers without a response.
 
 Payloads are decoded with epoch 0 (absolute unix seconds); the session epoch is
 the first state sample and elapsed = (t_ns - epoch) / 1e9, as the SDK reports
-it. By default only record metadata is read (no pixel is decompressed);
---full-decode decodes every payload instead and gives the same report.
+it. By default only record metadata is read and checked (its CRCs; no pixel
+is decompressed): a corrupt payload is not noticed, and the report says
+payload CRCs were not checked (files[].payloads_checked false); 'vrlog
+verify' checks every CRC. --full-decode decodes every payload instead,
+checking its CRC (a corrupt one is exit 2), and gives the same timing report.
 
 Thresholds make it a CI gate. Each takes VALUE (every channel it applies
 to) or CHANNEL=VALUE, CHANNEL a name or key-expression pattern matched
@@ -81,7 +84,7 @@ EXAMPLES:
 			&cli.Float64Flag{Name: "outage-factor", Value: 3, Usage: "an outage is a capture gap above `K` × the nominal period (K > 1)"},
 			&cli.DurationFlag{Name: "lag-tolerance", Value: analyzerDefaultLag, Usage: "frames lagging the latest state by more are rejected (> 0)"},
 			&cli.DurationFlag{Name: "lag-window", Value: analyzer.DefaultLagWindow, Usage: "frames and states are paired exactly while out of capture order by less (bounded memory); negative (--lag-window=-1s) keeps every state"},
-			&cli.BoolFlag{Name: "full-decode", Usage: "decode every payload (epoch 0) instead of reading stored stamps"},
+			&cli.BoolFlag{Name: "full-decode", Usage: "decode every payload (epoch 0) and check its CRC, instead of reading stored stamps and metadata CRCs only"},
 			&cli.BoolFlag{Name: "require-intact", Usage: "fail the gate (exit 1) on an input with a torn tail (unfinished recording), a corrupt chunk skipped by --tolerant or damage read around; without it these are analyzed and warned about on stderr"},
 			&cli.BoolFlag{Name: "tolerant", Usage: "skip corrupt chunks (listed in the report) instead of failing"},
 			&cli.StringSliceFlag{Name: "max-skips", Usage: "most skipped samples per channel: `[CHANNEL=]N`"},
