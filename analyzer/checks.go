@@ -114,6 +114,7 @@ func (r *Report) ApplyChecks(t Thresholds) error {
 			}
 		}
 	}
+	r.markOutageBlindSpots()
 	r.updatePass()
 	return nil
 }

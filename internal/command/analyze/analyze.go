@@ -184,7 +184,7 @@ func run(c *cli.Context) error {
 	if c.Bool("require-intact") {
 		rep.CheckIntact()
 	}
-	for _, d := range rep.Damage() {
+	for _, d := range append(rep.Damage(), rep.OutageLimitWarnings()...) {
 		fmt.Fprintf(c.App.ErrWriter, "analyze: warning: %s\n", d)
 	}
 
