@@ -118,7 +118,7 @@ func TestPayloadsNotCheckedIsSaid(t *testing.T) {
 func TestOutageLimitBelowDetection(t *testing.T) {
 	runContract(t, []contractCase{
 		{name: "warned", script: "vrlog cut run.vrlog -o early.vrlog --start 1 --end 5 --channel vr/r1/state && vrlog analyze early.vrlog --max-outage 50ms --junit j.xml -q 2>err.txt; echo rc=$?; cat err.txt",
-			want: []string{"rc=0", "analyze: warning: max-outage vr/r1/state: limit 50 ms is below the shortest outage the log can show (3 × the nominal period 40 ms = 120 ms)", "the longest gap is "},
+			want:  []string{"rc=0", "analyze: warning: max-outage vr/r1/state: limit 50 ms is below the shortest outage the log can show (3 × the nominal period 40 ms = 120 ms)", "the longest gap is "},
 			check: junitHas("j.xml", "counts as an outage only above 120 ms")},
 		{name: "a limit it can detect is not warned", script: "vrlog analyze run.vrlog --max-outage 500ms -q", code: 1, absent: []string{"x"},
 			check: func(t *testing.T, _ string, r result) {
