@@ -120,10 +120,27 @@ func TestOutageLimitBelowDetection(t *testing.T) {
 		{name: "warned", script: "vrlog cut run.vrlog -o early.vrlog --start 1 --end 5 --channel vr/r1/state && vrlog analyze early.vrlog --max-outage 50ms --junit j.xml -q 2>err.txt; echo rc=$?; cat err.txt",
 			want:  []string{"rc=0", "analyze: warning: max-outage vr/r1/state: limit 50 ms is below the shortest outage the log can show (3 × the nominal period 40 ms = 120 ms)", "the longest gap is "},
 			check: junitHas("j.xml", "counts as an outage only above 120 ms")},
-		{name: "a limit it can detect is not warned", script: "vrlog analyze run.vrlog --max-outage 500ms -q", code: 1, absent: []string{"x"},
+		{name: "a limit it can detect is not warned", script: "vrlog analyze run.vrlog --max-outage 500ms -q", code: 1,
 			check: func(t *testing.T, _ string, r result) {
 				if strings.Contains(r.stderr, "below the shortest outage") {
 					t.Errorf("warned: %s", r)
+				}
+			}},
+	})
+}
+
+// Two outputs never share stdout: --csv - takes it alone.
+func TestOneOutputOnStdout(t *testing.T) {
+	runContract(t, []contractCase{
+		{name: "--csv - --json", script: "vrlog analyze run.vrlog --csv - --json --junit j.xml", code: 2,
+			want: []string{"--csv - writes the CSV to stdout: add -q"}, absent: []string{"j.xml"}},
+		{name: "--csv - with the text report", script: "vrlog analyze run.vrlog --csv -", code: 2, want: []string{"--csv - writes the CSV to stdout"}},
+		{name: "--csv - -q: failed checks on stderr", script: "vrlog analyze run.vrlog --csv - -q --max-skips 0 2>err.txt > t.csv; echo rc=$?; cat err.txt",
+			want: []string{"rc=1", "FAIL  max-skips vr/r1/state: 3"},
+			check: func(t *testing.T, dir string, _ result) {
+				b, _ := os.ReadFile(filepath.Join(dir, "t.csv"))
+				if !strings.HasPrefix(string(b), "channel,seq,") || strings.Contains(string(b), "FAIL") {
+					t.Errorf("stdout is not the CSV alone:\n%.300s", b)
 				}
 			}},
 	})

@@ -77,7 +77,7 @@ EXAMPLES:
 ` + cliutil.ExitCodesHelp,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON (schema vrlog.analyze/1, docs/analyze-report.md) instead of text"},
-			&cli.StringFlag{Name: "csv", Usage: "write a per-sample timeline CSV to `FILE` (- for stdout)"},
+			&cli.StringFlag{Name: "csv", Usage: "write a per-sample timeline CSV to `FILE` (- for stdout, with -q: failed checks then go to stderr)"},
 			&cli.StringFlag{Name: "junit", Usage: "write one JUnit test case per check to `FILE`"},
 			&cli.StringFlag{Name: "html", Usage: "write a self-contained HTML report with plots to `FILE`"},
 			&cli.StringFlag{Name: "time-format", Value: "elapsed", Usage: "times in text and CSV: unix, elapsed, uts or rfc3339"},
@@ -143,8 +143,14 @@ func run(c *cli.Context) error {
 		return f, nil
 	}
 	var csvOut io.Writer
+	out := c.App.Writer // the report's
 	if p := c.String("csv"); p == "-" {
-		csvOut = c.App.Writer
+		// One output per stream: the CSV takes stdout, so only -q's
+		// failed checks may go along, and they go to stderr.
+		if !c.Bool("quiet") || c.Bool("json") {
+			return cliutil.Usage("--csv - writes the CSV to stdout: add -q (failed checks then go to stderr) and no --json, or give --csv FILE")
+		}
+		csvOut, out = c.App.Writer, c.App.ErrWriter
 	} else if p != "" {
 		f, err := create("csv")
 		if err != nil {
@@ -193,7 +199,6 @@ func run(c *cli.Context) error {
 			return cliutil.Runtime(err)
 		}
 	}
-	out := c.App.Writer
 	switch {
 	case c.Bool("json"):
 		enc := json.NewEncoder(out)
