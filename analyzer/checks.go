@@ -153,11 +153,11 @@ func (r *Report) checks(t Thresholds) []check {
 	return []check{
 		{"max-skips", "", true, t.MaxSkips, whatStamped, seqd},
 		{"max-restarts", "", true, t.MaxRestarts, whatStamped, restarts},
-		{"max-outage", " ms", true, t.MaxOutageMs, whatData, outage},
-		{"min-rate", " Hz", false, t.MinRate, whatData, data},
-		{"max-lag", " ms", true, t.MaxLagMs, whatPaired, lagMax},
+		{"max-outage", "ms", true, t.MaxOutageMs, whatData, outage},
+		{"min-rate", "Hz", false, t.MinRate, whatData, data},
+		{"max-lag", "ms", true, t.MaxLagMs, whatPaired, lagMax},
 		{"max-lag-reject", "", true, t.MaxLagReject, whatPaired, lagRej},
-		{"max-reaction", " ms", true, t.MaxReaction, "trigger channel of a response log (replay --capture)", r.reactionSubjects(topics)},
+		{"max-reaction", "ms", true, t.MaxReaction, "trigger channel of a response log (replay --capture)", r.reactionSubjects(topics)},
 	}
 }
 
@@ -207,7 +207,7 @@ func judge(check, channel, unit string, atMost bool, value, limit float64) (pass
 
 // spaced is a unit as it follows a number in a message: " ms"; "" for a count.
 func spaced(unit string) string {
-	if unit == "" || unit[0] == ' ' {
+	if unit == "" {
 		return unit
 	}
 	return " " + unit
