@@ -145,3 +145,16 @@ func TestOneOutputOnStdout(t *testing.T) {
 			}},
 	})
 }
+
+// A fault outside the played window injects nothing: exit 2, as a window
+// outside the log is.
+func TestInjectOutsideWindow(t *testing.T) {
+	replay := "vrlog replay run.vrlog --no-multicast --rate max --linger 0 -q "
+	runContract(t, []contractCase{
+		{name: "outage after the log", script: replay + "--inject outage=100:1", code: 2, want: []string{"--inject: ", "outage at 1m40s: the replayed window lasts 28.4"}},
+		{name: "outage after the window", script: replay + "--start 10 --duration 5 --inject outage=6:1", code: 2, want: []string{"outage at 6s: the replayed window lasts 5s"}},
+		{name: "restart after the log", script: replay + "--inject restart=29", code: 2, want: []string{"restart at 29s"}},
+		{name: "drop=nan", script: replay + "--inject drop=nan", code: 2, want: []string{"drop wants a probability in [0, 1]"}},
+		{name: "inside the window", script: replay + "--start 10 --duration 5 --inject outage=4:1"},
+	})
+}

@@ -73,7 +73,8 @@ A TEST FIXTURE for a controller under test (docs/replay.md):
                    services PATTERN matches) with the released triggers, on
                    one clock: ` + "`analyze --max-reaction`" + ` gates the reaction
 
-FAULTS (--inject, repeatable; reproducible with --seed):
+FAULTS (--inject, repeatable; reproducible with --seed; AT is log time from
+the played window's start, and an AT at or after its end is exit 2):
    drop=P          drop each record with probability P
    outage=AT:FOR   publish nothing from AT for FOR (log time from the start)
    restart=AT      from AT on, seq restarts at 0 (decodable channels' seq, and
@@ -393,6 +394,9 @@ func run(c *cli.Context) error {
 	span := s.logEnd - s.src.start
 	if s.src.hasEnd {
 		span = min(s.src.end, s.logEnd) - s.src.start
+	}
+	if err := cfg.faults.Within(time.Duration(span)); err != nil {
+		return cliutil.Usage("--inject: %v", err)
 	}
 	chans := make([]player.Channel, len(s.outs))
 	for i, o := range s.outs {
