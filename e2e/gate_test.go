@@ -158,3 +158,11 @@ func TestInjectOutsideWindow(t *testing.T) {
 		{name: "inside the window", script: replay + "--start 10 --duration 5 --inject outage=4:1"},
 	})
 }
+
+// A lockstep replay no controller answered is a failed check, not a pass.
+func TestLockstepWithoutAnswer(t *testing.T) {
+	runContract(t, []contractCase{
+		{name: "no answer at all", script: "vrlog replay run.vrlog --no-multicast --prefix ROBOT --end 2 --lockstep ROBOT/cmd --lockstep-timeout 20ms --linger 0 -q", code: 1,
+			want: []string{"/cmd: no answer at all: each of the ", " trigger records was released after --lockstep-timeout 0.02 s"}},
+	})
+}

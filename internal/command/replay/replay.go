@@ -67,7 +67,9 @@ A TEST FIXTURE for a controller under test (docs/replay.md):
                    record (--clock-per-record)
    --lockstep KEY  release each record of the trigger channels (--trigger,
                    default the state channels) only after the controller
-                   answered on KEY, or --lockstep-timeout passed (a missed step)
+                   answered on KEY, or --lockstep-timeout passed (a missed step;
+                   some are reported, gate them with analyze --max-reaction;
+                   no answer at all is exit 1)
    --capture PATTERN -o response.vrlog
                    record the controller's outputs (zenoh keys and iceoryx2
                    services PATTERN matches) with the released triggers, on
@@ -487,6 +489,9 @@ func run(c *cli.Context) error {
 		return cliutil.Runtime(cerr)
 	case sum.Interrupted && (!sum.Stopped || ctrlC): // q and the control channel's stop end it as asked: exit 0
 		return cliutil.Runtime(errors.New("interrupted"))
+	case rep.Lockstep != nil && rep.Lockstep.Answered == 0 && rep.Lockstep.Missed > 0:
+		return cliutil.CheckFailed(fmt.Errorf("--lockstep %s: no answer at all: each of the %d trigger records was released after --lockstep-timeout %g s (is the controller running, and answering on that key?)",
+			rep.Lockstep.Key, rep.Lockstep.Missed, rep.Lockstep.TimeoutS))
 	case rep.Capture != nil && len(rep.Capture.Missed) > 0:
 		return cliutil.CheckFailed(fmt.Errorf("--capture captured nothing on %s (the response log %s holds the released records)",
 			strings.Join(rep.Capture.Missed, ", "), rep.Capture.Output))
