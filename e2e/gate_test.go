@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -164,5 +165,26 @@ func TestLockstepWithoutAnswer(t *testing.T) {
 	runContract(t, []contractCase{
 		{name: "no answer at all", script: "vrlog replay run.vrlog --no-multicast --prefix ROBOT --end 2 --lockstep ROBOT/cmd --lockstep-timeout 20ms --linger 0 -q", code: 1,
 			want: []string{"/cmd: no answer at all: each of the ", " trigger records was released after --lockstep-timeout 0.02 s"}},
+	})
+}
+
+// verify --json on a file it cannot check gives the error, not counts
+// that read as an empty sound file.
+func TestVerifyJSONUncheckable(t *testing.T) {
+	runContract(t, []contractCase{
+		{name: "missing file", script: "vrlog verify nope.vrlog run.vrlog --json", code: 2,
+			check: func(t *testing.T, _ string, r result) {
+				lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+				var bad, good map[string]any
+				if len(lines) != 2 || json.Unmarshal([]byte(lines[0]), &bad) != nil || json.Unmarshal([]byte(lines[1]), &good) != nil {
+					t.Fatalf("want two JSON lines; %s", r)
+				}
+				if len(bad) != 3 || bad["file"] != "nope.vrlog" || bad["ok"] != false || !strings.Contains(bad["error"].(string), "no such file") {
+					t.Errorf("uncheckable file: %v", bad)
+				}
+				if _, ok := good["error"]; ok || good["ok"] != true || good["records"] == nil {
+					t.Errorf("sound file: %v", good)
+				}
+			}},
 	})
 }
