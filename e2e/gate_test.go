@@ -78,6 +78,8 @@ func TestNumbersInRange(t *testing.T) {
 		{"sim --duration 1s --frame-hz inf", "--frame-hz +Inf"},
 		{"sim --duration 1s --drop-random 2", "--drop-random 2: want a probability from 0 to 1"},
 		{"replay run.vrlog --linger -1s", "--linger -1s: want a duration >= 0"},
+		{"controller --duration 1s --kp nan", "--kp NaN: want a finite gain"},
+		{"controller --duration 1s --target 1,inf,0", `--target: "1,inf,0": want X,Y,Z, finite numbers`},
 	} {
 		// timeout: a negative --duration once ran forever.
 		cases = append(cases, contractCase{name: c.cmd, script: "timeout 20 vrlog " + c.cmd + ep, code: 2, want: []string{c.want}, absent: []string{"x.vrlog"}})
