@@ -69,6 +69,8 @@ type Analysis struct {
 	notes    []string // about the inputs
 	onSim    int      // files whose receive stamps are on the simulator's clock
 	hosts    []HostReport
+	rec      recordingSpan // the recorder's heartbeats: the recording's own end
+	readFrom int64         // RecvMonoNs the current file is read from (overlapping snapshots)
 }
 
 type namedLag struct {
@@ -133,7 +135,10 @@ func (a *Analysis) AddFile(path string) error {
 		return err
 	}
 	defer r.Close()
-	a.addSnapshot(path, r.Header())
+	a.readFrom = 0
+	if a.addSnapshot(path, r.Header()) {
+		a.readFrom = a.overlapStart()
+	}
 	fr := FileReport{Path: path, Indexed: r.Indexed(), TornTail: -1, PayloadsChecked: a.opts.FullDecode, SkippedChunks: []string{}, Warnings: []string{}}
 	if tt := r.TornTail(); tt != nil {
 		fr.TornTail = tt.Offset
@@ -154,9 +159,13 @@ func (a *Analysis) AddFile(path string) error {
 		}
 	}
 
+	a.rec.note(r)
 	ids, dataIDs, probeIDs := a.channels(r)
 	a.pairFrames()
 	for _, c := range r.Channels() {
+		if int(c.ID) >= len(ids) || ids[c.ID] == nil {
+			continue // the recorder's heartbeats
+		}
 		ch := ids[c.ID]
 		st := r.StatsOf(c.ID)
 		ch.rep.RecorderDrops += st.Drops
@@ -220,6 +229,9 @@ func (a *Analysis) AddFile(path string) error {
 func (a *Analysis) channels(r *logfmt.Reader) (ids []*channel, dataIDs, probeIDs []uint16) {
 	responseLog := isResponseLog(r.Channels())
 	for _, c := range r.Channels() {
+		if isHeartbeat(c) {
+			continue
+		}
 		ch := a.channel(c)
 		markReaction(ch, c, responseLog)
 		if int(c.ID) >= len(ids) {
@@ -243,7 +255,7 @@ func (a *Analysis) eachData(r *logfmt.Reader, ids []*channel, dataIDs []uint16, 
 	}
 	// Chunks are loaded ahead on the other cores while this one keeps
 	// the books.
-	it := r.Records(logfmt.Filter{Channels: dataIDs, MetaOnly: !a.opts.FullDecode, Workers: min(runtime.GOMAXPROCS(0)-1, 4)})
+	it := r.Records(logfmt.Filter{Channels: dataIDs, Start: a.readFrom, MetaOnly: !a.opts.FullDecode, Workers: min(runtime.GOMAXPROCS(0)-1, 4)})
 	defer it.Close()
 	for it.Next() {
 		rec := it.Record()
@@ -437,6 +449,11 @@ func (a *Analysis) Report() *Report {
 		for _, g := range sum.Outages {
 			c.Outages = append(c.Outages, OutageItem{FromNs: g.FromTNs, ToNs: g.ToTNs, FromElapsed: el(g.FromTNs), ToElapsed: el(g.ToTNs),
 				GapS: round3(float64(g.Len())/1e9*1000) / 1000, Restart: g.Restart})
+		}
+		if o, ok := a.rec.trailingOutage(&c, a.opts.OutageFactor, sum.NominalPeriodNs); ok {
+			o.FromElapsed, o.ToElapsed = el(o.FromNs), el(o.ToNs)
+			c.Outages = append(c.Outages, o)
+			rep.Notes = append(rep.Notes, endedNote(c.Name, o))
 		}
 		if sum.Count > 1 {
 			c.MaxGapS = round3(float64(ch.stream.Dt.Max())/1e9*1000) / 1000

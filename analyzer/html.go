@@ -218,6 +218,9 @@ func events(r *Report, limit int) ([]event, int) {
 			if o.Restart {
 				d += "; ended by a restart"
 			}
+			if o.Ended {
+				d = fmt.Sprintf("no sample for the last %s of the recording: the stream stopped", ms(o.GapS*1000))
+			}
 			ev = append(ev, event{o.FromElapsed, c.Name, "outage", d})
 		}
 	}

@@ -193,6 +193,9 @@ type OutageItem struct {
 	ToElapsed   float64 `json:"to_elapsed"`
 	GapS        float64 `json:"gap_s"`
 	Restart     bool    `json:"restart"`
+	// Ended: the channel's last sample, then silence until the recording
+	// ended (the recorder's heartbeats say when): the stream stopped.
+	Ended bool `json:"ended"`
 }
 
 // LagReport is one frame channel paired with one state channel.

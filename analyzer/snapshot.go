@@ -15,14 +15,44 @@ type fileSnapshot struct {
 
 // addSnapshot reads what a snapshot log says of its trigger and window
 // (its header metadata); damaged metadata is a note, not a failure.
-func (a *Analysis) addSnapshot(path string, h logfmt.Header) {
+func (a *Analysis) addSnapshot(path string, h logfmt.Header) bool {
 	s, err := logfmt.ParseSnapshot(h.Metadata)
 	switch {
 	case err != nil:
 		a.notes = append(a.notes, fmt.Sprintf("%s: %v", path, err))
 	case s != nil:
 		a.snaps = append(a.snaps, fileSnapshot{path, s})
+		return true
 	}
+	return false
+}
+
+// overlapStart is where to begin reading the snapshot just added (by
+// RecvMonoNs; 0: from its start): past the end of earlier snapshots of the
+// same recording whose windows overlap it, which hold the same records
+// there. Counted twice, those records read as seq going back: restarts
+// that never happened.
+func (a *Analysis) overlapStart() int64 {
+	if len(a.snaps) < 2 {
+		return 0
+	}
+	cur := a.snaps[len(a.snaps)-1]
+	if cur.s.Recording == "" {
+		return 0
+	}
+	var end int64
+	var with string
+	for _, p := range a.snaps[:len(a.snaps)-1] {
+		if p.s.Recording == cur.s.Recording && p.s.ToMonoNs >= cur.s.FromMonoNs && p.s.ToMonoNs > end {
+			end, with = p.s.ToMonoNs, p.path
+		}
+	}
+	if end == 0 {
+		return 0
+	}
+	a.notes = append(a.notes, fmt.Sprintf("%s overlaps %s (snapshots of one recording) by %.3f s: their common records are counted once",
+		cur.path, with, float64(min(end, cur.s.ToMonoNs)-cur.s.FromMonoNs)/1e9))
+	return end + 1
 }
 
 // snapshots reports the snapshot inputs' triggers and windows; a recorder

@@ -124,6 +124,9 @@ func (r *Report) WriteText(w io.Writer, tf codec.TimeFormat) error {
 			if o.Restart {
 				tag = ", ended by a restart"
 			}
+			if o.Ended {
+				tag = ", then silent until the recording ended (the stream stopped)"
+			}
 			p("  %s  %.3f s gap from %s to %s (nominal %.3f ms)%s\n", c.Name, o.GapS, at(o.FromNs), at(o.ToNs), c.NominalPeriodMs, tag)
 		}
 	}

@@ -4,13 +4,16 @@
 # times, from one compiled binary, so drift (other load, the page cache's
 # writeback) hits both alike. Prints every run, the medians and the ratio.
 #
-#   bench/targets.sh          # 5 rounds
+#   bench/targets.sh          # 5 rounds, every part
 #   ROUNDS=10 bench/targets.sh
+#   bench/targets.sh states   # parts: states frames analyze (any of them)
 #
 # Run it on a quiet machine; figures in docs/BENCHMARKS.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-5}
+PARTS=${*:-states frames analyze}
+want() { [[ " $PARTS " == *" $1 "* ]]; }
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 go test -c -o "$TMP/logfmt.test" ./logfmt
@@ -45,19 +48,20 @@ pair() {
 		printf "  medians %s vs %s: %.1f %% (target >= %d %%)\n\n", a, b, 100 * r, t }'
 }
 
-# states CPU BENCHTIME GOAL: the writer on real state records vs raw zstd on
-# the same bytes with as many goroutines, interleaved, in records per
-# second and (a shared machine disturbs it less) per CPU second of the
-# process; medians, the ratio of the medians and the median of the
-# per-round ratios.
+# states WRITER CPU BENCHTIME GOAL: the writer on real state records
+# (WriterRealState: through the page cache; WriterRealStateDirect: DirectIO,
+# as the recorder writes) vs raw zstd on the same bytes with as many
+# goroutines, interleaved, in records per second and (a shared machine
+# disturbs it less) per CPU second of the process; medians, the ratio of
+# the medians and the median of the per-round ratios.
 states() {
-	local cpu=$1 bt=$2 goal=$3
+	local writer=$1 cpu=$2 bt=$3 goal=$4
 	: > "$TMP/a"; : > "$TMP/b"
 	for _ in $(seq "$ROUNDS"); do
-		run "$TMP/logfmt.test" WriterRealState "$cpu" "$bt" records/s records/cpu-s >> "$TMP/a"
+		run "$TMP/logfmt.test" "$writer" "$cpu" "$bt" records/s records/cpu-s >> "$TMP/a"
 		run "$TMP/logfmt.test" RawZstdRealState "$cpu" "$bt" records/s records/cpu-s >> "$TMP/b"
 	done
-	echo "writer, real 200 B states, -cpu $cpu, vs raw zstd on the same bytes with $cpu goroutine(s) (target >= 90 %, writer >= $goal records/s)"
+	echo "$writer, real 200 B states, -cpu $cpu, vs raw zstd on the same bytes with $cpu goroutine(s) (target >= 90 %, writer >= $goal records/s)"
 	paste -d ' ' "$TMP/a" "$TMP/b" | awk -v goal="$goal" '
 		function med(x, n,   i, j, t) {
 			for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (x[j] < x[i]) { t = x[i]; x[i] = x[j]; x[j] = t }
@@ -65,20 +69,27 @@ states() {
 		{ n++; wa[n] = $1; ca[n] = $2; wb[n] = $3; cb[n] = $4; rw[n] = $1 / $3; rc[n] = $2 / $4
 		  la = la sprintf(" %.3f/%.3f", $1 / 1e6, $2 / 1e6); lb = lb sprintf(" %.3f/%.3f", $3 / 1e6, $4 / 1e6) }
 		END {
-			printf "  WriterRealState  (M records/s / per CPU s)%s\n  RawZstdRealState (M records/s / per CPU s)%s\n", la, lb
+			printf "  writer           (M records/s / per CPU s)%s\n  RawZstdRealState (M records/s / per CPU s)%s\n", la, lb
 			a = med(wa, n); b = med(wb, n); c = med(ca, n); d = med(cb, n)
 			printf "  per second:     medians %.3f vs %.3f M: %.1f %% (per-round ratios: median %.1f %%)\n", a / 1e6, b / 1e6, 100 * a / b, 100 * med(rw, n)
 			printf "  per CPU second: medians %.3f vs %.3f M: %.1f %% (per-round ratios: median %.1f %%)\n\n", c / 1e6, d / 1e6, 100 * c / d, 100 * med(rc, n) }'
 }
 
 uptime
-states 1 2000000x 1200000
-states 2 4000000x 2000000
-pair "writer, 6.2 MB frames, zstd, vs raw zstd" 80 WriterFrameZstd RawZstdFrame 1 20x MB/s 1
-pair "writer, 6.2 MB frames, uncompressed (WriteOwned), fdatasync per frame, vs plain writes + fdatasync" 90 \
-	WriterFrameNoneOwnedSync DiskWriteSync 2 60x MB/s 1
-pair "writer, 6.2 MB frames, uncompressed (WriteOwned), page cache, vs plain writes" 90 \
-	WriterFrameNoneOwned DiskWrite 2 60x MB/s 1
+if want states; then
+	for w in WriterRealStateDirect WriterRealState; do
+		states $w 1 2000000x 1200000
+		states $w 2 4000000x 2000000
+	done
+fi
+if want frames; then
+	pair "writer, 6.2 MB frames, zstd, vs raw zstd" 80 WriterFrameZstd RawZstdFrame 1 20x MB/s 1
+	pair "writer, 6.2 MB frames, uncompressed (WriteOwned), fdatasync per frame, vs plain writes + fdatasync" 90 \
+		WriterFrameNoneOwnedSync DiskWriteSync 2 60x MB/s 1
+	pair "writer, 6.2 MB frames, uncompressed (WriteOwned), page cache, vs plain writes" 90 \
+		WriterFrameNoneOwned DiskWrite 2 60x MB/s 1
+fi
+want analyze || exit 0
 
 # analyze: one core and two (chunks loaded ahead on the second), the
 # runs alternating; wall-clock rates, and per CPU second (what a shared

@@ -14,6 +14,9 @@ const (
 	SchemaFrame      = "vrsdk.Frame/1"
 	SchemaTimeReply  = "vrsdk.TimeReply/1"
 	SchemaClockProbe = "vrlog.ClockProbe/1"
+	// SchemaHeartbeat: the recorder's empty marks of its own span
+	// (recorder.HeartbeatChannel).
+	SchemaHeartbeat = "vrlog.Heartbeat/1"
 )
 
 const (

@@ -527,3 +527,59 @@ func TestRecordContract(t *testing.T) {
 	}
 	noTemporaries(t, dir)
 }
+
+// A publisher that dies while the recording goes on fails the README's
+// gate: the recorder's heartbeats mark the recording's end, and the
+// silence from the state channel's last sample to it is an outage. Before
+// heartbeats, the log ended with the last sample and every gate passed.
+func TestStreamThatDiesFailsTheGate(t *testing.T) {
+	r := robot(t)
+	dir := t.TempDir()
+	port := strconv.Itoa(freePort(t))
+	res := shell(t, dir, "vrlog sim -q --no-multicast --listen tcp/127.0.0.1:"+port+" --robot "+r+" --width 64 --height 48 --duration 2s --start-delay 1s & "+
+		"sleep 0.3; vrlog record -q --no-multicast --connect tcp/127.0.0.1:"+port+" -k 'vr/"+r+"/**' -s 'vr/"+r+"/camera/*' --duration 6s -o died.vrlog; rc=$?; wait; exit $rc")
+	if res.code != 0 {
+		t.Fatalf("record: %s", res)
+	}
+	res = shell(t, dir, "vrlog analyze died.vrlog --max-outage 200ms --json > died.json")
+	if res.code != 1 {
+		t.Fatalf("analyze --max-outage 200ms of a log whose simulator died 3 s before the recording ended: %s", res)
+	}
+	var rep struct {
+		Channels []struct {
+			Name    string
+			Outages []struct {
+				GapS  float64 `json:"gap_s"`
+				Ended bool
+			}
+		}
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "died.json"))
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	ended := map[string]float64{}
+	for _, c := range rep.Channels {
+		for _, o := range c.Outages {
+			if o.Ended {
+				ended[c.Name] = o.GapS
+			}
+		}
+	}
+	// The simulator's 2 s (its start delay included) end about 1.7 s into
+	// the 6 s recording: some 4.3 s of silence follow.
+	for _, ch := range []string{"vr/" + r + "/state", "vr/" + r + "/camera/front"} {
+		if g := ended[ch]; g < 3 || g > 5.5 {
+			t.Errorf("%s: trailing silence %.3f s, want about 4.3 s (outages: %v)", ch, g, ended)
+		}
+	}
+	// A recording stopped while the simulator still runs has no such outage.
+	res = shell(t, dir, "vrlog sim -q --no-multicast --listen tcp/127.0.0.1:"+port+" --robot "+r+" --width 64 --height 48 --duration 8s --start-delay 500ms & "+
+		"sleep 0.3; vrlog record -q --no-multicast --connect tcp/127.0.0.1:"+port+" -k 'vr/"+r+"/**' --duration 3s -o alive.vrlog; rc=$?; kill %1; wait; exit $rc")
+	if res.code != 0 {
+		t.Fatalf("record: %s", res)
+	}
+	if res = shell(t, dir, "vrlog analyze alive.vrlog --max-outage 200ms -q"); res.code != 0 {
+		t.Fatalf("a live stream's recording: %s", res)
+	}
+}

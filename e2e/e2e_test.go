@@ -204,11 +204,11 @@ func contains(t *testing.T, recs []logged, published []truth, ch string) int {
 	return len(want)
 }
 
-func analyzeJSON(t *testing.T, path string) map[string]any {
+func analyzeJSON(t *testing.T, paths ...string) map[string]any {
 	t.Helper()
-	out, err := exec.Command(vrlogBin, "analyze", "--json", path).Output()
+	out, err := exec.Command(vrlogBin, append([]string{"analyze", "--json"}, paths...)...).Output()
 	if err != nil {
-		t.Fatalf("analyze %s: %v", path, err)
+		t.Fatalf("analyze %s: %v", paths, err)
 	}
 	var rep map[string]any
 	if err := json.Unmarshal(out, &rep); err != nil {

@@ -85,7 +85,16 @@ func TestReadmeCommands(t *testing.T) {
 	zcfg := filepath.Join(dir, "zenoh.json5")
 	os.WriteFile(zcfg, []byte(fmt.Sprintf(`{ mode: "peer", connect: { endpoints: ["tcp/127.0.0.1:%d"] }, scouting: { multicast: { enabled: false } } }`, port)), 0o644)
 	os.Mkdir(filepath.Join(dir, "config"), 0o755)
-	os.WriteFile(filepath.Join(dir, "config", "iceoryx2.toml"), []byte(fmt.Sprintf("[global]\nprefix = \"vrlogreadme%d_\"\n", os.Getpid())), 0o644)
+	prefix := fmt.Sprintf("vrlogreadme%d_", os.Getpid())
+	os.WriteFile(filepath.Join(dir, "config", "iceoryx2.toml"), []byte(fmt.Sprintf("[global]\nprefix = %q\n", prefix)), 0o644)
+	// iceoryx2 keeps a node-management file in /dev/shm after its last
+	// process exits; the prefix is this test's alone.
+	t.Cleanup(func() {
+		leftover, _ := filepath.Glob("/dev/shm/" + prefix + "*")
+		for _, f := range leftover {
+			os.Remove(f)
+		}
+	})
 	env := []string{"ZENOH_CONFIG=" + zcfg, "GOBIN=" + filepath.Join(dir, "gobin")}
 	sim := exec.Command(vrlogBin, "sim", "--listen", "tcp/127.0.0.1:"+strconv.Itoa(port), "--no-multicast", "-q", "--robot", "r1",
 		"--width", "160", "--height", "120", "--duration", "5m", "--start-delay", "500ms", "--drop-every", "30")

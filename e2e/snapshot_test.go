@@ -248,6 +248,31 @@ func TestSnapshotBySignalAndQuery(t *testing.T) {
 	if sn["cause"] != snap.Triggers[0].Cause || sn["trigger_count"].(float64) != 2 {
 		t.Fatalf("analyze's snapshot %v", sn)
 	}
+	// The two windows overlap (the second reaches 2 s back, the first
+	// ended 1 s after its trigger): analyzed together, the records they
+	// share count once. Read twice, they were seq going back: restarts.
+	union := map[string]map[uint64]bool{}
+	for _, f := range files {
+		recs, _ := readSnapshot(t, f)
+		for ch, rs := range recs {
+			if union[ch] == nil {
+				union[ch] = map[uint64]bool{}
+			}
+			for _, r := range rs {
+				union[ch][r.Seq] = true
+			}
+		}
+	}
+	both := analyzeJSON(t, files...)
+	for _, ch := range []string{"vr/" + s.robot + "/state", "vr/" + s.robot + "/camera/front"} {
+		c := channelReport(t, both, ch)
+		if c["restart_count"].(float64) != 0 || int(c["count"].(float64)) != len(union[ch]) {
+			t.Errorf("%s over both snapshots: %v restarts, %v records; want 0 and the %d distinct ones", ch, c["restart_count"], c["count"], len(union[ch]))
+		}
+	}
+	if notes := fmt.Sprint(both["notes"]); !strings.Contains(notes, "overlaps") {
+		t.Errorf("no note of the overlap: %s", notes)
+	}
 }
 
 // Timing faults trigger snapshots, watched live with analyze's checks:

@@ -26,6 +26,10 @@ type Snapshot struct {
 	// Short says why the window holds less than asked ("" when it holds
 	// all of it): the memory bound, or the recording's start or end.
 	Short string
+	// Recording identifies the recording the snapshot was cut from (one
+	// id per recorder run; "" in older snapshots): snapshots of one
+	// recording whose windows overlap hold the same records there.
+	Recording string
 }
 
 // SnapshotTrigger is one trigger of a snapshot.
@@ -55,6 +59,7 @@ const (
 	metaSnapshotFromMono = "vrlog.snapshot.from_mono_ns"
 	metaSnapshotToMono   = "vrlog.snapshot.to_mono_ns"
 	metaSnapshotShort    = "vrlog.snapshot.short"
+	metaSnapshotRec      = "vrlog.snapshot.recording"
 )
 
 // AddTo stores s in a log's metadata md.
@@ -74,6 +79,9 @@ func (s *Snapshot) AddTo(md map[string]string) {
 	if s.Short != "" {
 		md[metaSnapshotShort] = s.Short
 	}
+	if s.Recording != "" {
+		md[metaSnapshotRec] = s.Recording
+	}
 }
 
 // ParseSnapshot reads what AddTo stored; nil, nil when md is not a
@@ -83,7 +91,7 @@ func ParseSnapshot(md map[string]string) (*Snapshot, error) {
 	if !ok {
 		return nil, nil
 	}
-	s := &Snapshot{Short: md[metaSnapshotShort]}
+	s := &Snapshot{Short: md[metaSnapshotShort], Recording: md[metaSnapshotRec]}
 	bad := func(key string, err error) error {
 		return fmt.Errorf("%w: snapshot metadata %s: %v", ErrMalformed, key, err)
 	}

@@ -292,6 +292,8 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		wg.Add(1)
 		go func() { defer wg.Done(); r.probe(rctx, sess) }()
 	}
+	wg.Add(1)
+	go func() { defer wg.Done(); r.heartbeat(rctx, cfg.FlushInterval) }()
 	r.startFeed(rctx, &wg)
 	go func() { wg.Wait(); close(r.in) }()
 

@@ -1,6 +1,8 @@
 package recorder
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -109,6 +111,8 @@ type snapshotter struct {
 	defs []*logfmt.Channel // in id order
 	ids  map[string]uint16
 	done chan struct{}
+	// recording names this recorder run in every snapshot it writes
+	recording string
 
 	mu        sync.Mutex // guards what follows (keep, the writes, status)
 	freed     *sync.Cond // a chunk being written out was released
@@ -157,7 +161,7 @@ type dropMark struct {
 }
 
 func newSnapshotter(cfg Config) (*snapshotter, error) {
-	s := &snapshotter{cfg: cfg, sc: *cfg.Snapshot, ids: map[string]uint16{}, done: make(chan struct{})}
+	s := &snapshotter{cfg: cfg, sc: *cfg.Snapshot, ids: map[string]uint16{}, done: make(chan struct{}), recording: recordingID()}
 	s.freed, s.queued = sync.NewCond(&s.mu), sync.NewCond(&s.mu)
 	mw, err := logfmt.NewMemoryWriter(logfmt.WriterOptions{FlushInterval: cfg.FlushInterval}, s.keep)
 	if err != nil {
@@ -388,7 +392,7 @@ func (s *snapshotter) writeWindow(w *window) (res SnapshotResult) {
 	t0 := w.triggers[0]
 	off := t0.WallNs - t0.MonoNs // the recorder's wall minus mono clock, at the trigger
 	res.Snapshot = logfmt.Snapshot{Before: s.sc.Before, After: s.sc.After, TriggerCount: w.count, Short: w.short,
-		FromMonoNs: from, ToMonoNs: w.to, FromWallNs: from + off, ToWallNs: w.to + off}
+		FromMonoNs: from, ToMonoNs: w.to, FromWallNs: from + off, ToWallNs: w.to + off, Recording: s.recording}
 	for _, t := range w.triggers {
 		res.Snapshot.Triggers = append(res.Snapshot.Triggers, t.SnapshotTrigger)
 	}
@@ -603,4 +607,11 @@ func (r *rec) refuseTriggers() {
 			return
 		}
 	}
+}
+
+// recordingID is a random name for one recorder run.
+func recordingID() string {
+	var b [8]byte
+	rand.Read(b[:]) // never fails (crypto/rand)
+	return hex.EncodeToString(b[:])
 }

@@ -57,6 +57,9 @@ func (r *rec) snapshot() Status {
 		s.Zenoh = &z
 	}
 	for _, ch := range r.order {
+		if ch.def.Name == HeartbeatChannel {
+			continue // the recording's own marks, not a channel it captured
+		}
 		sum := ch.stream.Summary()
 		s.Channels = append(s.Channels, ChannelStatus{Name: ch.def.Name, Transport: ch.def.Transport.String(), Schema: ch.def.Schema,
 			Msgs: ch.msgs, Bytes: ch.bytes, Hz: ch.hz, MBps: ch.mbps, Skipped: sum.Skipped, Restarts: sum.RestartCount,

@@ -15,10 +15,25 @@
 #                transport call minus the deadline), p50 / p99 / max
 #   cpu:         the publishing process's user+system CPU over the playback
 #                time (1.00 = a whole core)
+#   floors:      what no publisher controls, measured in the same round:
+#                the transport and the subscriber (arrival minus the sleep
+#                loop's own publish stamp, |x - median|: a perfect pacer's
+#                error as received), and the OS's timer wake-up latency a
+#                plain 1 kHz thread gets while vrlog replays over zenoh
+#                (cyclictest beside it, when installed: Debian package
+#                rt-tests), which hypervisor steal dominates on a VM
+#   steal:       the share of both cores' time the hypervisor took per round
 # then the medians over the rounds and the ratios.
+#
+# QOS=on (root) holds a PM QoS request of 0 µs (/dev/cpu_dma_latency) over
+# the whole run, for every pacer and the subscriber alike, and gives vrlog
+# replay --low-latency: idle CPUs then poll instead of halting (on a VM, a
+# halted vCPU wakes when the host runs it again). QOS=off (default) holds
+# none, and cyclictest runs with --laptop so that it holds none either.
 #
 #   bench/replay/pacing.sh                  # 3 rounds of 5000 records
 #   ROUNDS=5 N=10000 bench/replay/pacing.sh
+#   QOS=on bench/replay/pacing.sh
 #   IOX2=/path/to/iox2 bench/replay/pacing.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -26,9 +41,11 @@ ROUNDS=${ROUNDS:-3}
 N=${N:-5000}
 PERIOD_MS=1
 POLL_US=${POLL_US:-50}
+QOS=${QOS:-off}
 BIN=${BIN:-bin}
 PY=${PY:-.venv/bin/python}
 IOX2=${IOX2:-$(command -v iox2 || echo "$HOME/.cargo/bin/iox2")}
+PATH=$(dirname "$IOX2"):$PATH # iox2 runs its subcommands (iox2-service) from PATH
 PORT=${PORT:-17881}
 T=$(mktemp -d)
 trap 'jobs -p | xargs -r kill 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
@@ -71,18 +88,42 @@ timed() {
 	/usr/bin/time -f "%U %S" -o "$T/$name.cpu" "$@" > "$T/$name.out" 2> "$T/$name.err" || { echo "pacing.sh: $name failed:" >&2; cat "$T/$name.err" >&2; exit 3; }
 }
 
+lowlat=
+case $QOS in
+off) ;;
+on)
+	"$PY" -c 'import os, struct, sys, time
+f = os.open("/dev/cpu_dma_latency", os.O_WRONLY)
+os.write(f, struct.pack("i", 0))
+print("held", file=sys.stderr, flush=True)
+time.sleep(1e9)' 2> "$T/qos.txt" &
+	for _ in $(seq 100); do grep -q held "$T/qos.txt" 2>/dev/null && break; sleep 0.05; done
+	grep -q held "$T/qos.txt" || { echo "pacing.sh: QOS=on: $(cat "$T/qos.txt")" >&2; exit 3; }
+	lowlat=--low-latency ;;
+*) echo "pacing.sh: QOS must be on or off" >&2; exit 2 ;;
+esac
+
 read -r _ u0 n0 s0 i0 w0 q0 sq0 st0 _ < /proc/stat
 runs=()
+steal() { awk '/^cpu /{ print $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat; }
 for r in $(seq "$ROUNDS"); do
+	read -r rst0 rall0 < <(steal)
 	sub "z-vrlog-$r" --listen "$EP" --state-key "$KEY"
-	timed "z-vrlog-$r" "$BIN"/vrlog replay --json --quiet --no-multicast-scouting --connect "$EP" --channel "$KEY" --delay 1s "$T/ideal.vrlog"
+	ct=
+	if command -v cyclictest >/dev/null; then
+		# beside vrlog's playback: the wake-up latency any thread gets meanwhile
+		cyclictest -q --laptop -i 1000 -l "$((N + 1000))" -h 20000 -t 1 > "$T/ct-$r.txt" 2>/dev/null &
+		ct=$!
+	fi
+	timed "z-vrlog-$r" "$BIN"/vrlog replay --json --quiet $lowlat --no-multicast-scouting --connect "$EP" --channel "$KEY" --delay 1s "$T/ideal.vrlog"
 	wait $subpid || true
+	[ -z "$ct" ] || wait "$ct" || true
 	sub "z-sleep-$r" --listen "$EP" --state-key "$KEY"
-	timed "z-sleep-$r" "$T/pacegen" sleeploop -connect "$EP" "$T/ideal.vrlog"
+	timed "z-sleep-$r" "$T/pacegen" sleeploop -connect "$EP" -stamps "$T/z-sleep-$r.sent.json" "$T/ideal.vrlog"
 	wait $subpid || true
 	runs+=("z-vrlog-$r" "z-sleep-$r")
 	sub "i-vrlog-$r" --service "$SVC"
-	timed "i-vrlog-$r" "$BIN"/vrlog replay --json --quiet --no-multicast-scouting --channel "$SVC" --delay 500ms "$T/ideal.vrlog"
+	timed "i-vrlog-$r" "$BIN"/vrlog replay --json --quiet $lowlat --no-multicast-scouting --channel "$SVC" --delay 500ms "$T/ideal.vrlog"
 	wait $subpid || true
 	runs+=("i-vrlog-$r")
 	if [ -n "$have_iox2" ]; then
@@ -91,10 +132,13 @@ for r in $(seq "$ROUNDS"); do
 		wait $subpid || true
 		runs+=("i-iox2-$r")
 	fi
+	read -r rst1 rall1 < <(steal)
+	echo "$(( 1000 * (rst1 - rst0) / (rall1 - rall0) ))" > "$T/steal-$r"
 done
 
 read -r _ u1 n1 s1 i1 w1 q1 sq1 st1 _ < /proc/stat
 busy=$(( (u1 - u0) + (n1 - n0) + (s1 - s0) + (q1 - q0) + (sq1 - sq0) ))
+echo "PM QoS request held over the run: $QOS"
 echo "load: $(uptime | sed 's/.*load/load/'); all cores over the runs: $(( 100 * busy / (busy + i1 - i0 + w1 - w0 + st1 - st0) )) % busy, $(( 100 * (st1 - st0) / (busy + i1 - i0 + w1 - w0 + st1 - st0) )) % stolen by the hypervisor"
 "$PY" - "$T" "$N" "$PERIOD_MS" "$POLL_US" "${runs[@]}" <<'PY'
 import json, statistics, sys
@@ -123,6 +167,48 @@ for run in runs:
     ps = f"  publish side p50 {pub[0]:.1f} p99 {pub[1]:.1f} max {pub[2]:.0f} µs" if pub else ""
     print(f"{run:12} {names[kind]:30} received {row['n']}/{N}  as received p50 {row['p50']:.0f} p99 {row['p99']:.0f} max {row['max']:.0f} µs  cpu {row['cpu']:.2f}{ps}")
 
+# Floors no publisher controls, per round.
+floors = {"transport": [], "wakeup": [], "steal": []}
+r = 1
+while True:
+    try:
+        st = int(open(f"{T}/steal-{r}").read()) / 10
+    except FileNotFoundError:
+        break
+    floors["steal"].append(st)
+    line = f"round {r}: hypervisor steal {st:.1f} %"
+    try:
+        sent = dict(json.load(open(f"{T}/z-sleep-{r}.sent.json")))
+        recv = json.load(open(f"{T}/z-sleep-{r}.recv.json"))["zenoh"]
+        lat = [t - sent[seq] for seq, t in recv if seq in sent]
+        off = statistics.median(lat)
+        j = sorted(abs(x - off) / 1e3 for x in lat)
+        pe = [sent[seq] - seq * period for seq, _ in recv if seq in sent]
+        po = statistics.median(pe)
+        pj = sorted(abs(x - po) / 1e3 for x in pe)
+        floors["transport"].append((q(j, .5), q(j, .99)))
+        line += f"; transport + subscriber (arrival - sleep loop's publish stamp) p50 {q(j, .5):.0f} p99 {q(j, .99):.0f} µs, sleep loop's own publish side p50 {q(pj, .5):.0f} p99 {q(pj, .99):.0f} µs"
+    except (FileNotFoundError, KeyError, ValueError):
+        pass
+    try:
+        h, n = {}, 0
+        for l in open(f"{T}/ct-{r}.txt"):
+            f = l.split()
+            if len(f) == 2 and f[0].isdigit():
+                h[int(f[0])] = int(f[1]); n += int(f[1])
+        if n:
+            s, p50, p99 = 0, None, None
+            for us in sorted(h):
+                s += h[us]
+                if p50 is None and s >= n * .5: p50 = us
+                if p99 is None and s >= n * .99: p99 = us
+            floors["wakeup"].append((p50, p99))
+            line += f"; OS timer wake-up (cyclictest, SCHED_OTHER) p50 {p50} p99 {p99} µs"
+    except FileNotFoundError:
+        pass
+    print(line)
+    r += 1
+
 print(f"\nmedians over {len(rows['z-vrlog'])} rounds (as received: |arrival - schedule - median offset|; iceoryx2 polled every {poll_us:g} µs)")
 med = {}
 for kind, rs in rows.items():
@@ -132,6 +218,11 @@ for kind, rs in rows.items():
     if rs[0]["pub"]:
         pub = "  publish side p50 %.1f p99 %.1f µs" % (statistics.median(r["pub"][0] for r in rs), statistics.median(r["pub"][1] for r in rs))
     print(f"  {names[kind]:30} as received p50 {m['p50']:6.0f} p99 {m['p99']:6.0f} max {m['max']:7.0f} µs  cpu {m['cpu']:.2f}{pub}")
+for name, label in (("transport", "floor: transport + subscriber (zenoh)"), ("wakeup", "floor: OS timer wake-up (cyclictest)")):
+    if floors[name]:
+        print(f"  {label:39} p50 {statistics.median(x[0] for x in floors[name]):6.0f} p99 {statistics.median(x[1] for x in floors[name]):6.0f} µs")
+if floors["steal"]:
+    print(f"  hypervisor steal per round: {', '.join(f'{x:.1f}' for x in floors['steal'])} %")
 print()
 print(f"  zenoh p99 as received: vrlog replay {med['z-vrlog']['p99']:.0f} µs (target <= 200), "
       f"time.Sleep loop / vrlog = {med['z-sleep']['p99'] / med['z-vrlog']['p99']:.2f}x")

@@ -1,7 +1,7 @@
 // Command pacegen is the pacing benchmark's helper (bench/replay/pacing.sh):
 //
 //	pacegen log -o LOG -robot R -n N [-period 1ms] [-iox2-template T -iox2-out F]
-//	pacegen sleeploop -connect EP LOG
+//	pacegen sleeploop -connect EP [-stamps FILE] LOG
 //
 // "log" writes an ideal schedule, N records period apart: states on zenoh
 // key vr/R/state and 16×16 rgb8 frames on iceoryx2 service
@@ -14,13 +14,18 @@
 //
 // "sleeploop" is the plain baseline: it publishes the log's zenoh states
 // with a time.Sleep to each deadline and nothing else (no spin, no
-// adaptation), through vrlog's zenoh transport.
+// adaptation), through vrlog's zenoh transport. With -stamps it writes,
+// per record, its seq and the CLOCK_MONOTONIC time read right before the
+// put, as JSON [[seq, t_ns], ...]: joined with the subscriber's arrival
+// stamps, that separates the publisher's own lateness from what the
+// transport and the subscriber add (the floor no publisher can go below).
 package main
 
 import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -31,6 +36,7 @@ import (
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/transport/iceoryx2"
 	"github.com/vrlog/vrlog/transport/zenoh"
+	"golang.org/x/sys/unix"
 )
 
 func main() {
@@ -210,6 +216,7 @@ func sleepLoop(args []string) error {
 	fs := flag.NewFlagSet("sleeploop", flag.ExitOnError)
 	connect := fs.String("connect", "", "zenoh endpoint of the subscriber")
 	delay := fs.Duration("delay", time.Second, "wait before the first record")
+	stamps := fs.String("stamps", "", "write [[seq, publish CLOCK_MONOTONIC ns], ...] here")
 	fs.Parse(args)
 	if fs.NArg() != 1 {
 		return errors.New("sleeploop: one log expected")
@@ -254,13 +261,24 @@ func sleepLoop(args []string) error {
 	}
 	defer pub.Close()
 	time.Sleep(*delay)
+	sent := make([][2]int64, 0, len(recs))
 	start := time.Now()
 	for _, rec := range recs {
 		time.Sleep(time.Until(start.Add(time.Duration(rec.RecvMonoNs - recs[0].RecvMonoNs))))
+		var ts unix.Timespec
+		unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
 		if err := pub.Put(rec.Payload, nil); err != nil {
 			return err
 		}
+		sent = append(sent, [2]int64{int64(rec.Seq), ts.Nano()})
 	}
 	time.Sleep(500 * time.Millisecond)
-	return nil
+	if *stamps == "" {
+		return nil
+	}
+	b, err := json.Marshal(sent)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(*stamps, b, 0o644)
 }

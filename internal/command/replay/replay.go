@@ -18,6 +18,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/vrlog/vrlog/internal/cliutil"
+	"github.com/vrlog/vrlog/internal/cpulatency"
 	"github.com/vrlog/vrlog/internal/zenohflags"
 	"github.com/vrlog/vrlog/keyexpr"
 	"github.com/vrlog/vrlog/logfmt"
@@ -132,6 +133,7 @@ EXAMPLES:
 			&cli.IntFlag{Name: "read-ahead-bytes", Value: 64 << 20, Usage: "read-ahead queue bound in `BYTES`"},
 			&cli.DurationFlag{Name: "read-ahead", Value: 2 * time.Second, Usage: "read-ahead queue bound in log time"},
 			&cli.DurationFlag{Name: "spin", Usage: "fix the sleep-then-spin margin (default adaptive, 10µs..250µs)"},
+			&cli.BoolFlag{Name: "low-latency", Usage: "keep every CPU out of deep idle while playing (PM QoS request of 0 µs on /dev/cpu_dma_latency, as cyclictest does; needs root): idle CPUs, above all a VM's, otherwise wake milliseconds late, for replay and its subscribers alike; costs power while it runs"},
 		}, zenohflags.Flags()...),
 		Action: run,
 	}
@@ -454,6 +456,16 @@ func run(c *cli.Context) error {
 		return cliutil.Runtime(err)
 	}
 
+	if c.Bool("low-latency") {
+		release, err := cpulatency.Hold(0)
+		if err != nil {
+			fx.abort()
+			pubs.Close()
+			return cliutil.Runtime(fmt.Errorf("--low-latency: %w", err))
+		}
+		defer release()
+	}
+
 	cliutil.Graceful(c) // SIGINT or SIGTERM stops the replay and prints its report
 	ctx := c.Context
 	ui := startUI(ctx, p, stderr, cfg.quiet, time.Duration(span))
@@ -466,6 +478,7 @@ func run(c *cli.Context) error {
 	cerr := pubs.Close()
 
 	rep := buildReport(cfg, s, sum, opts)
+	rep.LowLatency = c.Bool("low-latency")
 	rep.addFixture(fx)
 	if cfg.jsonOut {
 		err = writeJSON(stdout, rep)

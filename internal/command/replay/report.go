@@ -28,6 +28,7 @@ type Report struct {
 	RestampDeltaNs *int64   `json:"restamp_delta_ns,omitempty"`
 	Inject         []string `json:"inject"`
 	Seed           uint64   `json:"seed"`
+	LowLatency     bool     `json:"low_latency"`
 	PeakQueueMsgs  int      `json:"peak_queue_records"`
 	PeakQueueBytes int      `json:"peak_queue_bytes"`
 	SkippedChunks  []string `json:"skipped_chunks"`

@@ -105,7 +105,13 @@ func readRaw(t *testing.T, path string) []rawRec {
 	}
 	defer r.Close()
 	var out []rawRec
-	it := r.Records(logfmt.Filter{})
+	var data []uint16 // not the recorder's heartbeats
+	for _, c := range r.Channels() {
+		if c.Transport != logfmt.TransportInternal {
+			data = append(data, c.ID)
+		}
+	}
+	it := r.Records(logfmt.Filter{Channels: data})
 	for it.Next() {
 		rec := it.Record()
 		if !rec.HasPubSN || len(rec.Payload) != 4 {

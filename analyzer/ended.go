@@ -1,0 +1,65 @@
+package analyzer
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/vrlog/vrlog/codec"
+	"github.com/vrlog/vrlog/logfmt"
+)
+
+// recordingSpan is what the recorder's heartbeats say about the recording
+// itself (codec.SchemaHeartbeat, recorder.HeartbeatChannel): when it last
+// received, on its wall clock, and when each data channel last did. A
+// channel whose samples stop while the recording goes on (a publisher that
+// crashed) has no gap between two of its samples to call an outage; the
+// silence from its last sample to the recording's end is one.
+type recordingSpan struct {
+	endWallNs int64            // the latest heartbeat over the files; 0: none (older logs)
+	lastWall  map[string]int64 // data channel name → its latest receive stamp
+}
+
+// isHeartbeat reports whether c carries the recorder's heartbeats: never a
+// data channel of the report.
+func isHeartbeat(c logfmt.Channel) bool {
+	return c.Transport == logfmt.TransportInternal && c.Schema == codec.SchemaHeartbeat
+}
+
+// note takes one file's channel statistics (its index, or its scan).
+func (s *recordingSpan) note(r *logfmt.Reader) {
+	for _, c := range r.Channels() {
+		st := r.StatsOf(c.ID)
+		if st.Records == 0 {
+			continue
+		}
+		if isHeartbeat(c) {
+			s.endWallNs = max(s.endWallNs, st.LastWallNs)
+			continue
+		}
+		if s.lastWall == nil {
+			s.lastWall = map[string]int64{}
+		}
+		s.lastWall[c.Name] = max(s.lastWall[c.Name], st.LastWallNs)
+	}
+}
+
+// trailingOutage is the silence of channel c from its last sample to the
+// recording's end when it is an outage by the same rule as a gap between
+// samples (above factor × the nominal period), else ok is false.
+func (s *recordingSpan) trailingOutage(c *ChannelReport, factor float64, nominalNs int64) (o OutageItem, ok bool) {
+	last, seen := s.lastWall[c.Name]
+	if s.endWallNs == 0 || !seen || nominalNs <= 0 || c.Count == 0 {
+		return OutageItem{}, false
+	}
+	gap := s.endWallNs - last
+	if float64(gap) <= factor*float64(nominalNs) {
+		return OutageItem{}, false
+	}
+	return OutageItem{FromNs: c.LastNs, ToNs: c.LastNs + gap, GapS: round3(float64(gap)/1e9*1000) / 1000, Ended: true}, true
+}
+
+// endedNote says in words what trailingOutage found.
+func endedNote(name string, o OutageItem) string {
+	return fmt.Sprintf("%s fell silent %v before the recording ended (its last sample, then nothing until the recorder stopped): counted as an outage",
+		name, time.Duration(o.GapS*1e9).Round(time.Millisecond))
+}
