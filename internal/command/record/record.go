@@ -134,6 +134,9 @@ func run(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return cliutil.Usage("unexpected argument %q: name keys with -k and services with -s", c.Args().First())
 	}
+	if err := cliutil.NonNegative(c, "duration", "split-duration", "flush-interval", "probe-interval", "snapshot"); err != nil {
+		return err
+	}
 	out := c.String("output")
 	if out == "" {
 		out = "vrlog-" + time.Now().UTC().Format("20060102T150405Z") + ".vrlog"
@@ -150,9 +153,6 @@ func run(c *cli.Context) error {
 	}
 	if cfg.ProbeInterval == 0 {
 		cfg.ProbeInterval = -1
-	}
-	if err := cliutil.NonNegative(c, "duration", "split-duration", "flush-interval", "probe-interval", "snapshot"); err != nil {
-		return err
 	}
 	if len(cfg.ZenohKeys) == 0 && len(cfg.IceoryxServices) == 0 && !cfg.All {
 		return cliutil.Usage("nothing to record: give -k KEY, -s SERVICE or --all (see --help)")
