@@ -114,6 +114,7 @@ func (r *Report) ApplyChecks(t Thresholds) error {
 			}
 		}
 	}
+	r.markOutageBlindSpots()
 	r.updatePass()
 	return nil
 }
@@ -152,11 +153,11 @@ func (r *Report) checks(t Thresholds) []check {
 	return []check{
 		{"max-skips", "", true, t.MaxSkips, whatStamped, seqd},
 		{"max-restarts", "", true, t.MaxRestarts, whatStamped, restarts},
-		{"max-outage", " ms", true, t.MaxOutageMs, whatData, outage},
-		{"min-rate", " Hz", false, t.MinRate, whatData, data},
-		{"max-lag", " ms", true, t.MaxLagMs, whatPaired, lagMax},
+		{"max-outage", "ms", true, t.MaxOutageMs, whatData, outage},
+		{"min-rate", "Hz", false, t.MinRate, whatData, data},
+		{"max-lag", "ms", true, t.MaxLagMs, whatPaired, lagMax},
 		{"max-lag-reject", "", true, t.MaxLagReject, whatPaired, lagRej},
-		{"max-reaction", " ms", true, t.MaxReaction, "trigger channel of a response log (replay --capture)", r.reactionSubjects(topics)},
+		{"max-reaction", "ms", true, t.MaxReaction, "trigger channel of a response log (replay --capture)", r.reactionSubjects(topics)},
 	}
 }
 
@@ -196,11 +197,20 @@ func judge(check, channel, unit string, atMost bool, value, limit float64) (pass
 	if !atMost {
 		pass, rel = value >= limit, "≥"
 	}
-	msg = fmt.Sprintf("%s %s: %s%s (limit %s %s%s)", check, channel, fmtNum(value), unit, rel, fmtNum(limit), unit)
+	u := spaced(unit)
+	msg = fmt.Sprintf("%s %s: %s%s (limit %s %s%s)", check, channel, fmtNum(value), u, rel, fmtNum(limit), u)
 	if !pass {
-		msg += fmt.Sprintf(": off by %s%s", fmtNum(abs(value-limit)), unit)
+		msg += fmt.Sprintf(": off by %s%s", fmtNum(abs(value-limit)), u)
 	}
 	return pass, msg
+}
+
+// spaced is a unit as it follows a number in a message: " ms"; "" for a count.
+func spaced(unit string) string {
+	if unit == "" {
+		return unit
+	}
+	return " " + unit
 }
 
 func (r *Report) updatePass() {

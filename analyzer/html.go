@@ -167,6 +167,9 @@ func fileLine(f FileReport) string {
 	if n := len(f.SkippedChunks); n > 0 {
 		s += fmt.Sprintf("; %d corrupt chunk(s) skipped", n)
 	}
+	if !f.PayloadsChecked {
+		s += "; record metadata and its CRCs checked, payload CRCs not (vrlog verify or --full-decode)"
+	}
 	return s
 }
 

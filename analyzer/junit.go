@@ -39,6 +39,9 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 		if c.Channel != "" {
 			name += " " + c.Channel
 		}
+		if c.Metric != "" {
+			name += " " + c.Metric
+		}
 		tc := junitCase{Name: name, Classname: "vrlog.analyze." + c.Name, Output: c.Message}
 		if !c.Pass {
 			tc.Failure = &junitFailure{Message: c.Message, Type: c.Name, Text: c.Message}

@@ -85,6 +85,10 @@ type FileReport struct {
 	// TornTail is where an unfinished log's last incomplete chunk starts
 	// (-1: none); what follows it was never completely written.
 	TornTail int64 `json:"torn_tail"`
+	// PayloadsChecked: every payload was read and its CRC checked
+	// (--full-decode). By default only record metadata and its CRCs are
+	// read: a corrupt payload is not noticed (vrlog verify checks it).
+	PayloadsChecked bool `json:"payloads_checked"`
 }
 
 // Dist summarises a distribution in milliseconds.
@@ -242,6 +246,7 @@ type HostReport struct {
 type Check struct {
 	Name    string  `json:"name"`    // e.g. max-skips
 	Channel string  `json:"channel"` // "" for a session-wide check
+	Metric  string  `json:"metric"`  // what a baseline check compared ("dt_ms.p99"); "" for a threshold
 	Value   float64 `json:"value"`
 	Limit   float64 `json:"limit"`
 	Unit    string  `json:"unit"`

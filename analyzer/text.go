@@ -30,6 +30,9 @@ func (r *Report) WriteText(w io.Writer, tf codec.TimeFormat) error {
 		if f.TornTail >= 0 {
 			p("         torn tail at byte %d: the recording stopped mid-chunk; everything before it is analyzed\n", f.TornTail)
 		}
+		if !f.PayloadsChecked {
+			p("         checked record metadata and its CRCs only: payload CRCs not checked (vrlog verify or --full-decode)\n")
+		}
 		for _, s := range f.SkippedChunks {
 			p("         SKIPPED CORRUPT CHUNK: %s\n", s)
 		}

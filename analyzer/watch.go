@@ -30,8 +30,8 @@ type liveCheck struct {
 var liveChecks = map[string]liveCheck{
 	"max-skips":    {"", false, whatStamped},
 	"max-restarts": {"", false, whatStamped},
-	"max-outage":   {" ms", true, whatData},
-	"max-lag":      {" ms", true, whatPaired},
+	"max-outage":   {"ms", true, whatData},
+	"max-lag":      {"ms", true, whatPaired},
 }
 
 // LiveChecks names the checks a Trigger can watch.

@@ -49,6 +49,20 @@ func (f *Faults) Active() bool {
 	return f.Drop > 0 || len(f.Outages) > 0 || f.RestartAt > 0 || f.Jitter > 0 || f.Lag != 0
 }
 
+// Within says which fault starts at or after length, the log time a pass
+// of the replay window lasts: it would inject nothing (nil when none does).
+func (f *Faults) Within(length time.Duration) error {
+	for _, o := range f.Outages {
+		if o.At >= length {
+			return fmt.Errorf("%w: outage at %v: the replayed window lasts %v (faults are log time from its start)", ErrBadInject, o.At, length)
+		}
+	}
+	if f.RestartAt >= length {
+		return fmt.Errorf("%w: restart at %v: the replayed window lasts %v (faults are log time from its start)", ErrBadInject, f.RestartAt, length)
+	}
+	return nil
+}
+
 // ParseInject adds one "kind=value" specification to f: drop=P (0..1),
 // outage=AT:FOR, restart=AT, jitter=SIGMA, lag=D. Durations are seconds
 // ("2.5") or Go durations ("2.5s", "300ms").
@@ -61,7 +75,7 @@ func (f *Faults) ParseInject(spec string) error {
 	switch strings.TrimSpace(k) {
 	case "drop":
 		p, err := strconv.ParseFloat(v, 64)
-		if err != nil || p < 0 || p > 1 {
+		if err != nil || !(p >= 0 && p <= 1) { // NaN too
 			return bad("drop wants a probability in [0, 1]")
 		}
 		f.Drop = p

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/urfave/cli/v2"
 
@@ -44,8 +45,11 @@ each released trigger, p50/p99/max, and the triggers without a response.
 
 Payloads are decoded with epoch 0 (absolute unix seconds); the session epoch is
 the first state sample and elapsed = (t_ns - epoch) / 1e9, as the SDK reports
-it. By default only record metadata is read (no pixel is decompressed);
---full-decode decodes every payload instead and gives the same report.
+it. By default only record metadata is read and checked (its CRCs; no pixel
+is decompressed): a corrupt payload is not noticed, and the report says
+payload CRCs were not checked (files[].payloads_checked false); 'vrlog
+verify' checks every CRC. --full-decode decodes every payload instead,
+checking its CRC (a corrupt one is exit 2), and gives the same timing report.
 
 Thresholds make it a CI gate. Each takes VALUE (every channel it applies
 to) or CHANNEL=VALUE, CHANNEL a name or key-expression pattern matched
@@ -54,6 +58,10 @@ against channel names and topics (* one level, ** any levels: 'vr/*/state=0',
 never passes by checking nothing: a CHANNEL that matches no channel the
 check applies to is a usage error (exit 2) listing those channels, and a
 VALUE on a log with nothing to check fails its check (exit 1).
+
+A torn tail (what a killed recorder leaves) is analyzed up to it and, like
+a corrupt chunk skipped by --tolerant or damage read around, said on stderr
+whatever the output (-q included); --require-intact fails the gate on it.
 
 --csv, --junit and --html replace existing files; each is written aside and
 renamed into place once complete.
@@ -69,14 +77,15 @@ EXAMPLES:
 ` + cliutil.ExitCodesHelp,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON (schema vrlog.analyze/1, docs/analyze-report.md) instead of text"},
-			&cli.StringFlag{Name: "csv", Usage: "write a per-sample timeline CSV to `FILE` (- for stdout)"},
+			&cli.StringFlag{Name: "csv", Usage: "write a per-sample timeline CSV to `FILE` (- for stdout, with -q: failed checks then go to stderr)"},
 			&cli.StringFlag{Name: "junit", Usage: "write one JUnit test case per check to `FILE`"},
 			&cli.StringFlag{Name: "html", Usage: "write a self-contained HTML report with plots to `FILE`"},
 			&cli.StringFlag{Name: "time-format", Value: "elapsed", Usage: "times in text and CSV: unix, elapsed, uts or rfc3339"},
-			&cli.Float64Flag{Name: "outage-factor", Value: 3, Usage: "an outage is a capture gap above `K` × the nominal period"},
-			&cli.DurationFlag{Name: "lag-tolerance", Value: analyzerDefaultLag, Usage: "frames lagging the latest state by more are rejected"},
+			&cli.Float64Flag{Name: "outage-factor", Value: 3, Usage: "an outage is a capture gap above `K` × the nominal period (K > 1)"},
+			&cli.DurationFlag{Name: "lag-tolerance", Value: analyzerDefaultLag, Usage: "frames lagging the latest state by more are rejected (> 0)"},
 			&cli.DurationFlag{Name: "lag-window", Value: analyzer.DefaultLagWindow, Usage: "frames and states are paired exactly while out of capture order by less (bounded memory); negative (--lag-window=-1s) keeps every state"},
-			&cli.BoolFlag{Name: "full-decode", Usage: "decode every payload (epoch 0) instead of reading stored stamps"},
+			&cli.BoolFlag{Name: "full-decode", Usage: "decode every payload (epoch 0) and check its CRC, instead of reading stored stamps and metadata CRCs only"},
+			&cli.BoolFlag{Name: "require-intact", Usage: "fail the gate (exit 1) on an input with a torn tail (unfinished recording), a corrupt chunk skipped by --tolerant or damage read around; without it these are analyzed and warned about on stderr"},
 			&cli.BoolFlag{Name: "tolerant", Usage: "skip corrupt chunks (listed in the report) instead of failing"},
 			&cli.StringSliceFlag{Name: "max-skips", Usage: "most skipped samples per channel: `[CHANNEL=]N`"},
 			&cli.StringSliceFlag{Name: "max-restarts", Usage: "most publisher restarts per channel: `[CHANNEL=]N`"},
@@ -85,8 +94,8 @@ EXAMPLES:
 			&cli.StringSliceFlag{Name: "max-lag", Usage: "largest frame-to-latest-state lag: `[FRAME_CHANNEL=]DURATION`"},
 			&cli.StringSliceFlag{Name: "max-lag-reject", Usage: "largest fraction of frames rejected by --lag-tolerance: `[FRAME_CHANNEL=]F` (0..1)"},
 			&cli.StringSliceFlag{Name: "max-reaction", Usage: "a response log's largest reaction (first response after a released trigger; one without a response fails): `[TRIGGER_CHANNEL=]DURATION`"},
-			&cli.StringFlag{Name: "baseline", Usage: "compare with an earlier --json report `OLD.json`; regressions fail"},
-			&cli.Float64Flag{Name: "baseline-tolerance", Value: 0.1, Usage: "relative worsening allowed against --baseline"},
+			&cli.StringFlag{Name: "baseline", Usage: "compare with an earlier --json report `OLD.json`: each metric of each baseline channel is a check; a regression, or a baseline channel missing from the log, fails"},
+			&cli.Float64Flag{Name: "baseline-tolerance", Value: 0.1, Usage: "relative worsening allowed against --baseline (>= 0; 0.1 = 10 %)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only failed checks and the verdict"},
 		},
 		Action: run,
@@ -107,10 +116,9 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	opts := analyzer.Options{
-		OutageFactor: c.Float64("outage-factor"), LagTolerance: c.Duration("lag-tolerance"),
-		LagWindow:  c.Duration("lag-window"),
-		FullDecode: c.Bool("full-decode"), Tolerant: c.Bool("tolerant"),
+	opts, baseTol, err := settings(c)
+	if err != nil {
+		return err
 	}
 	var base *analyzer.Report
 	if p := c.String("baseline"); p != "" {
@@ -135,8 +143,14 @@ func run(c *cli.Context) error {
 		return f, nil
 	}
 	var csvOut io.Writer
+	out := c.App.Writer // the report's
 	if p := c.String("csv"); p == "-" {
-		csvOut = c.App.Writer
+		// One output per stream: the CSV takes stdout, so only -q's
+		// failed checks may go along, and they go to stderr.
+		if !c.Bool("quiet") || c.Bool("json") {
+			return cliutil.Usage("--csv - writes the CSV to stdout: add -q (failed checks then go to stderr) and no --json, or give --csv FILE")
+		}
+		csvOut, out = c.App.Writer, c.App.ErrWriter
 	} else if p != "" {
 		f, err := create("csv")
 		if err != nil {
@@ -171,7 +185,13 @@ func run(c *cli.Context) error {
 		return cliutil.Usage("%v", err)
 	}
 	if base != nil {
-		rep.CompareBaseline(base, c.Float64("baseline-tolerance"))
+		rep.CompareBaseline(base, baseTol)
+	}
+	if c.Bool("require-intact") {
+		rep.CheckIntact()
+	}
+	for _, d := range append(rep.Damage(), rep.OutageLimitWarnings()...) {
+		fmt.Fprintf(c.App.ErrWriter, "analyze: warning: %s\n", d)
 	}
 
 	if csvOut != nil {
@@ -179,7 +199,6 @@ func run(c *cli.Context) error {
 			return cliutil.Runtime(err)
 		}
 	}
-	out := c.App.Writer
 	switch {
 	case c.Bool("json"):
 		enc := json.NewEncoder(out)
@@ -229,15 +248,20 @@ func thresholds(c *cli.Context) (analyzer.Thresholds, error) {
 		flag string
 		dst  *[]analyzer.Limit
 		dur  bool
+		most float64 // the largest valid value
 	}{
-		{"max-skips", &t.MaxSkips, false}, {"max-restarts", &t.MaxRestarts, false}, {"max-outage", &t.MaxOutageMs, true},
-		{"min-rate", &t.MinRate, false}, {"max-lag", &t.MaxLagMs, true}, {"max-lag-reject", &t.MaxLagReject, false},
-		{"max-reaction", &t.MaxReaction, true},
+		{"max-skips", &t.MaxSkips, false, math.MaxFloat64}, {"max-restarts", &t.MaxRestarts, false, math.MaxFloat64},
+		{"max-outage", &t.MaxOutageMs, true, math.MaxFloat64}, {"min-rate", &t.MinRate, false, math.MaxFloat64},
+		{"max-lag", &t.MaxLagMs, true, math.MaxFloat64}, {"max-lag-reject", &t.MaxLagReject, false, 1},
+		{"max-reaction", &t.MaxReaction, true, math.MaxFloat64},
 	} {
 		for _, s := range c.StringSlice(x.flag) {
 			l, err := analyzer.ParseLimit(s, x.dur)
 			if err != nil {
 				return t, cliutil.Usage("--%s: %v", x.flag, err)
+			}
+			if l.Value > x.most {
+				return t, cliutil.Usage("--%s %q: want a fraction from 0 to 1", x.flag, s)
 			}
 			*x.dst = append(*x.dst, l)
 		}

@@ -6,6 +6,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -66,6 +67,11 @@ func run(c *cli.Context) error {
 	if cfg.Target, err = parseVec(c.String("target")); err != nil {
 		return cliutil.Usage("--target: %v", err)
 	}
+	for _, g := range []string{"kp", "kd"} { // a NaN or Inf gain makes every command NaN
+		if _, err := cliutil.Float(c, g, "a finite gain", func(float64) bool { return true }); err != nil {
+			return err
+		}
+	}
 	if !(cfg.Smooth >= 0 && cfg.Smooth < 1) || cfg.Delay < 0 || c.Duration("duration") < 0 {
 		return cliutil.Usage("--smooth must be in [0, 1), --delay and --duration >= 0")
 	}
@@ -101,8 +107,8 @@ func parseVec(s string) (codec.Vec3, error) {
 	var v [3]float64
 	for i, x := range f {
 		var err error
-		if v[i], err = strconv.ParseFloat(strings.TrimSpace(x), 64); err != nil {
-			return codec.Vec3{}, fmt.Errorf("%q: want X,Y,Z", s)
+		if v[i], err = strconv.ParseFloat(strings.TrimSpace(x), 64); err != nil || math.IsNaN(v[i]) || math.IsInf(v[i], 0) {
+			return codec.Vec3{}, fmt.Errorf("%q: want X,Y,Z, finite numbers", s)
 		}
 	}
 	return codec.Vec3{X: v[0], Y: v[1], Z: v[2]}, nil

@@ -55,7 +55,16 @@ type VerifyResult struct {
 	Offsets      []int64  `json:"offsets"`       // byte offset of each damaged structure
 	ChunkOffsets []int64  `json:"chunk_offsets"` // offset of the chunk holding it, -1 if none
 	TornTail     string   `json:"torn_tail"`
-	Error        string   `json:"error,omitempty"`
+	Error        string   `json:"-"` // set: the file could not be checked (verifyError)
+}
+
+// verifyError is `verify --json`'s object for a file it could not check
+// (missing, foreign, a newer format): the error instead of counts that
+// would read as an empty sound file.
+type verifyError struct {
+	File  string `json:"file"`
+	OK    bool   `json:"ok"`
+	Error string `json:"error"`
 }
 
 func runVerify(c *cli.Context) error {
@@ -103,7 +112,11 @@ func runVerify(c *cli.Context) error {
 			}
 		}
 		if c.Bool("json") {
-			if err := writeJSONLine(out, &res); err != nil {
+			var obj any = &res
+			if res.Error != "" {
+				obj = &verifyError{File: path, Error: res.Error}
+			}
+			if err := writeJSONLine(out, obj); err != nil {
 				return err
 			}
 			continue

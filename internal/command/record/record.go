@@ -142,6 +142,9 @@ func run(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return cliutil.Usage("unexpected argument %q: name keys with -k and services with -s", c.Args().First())
 	}
+	if err := cliutil.NonNegative(c, "duration", "split-duration", "flush-interval", "probe-interval", "snapshot"); err != nil {
+		return err
+	}
 	out := c.String("output")
 	if out == "" {
 		out = "vrlog-" + time.Now().UTC().Format("20060102T150405Z") + ".vrlog"
@@ -187,6 +190,9 @@ func run(c *cli.Context) error {
 		if cfg.SplitSize, err = parseSize(s); err != nil {
 			return cliutil.Usage("--split-size: %v", err)
 		}
+	}
+	if cfg.MaxFiles < 0 {
+		return cliutil.Usage("--max-files %d: want N >= 0", cfg.MaxFiles)
 	}
 	if cfg.MaxFiles > 0 && cfg.SplitSize == 0 && cfg.SplitDuration == 0 {
 		return cliutil.Usage("--max-files needs --split-size or --split-duration")

@@ -411,14 +411,15 @@ func TestLockstepAnswersEveryState(t *testing.T) {
 }
 
 // Without an answer, each trigger is released after the timeout and
-// counted as a missed step.
+// counted as a missed step; no answer at all is a failed check (exit 1),
+// so a lockstep run against a controller that never ran does not pass.
 func TestLockstepMissedSteps(t *testing.T) {
 	f := writeLog(t, 50*time.Millisecond) // 10 states
 	zp := newZenohPeer(t)
 	r := runReplay(t, "--json", "--quiet", "--no-multicast", "--connect", zp.ep, "--channel", f.stateKey,
 		"--lockstep", f.stateKey+"/nobody", "--lockstep-timeout", "50ms", "--linger", "0s", f.path)
-	if r.code != 0 {
-		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	if r.code != 1 || !strings.Contains(r.stderr, "--lockstep "+f.stateKey+"/nobody: no answer at all: each of the 10 trigger records was released after --lockstep-timeout 0.05 s") {
+		t.Fatalf("exit %d (want 1)\n%s", r.code, r.stderr)
 	}
 	if l := r.rep.Lockstep; l.Missed != uint64(len(f.states)) || l.Answered != 0 || r.rep.Channels[0].Missed != l.Missed {
 		t.Fatalf("lockstep %+v", l)

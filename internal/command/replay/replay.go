@@ -68,13 +68,16 @@ A TEST FIXTURE for a controller under test (docs/replay.md):
                    record (--clock-per-record)
    --lockstep KEY  release each record of the trigger channels (--trigger,
                    default the state channels) only after the controller
-                   answered on KEY, or --lockstep-timeout passed (a missed step)
+                   answered on KEY, or --lockstep-timeout passed (a missed step;
+                   some are reported, gate them with analyze --max-reaction;
+                   no answer at all is exit 1)
    --capture PATTERN -o response.vrlog
                    record the controller's outputs (zenoh keys and iceoryx2
                    services PATTERN matches) with the released triggers, on
                    one clock: ` + "`analyze --max-reaction`" + ` gates the reaction
 
-FAULTS (--inject, repeatable; reproducible with --seed):
+FAULTS (--inject, repeatable; reproducible with --seed; AT is log time from
+the played window's start, and an AT at or after its end is exit 2):
    drop=P          drop each record with probability P
    outage=AT:FOR   publish nothing from AT for FOR (log time from the start)
    restart=AT      from AT on, seq restarts at 0 (decodable channels' seq, and
@@ -196,6 +199,12 @@ func parse(c *cli.Context) (*config, error) {
 			return nil, cliutil.Usage("--rate %q: want a factor > 0 or max", r)
 		}
 		cfg.rate = f
+	}
+	if err := cliutil.NonNegative(c, "wait-timeout", "lockstep-timeout", "linger", "reorder-window", "read-ahead", "spin"); err != nil {
+		return nil, err
+	}
+	if c.Int("read-ahead-bytes") < 0 || c.Int("wait-for-subscribers") < 0 {
+		return nil, cliutil.Usage("--read-ahead-bytes and --wait-for-subscribers want N >= 0")
 	}
 	if c.Int("loop") < 0 {
 		return nil, cliutil.Usage("--loop %d: want N >= 0 (0 = forever)", c.Int("loop"))
@@ -390,6 +399,9 @@ func run(c *cli.Context) error {
 	if s.src.hasEnd {
 		span = min(s.src.end, s.logEnd) - s.src.start
 	}
+	if err := cfg.faults.Within(time.Duration(span)); err != nil {
+		return cliutil.Usage("--inject: %v", err)
+	}
 	chans := make([]player.Channel, len(s.outs))
 	for i, o := range s.outs {
 		chans[i] = player.Channel{Name: o.Name, Schema: o.Schema, Frame: o.Frame}
@@ -490,6 +502,9 @@ func run(c *cli.Context) error {
 		return cliutil.Runtime(cerr)
 	case sum.Interrupted && (!sum.Stopped || ctrlC): // q and the control channel's stop end it as asked: exit 0
 		return cliutil.Runtime(errors.New("interrupted"))
+	case rep.Lockstep != nil && rep.Lockstep.Answered == 0 && rep.Lockstep.Missed > 0:
+		return cliutil.CheckFailed(fmt.Errorf("--lockstep %s: no answer at all: each of the %d trigger records was released after --lockstep-timeout %g s (is the controller running, and answering on that key?)",
+			rep.Lockstep.Key, rep.Lockstep.Missed, rep.Lockstep.TimeoutS))
 	case rep.Capture != nil && len(rep.Capture.Missed) > 0:
 		return cliutil.CheckFailed(fmt.Errorf("--capture captured nothing on %s (the response log %s holds the released records)",
 			strings.Join(rep.Capture.Missed, ", "), rep.Capture.Output))

@@ -100,6 +100,9 @@ func run(c *cli.Context) error {
 	if cfg.FrameRing = c.Int("frame-ring"); cfg.FrameRing < 0 || cfg.FrameRing > 1024 {
 		return cliutil.Usage("--frame-ring %d: want 0..1024", cfg.FrameRing)
 	}
+	if err := checkNumbers(c); err != nil {
+		return err
+	}
 	if cfg.StateHz <= 0 || cfg.FrameHz <= 0 || cfg.Sensors < 0 || cfg.Sensors > codec.MaxSensors {
 		return cliutil.Usage("rates must be positive and --sensors within 0..65535")
 	}
