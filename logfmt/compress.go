@@ -28,13 +28,14 @@ type job struct {
 	done    chan struct{} // chunk: compression finished
 	head    []byte        // block header + meta section
 	info    ChunkInfo
-	block   []byte     // jobBlock
-	defines uint16     // jobBlock: the channel it defines, or 0
-	written bool       // jobBlock: written already (stage only)
-	sync    bool       // jobBarrier: sync after flushing
-	tick    bool       // jobBarrier from the ticker: sync only if SyncInterval is due
-	result  chan error // jobBarrier: nil for fire-and-forget
-	metaBuf []byte     // compressed record metadata, reused
+	block   []byte       // jobBlock
+	defines uint16       // jobBlock: the channel it defines, or 0
+	written bool         // jobBlock: written already (stage only)
+	sync    bool         // jobBarrier: sync after flushing
+	tick    bool         // jobBarrier from the ticker: sync only if SyncInterval is due
+	result  chan error   // jobBarrier: nil for fire-and-forget
+	metaBuf []byte       // compressed record metadata, reused
+	kept    []chunkGroup // jobSealed: the kept chunk's channels
 }
 
 func (j *job) reset() {

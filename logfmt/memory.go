@@ -162,7 +162,7 @@ func (w *Writer) writeKept(c *Chunk) error {
 		w.records += uint64(g.records)
 		w.rawBytes += uint64(g.raw)
 	}
-	w.ordered <- &job{kind: jobSealed, head: c.block, info: c.info}
+	w.ordered <- &job{kind: jobSealed, head: c.block, info: c.info, kept: c.groups}
 	return nil
 }
 

@@ -21,20 +21,24 @@ type stage struct {
 	syncF  func() error
 	pieces [][]byte // scratch for groupBuf.pieces
 
-	failed   atomic.Bool // set with err: Write's check without the lock
-	mu       sync.Mutex  // guards the fields below for Stats and error
-	err      error
-	off      int64
-	index    []ChunkInfo
-	stored   map[uint16]uint64
-	defs     map[uint16]*job // channel definitions not written yet
+	failed atomic.Bool // set with err: Write's check without the lock
+	mu     sync.Mutex  // guards the fields below for Stats and error
+	err    error
+	off    int64
+	index  []ChunkInfo
+	stored map[uint16]uint64
+	defs   map[uint16]*job // channel definitions not written yet
+	// inFile is each channel's first and last records in file order,
+	// which the footer's statistics state: a chunk sealed ahead
+	// (SealAhead) can reach the file before chunks sealed earlier
+	inFile   map[uint16]*ChannelStats
 	syncs    uint64
 	lastSync time.Time
 	dirty    bool // written since the last sync
 }
 
 func newStage(out io.Writer, opts *WriterOptions) *stage {
-	s := &stage{out: out, bw: bufio.NewWriterSize(out, 256<<10), opts: opts, stored: map[uint16]uint64{}, defs: map[uint16]*job{}, lastSync: time.Now()}
+	s := &stage{out: out, bw: bufio.NewWriterSize(out, 256<<10), opts: opts, stored: map[uint16]uint64{}, defs: map[uint16]*job{}, inFile: map[uint16]*ChannelStats{}, lastSync: time.Now()}
 	if sy, ok := out.(interface{ Sync() error }); ok {
 		s.syncF = sy.Sync
 		if f, ok := out.(fder); ok {
@@ -273,6 +277,20 @@ func (s *stage) writeChunk(j *job) {
 	s.index = append(s.index, info)
 	for _, c := range info.Channels {
 		s.stored[c.Channel] += uint64(c.StoredBytes)
+	}
+	groups := j.kept
+	if j.kind != jobSealed {
+		for _, g := range j.b.groups[:j.b.ng] {
+			groups = append(groups, g.summary())
+		}
+	}
+	for _, g := range groups {
+		st := s.inFile[g.channel]
+		if st == nil {
+			st = &ChannelStats{}
+			s.inFile[g.channel] = st
+		}
+		st.addGroup(g)
 	}
 	s.mu.Unlock()
 }

@@ -559,6 +559,10 @@ func (w *Writer) writeFooter() error {
 		s := cs.stats
 		s.StoredBytes = st.stored[cs.c.ID]
 		s.Drops = w.drops[cs.c.ID]
+		if in := st.inFile[cs.c.ID]; in != nil { // first and last in file order
+			s.FirstMonoNs, s.FirstWallNs, s.LastMonoNs, s.LastWallNs = in.FirstMonoNs, in.FirstWallNs, in.LastMonoNs, in.LastWallNs
+			s.HasCapture, s.FirstCaptureNs, s.LastCaptureNs = in.HasCapture, in.FirstCaptureNs, in.LastCaptureNs
+		}
 		f.stats = append(f.stats, s)
 	}
 	f.writer = WriterStats{Records: w.records, Chunks: uint64(len(st.index)), RawBytes: w.rawBytes, BytesWritten: st.off, Drops: w.dropsSum}
