@@ -158,7 +158,6 @@ func (w *Writer) writeKept(c *Chunk) error {
 	}
 	w.sealLocked() // what was written before goes first
 	for _, g := range c.groups {
-		w.chans[g.channel].stats.addGroup(g)
 		w.records += uint64(g.records)
 		w.rawBytes += uint64(g.raw)
 	}
@@ -166,8 +165,8 @@ func (w *Writer) writeKept(c *Chunk) error {
 	return nil
 }
 
-// addGroup accounts for one channel's records of a chunk: a kept one
-// (writeKept) or one the writer sealed.
+// addGroup accounts for one channel's records of a chunk the stage wrote:
+// a kept one (writeKept) or one the writer sealed.
 func (s *ChannelStats) addGroup(g chunkGroup) {
 	if s.Records == 0 {
 		s.FirstMonoNs, s.FirstWallNs = g.first[0], g.first[1]

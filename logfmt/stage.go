@@ -26,19 +26,18 @@ type stage struct {
 	err    error
 	off    int64
 	index  []ChunkInfo
-	stored map[uint16]uint64
 	defs   map[uint16]*job // channel definitions not written yet
-	// inFile is each channel's first and last records in file order,
-	// which the footer's statistics state: a chunk sealed ahead
-	// (SealAhead) can reach the file before chunks sealed earlier
-	inFile   map[uint16]*ChannelStats
+	// chans are the footer's statistics, counted as the chunks reach the
+	// file: first and last are in file order, which a chunk sealed ahead
+	// (SealAhead) can change from the order of sealing
+	chans    map[uint16]*ChannelStats
 	syncs    uint64
 	lastSync time.Time
 	dirty    bool // written since the last sync
 }
 
 func newStage(out io.Writer, opts *WriterOptions) *stage {
-	s := &stage{out: out, bw: bufio.NewWriterSize(out, 256<<10), opts: opts, stored: map[uint16]uint64{}, defs: map[uint16]*job{}, inFile: map[uint16]*ChannelStats{}, lastSync: time.Now()}
+	s := &stage{out: out, bw: bufio.NewWriterSize(out, 256<<10), opts: opts, defs: map[uint16]*job{}, chans: map[uint16]*ChannelStats{}, lastSync: time.Now()}
 	if sy, ok := out.(interface{ Sync() error }); ok {
 		s.syncF = sy.Sync
 		if f, ok := out.(fder); ok {
@@ -276,21 +275,26 @@ func (s *stage) writeChunk(j *job) {
 	s.mu.Lock()
 	s.index = append(s.index, info)
 	for _, c := range info.Channels {
-		s.stored[c.Channel] += uint64(c.StoredBytes)
+		s.channel(c.Channel).StoredBytes += uint64(c.StoredBytes)
 	}
-	groups := j.kept
-	if j.kind != jobSealed {
+	if j.kind == jobSealed {
+		for _, g := range j.kept {
+			s.channel(g.channel).addGroup(g)
+		}
+	} else {
 		for _, g := range j.b.groups[:j.b.ng] {
-			groups = append(groups, g.summary())
+			s.channel(g.ch).addGroup(g.summary())
 		}
-	}
-	for _, g := range groups {
-		st := s.inFile[g.channel]
-		if st == nil {
-			st = &ChannelStats{}
-			s.inFile[g.channel] = st
-		}
-		st.addGroup(g)
 	}
 	s.mu.Unlock()
+}
+
+// channel is the statistics of channel id so far (under mu).
+func (s *stage) channel(id uint16) *ChannelStats {
+	st := s.chans[id]
+	if st == nil {
+		st = &ChannelStats{Channel: id}
+		s.chans[id] = st
+	}
+	return st
 }

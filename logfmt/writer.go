@@ -120,7 +120,6 @@ type chanState struct {
 	c     Channel
 	epoch uint64 // chunk epoch in which gi is valid
 	gi    int
-	stats ChannelStats
 }
 
 // Writer writes a log. Write, AddChannel, AddDrops, Flush and Close may be
@@ -285,7 +284,7 @@ func (w *Writer) AddChannel(c Channel) (uint16, error) {
 	if c.Compression.Kind == CompressionNone {
 		c.Compression.Level = 0
 	}
-	w.chans = append(w.chans, &chanState{c: c, epoch: ^uint64(0), stats: ChannelStats{Channel: c.ID}})
+	w.chans = append(w.chans, &chanState{c: c, epoch: ^uint64(0)})
 	w.names[c.Name] = c.ID
 	def := &job{kind: jobBlock, defines: c.ID, block: appendBlock(nil, kindChannel, appendChannelBody(nil, &c))}
 	w.stage.define(def) // a chunk sealed ahead may need it before its turn
@@ -376,9 +375,6 @@ func (w *Writer) AddDrops(channel uint16, n uint64) {
 	}
 	w.drops[channel] += n
 	w.dropsSum += n
-	if int(channel) < len(w.chans) && channel != 0 {
-		w.chans[channel].stats.Drops += n
-	}
 	w.dirty = true
 }
 
@@ -388,9 +384,6 @@ func (w *Writer) AddDrops(channel uint16, n uint64) {
 func (w *Writer) sealLocked() {
 	if w.cur.b.n > 0 {
 		j := w.cur
-		for _, g := range j.b.groups[:j.b.ng] {
-			w.chans[g.ch].stats.addGroup(g.summary())
-		}
 		w.work <- j
 		w.ordered <- j
 		w.cur = w.newJob()
@@ -446,9 +439,6 @@ func (w *Writer) seal(ahead bool) error {
 	if !ahead || j.b.n == 0 || w.opts.memory != nil {
 		w.sealLocked()
 		return nil
-	}
-	for _, g := range j.b.groups[:j.b.ng] {
-		w.chans[g.ch].stats.addGroup(g.summary())
 	}
 	w.inline.sealChunk(j, *w.opts.MetaCompression)
 	j.done <- struct{}{}
@@ -556,13 +546,11 @@ func (w *Writer) writeFooter() error {
 	f := &footer{chunks: st.index}
 	for _, cs := range w.chans[1:] {
 		f.channels = append(f.channels, cs.c)
-		s := cs.stats
-		s.StoredBytes = st.stored[cs.c.ID]
-		s.Drops = w.drops[cs.c.ID]
-		if in := st.inFile[cs.c.ID]; in != nil { // first and last in file order
-			s.FirstMonoNs, s.FirstWallNs, s.LastMonoNs, s.LastWallNs = in.FirstMonoNs, in.FirstWallNs, in.LastMonoNs, in.LastWallNs
-			s.HasCapture, s.FirstCaptureNs, s.LastCaptureNs = in.HasCapture, in.FirstCaptureNs, in.LastCaptureNs
+		s := ChannelStats{Channel: cs.c.ID}
+		if in := st.chans[cs.c.ID]; in != nil {
+			s = *in
 		}
+		s.Drops = w.drops[cs.c.ID]
 		f.stats = append(f.stats, s)
 	}
 	f.writer = WriterStats{Records: w.records, Chunks: uint64(len(st.index)), RawBytes: w.rawBytes, BytesWritten: st.off, Drops: w.dropsSum}
