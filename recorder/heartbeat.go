@@ -27,6 +27,9 @@ func (r *rec) heartbeat(ctx context.Context, every time.Duration) {
 		return []item{{name: HeartbeatChannel, topic: HeartbeatChannel, transport: logfmt.TransportInternal, schema: codec.SchemaHeartbeat,
 			rec: logfmt.Record{RecvWallNs: clock.WallNow() + r.cfg.ClockOffset.Nanoseconds(), RecvMonoNs: clock.MonoNow()}}}
 	}
+	if every <= 0 { // a log writer without timed flushes
+		every = time.Second
+	}
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -37,7 +40,7 @@ func (r *rec) heartbeat(ctx context.Context, every time.Duration) {
 			}
 		case <-ctx.Done():
 		}
-		break
+		r.lanes.put(beat()) // the stop
+		return
 	}
-	r.lanes.put(beat()) // the stop
 }
