@@ -483,6 +483,7 @@ func (a *Analysis) Report() *Report {
 		a.lags = append(a.lags, namedLag{f.rep.Name + " vs " + s.rep.Name, l})
 		rep.Lag = append(rep.Lag, LagReport{Frames: f.rep.Name, States: s.rep.Name, ToleranceMs: round3(float64(a.opts.LagTolerance) / 1e6),
 			Count: l.Frames, Unpaired: l.Unpaired, Rejected: l.Rejected, RejectedFraction: round3(l.RejectedFraction()*1e4) / 1e4,
+			AcrossOutage: l.AcrossOutage, AcrossOutages: lagOutages(l, rep.Channel(s.rep.Name), el),
 			LatestMs: distMs(&l.Latest), NearestMs: distMs(&l.Nearest), InterpolatedMs: distMs(&l.Interpolated)})
 	}
 	rep.Reaction = a.reaction()
@@ -498,6 +499,23 @@ func (a *Analysis) Report() *Report {
 	}
 	rep.Snapshots = a.snapshots(rep)
 	return rep
+}
+
+// lagOutages lists the state gaps frames were paired across, with
+// whether the state channel's publisher restarted at the gap's end.
+func lagOutages(l *sampler.LagSummary, states *ChannelReport, el func(int64) float64) []LagOutageItem {
+	out := []LagOutageItem{}
+	for _, g := range l.Outages {
+		o := LagOutageItem{FromNs: g.StateNs, FromElapsed: el(g.StateNs), Frames: g.Frames, MaxLagMs: ms3(g.MaxLagNs), Ended: !g.HasNext}
+		if g.HasNext {
+			o.ToNs, o.ToElapsed, o.GapS = g.NextNs, el(g.NextNs), round3(float64(g.NextNs-g.StateNs)/1e9*1000)/1000
+		}
+		for _, r := range states.Restarts {
+			o.Restart = o.Restart || (g.HasNext && r.AfterNs == g.NextNs)
+		}
+		out = append(out, o)
+	}
+	return out
 }
 
 // fallbackEpoch picks the session epoch of a log without a state channel:
@@ -569,9 +587,16 @@ func (a *Analysis) pairFrames() {
 				f.rep.Name, s.rep.Name))
 		}
 		f.lagOf = s
-		f.lag = sampler.NewLagStream(sampler.LagConfig{ToleranceNs: a.opts.LagTolerance.Nanoseconds(), WindowNs: a.opts.LagWindow.Nanoseconds()})
+		f.lag = sampler.NewLagStream(sampler.LagConfig{ToleranceNs: a.opts.LagTolerance.Nanoseconds(), WindowNs: a.opts.LagWindow.Nanoseconds(),
+			OutageNs: a.outageOf(s)})
 		s.feeds = append(s.feeds, f.lag)
 	}
+}
+
+// outageOf is the outage threshold of state channel s as its samples
+// arrive: a frame whose latest state is older is paired across an outage.
+func (a *Analysis) outageOf(s *channel) func() int64 {
+	return func() int64 { return int64(a.opts.OutageFactor * float64(s.stream.NominalNs())) }
 }
 
 // pairState picks the state channel a frame channel belongs to: the one
