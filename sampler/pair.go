@@ -65,16 +65,16 @@ type Stamped struct {
 // simulator's clock.
 type LagSummary struct {
 	Frames   uint64
-	Unpaired uint64    // frames captured before the first state
-	Rejected uint64    // latest-lag above tolerance (among the lag measurements)
+	Unpaired uint64 // frames captured before the first state
+	Rejected uint64 // latest-lag above tolerance (among the lag measurements)
 	// AcrossOutage counts the frames paired with a state from before an
 	// outage of the state stream (LagConfig.OutageNs); Outages lists the
 	// gaps they span, in the order first met (at most MaxLagOutages).
 	// They are in no histogram and not in Rejected.
 	AcrossOutage uint64
 	Outages      []LagOutage
-	Latest   Histogram // lag to the latest state at or before the frame (≥ 0)
-	Nearest  Histogram // lag to the nearest state in capture time (signed)
+	Latest       Histogram // lag to the latest state at or before the frame (≥ 0)
+	Nearest      Histogram // lag to the nearest state in capture time (signed)
 	// Interpolated is the frame's receive stamp minus the receive time of
 	// the state timeline interpolated at the frame's capture stamp: how
 	// much later the frame arrived than a state captured at the same
