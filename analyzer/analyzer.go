@@ -46,6 +46,7 @@ type channel struct {
 	stream *sampler.Stream
 	lag    *sampler.LagStream   // a frame channel's pairing with its state channel (lagOf)
 	lagOf  *channel             // that state channel
+	lagSer *lagSeries           // the pairing over time, for plots (PlotBins > 0)
 	feeds  []*sampler.LagStream // a state channel's: the pairings it feeds
 	probes []sampler.Probe
 	series *series
@@ -587,8 +588,12 @@ func (a *Analysis) pairFrames() {
 				f.rep.Name, s.rep.Name))
 		}
 		f.lagOf = s
-		f.lag = sampler.NewLagStream(sampler.LagConfig{ToleranceNs: a.opts.LagTolerance.Nanoseconds(), WindowNs: a.opts.LagWindow.Nanoseconds(),
-			OutageNs: a.outageOf(s)})
+		cfg := sampler.LagConfig{ToleranceNs: a.opts.LagTolerance.Nanoseconds(), WindowNs: a.opts.LagWindow.Nanoseconds(), OutageNs: a.outageOf(s)}
+		if a.opts.PlotBins > 0 {
+			f.lagSer = newLagSeries(a.opts.PlotBins, &a.span)
+			cfg.OnPair = f.lagSer.add
+		}
+		f.lag = sampler.NewLagStream(cfg)
 		s.feeds = append(s.feeds, f.lag)
 	}
 }
