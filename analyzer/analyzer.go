@@ -1,6 +1,7 @@
 package analyzer
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -59,6 +60,8 @@ type channel struct {
 type Analysis struct {
 	opts     Options
 	byName   map[string]*channel
+	byStream map[logfmt.Stream]*channel // channels across files: logfmt.StreamOf
+	input    int                        // the position of the file being planned or read
 	order    []*channel
 	files    []FileReport
 	epoch    int64
@@ -106,25 +109,41 @@ func New(opts Options) *Analysis {
 	if opts.MaxEvents <= 0 {
 		opts.MaxEvents = 1000
 	}
-	a := &Analysis{opts: opts, byName: map[string]*channel{}}
+	a := &Analysis{opts: opts, byName: map[string]*channel{}, byStream: map[logfmt.Stream]*channel{}}
 	return a
 }
 
 // Plan reads the channel tables of the logs AddFile will be given, in
 // that order, so that a frame channel and its state channel in different
 // files (one recorder's states, another's frames) are paired from their
-// first records. One log needs no plan.
+// first records, and checks that the logs share one receive clock
+// (hostclock.OneReceiveClock: logs of several hosts, or on the
+// simulator's and a recorder's clock, are refused with its error). One
+// log needs no plan.
 func (a *Analysis) Plan(paths []string) error {
 	if len(paths) < 2 {
 		return nil
 	}
-	for _, p := range paths {
+	var rs []*logfmt.Reader
+	defer func() {
+		for _, r := range rs {
+			r.Close()
+		}
+	}()
+	for i, p := range paths {
 		r, err := logfmt.Open(p, logfmt.ReaderOptions{Tolerant: a.opts.Tolerant})
 		if err != nil {
 			return err
 		}
+		rs = append(rs, r)
+		a.input = i
 		a.channels(r)
-		r.Close()
+	}
+	// One receive clock, or the figures that compare receive stamps
+	// across files (latency, the ended outage, the clock offset from
+	// pooled probes) would compare different hosts' clocks.
+	if err := hostclock.OneReceiveClock(rs, paths); err != nil {
+		return err
 	}
 	a.pairFrames()
 	return nil
@@ -137,7 +156,7 @@ func (a *Analysis) AddFile(path string) error {
 		return err
 	}
 	defer r.Close()
-	a.readFrom = 0
+	a.readFrom, a.input = 0, len(a.files)
 	if a.addSnapshot(path, r.Header()) {
 		a.readFrom = a.overlapStart()
 	}
@@ -150,7 +169,7 @@ func (a *Analysis) AddFile(path string) error {
 	}
 	sim, err := hostclock.ParseSimClock(r.Header().Metadata)
 	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return inFile(path, err)
 	}
 	if sim != nil {
 		a.onSim++
@@ -194,7 +213,7 @@ func (a *Analysis) AddFile(path string) error {
 	err = a.eachData(r, ids, dataIDs, a.add)
 	a.books.finish()
 	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return inFile(path, err)
 	}
 	// Clock-sync probes: tiny, always decoded.
 	if len(probeIDs) > 0 {
@@ -217,7 +236,7 @@ func (a *Analysis) AddFile(path string) error {
 			}
 		}
 		if err := it.Err(); err != nil {
-			return fmt.Errorf("%s: %w", path, err)
+			return inFile(path, err)
 		}
 	}
 	for _, ce := range r.SkippedChunks() {
@@ -229,6 +248,15 @@ func (a *Analysis) AddFile(path string) error {
 	fr.BytesRead = r.BytesRead()
 	a.files = append(a.files, fr)
 	return nil
+}
+
+// inFile names path in err, unless err names it already (logfmt's
+// corruption errors do): context once.
+func inFile(path string, err error) error {
+	if ce, ok := errors.AsType[*logfmt.CorruptionError](err); ok && ce.File == path {
+		return err
+	}
+	return fmt.Errorf("%s: %w", path, err)
 }
 
 // channels matches r's channels to the analysis's (by name, across
@@ -282,19 +310,26 @@ func (a *Analysis) widen(lo, hi int64) {
 	a.span[0], a.span[1] = min(a.span[0], lo), max(a.span[1], hi)
 }
 
-// channel finds or creates the analysis of c, matched by name across files.
+// channel finds or creates the analysis of c, matched across files by
+// its stream (logfmt.StreamOf, as merge matches them): a different
+// stream under a name already taken is NAME@N, N the file's position.
 func (a *Analysis) channel(c logfmt.Channel) *channel {
-	if ch, ok := a.byName[c.Name]; ok {
+	if ch, ok := a.byStream[logfmt.StreamOf(c)]; ok {
 		return ch
 	}
-	ch := &channel{first: true, rep: ChannelReport{Name: c.Name, Transport: c.Transport.String(), Topic: c.Topic, Schema: c.Schema,
+	name := c.Name
+	if a.byName[name] != nil {
+		name = logfmt.InputName(name, a.input)
+		a.notes = append(a.notes, fmt.Sprintf("channel %s of file %d differs from the one of that name in an earlier file (transport/topic/schema): analyzed apart as %s", c.Name, a.input+1, name))
+	}
+	ch := &channel{first: true, rep: ChannelReport{Name: name, Transport: c.Transport.String(), Topic: c.Topic, Schema: c.Schema,
 		Error: c.Meta[logfmt.MetaError], Warning: c.Meta[logfmt.MetaWarning]}}
 	ch.kind = kindOf(c.Schema)
 	ch.codec, _ = codec.Lookup(c.Schema)
 	ch.rep.Kind = ch.kind
 	// The report judges outages from the summary: no live outage flags.
 	ch.stream = sampler.NewStream(sampler.Config{OutageFactor: a.opts.OutageFactor, MaxEvents: a.opts.MaxEvents, NoLiveOutage: true})
-	a.byName[c.Name] = ch
+	a.byName[name], a.byStream[logfmt.StreamOf(c)] = ch, ch
 	a.order = append(a.order, ch)
 	return ch
 }

@@ -2,6 +2,8 @@ package recorder
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -43,7 +45,9 @@ type Config struct {
 	// holds Duration of data, and the Summary's Elapsed says so. 0 records
 	// until ctx ends.
 	Duration time.Duration
-	MaxFiles      int
+
+	recording string // the id every file of this recording carries (Run sets it)
+	MaxFiles  int
 	// Compression per channel: the last entry whose Pattern matches the
 	// channel's name or topic wins; default zstd level 1.
 	Compression []ChannelCompression
@@ -189,6 +193,13 @@ type subInfo struct {
 	budget *budget
 }
 
+// newRecordingID is a random id for one recording's files.
+func newRecordingID() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
 // Run records until ctx ends or a write fails, then closes the log. The
 // returned Summary is valid in both cases.
 func Run(ctx context.Context, cfg Config) (*Summary, error) {
@@ -207,6 +218,7 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	if cfg.DrainTimeout == 0 {
 		cfg.DrainTimeout = DefaultDrainTimeout
 	}
+	cfg.recording = newRecordingID()
 	if len(cfg.TimeKeys) == 0 {
 		cfg.TimeKeys = []string{"vr/*/time"}
 	}

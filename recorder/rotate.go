@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/vrlog/vrlog/hostclock"
 	"github.com/vrlog/vrlog/logfmt"
 )
 
@@ -95,7 +96,10 @@ func logMetadata(cfg Config) map[string]string {
 		md["note"] = cfg.Note
 	}
 	if h, err := os.Hostname(); err == nil {
-		md["host"] = h
+		md[hostclock.MetaHost] = h
+	}
+	if cfg.recording != "" {
+		md[hostclock.MetaRecording] = cfg.recording // one id for every file of the recording
 	}
 	return md
 }

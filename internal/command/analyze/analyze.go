@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/vrlog/vrlog/analyzer"
 	"github.com/vrlog/vrlog/codec"
+	"github.com/vrlog/vrlog/hostclock"
 	"github.com/vrlog/vrlog/internal/cliutil"
 	"github.com/vrlog/vrlog/internal/output"
 )
@@ -173,6 +175,10 @@ func run(c *cli.Context) error {
 
 	a := analyzer.New(opts)
 	if err := a.Plan(c.Args().Slice()); err != nil {
+		if errors.Is(err, hostclock.ErrSeveralRecorders) || errors.Is(err, hostclock.ErrMixedClocks) {
+			return cliutil.Input(fmt.Errorf("%w; analyze each host's log on its own, or put them on the simulator's clock first: vrlog merge --clock sim %s -o merged.vrlog",
+				err, strings.Join(c.Args().Slice(), " ")))
+		}
 		return cliutil.Input(err)
 	}
 	for _, p := range c.Args().Slice() {
