@@ -118,7 +118,7 @@ func (l *LagSummary) pair(states []Stamped, f Stamped, cfg *LagConfig) {
 		if len(states) > 0 {
 			l.Nearest.Add(f.TNs - states[0].TNs)
 		}
-	case cfg.OutageNs != nil && acrossOutage(latest, cfg.OutageNs()):
+	case cfg.OutageNs != nil && AcrossOutage(latest, cfg.OutageNs()):
 		p.Paired, p.LatestNs, p.AcrossOutage = true, latest, true
 		l.acrossOutage(states, i, latest)
 	default:
@@ -143,11 +143,13 @@ func (l *LagSummary) pair(states []Stamped, f Stamped, cfg *LagConfig) {
 	}
 }
 
-// acrossOutage: a latest-state lag above the state stream's outage
-// threshold means the state stream had been silent that long when the
-// frame was captured, an outage by Stream's own rule (the gap it is in
-// is at least as long as the lag).
-func acrossOutage(latestNs, outageNs int64) bool { return outageNs > 0 && latestNs > outageNs }
+// AcrossOutage reports whether a frame with latest-state lag latestNs
+// was paired across an outage of the state stream whose outage threshold
+// is outageNs (0: unknown): a lag above it means the state stream had
+// been silent that long when the frame was captured, an outage by
+// Stream's own rule (the gap it is in is at least as long as the lag).
+// Analyze's pairing and record's live max-lag check both apply it.
+func AcrossOutage(latestNs, outageNs int64) bool { return outageNs > 0 && latestNs > outageNs }
 
 // acrossOutage accounts for a frame paired across the gap after
 // states[i-1].
