@@ -180,8 +180,13 @@ func (a *Analysis) AddFile(path string) error {
 		}
 	}
 
-	a.rec.note(r)
 	ids, dataIDs, probeIDs := a.channels(r)
+	a.rec.note(r, func(id uint16) *channel {
+		if int(id) < len(ids) {
+			return ids[id]
+		}
+		return nil
+	})
 	a.pairFrames()
 	for _, c := range r.Channels() {
 		if int(c.ID) >= len(ids) || ids[c.ID] == nil {
