@@ -232,7 +232,8 @@ func run(c *cli.Context) error {
 	cliutil.Graceful(c) // SIGINT or SIGTERM finishes the log
 	ctx := c.Context
 	cfg.Duration = c.Duration("duration") // counted from when the transports are open
-	var mu sync.Mutex                     // status and snapshot lines come from two goroutines
+
+	var mu sync.Mutex // status and snapshot lines come from two goroutines
 	errw := lockedWriter{&mu, c.App.ErrWriter}
 	quiet := c.Bool("quiet")
 	if cfg.Snapshot != nil {
