@@ -398,3 +398,54 @@ func TestCSV(t *testing.T) {
 		t.Fatalf("restart row %s", back)
 	}
 }
+
+// Check reads the index back: a sound export passes, a wrong count, a
+// chunk index that points elsewhere and a broken message index fail.
+func TestCheck(t *testing.T) {
+	f := makeFixture()
+	data, st := export(t, f, MCAPOptions{ChunkSize: 4096})
+	dir := t.TempDir()
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := write("good.mcap", data)
+	if err := Check(good, st.Messages); err != nil {
+		t.Fatalf("sound export: %v", err)
+	}
+	if err := Check(good, st.Messages+1); err == nil {
+		t.Fatal("accepted a wrong message count")
+	}
+	info := func() *mcap.Info {
+		r, err := mcap.NewReader(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := r.Info()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return in
+	}()
+	if len(info.ChunkIndexes) < 2 {
+		t.Fatalf("%d chunks: want several", len(info.ChunkIndexes))
+	}
+	ci := info.ChunkIndexes[1]
+	for name, at := range map[string]uint64{
+		"chunk opcode":         ci.ChunkStartOffset,
+		"chunk record length":  ci.ChunkStartOffset + 1,
+		"message index opcode": ci.ChunkStartOffset + ci.ChunkLength,
+		"message index entry":  ci.ChunkStartOffset + ci.ChunkLength + 9 + 2 + 4 + 8 + 7, // the first entry's offset, high byte
+	} {
+		bad := append([]byte(nil), data...)
+		bad[at] ^= 0x40
+		if err := Check(write(strings.ReplaceAll(name, " ", "_")+".mcap", bad), st.Messages); err == nil {
+			t.Errorf("%s damaged: accepted", name)
+		} else {
+			t.Logf("%s: %v", name, err)
+		}
+	}
+}
