@@ -11,7 +11,9 @@
 # The log (bench/mkframes: 1 kHz states, 30 Hz 1920x1080 rgb8 frames stored
 # raw, chunks sealed every second as the recorder does) and the outputs
 # live on a private tmpfs (mounted here when run as root, else in DIR), so
-# the figures are the tools' own, not the disk's: on a disk, export's
+# the figures are the tools' own, not the disk's. `cat LOG > OUT` is the
+# floor of any program that reads and writes the bytes in user space (two
+# copies where cp, copy_file_range, makes one in the kernel). On a disk, export's
 # fsync before it renames its output (it commits files durably) makes it
 # wait for the disk, which a plain cp does not. DISK=1 also runs the export
 # against `cp && sync FILE` on DIR's disk. Figures: docs/BENCHMARKS.md.
@@ -28,6 +30,7 @@ cleanup() {
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 CGO_ENABLED=0 go build -o "$TMP/vrlog" ./cmd/vrlog
 CGO_ENABLED=0 go build -o "$TMP/mkframes" ./bench/mkframes
 WORK=$TMP/work
@@ -43,57 +46,68 @@ LOG=$WORK/frames.vrlog
 SIZE=$(stat -c %s "$LOG")
 echo "log: $SIZE bytes; load: $(uptime)"
 
-# secs CMD...: wall seconds of one run (output discarded, failure fatal).
-secs() {
-	local t0 t1
-	cat "$LOG" > /dev/null # warm
-	t0=$(date +%s.%N)
-	"$@" > /dev/null
-	t1=$(date +%s.%N)
-	echo "$t1 - $t0" | bc -l
+# measure CMD...: one run on a warm cache; "WALL CPU" seconds (CPU: user +
+# system of the command and its children) into $TMP/took; output
+# discarded, failure fatal; the outputs are removed after it, untimed.
+measure() {
+	cat "$LOG" > /dev/null
+	/usr/bin/time -f "%e %U %S" -o "$TMP/time" "$@" > /dev/null
+	rm -f "$WORK/out" "$DIR/vrlog-downstream-out"
+	awk '{ printf "%.3f %.3f\n", $1, $2 + $3 }' "$TMP/time" > "$TMP/took"
 }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2 }'; }
 mbs() { echo "$SIZE / $1 / 1000000" | bc -l | xargs printf '%.0f'; }
 
-run_cp() { cp "$LOG" "$WORK/copy.vrlog" && rm "$WORK/copy.vrlog"; }
-run_cp_sync() { cp "$LOG" "$DIR/vrlog-downstream-copy.vrlog" && sync "$DIR/vrlog-downstream-copy.vrlog" && rm "$DIR/vrlog-downstream-copy.vrlog"; }
-run_export() { "$TMP/vrlog" export "$LOG" --compression "$1" -f -o "$2" && rm "$2"; }
-run_zstd() { zstd -q -3 "-T$1" -c "$LOG" > "$WORK/raw.zst" && rm "$WORK/raw.zst"; }
-run_py() { "$PY" bench/pyread.py "$1" "$LOG"; }
+OUT=$WORK/out
+DOUT=$DIR/vrlog-downstream-out
+# argv PAIR: the command of one side of a pair, in ARGV.
+argv() {
+	case $1 in
+	cp) ARGV=(cp "$LOG" "$OUT") ;;
+	cat) ARGV=(sh -c 'cat "$1" > "$2"' sh "$LOG" "$OUT") ;;
+	export_none) ARGV=("$TMP/vrlog" export "$LOG" --compression none -f -o "$OUT") ;;
+	zstd_T1) ARGV=(zstd -q -f -3 -T1 "$LOG" -o "$OUT") ;;
+	zstd_T0) ARGV=(zstd -q -f -3 -T0 "$LOG" -o "$OUT") ;;
+	export_zstd) ARGV=("$TMP/vrlog" export "$LOG" --compression zstd -f -o "$OUT") ;;
+	py_blocks | py_payloads | py_frames) ARGV=("$PY" bench/pyread.py "${1#py_}" "$LOG") ;;
+	cp_sync_disk) ARGV=(sh -c 'cp "$1" "$2" && sync "$2"' sh "$LOG" "$DOUT") ;;
+	export_none_disk) ARGV=("$TMP/vrlog" export "$LOG" --compression none -f -o "$DOUT") ;;
+	esac
+}
 
 declare -A T
-pairs=(cp export_none zstd_T1 zstd_T0 export_zstd py_blocks py_payloads py_frames)
+pairs=(cp cat export_none zstd_T1 zstd_T0 export_zstd py_blocks py_payloads py_frames)
 [ "${DISK:-0}" = 1 ] && pairs+=(cp_sync_disk export_none_disk)
+declare -A C
 for r in $(seq "$ROUNDS"); do
 	for p in "${pairs[@]}"; do
-		case $p in
-		cp) s=$(secs run_cp) ;;
-		export_none) s=$(secs run_export none "$WORK/out.mcap") ;;
-		zstd_T1) s=$(secs run_zstd 1) ;;
-		zstd_T0) s=$(secs run_zstd 0) ;;
-		export_zstd) s=$(secs run_export zstd "$WORK/out.mcap") ;;
-		py_blocks) s=$(secs run_py blocks) ;;
-		py_payloads) s=$(secs run_py payloads) ;;
-		py_frames) s=$(secs run_py frames) ;;
-		cp_sync_disk) s=$(secs run_cp_sync) ;;
-		export_none_disk) s=$(secs run_export none "$DIR/vrlog-downstream-out.mcap") ;;
-		esac
-		T[$p]="${T[$p]:-} $s"
-		printf 'round %d %-18s %8.3f s %6s MB/s\n' "$r" "$p" "$s" "$(mbs "$s")"
+		argv "$p"
+		measure "${ARGV[@]}"
+		read -r w c < "$TMP/took"
+		T[$p]="${T[$p]:-} $w"
+		C[$p]="${C[$p]:-} $c"
+		printf 'round %d %-18s %8.3f s wall %6s MB/s  %8.3f s cpu\n' "$r" "$p" "$w" "$(mbs "$w")" "$c"
 	done
 done
-declare -A M
+declare -A M MC
 echo "medians of $ROUNDS rounds ($(nproc) cores; load now: $(uptime | sed 's/.*load average: //')):"
 for p in "${pairs[@]}"; do
 	M[$p]=$(tr ' ' '\n' <<< "${T[$p]}" | grep . | median)
-	printf '  %-18s %8.3f s %6s MB/s\n' "$p" "${M[$p]}" "$(mbs "${M[$p]}")"
+	MC[$p]=$(tr ' ' '\n' <<< "${C[$p]}" | grep . | median)
+	printf '  %-18s %8.3f s wall %6s MB/s  %8.3f s cpu\n' "$p" "${M[$p]}" "$(mbs "${M[$p]}")" "${MC[$p]}"
 done
-ratio() { printf '  %-46s %5.0f %% (target >= %d %%)\n' "$1" "$(echo "100 * ${M[$3]} / ${M[$2]}" | bc -l)" "$4"; }
+# ratio NAME A B TARGET: A's speed as a share of B's (medians of wall
+# time), and of CPU time (robust when other work shares the cores).
+ratio() {
+	printf '  %-46s %5.0f %% wall  %5.0f %% cpu  (target >= %d %%)\n' "$1" \
+		"$(echo "100 * ${M[$3]} / ${M[$2]}" | bc -l)" "$(echo "100 * ${MC[$3]} / ${MC[$2]}" | bc -l)" "$4"
+}
 echo "ratios (speed of the first against the second):"
 ratio "export --compression none vs cp" export_none cp 50
+ratio "export --compression none vs cat LOG > OUT" export_none cat 50
 ratio "export --compression zstd vs zstd -3 -T1" export_zstd zstd_T1 80
 ratio "export --compression zstd vs zstd -3 -T0" export_zstd zstd_T0 80
 ratio "python payloads vs 1 MiB blocks" py_payloads py_blocks 50
 ratio "python frames() as numpy vs 1 MiB blocks" py_frames py_blocks 50
-[ "${DISK:-0}" = 1 ] && ratio "export none vs cp && sync, on $DIR's disk" export_none_disk cp_sync_disk 50
+if [ "${DISK:-0}" = 1 ]; then ratio "export none vs cp && sync, on $DIR's disk" export_none_disk cp_sync_disk 50; fi
 exit 0

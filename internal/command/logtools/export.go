@@ -3,6 +3,7 @@ package logtools
 import (
 	"fmt"
 	"maps"
+	"runtime"
 	"strconv"
 	"strings"
 
@@ -154,7 +155,15 @@ func exportMCAP(c *cli.Context, path string, r *logfmt.Reader, sel *logfmt.Selec
 			return cliutil.Runtime(err)
 		}
 	}
+	// Chunks are read and checked ahead on a spare core while the MCAP
+	// side encodes and writes the one before.
 	it := r.Read(sel)
+	if len(sel.Channels) > 0 {
+		f := sel.Filter()
+		f.Workers = min(runtime.GOMAXPROCS(0)-1, 4)
+		it = r.Records(f)
+	}
+	defer it.Close()
 	for it.Next() {
 		if err := w.Write(it.Record()); err != nil {
 			return cliutil.Runtime(err)
