@@ -33,6 +33,15 @@ type ReaderOptions struct {
 	MaxMergeChunks int
 	// IgnoreIndex reads the file by linear scan even if it has a footer.
 	IgnoreIndex bool
+	// Map has Open map the file into memory, read only (Linux; elsewhere
+	// it is read as without it): a record's header and payload in a
+	// raw-stored payload block are then views of the map, not copies,
+	// valid until Close rather than until the next record, and must not
+	// be written to. Everything is checked as without it (the block's
+	// CRC-32C is computed over the mapped bytes). A file that shrinks
+	// while it is mapped makes a later access to the lost pages fault
+	// (SIGBUS), so map only a log no one truncates: a closed file.
+	Map bool
 	// Name is used in errors; Open sets it to the path.
 	Name string
 }
@@ -99,6 +108,11 @@ func Open(path string, opts ReaderOptions) (*Reader, error) {
 		return nil, err
 	}
 	r.file = f
+	if opts.Map {
+		// After NewReader: the map holds the bytes NewReader checked
+		// the size of; a failed map reads as without it.
+		r.mapped, _ = mapFile(f, size)
+	}
 	return r, nil
 }
 
@@ -348,6 +362,10 @@ func (r *Reader) Close() error {
 		return ErrClosed
 	}
 	r.chunkLoader.close()
+	if r.mapped != nil {
+		unmapFile(r.mapped)
+		r.mapped = nil
+	}
 	if r.file != nil {
 		return r.file.Close()
 	}
