@@ -8,6 +8,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // ReaderOptions bounds what a reader will allocate and says how to treat
@@ -352,6 +353,19 @@ func (r *Reader) Warnings() []*CorruptionError { return r.warnings }
 
 // BytesRead returns the bytes read from the file so far.
 func (r *Reader) BytesRead() int64 { return r.bytesRead.Load() }
+
+// Mapped reports whether b lies in the reader's map of the file
+// (ReaderOptions.Map): such a record header or payload stays valid and
+// unchanged until Close. A payload decompressed from a zstd block never
+// does; it is valid until the next record.
+func (r *Reader) Mapped(b []byte) bool {
+	m := r.mapped
+	if len(m) == 0 || len(b) == 0 {
+		return false
+	}
+	lo, p := uintptr(unsafe.Pointer(unsafe.SliceData(m))), uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	return p >= lo && p-lo <= uintptr(len(m)-len(b))
+}
 
 // Size returns the file size.
 func (r *Reader) Size() int64 { return r.size }

@@ -27,13 +27,12 @@ type MCAPOptions struct {
 	// NoPoses leaves out the "<topic>:pose" foxglove.PoseInFrame channel
 	// derived from each state channel.
 	NoPoses bool
-	// StablePayloads promises that the payloads of the records given to
-	// Write stay valid and unchanged until Close (a logfmt.Reader opened
-	// with Map hands out such views of the file): the pixels of a frame
-	// in an uncompressed chunk are then written from them directly,
-	// without a copy. Without it every byte is copied before Write
-	// returns.
-	StablePayloads bool
+	// Stable, when set, tells which record payloads stay valid and
+	// unchanged until Close (logfmt.Reader.Mapped, for a reader opened
+	// with Map: the raw blocks' views of the file): the pixels of such a
+	// frame in an uncompressed chunk are written from them directly,
+	// without a copy. Every other byte is copied before Write returns.
+	Stable func(payload []byte) bool
 }
 
 // MCAPStats counts what an export wrote.
@@ -97,7 +96,7 @@ func NewMCAP(out io.Writer, opts MCAPOptions) (*MCAPWriter, error) {
 	if chunk <= 0 {
 		chunk = 4 << 20
 	}
-	w, err := newRawWriter(out, comp, chunk, opts.StablePayloads)
+	w, err := newRawWriter(out, comp, chunk)
 	if err != nil {
 		return nil, fmt.Errorf("mcapexport: %w", err)
 	}
@@ -240,10 +239,11 @@ func clampU(ns int64) uint64 {
 	return uint64(ns)
 }
 
-// message writes a message whose data is head then tail (a frame's pixels,
-// written from the caller's bytes under StablePayloads).
+// message writes a message whose data is head then tail (a frame's
+// pixels: written from the caller's bytes if Stable says they may be).
 func (m *MCAPWriter) message(ch uint16, topic string, seq uint32, logTime, pubTime uint64, head, tail []byte) error {
-	if err := m.w.message(ch, seq, logTime, pubTime, head, tail); err != nil {
+	ref := len(tail) > 0 && m.opts.Stable != nil && m.opts.Stable(tail)
+	if err := m.w.message(ch, seq, logTime, pubTime, head, tail, ref); err != nil {
 		return fmt.Errorf("mcapexport: write message on %s: %w", topic, err)
 	}
 	m.stats.Messages++
@@ -303,7 +303,7 @@ func (m *MCAPWriter) Write(r *logfmt.Record) error {
 
 // encode decodes r with its channel's codec and returns its message as
 // head then tail: a frame as protobuf (head: its fields, tail: its pixels,
-// not copied here), the rest as JSON (head only). A state stays decoded
+// not copied here: the chunk copies or references them), the rest as JSON (head only). A state stays decoded
 // in oc.state for its pose.
 func (m *MCAPWriter) encode(oc *outChannel, r *logfmt.Record) (head, tail []byte, err error) {
 	switch oc.src.Schema {

@@ -18,7 +18,7 @@ import (
 // records are gathered as a list of pieces, small ones (record headers,
 // JSON and protobuf message heads) in one buffer and large ones (a frame's
 // pixels) as references to the caller's bytes when they stay valid until
-// Close (MCAPOptions.StablePayloads: the log's memory map), so an
+// Close (MCAPOptions.Stable: the log's memory map), so an
 // uncompressed chunk is written with one vectored write straight from the
 // log's pages, no copy in user space. Compressed chunks stream their
 // records into the compressor (which copies them once, as it must). The
@@ -57,14 +57,13 @@ type rawChannel struct {
 }
 
 type rawWriter struct {
-	out    io.Writer
-	vw     vectorWriter
-	off    uint64 // bytes written
-	crc    uint32 // CRC-32 of the section being written (data, then summary)
-	err    error
-	comp   mcap.CompressionFormat
-	limit  int64
-	stable bool
+	out   io.Writer
+	vw    vectorWriter
+	off   uint64 // bytes written
+	crc   uint32 // CRC-32 of the section being written (data, then summary)
+	err   error
+	comp  mcap.CompressionFormat
+	limit int64
 
 	// the open chunk
 	small      []byte
@@ -93,8 +92,8 @@ type lz4Writer struct{ *lz4.Writer }
 
 func (w lz4Writer) Reset(out io.Writer) { w.Writer.Reset(out) }
 
-func newRawWriter(out io.Writer, comp mcap.CompressionFormat, chunkSize int64, stable bool) (*rawWriter, error) {
-	w := &rawWriter{out: out, comp: comp, limit: chunkSize, stable: stable, byID: map[uint16]*rawChannel{},
+func newRawWriter(out io.Writer, comp mcap.CompressionFormat, chunkSize int64) (*rawWriter, error) {
+	w := &rawWriter{out: out, comp: comp, limit: chunkSize, byID: map[uint16]*rawChannel{},
 		start: math.MaxUint64}
 	w.vw, _ = out.(vectorWriter)
 	switch comp {
@@ -184,10 +183,10 @@ func (w *rawWriter) add(b []byte) {
 	}
 }
 
-// addRef appends b, referenced instead of copied when the caller keeps it
-// valid until Close and the chunk is written as it is.
+// addRef appends b, which stays valid until close: referenced instead of
+// copied when the chunk is written as it is and b is large.
 func (w *rawWriter) addRef(b []byte) {
-	if !w.stable || w.zw != nil || len(b) < refMin {
+	if w.zw != nil || len(b) < refMin {
 		w.add(b)
 		return
 	}
@@ -236,10 +235,10 @@ func (w *rawWriter) metadata(name string, md map[string]string) {
 	w.stats.MetadataCount++
 }
 
-// message adds a message record whose data is head then tail (tail may be
-// referenced, see addRef) to the open chunk, and seals the chunk once it
-// holds more than the chunk size.
-func (w *rawWriter) message(ch uint16, seq uint32, logTime, pubTime uint64, head, tail []byte) error {
+// message adds a message record whose data is head then tail to the open
+// chunk (tail referenced, see addRef, if ref: it stays valid until close),
+// and seals the chunk once it holds more than the chunk size.
+func (w *rawWriter) message(ch uint16, seq uint32, logTime, pubTime uint64, head, tail []byte, ref bool) error {
 	c := w.byID[ch]
 	if c == nil {
 		return fmt.Errorf("unknown channel %d", ch)
@@ -253,8 +252,10 @@ func (w *rawWriter) message(ch uint16, seq uint32, logTime, pubTime uint64, head
 	b = binary.LittleEndian.AppendUint64(b, pubTime)
 	w.add(b)
 	w.add(head)
-	if len(tail) > 0 {
+	if ref {
 		w.addRef(tail)
+	} else if len(tail) > 0 {
+		w.add(tail)
 	}
 	c.count++
 	w.nmsg++

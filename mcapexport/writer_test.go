@@ -89,7 +89,11 @@ func TestMCAPWriterCRCs(t *testing.T) {
 				name += "/stable"
 			}
 			t.Run(name, func(t *testing.T) {
-				data, st := export(t, f, MCAPOptions{Compression: comp, ChunkSize: 100_000, StablePayloads: stable})
+				o := MCAPOptions{Compression: comp, ChunkSize: 100_000}
+				if stable {
+					o.Stable = func([]byte) bool { return true } // the fixture's records live until the end
+				}
+				data, st := export(t, f, o)
 				checkCRCs(t, data)
 				p := filepath.Join(t.TempDir(), "out.mcap")
 				if err := os.WriteFile(p, data, 0o644); err != nil {
@@ -111,12 +115,12 @@ func TestMCAPWriterCRCs(t *testing.T) {
 	}
 }
 
-// Without StablePayloads a record's bytes are the writer's once Write
+// Unless Stable says so, a record's bytes are the writer's once Write
 // returns: the caller may reuse them before Close.
 func TestMCAPWriterCopiesUnlessStable(t *testing.T) {
 	f := makeFixtureFrames(160, 160)
 	var buf bytes.Buffer
-	w, err := NewMCAP(&buf, MCAPOptions{Compression: "none"})
+	w, err := NewMCAP(&buf, MCAPOptions{Compression: "none", Stable: func([]byte) bool { return false }})
 	if err != nil {
 		t.Fatal(err)
 	}

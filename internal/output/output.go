@@ -21,6 +21,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -126,6 +127,40 @@ func (f *File) Write(p []byte) (int, error) {
 	n, err := f.w.Write(p)
 	if err != nil {
 		return n, f.fail(unwrapPath(err))
+	}
+	return n, nil
+}
+
+// WriteBuffers writes bufs in order, after what Write buffered, with
+// vectored writes (writev) straight from them: for large buffers (an
+// MCAP chunk's frames) that need no copy into the write buffer. The first
+// error sticks, as Write's.
+func (f *File) WriteBuffers(bufs [][]byte) (int64, error) {
+	if f.err != nil {
+		return 0, f.err
+	}
+	if f.closed {
+		return 0, f.fail(errors.New("write after Finish"))
+	}
+	if err := f.w.Flush(); err != nil {
+		return 0, f.fail(unwrapPath(err))
+	}
+	n, err := writev(f.f, bufs)
+	if err != nil {
+		return n, f.fail(unwrapPath(err))
+	}
+	return n, nil
+}
+
+// writeEach writes bufs to w one after the other.
+func writeEach(w io.Writer, bufs [][]byte) (int64, error) {
+	var n int64
+	for _, b := range bufs {
+		k, err := w.Write(b)
+		n += int64(k)
+		if err != nil {
+			return n, err
+		}
 	}
 	return n, nil
 }

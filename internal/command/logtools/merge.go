@@ -85,7 +85,7 @@ func runMerge(c *cli.Context) error {
 		}
 	}()
 	for _, p := range paths {
-		r, err := openLog(p, false)
+		r, err := openLog(p, logfmt.ReaderOptions{})
 		if err != nil {
 			return err
 		}
