@@ -100,27 +100,37 @@ func TestAbortLeavesNothing(t *testing.T) {
 
 // A write beyond the file size limit fails like a full disk (EFBIG): the
 // error names the output, Commit fails, nothing is left.
-func TestWriteErrorFailsCommit(t *testing.T) {
+// limitFileSize limits the files the process writes to 64 KiB (writes
+// beyond fail with EFBIG) until restore.
+func limitFileSize(t *testing.T) (restore func()) {
 	signal.Ignore(syscall.SIGXFSZ)
-	defer signal.Reset(syscall.SIGXFSZ)
 	var old syscall.Rlimit
 	syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old)
 	lim := old
 	lim.Cur = 64 << 10
 	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
+		signal.Reset(syscall.SIGXFSZ)
 		t.Skipf("setrlimit: %v", err) // not a defect of the code under test: the test needs the limit
 	}
+	return func() {
+		syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old)
+		signal.Reset(syscall.SIGXFSZ)
+	}
+}
+
+func TestWriteErrorFailsCommit(t *testing.T) {
+	restore := limitFileSize(t)
 	dir := t.TempDir()
 	p := filepath.Join(dir, "big")
 	f, err := Create(p, Options{})
 	if err != nil {
-		syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old)
+		restore()
 		t.Fatal(err)
 	}
 	buf := make([]byte, 4<<20)
 	_, werr := f.Write(buf)
 	cerr := f.Commit()
-	syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old)
+	restore()
 	if werr == nil && cerr == nil {
 		t.Fatal("writing past the file size limit succeeded")
 	}
@@ -299,26 +309,18 @@ func TestWriteBuffers(t *testing.T) {
 
 // A failing vectored write fails the commit and leaves nothing.
 func TestWriteBuffersErrorFailsCommit(t *testing.T) {
-	signal.Ignore(syscall.SIGXFSZ)
-	defer signal.Reset(syscall.SIGXFSZ)
-	var old syscall.Rlimit
-	syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old)
-	lim := old
-	lim.Cur = 64 << 10
-	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
-		t.Skipf("setrlimit: %v", err) // not a defect of the code under test: the test needs the limit
-	}
+	restore := limitFileSize(t)
 	dir := t.TempDir()
 	p := filepath.Join(dir, "big")
 	f, err := Create(p, Options{})
 	if err != nil {
-		syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old)
+		restore()
 		t.Fatal(err)
 	}
 	_, werr := f.WriteBuffers([][]byte{make([]byte, 1<<20), make([]byte, 1<<20)})
 	_, werr2 := f.Write([]byte("x"))
 	cerr := f.Commit()
-	syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old)
+	restore()
 	if werr == nil || werr2 == nil || cerr == nil {
 		t.Fatalf("writing past the file size limit: %v, then %v, commit %v", werr, werr2, cerr)
 	}
