@@ -19,13 +19,15 @@ import (
 func Run(app *cli.App, args []string) { os.Exit(Execute(app, args)) }
 
 // Execute runs app with args under the command-line contract and returns
-// the exit code: flags anywhere, usage errors 2, an interrupt that removes
+// the exit code: flags anywhere, -q/--quiet on every verb, usage errors 2
+// (an unknown verb included), an interrupt that removes
 // unfinished outputs, standard output checked to the end; an error is
 // printed once to app.ErrWriter (stderr by default).
 func Execute(app *cli.App, args []string) int {
 	app.Version = version()
 	app.ExitErrHandler = func(*cli.Context, error) {} // we exit below, once
 	app.OnUsageError = usageError
+	everyVerbQuiet(app)
 	for _, c := range app.Commands {
 		if c.OnUsageError == nil {
 			c.OnUsageError = usageError
@@ -42,9 +44,11 @@ func Execute(app *cli.App, args []string) int {
 		fmt.Fprintf(app.ErrWriter, "%s: %v\n", app.Name, err)
 		return Code(err)
 	}
+	st := &runState{width: TextWidth(app.Writer)}
+	helpWidth(st.width)
 	stdout := output.NewStream(app.Writer)
 	app.Writer = stdout
-	ctx, stop := interrupts(app.Name, app.ErrWriter)
+	ctx, stop := interrupts(app.Name, app.ErrWriter, st)
 	defer stop()
 	err := app.RunContext(ctx, interspersed(app, args))
 	if cerr := stdout.Close(); err == nil && cerr != nil {
@@ -56,8 +60,12 @@ func Execute(app *cli.App, args []string) int {
 	return Code(err)
 }
 
-// runState is what the signal handler knows of the running verb.
-type runState struct{ graceful atomic.Bool }
+// runState is what the runner knows of the running verb: whether it stops
+// cleanly on a signal, and the width its standard output's text fits.
+type runState struct {
+	graceful atomic.Bool
+	width    int
+}
 
 type stateKey struct{}
 
@@ -101,8 +109,7 @@ func (s *signalCount) add(now time.Time) (first, again bool) {
 // interrupts returns the verb's context, cancelled by SIGINT or SIGTERM.
 // SIGXFSZ is ignored, so a file size limit fails a write with EFBIG like a
 // full disk instead of killing the process.
-func interrupts(name string, errw io.Writer) (context.Context, func()) {
-	st := &runState{}
+func interrupts(name string, errw io.Writer, st *runState) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), stateKey{}, st))
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)

@@ -190,9 +190,7 @@ func run(c *cli.Context) error {
 	if c.Bool("require-intact") {
 		rep.CheckIntact()
 	}
-	for _, d := range append(rep.Damage(), rep.OutageLimitWarnings()...) {
-		fmt.Fprintf(c.App.ErrWriter, "analyze: warning: %s\n", d)
-	}
+	cliutil.Warn(c, append(rep.Damage(), rep.OutageLimitWarnings()...)...)
 
 	if csvOut != nil {
 		if err := a.WriteCSV(csvOut, rep, tf); err != nil {

@@ -100,6 +100,7 @@ func runCat(c *cli.Context) error {
 		return err
 	}
 	defer r.Close()
+	defer warnDamage(c, r)
 	codecs := map[uint16]codec.Codec{}
 	for _, ch := range sel.Channels {
 		if cd, ok := codec.Lookup(ch.Schema); ok {
@@ -170,9 +171,6 @@ func runCat(c *cli.Context) error {
 	}
 	if err := it.Err(); err != nil {
 		return readError(path, err)
-	}
-	for _, s := range r.SkippedChunks() {
-		fmt.Fprintf(c.App.ErrWriter, "cat: skipped damaged data: %v\n", s)
 	}
 	return nil
 }
