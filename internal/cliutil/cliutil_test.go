@@ -143,3 +143,24 @@ func TestUnknownCommand(t *testing.T) {
 		}
 	}
 }
+
+func TestHelpWrapsAt80OffATerminal(t *testing.T) {
+	a := app(new([]string))
+	a.Commands[0].Usage = "cut a log"
+	a.Commands[0].Flags = append(a.Commands[0].Flags, &cli.StringFlag{Name: "long", Usage: strings.Repeat("a usage that goes on and on ", 12)})
+	for _, args := range [][]string{{"t", "cut", "--help"}, {"t", "--help"}} {
+		var out bytes.Buffer
+		a.Writer = &out
+		if code := Execute(a, args); code != 0 {
+			t.Fatalf("%v: exit %d", args, code)
+		}
+		if !strings.HasSuffix(out.String(), "\n") {
+			t.Errorf("%v: no final newline: %q", args, out.String())
+		}
+		for _, l := range strings.Split(out.String(), "\n") {
+			if len(l) > HelpWidth {
+				t.Errorf("%v: %d columns: %q", args, len(l), l)
+			}
+		}
+	}
+}

@@ -91,6 +91,9 @@ func Hang(line string, width int) int {
 // 0 passes text through. Call Flush after the last write for a final line
 // without a newline.
 type Writer struct {
+	// Extra indents the continuations of a line that has no aligned
+	// field further than the line itself (cat's records: 4).
+	Extra int
 	w     io.Writer
 	width int
 	buf   []byte
@@ -126,7 +129,11 @@ func (t *Writer) Flush() error {
 }
 
 func (t *Writer) line(l string, nl bool) {
-	ls := Wrap(l, t.width)
+	hang := Hang(l, t.width)
+	if lead := len(l) - len(strings.TrimLeft(l, " ")); hang == lead {
+		hang += t.Extra
+	}
+	ls := WrapIndent(l, t.width, hang)
 	s := strings.Join(ls, "\n")
 	if nl {
 		s += "\n"

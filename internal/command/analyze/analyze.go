@@ -209,7 +209,7 @@ func run(c *cli.Context) error {
 			}
 		}
 	default:
-		err = rep.WriteText(out, tf)
+		err = rep.WriteTextWidth(out, tf, cliutil.Width(c)) // fitted on a terminal
 	}
 	if err != nil {
 		return cliutil.Runtime(err)
