@@ -32,8 +32,8 @@ type sysCase struct {
 }
 
 // runSystem runs each case in a fresh directory; vars are replaced in the
-// script first (PORT, a robot name), then FREEPORT by a port of the case's
-// own.
+// script (%PORT%, a robot name %R%), and %FREEPORT% by a port of the
+// case's own.
 func runSystem(t *testing.T, vars map[string]string, cases []sysCase) {
 	t.Helper()
 	for _, c := range cases {
@@ -43,7 +43,7 @@ func runSystem(t *testing.T, vars map[string]string, cases []sysCase) {
 			for k, v := range vars {
 				script = strings.ReplaceAll(script, k, v)
 			}
-			script = strings.ReplaceAll(script, "FREEPORT", strconv.Itoa(freePort(t)))
+			script = strings.ReplaceAll(script, "%FREEPORT%", strconv.Itoa(freePort(t)))
 			r := shell(t, dir, script)
 			if r.code != c.code {
 				t.Fatalf("%s: want exit %d; %s", script, c.code, r)
@@ -121,26 +121,26 @@ func TestSignalsTogetherAreOneRequest(t *testing.T) {
 		"--width", "64", "--height", "48", "--duration", "10m", "--log", filepath.Join(dir, "truth.jsonl"))
 	defer stopProc(t, sim)
 
-	ep := " --no-multicast --connect tcp/127.0.0.1:PORT "
+	ep := " --no-multicast --connect tcp/127.0.0.1:%PORT% "
 	verbs := []struct {
 		name, cmd string
 		code      int    // vrlog's own exit code on SIGINT or SIGTERM
-		want      string // what it prints as it finishes
+		want      string // what it prints as it finishes (record and sim: nothing with -q)
 		check     func(t *testing.T, dir string, r result)
 	}{
-		{"record", "vrlog record -q" + ep + "-k 'vr/RBT/**' -s 'vr/RBT/camera/*' -o r.vrlog", 0, "record: ", verified("r.vrlog")},
-		{"replay", "vrlog replay run.vrlog --no-multicast --prefix RBT --capture 'RBT/nothing/**' -o resp.vrlog", 3, "interrupted", verified("resp.vrlog")},
-		{"sim", "vrlog sim -q --no-multicast --listen tcp/127.0.0.1:FREEPORT --robot RBTs --width 64 --height 48 --log truth.jsonl", 0, "sim: ", truthComplete},
-		{"controller", "vrlog controller --no-multicast --state vr/RBTc/state", 0, "controller: 0 states", nil},
+		{"record", "vrlog record -q" + ep + "-k 'vr/%R%/**' -s 'vr/%R%/camera/*' -o r.vrlog", 0, "", verified("r.vrlog")},
+		{"replay", "vrlog replay run.vrlog --no-multicast --prefix %R% --capture '%R%/nothing/**' -o resp.vrlog", 3, "interrupted", verified("resp.vrlog")},
+		{"sim", "vrlog sim -q --no-multicast --listen tcp/127.0.0.1:%FREEPORT% --robot %R%s --width 64 --height 48 --log truth.jsonl", 0, "", truthComplete},
+		{"controller", "vrlog controller --no-multicast --state vr/%R%c/state", 0, "controller: 0 states", nil},
 	}
 	var cases []sysCase
 	for _, v := range verbs {
-		finishing := v.name + ": SIGTERM: finishing"
+		finishing := "vrlog: SIGTERM: finishing"
 		cases = append(cases,
 			sysCase{name: v.name + "/timeout", script: "timeout 3 " + v.cmd + "; echo rc=$?", want: []string{"rc=124", v.want},
 				once: []string{finishing}, not: []string{"stopped;"}, check: v.check},
 			sysCase{name: v.name + "/timeout -s INT", script: "timeout -s INT 3 " + v.cmd + "; echo rc=$?", want: []string{"rc=124", v.want},
-				once: []string{v.name + ": SIGINT: finishing"}, not: []string{"stopped;"}, check: v.check},
+				once: []string{"vrlog: SIGINT: finishing"}, not: []string{"stopped;"}, check: v.check},
 			sysCase{name: v.name + "/timeout --kill-after", script: "timeout --preserve-status --kill-after=30 3 " + v.cmd, code: v.code, want: []string{v.want},
 				once: []string{finishing}, not: []string{"stopped;"}, check: v.check},
 			sysCase{name: v.name + "/kill twice", script: v.cmd + " & pid=$!; sleep 3; kill -TERM $pid; sleep 0.01; kill -TERM $pid; wait $pid", code: v.code,
@@ -149,11 +149,11 @@ func TestSignalsTogetherAreOneRequest(t *testing.T) {
 	}
 	// An open snapshot window is closed early and written, not lost.
 	cases = append(cases, sysCase{name: "record --snapshot/kill twice in the window",
-		script: "vrlog record -q" + ep + "-k 'vr/RBT/**' -o snap.vrlog --snapshot 2s --after 1m & pid=$!; sleep 3; kill -USR1 $pid; sleep 0.5;" +
+		script: "vrlog record -q" + ep + "-k 'vr/%R%/**' -o snap.vrlog --snapshot 2s --after 1m & pid=$!; sleep 3; kill -USR1 $pid; sleep 0.5;" +
 			" kill -TERM $pid; sleep 0.01; kill -TERM $pid; wait $pid",
-		want: []string{"record: snapshot: wrote snap_"}, once: []string{"record: SIGTERM: finishing"}, not: []string{"stopped;"},
+		want: []string{"record: snapshot: wrote snap_"}, once: []string{"vrlog: SIGTERM: finishing"}, not: []string{"stopped;"},
 		check: verified("snap_*_signal-sigusr1.vrlog")})
-	runSystem(t, map[string]string{"PORT": port, "RBT": r}, cases)
+	runSystem(t, map[string]string{"%PORT%": port, "%R%": r}, cases)
 }
 
 // The long log tools stop at once on the first signal of a group (exit 3),
@@ -173,7 +173,7 @@ func TestSignalsStopTheLogTools(t *testing.T) {
 		cases = append(cases, sysCase{name: c.verb,
 			script: "ln " + big + " big.vrlog && timeout 10m vrlog " + c.verb + " " + c.args + " & t=$!; " +
 				"until [ -n \"$(find . -name '.*.tmp-*' -size +1M)\" ]; do sleep 0.01; done; kill -TERM $t; wait $t; echo rc=$?; ls -A",
-			want: []string{"rc=3", c.verb + ": interrupted by SIGTERM: stopped; 1 unfinished output file(s) removed"}, not: []string{"out."},
+			want: []string{"rc=3", "vrlog: interrupted by SIGTERM: stopped; 1 unfinished output file(s) removed"}, not: []string{"out."},
 			once: []string{"interrupted by"}})
 	}
 	runSystem(t, nil, cases)
@@ -208,18 +208,19 @@ func TestQuietOnEveryVerb(t *testing.T) {
 	cases := map[string]sysCase{
 		"record":     {script: "vrlog record -q -k 'vr/x/**' -o x.vrlog --duration 1s" + ep, code: 1, want: []string{"captured nothing"}},
 		"snapshot":   {script: "vrlog snapshot -q x --timeout 1s" + ep, code: 3, want: []string{"no recorder answered"}},
-		"replay":     {script: "vrlog replay -q run.vrlog --rate max --linger 0 --no-multicast --prefix ROBOT", want: []string{"replayed"}},
+		"replay":     {script: "vrlog replay -q run.vrlog --rate max --linger 0 --no-multicast --prefix %R%", want: []string{"replayed"}},
 		"analyze":    {script: "vrlog analyze -q run.vrlog"},
-		"ctl":        {script: "vrlog ctl status -q --timeout 300ms --replay ROBOT" + ep, code: 3, want: []string{"no replay answered"}},
-		"controller": {script: "vrlog controller -q --duration 300ms --no-multicast --state vr/ROBOT/state", check: silent},
+		"ctl":        {script: "vrlog ctl status -q --timeout 300ms --replay %R%" + ep, code: 3, want: []string{"no replay answered"}},
+		"controller": {script: "vrlog controller -q --duration 300ms --no-multicast --state vr/%R%/state", check: silent},
 		"info":       {script: "vrlog info -q run.vrlog", want: []string{"file:      run.vrlog"}},
 		"cat":        {script: "vrlog cat -q run.vrlog --limit 1", want: []string{"vr/r1/"}},
 		"verify":     {script: "vrlog verify -q run.vrlog", check: silent},
 		"recover":    {script: "vrlog recover -q run.vrlog -o r.vrlog", check: silent},
 		"cut":        {script: "vrlog cut -q run.vrlog -o c.vrlog --end 5", check: silent},
+		"filter":     {script: "vrlog filter -q run.vrlog -o c.vrlog --end 5", check: silent}, // cut's other name
 		"merge":      {script: "vrlog merge --quiet run.vrlog run.vrlog -o m.vrlog", check: silent},
 		"export":     {script: "vrlog export -q run.vrlog -o x.mcap", check: silent},
-		"sim":        {script: "vrlog sim -q --duration 1s --no-multicast --robot ROBOT --width 64 --height 48", check: silent},
+		"sim":        {script: "vrlog sim -q --duration 1s --no-multicast --robot %R% --width 64 --height 48", check: silent},
 		"completion": {script: "vrlog completion -q bash", want: []string{"complete -o bashdefault"}},
 		"man":        {script: "vrlog man -q --markdown", want: []string{"# NAME"}},
 	}
@@ -243,7 +244,7 @@ func TestQuietOnEveryVerb(t *testing.T) {
 		c.not = append(c.not, "flag provided but not defined")
 		list = append(list, c)
 	}
-	runSystem(t, map[string]string{"ROBOT": nameOf(t)}, list)
+	runSystem(t, map[string]string{"%R%": nameOf(t)}, list)
 }
 
 // A torn input (what a killed recorder leaves) is said once on stderr, with
@@ -272,14 +273,14 @@ func TestTornInputIsSaid(t *testing.T) {
 		{"export", "trunc.vrlog -o x.mcap"},
 		{"recover", "trunc.vrlog -o r.vrlog"},
 		{"analyze", "trunc.vrlog"},
-		{"replay", "trunc.vrlog --tolerant --rate max --linger 0 --no-multicast --prefix ROBOT"},
+		{"replay", "trunc.vrlog --tolerant --rate max --linger 0 --no-multicast --prefix %R%"},
 	} {
 		cases = append(cases, sysCase{name: c.verb, script: trunc + "vrlog " + c.verb + " -q " + c.args,
 			once: []string{"torn tail at byte"}, check: offset(c.verb)})
 	}
 	cases = append(cases, sysCase{name: "a whole log says nothing", script: "vrlog cut -q run.vrlog -o c.vrlog && vrlog cat -q run.vrlog --limit 1 > /dev/null",
 		not: []string{"warning"}})
-	runSystem(t, map[string]string{"ROBOT": nameOf(t)}, cases)
+	runSystem(t, map[string]string{"%R%": nameOf(t)}, cases)
 }
 
 // `vrlog snapshot NAME` for a NAME no running recorder has lists the ones
