@@ -171,7 +171,7 @@ func TestSignalsStopTheLogTools(t *testing.T) {
 		// timeout forwards a signal it receives to the child and then to
 		// the process group, as when its time is up.
 		cases = append(cases, sysCase{name: c.verb,
-			script: "ln " + big + " big.vrlog && timeout 10m vrlog " + c.verb + " " + c.args + " & t=$!; " +
+			script: "ln " + big + " big.vrlog; timeout 10m vrlog " + c.verb + " " + c.args + " & t=$!; " +
 				"until [ -n \"$(find . -name '.*.tmp-*' -size +1M)\" ]; do sleep 0.01; done; kill -TERM $t; wait $t; echo rc=$?; ls -A",
 			want: []string{"rc=3", "vrlog: interrupted by SIGTERM: stopped; 1 unfinished output file(s) removed"}, not: []string{"out."},
 			once: []string{"interrupted by"}})
