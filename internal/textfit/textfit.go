@@ -13,9 +13,21 @@ import (
 
 // Wrap breaks line into lines of at most width columns (runes), at spaces
 // (dropped) or after commas (kept), continuation lines indented by
-// Hang(line). A word longer than the room is cut. width <= 0, or a line
-// that fits, returns the line alone.
+// Hang(line). A line whose aligned field begins past half the width (a
+// long flag name in --help) puts the field on lines of its own, indented
+// 6 more than the line. A word longer than the room is cut. width <= 0, or
+// a line that fits, returns the line alone.
 func Wrap(line string, width int) []string {
+	if width <= 0 || utf8.RuneCountInString(line) <= width {
+		return []string{line}
+	}
+	lead, field := fields(line)
+	if field > width/2 {
+		rs := []rune(line)
+		head := strings.TrimRight(string(rs[:field]), " ")
+		tail := strings.Repeat(" ", lead+6) + string(rs[field:])
+		return append(WrapIndent(head, width, lead+6), WrapIndent(tail, width, lead+6)...)
+	}
 	return WrapIndent(line, width, Hang(line, width))
 }
 
@@ -65,26 +77,30 @@ func breakAt(s []rune, room int) (cut, next int) {
 // in "  --flag value  usage" or "key:      value"), else its own
 // indentation; never more than half of width.
 func Hang(line string, width int) int {
+	lead, col := fields(line)
+	if width > 0 && col > width/2 {
+		return lead
+	}
+	return col
+}
+
+// fields are the columns where line's text and its aligned field begin
+// (the field after the first run of two or more spaces; lead when none).
+func fields(line string) (lead, field int) {
 	rs := []rune(line)
-	lead := 0
 	for lead < len(rs) && rs[lead] == ' ' {
 		lead++
 	}
-	col := lead
 	for i := lead; i+2 < len(rs); i++ {
 		if rs[i] == ' ' && rs[i+1] == ' ' {
 			j := i
 			for j < len(rs) && rs[j] == ' ' {
 				j++
 			}
-			col = j
-			break
+			return lead, j
 		}
 	}
-	if width > 0 && col > width/2 {
-		return lead
-	}
-	return col
+	return lead, lead
 }
 
 // Writer wraps every line written through it to a width (Wrap); width <=
@@ -129,11 +145,10 @@ func (t *Writer) Flush() error {
 }
 
 func (t *Writer) line(l string, nl bool) {
-	hang := Hang(l, t.width)
-	if lead := len(l) - len(strings.TrimLeft(l, " ")); hang == lead {
-		hang += t.Extra
+	ls := Wrap(l, t.width)
+	if lead, field := fields(l); field == lead && t.Extra > 0 {
+		ls = WrapIndent(l, t.width, lead+t.Extra)
 	}
-	ls := WrapIndent(l, t.width, hang)
 	s := strings.Join(ls, "\n")
 	if nl {
 		s += "\n"

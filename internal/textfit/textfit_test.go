@@ -17,8 +17,8 @@ func TestWrap(t *testing.T) {
 		{"no limit at all however long", 0, []string{"no limit at all however long"}},
 		{"   --channel value, -c value  select channels by name or topic", 60,
 			[]string{"   --channel value, -c value  select channels by name or", "                              topic"}},
-		{"   --channel value, -c value  select channels by name or topic", 40, // the usage column is past half the width
-			[]string{"   --channel value, -c value  select", "   channels by name or topic"}},
+		{"   --channel value, -c value  select channels by name or topic", 40, // the usage column is past half the width: lines of its own
+			[]string{"   --channel value, -c value", "         select channels by name or", "         topic"}},
 		{"file:      a long value that goes on", 24, []string{"file:      a long value", "           that goes on"}},
 		{`0.1 vr/r1/state {"seq":1,"t_ns":2,"pos":[1,2,3]}`, 24, []string{`0.1 vr/r1/state`, `{"seq":1,"t_ns":2,`, `"pos":[1,2,3]}`}},
 		{"abcdefghij", 4, []string{"abcd", "efgh", "ij"}},
