@@ -41,8 +41,12 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "e2e: building vrlog: %v\n%s", err, out)
 		os.Exit(1)
 	}
+	// What killed processes and killed test runs left, before and after.
+	logf := func(f string, a ...any) { fmt.Fprintf(os.Stderr, "e2e: "+f+"\n", a...) }
+	cleanupDeadNodes(logf)
+	removeStaleReadmePrefixes()
 	code := m.Run()
-	cleanupDeadNodes(func(f string, a ...any) { fmt.Fprintf(os.Stderr, "e2e: "+f+"\n", a...) }) // what a killed process or test left
+	cleanupDeadNodes(logf)
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

@@ -3,7 +3,9 @@ package e2e
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/vrlog/vrlog/transport/iceoryx2"
 )
@@ -38,9 +40,9 @@ func removeIceoryxPrefix(prefix string) {
 			os.Remove(f)
 		}
 	}
-	dirs, _ := filepath.Glob("/tmp/iceoryx2/nodes/*/")
+	dirs, _ := filepath.Glob("/tmp/iceoryx2/nodes/*")
 	for _, d := range dirs {
-		es, err := os.ReadDir(d)
+		es, err := os.ReadDir(d) // an error for a file: only directories are looked into
 		if err != nil || len(es) == 0 {
 			continue
 		}
@@ -50,6 +52,30 @@ func removeIceoryxPrefix(prefix string) {
 		}
 		if mine {
 			os.RemoveAll(d)
+		}
+	}
+}
+
+// removeStaleReadmePrefixes removes the files of README test runs whose
+// test process is gone (killed before its cleanups ran: a -timeout panic,
+// a Ctrl-C of go test). Each run has a prefix of its own,
+// vrlogreadmePID_, so a run still going is left alone.
+func removeStaleReadmePrefixes() {
+	var found []string
+	for _, pat := range []string{"/dev/shm/vrlogreadme*_*", "/tmp/iceoryx2/*/vrlogreadme*_*", "/tmp/iceoryx2/nodes/*/vrlogreadme*_*"} {
+		fs, _ := filepath.Glob(pat)
+		found = append(found, fs...)
+	}
+	done := map[string]bool{}
+	for _, f := range found {
+		name := strings.TrimPrefix(filepath.Base(f), "vrlogreadme")
+		pid, _, ok := strings.Cut(name, "_")
+		if !ok || done[pid] {
+			continue
+		}
+		done[pid] = true
+		if n, err := strconv.Atoi(pid); err == nil && n != os.Getpid() && syscall.Kill(n, 0) == syscall.ESRCH {
+			removeIceoryxPrefix("vrlogreadme" + pid + "_")
 		}
 	}
 }
