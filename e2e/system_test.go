@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // vrlog meets the system around it as CI runs it (issue 24): GNU timeout
@@ -308,4 +309,39 @@ func stopProc(t *testing.T, p *proc) {
 	t.Helper()
 	p.signal(syscall.SIGINT)
 	p.wait(t, 30*time.Second)
+}
+
+// On a terminal, info, analyze, cat and --help fit its width; off one the
+// layout scripts read stays, except --help, which wraps at 80. (They
+// printed up to 268, 181, 615 and 250 columns.) script(1) gives the
+// command a terminal of 80 columns.
+func TestTextFitsTheTerminal(t *testing.T) {
+	if _, err := exec.LookPath("script"); err != nil {
+		t.Skip("script(1) (util-linux) is not installed: no terminal to run the verbs on")
+	}
+	widest := func(limit int, wider bool) func(t *testing.T, dir string, r result) {
+		return func(t *testing.T, _ string, r result) {
+			w, line := 0, ""
+			for _, l := range strings.Split(strings.ReplaceAll(r.stdout, "\r", ""), "\n") {
+				if n := utf8.RuneCountInString(l); n > w {
+					w, line = n, l
+				}
+			}
+			if wider != (w > limit) {
+				t.Errorf("widest line %d columns (limit %d, wider wanted: %v): %q", w, limit, wider, line)
+			}
+		}
+	}
+	tty := func(cmd string) string { return `script -qec "stty cols 80; ` + cmd + `" /dev/null` }
+	var cases []sysCase
+	for _, cmd := range []string{"vrlog info run.vrlog", "vrlog analyze run.vrlog", "vrlog cat run.vrlog --limit 20", "vrlog export --help", "vrlog --help"} {
+		cases = append(cases, sysCase{name: cmd + " on a terminal", script: tty(cmd), check: widest(80, false)})
+	}
+	for _, cmd := range []string{"vrlog info run.vrlog", "vrlog analyze run.vrlog", "vrlog cat run.vrlog --limit 20"} {
+		cases = append(cases, sysCase{name: cmd + " off a terminal", script: cmd, check: widest(80, true)})
+	}
+	for _, cmd := range []string{"vrlog export --help", "vrlog --help", "vrlog record --help"} {
+		cases = append(cases, sysCase{name: cmd + " off a terminal", script: cmd, check: widest(80, false)})
+	}
+	runSystem(t, nil, cases)
 }
