@@ -128,7 +128,7 @@ func interrupts(name string, errw io.Writer, st *runState) (context.Context, fun
 					cancel()
 					// Finishing may take a while (a recorder writes what it
 					// has queued): say so, and how to stop at once.
-					fmt.Fprintf(errw, "%s: %s: finishing (another signal after 1s stops at once)\n", name, signalName(sig))
+					fmt.Fprintf(errw, "%s: %s: finishing (another signal after %v stops at once)\n", name, signalName(sig), SameRequest)
 					continue
 				case !first && !again:
 					continue // the same request, echoed (GNU timeout, a process group)
