@@ -6,8 +6,8 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
+	"github.com/vrlog/vrlog/internal/textfit"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/sampler"
 )
@@ -147,19 +147,21 @@ func (r *Report) failsAnyway(check, channel string) string {
 	return ""
 }
 
-// writeReaction prints the reaction section of the text report.
-func (r *Report) writeReaction(w io.Writer) {
+// writeReaction prints the reaction section of the text report: lines to
+// w (wrapped), the table straight to out, fitted to width.
+func (r *Report) writeReaction(w *textfit.Writer, out io.Writer, width int) {
 	if len(r.Reaction) == 0 {
 		return
 	}
 	fmt.Fprintf(w, "\nreaction (response log: the first response after each released trigger):\n")
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "trigger\tresponses\ttriggers\tanswered\tmissing\tp50 ms\tp99 ms\tmax ms\t")
+	tb := &textfit.Table{Indent: "  ", Keep: 1, Right: true}
+	tb.Row("trigger", "responses", "triggers", "answered", "missing", "p50 ms", "p99 ms", "max ms")
 	for _, x := range r.Reaction {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%.3f\t%.3f\t%.3f\t\n", x.Trigger, strings.Join(x.Responses, ","), x.Count, x.Answered, x.Missing,
-			x.LatencyMs.P50, x.LatencyMs.P99, x.LatencyMs.Max)
+		tb.Row(x.Trigger, strings.Join(x.Responses, ","), fmt.Sprint(x.Count), fmt.Sprint(x.Answered), fmt.Sprint(x.Missing),
+			fmt.Sprintf("%.3f", x.LatencyMs.P50), fmt.Sprintf("%.3f", x.LatencyMs.P99), fmt.Sprintf("%.3f", x.LatencyMs.Max))
 	}
-	tw.Flush()
+	w.Flush()
+	tb.Write(out, width)
 	for _, x := range r.Reaction {
 		if len(x.Responses) == 0 {
 			fmt.Fprintf(w, "         %s: no response channel in the log (the controller published nothing that was captured)\n", x.Trigger)

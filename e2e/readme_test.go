@@ -88,13 +88,10 @@ func TestReadmeCommands(t *testing.T) {
 	prefix := fmt.Sprintf("vrlogreadme%d_", os.Getpid())
 	os.WriteFile(filepath.Join(dir, "config", "iceoryx2.toml"), []byte(fmt.Sprintf("[global]\nprefix = %q\n", prefix)), 0o644)
 	// iceoryx2 keeps a node-management file in /dev/shm after its last
-	// process exits; the prefix is this test's alone.
-	t.Cleanup(func() {
-		leftover, _ := filepath.Glob("/dev/shm/" + prefix + "*")
-		for _, f := range leftover {
-			os.Remove(f)
-		}
-	})
+	// process exits, and a job killed in a cleanup leaves its node's files:
+	// the prefix is this test's alone. (Registered first, this runs after
+	// the jobs' cleanups have killed and reaped them.)
+	t.Cleanup(func() { removeIceoryxPrefix(prefix) })
 	env := []string{"ZENOH_CONFIG=" + zcfg, "GOBIN=" + filepath.Join(dir, "gobin")}
 	sim := exec.Command(vrlogBin, "sim", "--listen", "tcp/127.0.0.1:"+strconv.Itoa(port), "--no-multicast", "-q", "--robot", "r1",
 		"--width", "160", "--height", "120", "--duration", "5m", "--start-delay", "500ms", "--drop-every", "30")
@@ -253,7 +250,11 @@ func background(t *testing.T, dir, cmd string, env []string) *bgJob {
 		t.Fatal(err)
 	}
 	go func() { j.done <- j.cmd.Wait() }()
-	t.Cleanup(func() { j.cmd.Process.Kill() })
+	t.Cleanup(func() {
+		if j.cmd.Process.Kill() == nil { // still running: the test failed before stopping it
+			<-j.done
+		}
+	})
 	return j
 }
 

@@ -309,9 +309,13 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		}
 	}
 	var qbl *zenoh.Queryable
+	var token *zenoh.Token // on the query's key: `vrlog snapshot` lists the recorders there are
 	if setupErr == nil && query {
 		if qbl, err = sess.DeclareDeferredQueryable(cfg.Snapshot.Query, r.query); err != nil {
 			setupErr = fmt.Errorf("zenoh queryable %q: %w", cfg.Snapshot.Query, err)
+		} else if token, err = sess.DeclareToken(cfg.Snapshot.Query); err != nil {
+			qbl.Close()
+			setupErr = fmt.Errorf("zenoh liveliness token %q: %w", cfg.Snapshot.Query, err)
 		}
 	}
 	if setupErr != nil {
@@ -345,6 +349,7 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	}
 	werr := r.write(rctx, cancel)
 	if qbl != nil {
+		token.Close()
 		qbl.Close()
 	}
 	r.refuseTriggers()

@@ -203,9 +203,7 @@ func run(c *cli.Context) error {
 	if c.Bool("require-intact") {
 		rep.CheckIntact()
 	}
-	for _, d := range append(rep.Damage(), rep.OutageLimitWarnings()...) {
-		fmt.Fprintf(c.App.ErrWriter, "analyze: warning: %s\n", d)
-	}
+	cliutil.Warn(c, append(rep.Damage(), rep.OutageLimitWarnings()...)...)
 
 	if csvOut != nil {
 		if err := a.WriteCSV(csvOut, rep, tf); err != nil {
@@ -224,7 +222,7 @@ func run(c *cli.Context) error {
 			}
 		}
 	default:
-		err = rep.WriteText(out, tf)
+		err = rep.WriteTextWidth(out, tf, cliutil.Width(c)) // fitted on a terminal
 	}
 	if err != nil {
 		return cliutil.Runtime(err)

@@ -58,6 +58,7 @@ func runCut(c *cli.Context) error {
 		return err
 	}
 	defer r.Close()
+	defer warnDamage(c, r)
 	f, err := createOutput(c, path)
 	if err != nil {
 		return err
@@ -76,7 +77,7 @@ func runCut(c *cli.Context) error {
 	if err != nil {
 		return readError(path, err)
 	}
-	fmt.Fprintf(c.App.Writer, "wrote %s: %d records on %d channels (verified)\n", f.Path(), st.Records, st.Channels)
+	fmt.Fprintf(status(c), "wrote %s: %d records on %d channels (verified)\n", f.Path(), st.Records, st.Channels)
 	return nil
 }
 

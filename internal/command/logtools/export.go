@@ -118,6 +118,7 @@ func runExport(c *cli.Context) error {
 		return err
 	}
 	defer r.Close()
+	defer warnDamage(c, r)
 	epoch, err := exportEpoch(c, r)
 	if err != nil {
 		return err
@@ -186,9 +187,9 @@ func exportMCAP(c *cli.Context, path string, r *logfmt.Reader, sel *logfmt.Selec
 	if err := f.Commit(); err != nil {
 		return cliutil.Runtime(err)
 	}
-	fmt.Fprintf(c.App.Writer, "wrote %s: %d messages on %d topics (read back through its index)\n", f.Path(), st.Messages, len(st.PerTopic))
+	fmt.Fprintf(status(c), "wrote %s: %d messages on %d topics (read back through its index)\n", f.Path(), st.Messages, len(st.PerTopic))
 	if st.Undecodable > 0 {
-		fmt.Fprintf(c.App.Writer, "  %d records did not decode; kept in '<topic>:undecodable' channels\n", st.Undecodable)
+		fmt.Fprintf(status(c), "  %d records did not decode; kept in '<topic>:undecodable' channels\n", st.Undecodable)
 	}
 	return nil
 }
@@ -288,6 +289,6 @@ func exportCSV(c *cli.Context, path string, r *logfmt.Reader, sel *logfmt.Select
 	if err := commit(); err != nil {
 		return cliutil.Runtime(err)
 	}
-	fmt.Fprintf(c.App.Writer, "wrote %d rows to %d CSV file(s) under %s\n", rows, len(sel.Channels), out)
+	fmt.Fprintf(status(c), "wrote %d rows to %d CSV file(s) under %s\n", rows, len(sel.Channels), out)
 	return nil
 }

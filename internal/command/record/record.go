@@ -48,9 +48,10 @@ Finishing writes what was received before the end, for at most
 --drain-timeout (default 5s; 0: no limit): a recorder that fell behind (a
 backlog of frames) then drops what is still queued, counts it as recorder
 drops in the log (so published - recorded = drops stays exact), says so on
-stderr (also with --quiet), finishes the log and exits 0 as usual. A second
-SIGINT or SIGTERM stops at once (exit 3, the unfinished log left as it is,
-for 'vrlog recover').
+stderr (also with --quiet), finishes the log and exits 0 as usual. Signals
+within 1s of the first are the same request (GNU timeout signals vrlog and
+then its process group); a SIGINT or SIGTERM later than that stops at once
+(exit 3, the unfinished log left as it is, for 'vrlog recover').
 A full disk stops the recording with exit 3, leaving a readable log.
 
 A recording that captured nothing is not a success: when no data arrived,

@@ -488,7 +488,7 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return cliutil.Runtime(err)
 	}
-	warnSkipped(stderr, s)
+	warnSkipped(c, s)
 	switch {
 	case perr != nil:
 		var ce *logfmt.CorruptionError
@@ -520,17 +520,9 @@ func progressWriter(w io.Writer, quiet bool) io.Writer {
 	return w
 }
 
-func warnSkipped(w io.Writer, s *session) {
+func warnSkipped(c *cli.Context, s *session) {
 	for _, in := range s.inputs {
-		if tt := in.r.TornTail(); tt != nil {
-			fmt.Fprintf(w, "replay: warning: %v (truncated; replayed the intact part)\n", tt)
-		}
-		for _, ce := range in.r.SkippedChunks() {
-			fmt.Fprintf(w, "replay: warning: skipped damaged chunk: %v\n", ce)
-		}
-		for _, ce := range in.r.Warnings() {
-			fmt.Fprintf(w, "replay: warning: %v (read around it, no record lost)\n", ce)
-		}
+		cliutil.WarnDamage(c, in.r.Damage())
 	}
 }
 
