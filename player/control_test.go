@@ -165,7 +165,7 @@ type answerer struct {
 	now     func() int64
 	delay   time.Duration
 	skip    func(i int) bool // no answer to the i-th trigger
-	answers chan struct{}
+	answers chan Answer
 	mu      sync.Mutex
 	calls   []call
 	answer  []int64 // when each answer was sent
@@ -192,7 +192,7 @@ func (a *answerer) Publish(r *Rec) error {
 		a.mu.Lock()
 		a.answer = append(a.answer, a.now())
 		a.mu.Unlock()
-		a.answers <- struct{}{}
+		a.answers <- Answer{}
 	}()
 	return nil
 }
@@ -204,7 +204,7 @@ func (a *answerer) Publish(r *Rec) error {
 func TestLockstepWaitsForTheAnswer(t *testing.T) {
 	recs := states(30, 4*time.Millisecond, true) // states on 0, frames on 1
 	now := monoClock()
-	a := &answerer{now: now, delay: 15 * time.Millisecond, answers: make(chan struct{}, 16)}
+	a := &answerer{now: now, delay: 15 * time.Millisecond, answers: make(chan Answer, 16)}
 	p, err := New(&sliceSource{recs: recs}, a, Options{Loops: 1, Channels: chans, Now: now,
 		Lockstep: &Lockstep{Trigger: []bool{true, false, false}, Answers: a.answers, Timeout: 5 * time.Second}})
 	if err != nil {
@@ -246,7 +246,7 @@ func TestLockstepWaitsForTheAnswer(t *testing.T) {
 func TestLockstepTimeoutIsAMissedStep(t *testing.T) {
 	recs := states(12, time.Millisecond, false)
 	now := monoClock()
-	a := &answerer{now: now, answers: make(chan struct{}, 16), skip: func(i int) bool { return i%4 == 1 }}
+	a := &answerer{now: now, answers: make(chan Answer, 16), skip: func(i int) bool { return i%4 == 1 }}
 	p, _ := New(&sliceSource{recs: recs}, a, Options{Loops: 1, Channels: chans, Now: now, RateMax: true,
 		Lockstep: &Lockstep{Trigger: []bool{true, false, false}, Answers: a.answers, Timeout: 20 * time.Millisecond}})
 	s, err := p.Run(context.Background())
@@ -264,14 +264,14 @@ func TestLockstepTimeoutIsAMissedStep(t *testing.T) {
 func TestLockstepStepAndStop(t *testing.T) {
 	recs := states(10, time.Millisecond, false)
 	now := monoClock()
-	answers := make(chan struct{}, 1)
+	answers := make(chan Answer, 1)
 	sink := &recSink{now: now}
 	p, _ := New(&sliceSource{recs: recs}, sink, Options{Loops: 1, Channels: chans, Now: now, StartPaused: true,
 		Lockstep: &Lockstep{Trigger: []bool{true, false, false}, Answers: answers, Timeout: time.Hour}})
 	wait := started(t, p)
 	go func() { // answered once released (an earlier answer is discarded: it answers an earlier record)
 		waitFor(t, func() bool { return p.Status().Waiting })
-		answers <- struct{}{}
+		answers <- Answer{}
 	}()
 	if st := do(t, p, Request{Op: OpStep, N: 1}); st.Sent != 1 || st.Answered != 1 || st.Waiting {
 		t.Fatalf("step: %+v", st)

@@ -1,4 +1,4 @@
-package replay
+package replayer
 
 import (
 	"errors"
@@ -34,6 +34,13 @@ type transportOptions struct {
 	warn    io.Writer
 }
 
+// warnf writes one line to w (nil: nowhere).
+func warnf(w io.Writer, format string, args ...any) {
+	if w != nil {
+		fmt.Fprintf(w, "replay: "+format+"\n", args...)
+	}
+}
+
 // needsZenoh reports whether an output is published over zenoh.
 func needsZenoh(outs []output) bool {
 	for _, o := range outs {
@@ -56,30 +63,30 @@ func openPublishers(outs []output, zs *zenoh.Session, o transportOptions) (*publ
 			enc := out.Meta["zenoh.encoding"]
 			p.zpub[i], err = p.zs.Publisher(out.Topic, zenoh.PublisherOptions{Encoding: enc, Block: true, Express: o.express})
 			if err != nil {
-				return p, fmt.Errorf("zenoh publisher %s: %w", out.Topic, err)
+				return p, kindf(ErrTransport, "zenoh publisher %s: %w", out.Topic, err)
 			}
 		case logfmt.TransportIceoryx2:
 			if e := out.Meta[logfmt.MetaError]; e != "" {
 				// The recorder could not open it: no records, nothing to publish.
-				fmt.Fprintf(o.warn, "replay: channel %s was not recorded (%s); nothing to publish on %s\n", out.Name, e, out.Topic)
+				warnf(o.warn, "channel %s was not recorded (%s); nothing to publish on %s", out.Name, e, out.Topic)
 				continue
 			}
 			if p.node == nil {
 				if p.node, err = iceoryx2.NewNode("vrlog-replay"); err != nil {
-					return p, fmt.Errorf("iceoryx2 node: %w", err)
+					return p, kindf(ErrTransport, "iceoryx2 node: %w", err)
 				}
 			}
 			types, terr := iceoryx2.TypeDetailsFromMeta(out.Meta)
 			if terr != nil {
 				if !isFrameSchema(out.Schema) {
-					return p, fmt.Errorf("channel %s: the log has no iceoryx2 type details to recreate service %s: %w", out.Name, out.Topic, terr)
+					return p, kindf(ErrTransport, "channel %s: the log has no iceoryx2 type details to recreate service %s: %w", out.Name, out.Topic, terr)
 				}
-				fmt.Fprintf(o.warn, "replay: channel %s: %v; using the vrsdk frame types\n", out.Name, terr)
+				warnf(o.warn, "channel %s: %v; using the vrsdk frame types", out.Name, terr)
 				types = frameTypes
 			}
 			cfg, cerr := iceoryx2.ServiceConfigFromMeta(out.Meta)
 			if cerr != nil {
-				return p, fmt.Errorf("channel %s: %w", out.Name, cerr)
+				return p, kindf(ErrTransport, "channel %s: %w", out.Name, cerr)
 			}
 			opts := iceoryx2.PublisherOptions{Service: cfg}
 			if types.Payload.Variant == iceoryx2.Dynamic && types.Payload.Size > 0 {
@@ -89,16 +96,16 @@ func openPublishers(outs []output, zs *zenoh.Session, o transportOptions) (*publ
 			if errors.Is(err, iceoryx2.ErrIncompatible) && cfg != (iceoryx2.ServiceConfig{}) {
 				// The service exists already (the controller under test made
 				// it) with other limits: join it as it is, same types.
-				fmt.Fprintf(o.warn, "replay: service %s exists with other settings than recorded (%v); publishing into it as it is\n", out.Topic, err)
+				warnf(o.warn, "service %s exists with other settings than recorded (%v); publishing into it as it is", out.Topic, err)
 				opts.Service = iceoryx2.ServiceConfig{}
 				p.ipub[i], err = p.node.Publisher(out.Topic, types, opts)
 			}
 			if err != nil {
-				return p, fmt.Errorf("iceoryx2 publisher %s: %w", out.Topic, err)
+				return p, kindf(ErrTransport, "iceoryx2 publisher %s: %w", out.Topic, err)
 			}
 			p.iUser[i] = int(types.UserHeader.Size)
 		default:
-			return p, fmt.Errorf("channel %s: transport %v cannot be replayed", out.Name, out.Transport)
+			return p, kindf(ErrTransport, "channel %s: transport %v cannot be replayed", out.Name, out.Transport)
 		}
 	}
 	return p, nil
