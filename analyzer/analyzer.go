@@ -36,6 +36,10 @@ type Options struct {
 	// sampler.LagStream); beyond it a note says so. Negative keeps every
 	// state: exact whatever the order, memory grows with the log.
 	LagWindow time.Duration
+	// PartialReplay gates a response log of a replay that did not finish,
+	// or did not release every trigger of its window, on what it holds;
+	// by default such a log fails --max-reaction (Report.ReplayIncomplete).
+	PartialReplay bool
 }
 
 // channel is one channel's running analysis.
@@ -161,6 +165,10 @@ func (a *Analysis) AddFile(path string) error {
 	}
 
 	a.rec.note(r)
+	if isResponseLog(r.Channels()) {
+		fr.ReplayOutcome = readOutcome(r)
+		fr.response = true
+	}
 	ids, dataIDs, probeIDs := a.channels(r)
 	a.pairFrames()
 	for _, c := range r.Channels() {
@@ -236,7 +244,7 @@ func (a *Analysis) AddFile(path string) error {
 func (a *Analysis) channels(r *logfmt.Reader) (ids []*channel, dataIDs, probeIDs []uint16) {
 	responseLog := isResponseLog(r.Channels())
 	for _, c := range r.Channels() {
-		if isHeartbeat(c) {
+		if isHeartbeat(c) || isOutcome(c) {
 			continue
 		}
 		ch := a.channel(c)
@@ -486,6 +494,8 @@ func (a *Analysis) Report() *Report {
 			LatestMs: distMs(&l.Latest), NearestMs: distMs(&l.Nearest), InterpolatedMs: distMs(&l.Interpolated)})
 	}
 	rep.Reaction = a.reaction()
+	rep.ReplayIncomplete = a.replayIncomplete(rep.Reaction)
+	rep.partialReplay = a.opts.PartialReplay
 	if len(probes) > 0 {
 		e := sampler.EstimateClock(probes)
 		rep.Clock = &ClockReport{Probes: e.Probes, Used: e.Used, OffsetMs: round3(float64(e.OffsetNs) / 1e6),

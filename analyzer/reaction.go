@@ -2,6 +2,7 @@ package analyzer
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -139,12 +140,76 @@ func (r *Report) failsAnyway(check, channel string) string {
 	if check != "max-reaction" {
 		return ""
 	}
+	if len(r.ReplayIncomplete) > 0 && !r.partialReplay {
+		return strings.Join(r.ReplayIncomplete, "; ") + " (--partial-replay gates it on what it holds)"
+	}
 	for _, x := range r.Reaction {
 		if x.Trigger == channel && x.Missing > 0 {
 			return fmt.Sprintf("%d of %d triggers got no response", x.Missing, x.Count)
 		}
 	}
 	return ""
+}
+
+// isOutcome reports whether c is a response log's outcome channel (never
+// a data channel of the report).
+func isOutcome(c logfmt.Channel) bool {
+	return c.Transport == logfmt.TransportInternal && c.Schema == logfmt.OutcomeSchema
+}
+
+// readOutcome reads a response log's outcome record, the last one when
+// there are several; nil when it has none (or it does not decode).
+func readOutcome(r *logfmt.Reader) *logfmt.ReplayOutcome {
+	var ids []uint16
+	for _, c := range r.Channels() {
+		if isOutcome(c) {
+			ids = append(ids, c.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	var out *logfmt.ReplayOutcome
+	it := r.Records(logfmt.Filter{Channels: ids})
+	for it.Next() {
+		var o logfmt.ReplayOutcome
+		if json.Unmarshal(it.Record().Payload, &o) == nil && o.Schema == logfmt.OutcomeSchema {
+			out = &o
+		}
+	}
+	return out
+}
+
+// replayIncomplete says why the response logs hold less than their
+// replays' windows, answered: no outcome record (the replay was killed),
+// a replay that did not finish, fewer triggers than the window holds.
+func (a *Analysis) replayIncomplete(reacts []ReactionReport) []string {
+	out := []string{}
+	var released uint64
+	for _, x := range reacts {
+		released += x.Count
+	}
+	var want uint64
+	responses := 0
+	for _, f := range a.files {
+		if !f.response {
+			continue
+		}
+		responses++
+		o := f.ReplayOutcome
+		switch {
+		case o == nil:
+			out = append(out, f.Path+": the response log records no outcome (the replay was killed before it finished the log)")
+			continue
+		case !o.Finished:
+			out = append(out, fmt.Sprintf("%s: the replay did not finish (%s)", f.Path, o.Reason))
+		}
+		want += o.Triggers
+	}
+	if responses > 0 && want > released {
+		out = append(out, fmt.Sprintf("the response log holds %d of the %d triggers of the replayed window", released, want))
+	}
+	return out
 }
 
 // writeReaction prints the reaction section of the text report.
@@ -160,6 +225,9 @@ func (r *Report) writeReaction(w io.Writer) {
 			x.LatencyMs.P50, x.LatencyMs.P99, x.LatencyMs.Max)
 	}
 	tw.Flush()
+	for _, why := range r.ReplayIncomplete {
+		fmt.Fprintf(w, "         incomplete: %s\n", why)
+	}
 	for _, x := range r.Reaction {
 		if len(x.Responses) == 0 {
 			fmt.Fprintf(w, "         %s: no response channel in the log (the controller published nothing that was captured)\n", x.Trigger)

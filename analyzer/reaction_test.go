@@ -1,6 +1,7 @@
 package analyzer
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,6 +16,13 @@ import (
 // first counts); a stray command before the first release; robot r2
 // answered after 5 ms.
 func responseLog(t *testing.T) string {
+	t.Helper()
+	return responseLogOf(t, &logfmt.ReplayOutcome{Schema: logfmt.OutcomeSchema, Finished: true, Triggers: 20, Released: 20})
+}
+
+// responseLogOf is responseLog with the outcome record o (nil: none, as
+// a replay killed before it finished the log leaves it).
+func responseLogOf(t *testing.T, o *logfmt.ReplayOutcome) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "response.vrlog")
 	w, err := logfmt.Create(path, logfmt.WriterOptions{})
@@ -49,6 +57,11 @@ func responseLog(t *testing.T) string {
 		if i == 5 {
 			put(c1, at+30*ms, 0, false)
 		}
+	}
+	if o != nil {
+		b, _ := json.Marshal(o)
+		oc, _ := w.AddChannel(logfmt.Channel{Name: logfmt.OutcomeChannel, Transport: logfmt.TransportInternal, Topic: logfmt.OutcomeChannel, Schema: logfmt.OutcomeSchema})
+		w.Write(&logfmt.Record{Channel: oc, RecvMonoNs: mono0 + 2000*ms, RecvWallNs: wall0 + 2000*ms, Payload: b})
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
@@ -104,6 +117,49 @@ func TestReaction(t *testing.T) {
 	sample.ApplyChecks(Thresholds{MaxReaction: []Limit{{Value: 10}}})
 	if len(sample.Reaction) != 0 || sample.Pass || !strings.Contains(sample.Checks[0].Message, "nothing to check") {
 		t.Fatalf("sample: %+v %+v", sample.Reaction, sample.Checks)
+	}
+}
+
+// A response log of a replay that did not finish, that holds fewer
+// triggers than its window, or that records no outcome (the replay was
+// killed) fails --max-reaction whatever the limit, unless PartialReplay;
+// the outcome is no data channel.
+func TestReactionOfAPartialReplay(t *testing.T) {
+	lim := Thresholds{MaxReaction: []Limit{mustLimit(t, "vr/r2/**=6ms")}}
+	for _, c := range []struct {
+		name string
+		o    *logfmt.ReplayOutcome
+		want string // "" passes
+	}{
+		{"finished", &logfmt.ReplayOutcome{Schema: logfmt.OutcomeSchema, Finished: true, Triggers: 20}, ""},
+		{"stopped", &logfmt.ReplayOutcome{Schema: logfmt.OutcomeSchema, Reason: "stopped before the end", Triggers: 20}, "the replay did not finish (stopped before the end)"},
+		{"short", &logfmt.ReplayOutcome{Schema: logfmt.OutcomeSchema, Finished: true, Triggers: 35}, "holds 20 of the 35 triggers"},
+		{"killed", nil, "records no outcome (the replay was killed"},
+	} {
+		path := responseLogOf(t, c.o)
+		rep, err := AnalyzeFiles([]string{path}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ch := range rep.Channels {
+			if ch.Name == logfmt.OutcomeChannel {
+				t.Fatalf("%s: the outcome is a data channel of the report", c.name)
+			}
+		}
+		rep.ApplyChecks(lim)
+		if c.want == "" {
+			if !rep.Pass || len(rep.ReplayIncomplete) != 0 || rep.Files[0].ReplayOutcome == nil {
+				t.Fatalf("%s: %+v %v", c.name, rep.Checks, rep.ReplayIncomplete)
+			}
+			continue
+		}
+		if rep.Pass || !strings.Contains(rep.Checks[0].Message, c.want) {
+			t.Fatalf("%s: %+v", c.name, rep.Checks)
+		}
+		part, _ := AnalyzeFiles([]string{path}, Options{PartialReplay: true})
+		if part.ApplyChecks(lim); !part.Pass || len(part.ReplayIncomplete) == 0 {
+			t.Fatalf("%s with PartialReplay: %+v", c.name, part.Checks)
+		}
 	}
 }
 

@@ -13,7 +13,7 @@ type ReplayOutcome struct {
 	Finished bool `json:"finished"`
 	// Reason says why not: "stopped", "interrupted", "skipped damaged
 	// chunks", or the error that ended the run.
-	Reason string `json:"reason,omitempty"`
+	Reason string `json:"reason"`
 	// Triggers is the number of trigger records the played window holds,
 	// over every pass asked for (0 when looping forever); Released how many
 	// were released to the controller, Answered, Missed and Late the
