@@ -33,7 +33,7 @@ type Report struct {
 	// unless Options.PartialReplay.
 	ReplayIncomplete []string `json:"replay_incomplete"`
 	partialReplay    bool
-	Clock          *ClockReport     `json:"clock"`
+	Clock            *ClockReport `json:"clock"`
 	// ReceiveClock is what the receive stamps are on: "recorder" (each
 	// recorder's own clocks), "simulator" (merge --clock sim converted
 	// them; Hosts says how) or "mixed" (several files, some of each).
