@@ -361,3 +361,55 @@ func TestReadyWaitsAndTakesRequests(t *testing.T) {
 		t.Fatalf("stopped while starting: %v %+v", err, s)
 	}
 }
+
+// An answer that names another trigger (a late answer to one that timed
+// out) is dropped and reported, never taken for the current trigger's, so
+// one slow answer cannot shift the pairing of the rest.
+func TestLockstepLateAnswerDoesNotShiftThePairing(t *testing.T) {
+	recs := states(6, time.Millisecond, false)
+	for i := range recs {
+		recs[i].Seq = uint64(100 + i)
+	}
+	now := monoClock()
+	answers := make(chan Answer, 16)
+	var lates []Late
+	var steps []Step
+	released := make(chan uint64, 16)
+	sink := SinkFunc(func(r *Rec) error {
+		if r.Channel == 0 {
+			released <- r.Seq
+		}
+		return nil
+	})
+	go func() { // answers each trigger by its seq; seq 101 only after the next trigger is out
+		for seq := range released {
+			switch seq {
+			case 101:
+			case 102:
+				answers <- Answer{Tag: 101, Tagged: true} // late: 101 timed out
+				answers <- Answer{Tag: 102, Tagged: true}
+			default:
+				answers <- Answer{Tag: seq, Tagged: true}
+			}
+		}
+	}()
+	p, _ := New(&sliceSource{recs: recs}, sink, Options{Loops: 1, Channels: chans, Now: now, RateMax: true,
+		Lockstep: &Lockstep{Trigger: []bool{true, false, false}, Answers: answers, Timeout: 50 * time.Millisecond,
+			OnLate: func(l Late) { lates = append(lates, l) }, OnStep: func(s Step) { steps = append(steps, s) }}})
+	s, err := p.Run(context.Background())
+	close(released)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Channels[0]; st.Answered != 5 || st.Missed != 1 || s.Late != 1 {
+		t.Fatalf("answered %d, missed %d, late %d", st.Answered, st.Missed, s.Late)
+	}
+	if len(lates) != 1 || lates[0].Tag != 101 || lates[0].Current != 102 {
+		t.Fatalf("late %+v", lates)
+	}
+	for i, st := range steps {
+		if st.Seq != uint64(100+i) || st.Answered != (st.Seq != 101) {
+			t.Fatalf("step %d: %+v", i, st)
+		}
+	}
+}
