@@ -2,7 +2,6 @@ package replayer
 
 import (
 	"context"
-	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -12,30 +11,8 @@ import (
 	"github.com/vrlog/vrlog/transport/zenoh"
 )
 
-// AnswerTag is what a controller puts in the zenoh attachment of its
-// answer to name the trigger it answers: the trigger record's seq (a
-// vrsdk state's seq, as the replay published it) in decimal after this
-// prefix, e.g. "vrlog.seq=42" (docs/replay.md, "Pairing answers").
-const AnswerTag = "vrlog.seq="
-
-// AppendAnswerTag appends the attachment that names the trigger of seq.
-func AppendAnswerTag(dst []byte, seq uint64) []byte {
-	return strconv.AppendUint(append(dst, AnswerTag...), seq, 10)
-}
-
-// ParseAnswerTag reads the trigger seq an answer's attachment names; ok is
-// false for an attachment that names none.
-func ParseAnswerTag(attachment []byte) (seq uint64, ok bool) {
-	s, found := strings.CutPrefix(string(attachment), AnswerTag)
-	if !found {
-		return 0, false
-	}
-	seq, err := strconv.ParseUint(s, 10, 64)
-	return seq, err == nil
-}
-
 // answers turns the samples on the lockstep key expression into the
-// player's answers, each with the trigger it names (AnswerTag) and its
+// player's answers, each with the trigger it names (codec.AnswerTag) and its
 // receive stamp. They come from a subscriber of their own, or from the
 // capture's subscription when it captures the answers (tap): then every
 // answer has its receive stamp in the response log before the next
@@ -57,7 +34,7 @@ func newAnswers(p keyexpr.Pattern) *answers {
 func (a *answers) answer(s *zenoh.Sample) {
 	a.received.Add(1)
 	ans := player.Answer{At: s.RecvMonoNs}
-	ans.Tag, ans.Tagged = ParseAnswerTag(s.Attachment)
+	ans.Tag, ans.Tagged = codec.ParseAnswerTag(s.Attachment)
 	if ans.Tagged {
 		a.tagged.Add(1)
 	}
