@@ -166,7 +166,7 @@ func TestInjectOutsideWindow(t *testing.T) {
 func TestLockstepWithoutAnswer(t *testing.T) {
 	runContract(t, []contractCase{
 		{name: "no answer at all", script: "vrlog replay run.vrlog --no-multicast --prefix ROBOT --end 2 --lockstep ROBOT/cmd --lockstep-timeout 20ms --linger 0 -q", code: 1,
-			want: []string{"/cmd: no answer at all: each of the ", " trigger records was released after --lockstep-timeout 0.02 s"}},
+			want: []string{"/cmd: no answer at all: 3 trigger records in a row went out unanswered after the 20ms timeout", "--max-missed-in-a-row"}},
 	})
 }
 

@@ -114,11 +114,7 @@ func (f *fixture) options(o *player.Options) {
 }
 
 // warnf writes one line to the warning writer.
-func (f *fixture) warnf(format string, args ...any) {
-	if f.warn != nil {
-		fmt.Fprintf(f.warn, "replay: "+format+"\n", args...)
-	}
-}
+func (f *fixture) warnf(format string, args ...any) { warnf(f.warn, format, args...) }
 
 // step is the player's OnStep: it counts the missed steps, warns on the
 // first one, and ends the run with ErrMissedSteps (or ErrNoAnswer) once
@@ -142,23 +138,24 @@ func (f *fixture) step(s player.Step) {
 		if f.answers.received.Load() == 0 {
 			why = "nothing was received on " + f.cfg.Lockstep + " yet: is the controller running, and answering on that key?"
 		}
-		f.warnf("warning: lockstep: no answer to %s seq %d within %v, a missed step (%s)", f.names0(s.Channel), s.Seq, f.cfg.LockstepTimeout, why)
+		f.warnf("warning: lockstep: no answer to %s seq %d within %v, a missed step (%s)", f.pubs.outs[s.Channel].Topic, s.Seq, f.cfg.LockstepTimeout, why)
 	}
 	c := f.cfg
+	var bound string
 	switch {
-	case answered == 0 && c.MaxMissedInARow > 0 && f.inARow >= c.MaxMissedInARow:
-		f.end(kindf(ErrNoAnswer, "lockstep on %s: no answer at all: the first %d trigger records each went out after the %v timeout unanswered (is the controller running, and answering on that key?)",
-			c.Lockstep, f.missed, c.LockstepTimeout))
 	case c.MaxMissedInARow > 0 && f.inARow >= c.MaxMissedInARow:
-		f.end(kindf(ErrMissedSteps, "lockstep on %s: %d trigger records in a row went unanswered within the %v timeout (after %d answered): the controller stopped answering",
-			c.Lockstep, f.inARow, c.LockstepTimeout, answered))
+		bound = fmt.Sprintf("%d trigger records in a row went out unanswered after the %v timeout", f.inARow, c.LockstepTimeout)
 	case c.MaxMissed > 0 && f.missed >= uint64(c.MaxMissed):
-		f.end(kindf(ErrMissedSteps, "lockstep on %s: %d missed steps, the most allowed (%d answered)", c.Lockstep, f.missed, answered))
+		bound = fmt.Sprintf("%d missed steps (no answer within %v), the most allowed", f.missed, c.LockstepTimeout)
+	default:
+		return
 	}
+	if answered == 0 {
+		f.end(kindf(ErrNoAnswer, "lockstep %s: no answer at all: %s (is the controller running, and answering on that key?)", c.Lockstep, bound))
+		return
+	}
+	f.end(kindf(ErrMissedSteps, "lockstep %s: %s, after %d answered: the controller stopped answering", c.Lockstep, bound, answered))
 }
-
-// names0 is the topic of output ch.
-func (f *fixture) names0(ch int) string { return f.pubs.outs[ch].Topic }
 
 // maxLateListed bounds the late answers the report lists (all are counted).
 const maxLateListed = 100
@@ -201,7 +198,7 @@ func (f *fixture) watch(ctx context.Context) (stop func()) {
 					had[i] = true
 				} else if had[i] {
 					f.warnf("lockstep: %s lost its subscriber: the controller is gone", f.pubs.outs[i].Topic)
-					f.end(kindf(ErrControllerGone, "lockstep on %s: trigger channel %s lost its subscriber (the controller died or left) after %d answered steps",
+					f.end(kindf(ErrControllerGone, "lockstep %s: trigger channel %s lost its subscriber (the controller died or left) after %d answered steps",
 						f.cfg.Lockstep, f.pubs.outs[i].Topic, f.answered()))
 					return
 				}

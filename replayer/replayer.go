@@ -171,7 +171,7 @@ func (r *Replayer) Run(ctx context.Context) (*Report, error) {
 	case cerr != nil:
 		return rep, kinded(ErrTransport, cerr)
 	case rep.Lockstep != nil && rep.Lockstep.Answered == 0 && rep.Lockstep.Missed > 0:
-		return rep, kindf(ErrNoAnswer, "lockstep on %s: no answer at all: each of the %d trigger records went out after the %g s timeout unanswered (is the controller running, and answering on that key?)",
+		return rep, kindf(ErrNoAnswer, "lockstep %s: no answer at all: each of the %d trigger records went out unanswered after the %g s timeout (is the controller running, and answering on that key?)",
 			rep.Lockstep.Key, rep.Lockstep.Missed, rep.Lockstep.TimeoutS)
 	case rep.Capture != nil && len(rep.Capture.Missed) > 0:
 		return rep, kindf(ErrCapturedNothing, "captured nothing on %s (the response log %s holds the released records)",

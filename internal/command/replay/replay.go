@@ -310,9 +310,9 @@ func runError(err error) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, replayer.ErrNoAnswer), errors.Is(err, replayer.ErrMissedSteps):
-		return cliutil.CheckFailed(fmt.Errorf("--lockstep: %w (bounds: --lockstep-timeout, --max-missed-in-a-row, --max-missed)", err))
+		return cliutil.CheckFailed(fmt.Errorf("--%w (bounds: --lockstep-timeout, --max-missed-in-a-row, --max-missed)", err))
 	case errors.Is(err, replayer.ErrControllerGone):
-		return cliutil.CheckFailed(fmt.Errorf("--lockstep: %w", err))
+		return cliutil.CheckFailed(fmt.Errorf("--%w", err)) // "--lockstep KEY: ..."
 	case errors.Is(err, replayer.ErrCapturedNothing):
 		return cliutil.CheckFailed(fmt.Errorf("--capture %w", err))
 	case errors.Is(err, replayer.ErrNoSubscribers):
