@@ -164,10 +164,13 @@ func (a *Analysis) AddFile(path string) error {
 		}
 	}
 
-	a.rec.note(r)
 	if isResponseLog(r.Channels()) {
+		// A response log's recording outlasts the replay by its linger: the
+		// silence after the last response is not the controller's outage.
 		fr.ReplayOutcome = readOutcome(r)
 		fr.response = true
+	} else {
+		a.rec.note(r)
 	}
 	ids, dataIDs, probeIDs := a.channels(r)
 	a.pairFrames()

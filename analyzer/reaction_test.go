@@ -58,6 +58,10 @@ func responseLogOf(t *testing.T, o *logfmt.ReplayOutcome) string {
 			put(c1, at+30*ms, 0, false)
 		}
 	}
+	// The recorder's heartbeat: the recording ends 2 s after the last
+	// response (replay --linger), which is no outage of the controller.
+	hb, _ := w.AddChannel(logfmt.Channel{Name: "vrlog/heartbeat", Transport: logfmt.TransportInternal, Topic: "vrlog/heartbeat", Schema: codec.SchemaHeartbeat})
+	w.Write(&logfmt.Record{Channel: hb, RecvMonoNs: mono0 + 3000*ms, RecvWallNs: wall0 + 3000*ms})
 	if o != nil {
 		b, _ := json.Marshal(o)
 		oc, _ := w.AddChannel(logfmt.Channel{Name: logfmt.OutcomeChannel, Transport: logfmt.TransportInternal, Topic: logfmt.OutcomeChannel, Schema: logfmt.OutcomeSchema})
@@ -100,9 +104,9 @@ func TestReaction(t *testing.T) {
 		t.Fatalf("checks %+v", rep.Checks)
 	}
 	rep2, _ := AnalyzeFiles([]string{responseLog(t)}, Options{})
-	rep2.ApplyChecks(Thresholds{MaxReaction: []Limit{mustLimit(t, "vr/r2/**=6ms")}})
+	rep2.ApplyChecks(Thresholds{MaxReaction: []Limit{mustLimit(t, "vr/r2/**=6ms")}, MaxOutageMs: []Limit{mustLimit(t, "vr/r2/cmd=150ms")}})
 	if !rep2.Pass {
-		t.Fatalf("r2 within 6 ms: %+v", rep2.Checks)
+		t.Fatalf("r2 within 6 ms, no outage after its last response: %+v", rep2.Checks)
 	}
 	if err := rep2.ApplyChecks(Thresholds{MaxReaction: []Limit{mustLimit(t, "vr/r9/state=1ms")}}); err == nil {
 		t.Fatal("a trigger pattern matching nothing is a usage error")
