@@ -151,6 +151,20 @@ func (r *Report) failsAnyway(check, channel string) string {
 	return ""
 }
 
+// noReaction reports whether check is max-reaction and trigger channel
+// got no response at all (its reaction has no value).
+func (r *Report) noReaction(check, channel string) bool {
+	if check != "max-reaction" {
+		return false
+	}
+	for _, x := range r.Reaction {
+		if x.Trigger == channel {
+			return x.Answered == 0
+		}
+	}
+	return false
+}
+
 // isOutcome reports whether c is a response log's outcome channel (never
 // a data channel of the report).
 func isOutcome(c logfmt.Channel) bool {

@@ -167,6 +167,33 @@ func TestReactionOfAPartialReplay(t *testing.T) {
 	}
 }
 
+// A trigger channel without any response has no reaction to compare with
+// the limit: the check says so instead of "0 ms".
+func TestNoReactionAtAll(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "response.vrlog")
+	w, _ := logfmt.Create(path, logfmt.WriterOptions{})
+	s1, _ := w.AddChannel(logfmt.Channel{Name: "vr/r1/state", Transport: logfmt.TransportZenoh, Topic: "vr/r1/state", Schema: codec.SchemaState,
+		Meta: map[string]string{logfmt.MetaTrigger: "1"}})
+	for i := range int64(3) {
+		st := codec.State{Seq: uint64(i), TNs: 1e18 + i*1e8}
+		w.Write(&logfmt.Record{Channel: s1, RecvMonoNs: 1e12 + i*1e8, RecvWallNs: 1e18 + i*1e8, Payload: codec.AppendState(nil, &st), Seq: uint64(i), CaptureNs: st.TNs, HasStamp: true})
+	}
+	oc, _ := w.AddChannel(logfmt.Channel{Name: logfmt.OutcomeChannel, Transport: logfmt.TransportInternal, Topic: logfmt.OutcomeChannel, Schema: logfmt.OutcomeSchema})
+	b, _ := json.Marshal(logfmt.ReplayOutcome{Schema: logfmt.OutcomeSchema, Finished: true, Triggers: 3})
+	w.Write(&logfmt.Record{Channel: oc, RecvMonoNs: 2e12, RecvWallNs: 2e18, Payload: b})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := AnalyzeFiles([]string{path}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep.ApplyChecks(Thresholds{MaxReaction: []Limit{{Value: 10}}})
+	if rep.Pass || rep.Checks[0].Message != "max-reaction vr/r1/state: no response to measure: 3 of 3 triggers got no response" {
+		t.Fatalf("%+v", rep.Checks)
+	}
+}
+
 func mustLimit(t *testing.T, s string) Limit {
 	l, err := ParseLimit(s, true)
 	if err != nil {

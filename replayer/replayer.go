@@ -144,6 +144,9 @@ func (r *Replayer) Run(ctx context.Context) (*Report, error) {
 		time.Sleep(r.cfg.Linger)
 	}
 	rep := buildReport(&r.cfg, r.s, sum, r.opts)
+	if !r.cfg.RateMax {
+		rep.Rate = r.p.Status().Rate // the rate at the end (a key or the control channel may have changed it)
+	}
 	rep.addFixture(r.fx) // before finish: the lockstep counts
 	out := r.outcome(sum, perr, cause)
 	ferr := r.fx.finish(&out)
