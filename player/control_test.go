@@ -413,3 +413,34 @@ func TestLockstepLateAnswerDoesNotShiftThePairing(t *testing.T) {
 		}
 	}
 }
+
+// A released trigger freezes the log's clock in the same step as it
+// counts as sent: no reading says "running" while it waits for its answer.
+func TestLockstepClockFrozenOnceReleased(t *testing.T) {
+	recs := states(200, time.Millisecond, false)
+	now := monoClock()
+	answers := make(chan Answer, 1)
+	p, _ := New(&sliceSource{recs: recs}, SinkFunc(func(*Rec) error { return nil }), Options{Loops: 1, Channels: chans, Now: now,
+		Lockstep: &Lockstep{Trigger: []bool{true, false, false}, Answers: answers, Timeout: time.Second}})
+	done := make(chan struct{})
+	go func() { defer close(done); p.Run(context.Background()) }()
+	var sent uint64
+	bad := 0
+	for sent < uint64(len(recs)) {
+		st := p.Status()
+		if st.Finished {
+			break
+		}
+		if st.Sent > sent { // a trigger is out and not answered yet: the clock stands still
+			if p.LogTime(now()).Running {
+				bad++
+			}
+			sent = st.Sent
+			answers <- Answer{}
+		}
+	}
+	<-done
+	if bad > 0 {
+		t.Fatalf("%d of %d released triggers read as running while they waited", bad, len(recs))
+	}
+}

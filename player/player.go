@@ -792,7 +792,14 @@ func (r *run) publish(m *msg, deadline int64, timed bool) error {
 	r.pubPass, r.pubOffset = m.pass, m.base-m.Key
 	pos, pass := m.e-r.pubOffset-r.origin, m.pass
 	skipped := r.skipped
-	r.setStatus(func(s *Status) { s.Position, s.Pass, s.Skipped = time.Duration(pos), pass, skipped; s.Sent++ })
+	if r.trigger(m.Channel) {
+		r.waiting = true // the log's clock stands still from the release on (await)
+	}
+	waiting := r.waiting
+	r.setStatus(func(s *Status) {
+		s.Position, s.Pass, s.Skipped, s.Waiting = time.Duration(pos), pass, skipped, waiting
+		s.Sent++
+	})
 	r.q.put(m)
 	return nil
 }
