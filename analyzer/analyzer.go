@@ -203,6 +203,9 @@ func (a *Analysis) AddFile(path string) error {
 	a.books = newBooks(a.span, runtime.GOMAXPROCS(0) > 1)
 	err = a.eachData(r, ids, dataIDs, a.add)
 	a.books.finish()
+	if err == nil && fr.response {
+		err = readAnswerTags(r, ids)
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}

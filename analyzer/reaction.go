@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/sampler"
 )
@@ -20,7 +21,11 @@ import (
 // recorder as they arrived, on the same monotonic clock. A trigger's
 // reaction is its first response: the first response record received at
 // or after its release and before the next record of its trigger channel
-// was released. A trigger without one is unanswered.
+// was released. A trigger without one is unanswered. When the responses
+// name the trigger they answer (codec.AnswerTag, as lockstep controllers
+// do), the reaction is the first response naming it at or after its
+// release, however late: a late answer is paired with its own trigger,
+// never with the next.
 
 // ReactionReport is one trigger channel's reaction.
 type ReactionReport struct {
@@ -40,6 +45,39 @@ type reactChannel struct {
 	trigger bool
 	mono    []int64
 	seq     []uint64
+	// tagged: a response channel's records that name the trigger they
+	// answer (codec.AnswerTag in their attachment), by trigger seq: their
+	// receive stamps, in order
+	tagged map[uint64][]int64
+}
+
+// readAnswerTags reads the attachments of a response log's response
+// channels (the metadata-only pass has none) for the answers that name
+// their trigger. Response logs are small: the controller's outputs.
+func readAnswerTags(r *logfmt.Reader, ids []*channel) error {
+	var resp []uint16
+	for id, ch := range ids {
+		if ch != nil && ch.react != nil && !ch.react.trigger && ch.kind != KindProbe {
+			resp = append(resp, uint16(id))
+		}
+	}
+	if len(resp) == 0 {
+		return nil
+	}
+	it := r.Records(logfmt.Filter{Channels: resp})
+	for it.Next() {
+		rec := it.Record()
+		seq, ok := codec.ParseAnswerTag(rec.Header)
+		if !ok {
+			continue
+		}
+		rc := ids[rec.Channel].react
+		if rc.tagged == nil {
+			rc.tagged = map[uint64][]int64{}
+		}
+		rc.tagged[seq] = append(rc.tagged[seq], rec.RecvMonoNs)
+	}
+	return it.Err()
 }
 
 func (rc *reactChannel) add(r *logfmt.Record) {
@@ -87,13 +125,20 @@ func (a *Analysis) reaction() []ReactionReport {
 	for _, t := range trigs {
 		rep := ReactionReport{Trigger: t.rep.Name, Responses: []string{}, UnansweredSeq: []uint64{}}
 		var at []int64
+		tagged := map[uint64][]int64{}
 		for _, r := range resps {
 			if pairState(r, trigs) == t {
 				rep.Responses = append(rep.Responses, r.rep.Name)
 				at = append(at, r.react.mono...)
+				for seq, ms := range r.react.tagged {
+					tagged[seq] = append(tagged[seq], ms...)
+				}
 			}
 		}
 		slices.Sort(at)
+		for _, ms := range tagged {
+			slices.Sort(ms)
+		}
 		idx := make([]int, len(t.react.mono)) // triggers in release order
 		for i := range idx {
 			idx[i] = i
@@ -107,8 +152,14 @@ func (a *Analysis) reaction() []ReactionReport {
 				next = t.react.mono[idx[k+1]]
 			}
 			rep.Count++
-			j, _ := slices.BinarySearch(at, rel)
-			if j < len(at) && at[j] < next {
+			if len(tagged) > 0 { // paired by the trigger they name
+				ms := tagged[t.react.seq[i]]
+				if j, _ := slices.BinarySearch(ms, rel); j < len(ms) {
+					rep.Answered++
+					h.Add(ms[j] - rel)
+					continue
+				}
+			} else if j, _ := slices.BinarySearch(at, rel); j < len(at) && at[j] < next {
 				rep.Answered++
 				h.Add(at[j] - rel)
 				continue

@@ -167,6 +167,55 @@ func TestReactionOfAPartialReplay(t *testing.T) {
 	}
 }
 
+// Responses that name their trigger (codec.AnswerTag) are paired with it:
+// a late answer is its own trigger's long reaction, not the next
+// trigger's short one.
+func TestReactionPairedByTag(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "response.vrlog")
+	w, _ := logfmt.Create(path, logfmt.WriterOptions{})
+	s1, _ := w.AddChannel(logfmt.Channel{Name: "vr/r1/state", Transport: logfmt.TransportZenoh, Topic: "vr/r1/state", Schema: codec.SchemaState,
+		Meta: map[string]string{logfmt.MetaTrigger: "1"}})
+	c1, _ := w.AddChannel(logfmt.Channel{Name: "vr/r1/cmd", Transport: logfmt.TransportZenoh, Topic: "vr/r1/cmd"})
+	const ms = int64(1e6)
+	put := func(ch uint16, at int64, seq uint64, state bool) {
+		r := logfmt.Record{Channel: ch, RecvMonoNs: 1e12 + at, RecvWallNs: 1e18 + at}
+		if state {
+			st := codec.State{Seq: seq, TNs: 1e18 + at}
+			r.Payload, r.Seq, r.CaptureNs, r.HasStamp = codec.AppendState(nil, &st), seq, st.TNs, true
+		} else {
+			r.Payload, r.Header = []byte("cmd"), codec.AppendAnswerTag(nil, seq)
+		}
+		w.Write(&r)
+	}
+	// Lockstep with a 100 ms timeout: states 0, 1 answered in 10 ms; state
+	// 2's answer comes at 250 ms, after state 3 was released (200 ms,
+	// the timeout), whose own answer follows at 260 ms.
+	put(s1, 0, 0, true)
+	put(c1, 10*ms, 0, false)
+	put(s1, 10*ms, 1, true)
+	put(c1, 20*ms, 1, false)
+	put(s1, 100*ms, 2, true)
+	put(s1, 200*ms, 3, true)
+	put(c1, 250*ms, 2, false)
+	put(c1, 260*ms, 3, false)
+	oc, _ := w.AddChannel(logfmt.Channel{Name: logfmt.OutcomeChannel, Transport: logfmt.TransportInternal, Topic: logfmt.OutcomeChannel, Schema: logfmt.OutcomeSchema})
+	b, _ := json.Marshal(logfmt.ReplayOutcome{Schema: logfmt.OutcomeSchema, Finished: true, Triggers: 4})
+	w.Write(&logfmt.Record{Channel: oc, RecvMonoNs: 2e12, RecvWallNs: 2e18, Payload: b})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, full := range []bool{false, true} {
+		rep, err := AnalyzeFiles([]string{path}, Options{FullDecode: full})
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := rep.Reaction[0]
+		if x.Count != 4 || x.Answered != 4 || x.LatencyMs.Max != 150 || x.LatencyMs.Min != 10 || x.LatencyMs.P50 != 10 {
+			t.Fatalf("full decode %v: %+v", full, x)
+		}
+	}
+}
+
 // A trigger channel without any response has no reaction to compare with
 // the limit: the check says so instead of "0 ms".
 func TestNoReactionAtAll(t *testing.T) {

@@ -6,10 +6,10 @@ command on --command (a PD force, 24 bytes: 3 little-endian f64) whose
 zenoh attachment names the state it answers, "vrlog.seq=<state seq>", so
 that the replay pairs each answer with its trigger even when one is late.
 
-Misbehaviours for tests: --delay S before each answer, --stall-at SEQ with
---stall-for S (one slow answer), --die-at SEQ (exits at once with
-os._exit, as a crashed controller does, before answering that state),
---answer-key KEY (answers on another key than --command).
+Misbehaviours for tests: --delay S before each answer, --stall-after N
+with --stall-for S (the answer after N answers is S late), --die-after N
+(after N answers it exits at once with os._exit, as a crashed controller
+does), --answer-key KEY (answers on another key than --command).
 
 Writes one JSON line per answer ({"seq": N}) to --log, prints "ready" on
 stderr once subscribed, runs until --duration passes or SIGTERM.
@@ -42,9 +42,9 @@ def main():
     p.add_argument("--command", default="vr/r1/cmd")
     p.add_argument("--answer-key", help="answer here instead of --command (a controller on the wrong key)")
     p.add_argument("--delay", type=float, default=0.0)
-    p.add_argument("--stall-at", type=int, default=-1)
+    p.add_argument("--stall-after", type=int, default=-1)
     p.add_argument("--stall-for", type=float, default=0.0)
-    p.add_argument("--die-at", type=int, default=-1)
+    p.add_argument("--die-after", type=int, default=-1)
     p.add_argument("--duration", type=float, default=120.0)
     p.add_argument("--log", default="-")
     a = p.parse_args()
@@ -58,6 +58,7 @@ def main():
     common.status("ready")
     end = time.monotonic() + a.duration
     kp, kd, target = 2.0, 0.5, (0.0, 0.0, 0.0)
+    answered = 0
     while time.monotonic() < end:
         try:
             b = states.get(timeout=0.1)
@@ -65,16 +66,17 @@ def main():
             continue
         st = vrwire.decode_state(b)
         seq = st["seq"]
-        if seq == a.die_at:
+        if answered == a.die_after:
             out.close()
             os._exit(9)
-        wait = a.delay + (a.stall_for if seq == a.stall_at else 0.0)
+        wait = a.delay + (a.stall_for if answered == a.stall_after else 0.0)
         if wait > 0:
             time.sleep(wait)
         pos, vel = st["position"], st["linear_velocity"]
         force = [kp * (target[i] - pos[k]) - kd * vel[k] for i, k in enumerate("xyz")]
         pub.put(struct.pack("<3d", *force), attachment=answer_tag(seq))
         out.write({"seq": seq})
+        answered += 1
     sub.undeclare()
     session.close()
     out.close()
