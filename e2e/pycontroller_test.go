@@ -31,7 +31,9 @@ func TestLockstepIntoThePythonController(t *testing.T) {
 		gate       int // analyze --max-reaction's exit
 	}{
 		{name: "healthy", timeout: "5s", code: 0, within: time.Minute, gate: 0,
-			lockstep: func(l map[string]any) bool { return l["missed"].(float64) == 0 && l["late"].(float64) == 0 && l["tagged"].(float64) > 0 }},
+			lockstep: func(l map[string]any) bool {
+				return l["missed"].(float64) == 0 && l["late"].(float64) == 0 && l["tagged"].(float64) > 0
+			}},
 		{name: "dies", controller: []string{"--die-after", "10"}, timeout: "10s", code: 1, within: 8 * time.Second, gate: 1,
 			stderr:   []string{"lost its subscriber: the controller is gone", "--lockstep "},
 			lockstep: func(l map[string]any) bool { return l["answered"].(float64) == 10 }},
