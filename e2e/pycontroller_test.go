@@ -37,7 +37,7 @@ func TestLockstepIntoThePythonController(t *testing.T) {
 		{name: "dies", controller: []string{"--die-after", "10"}, timeout: "10s", code: 1, within: 8 * time.Second, gate: 1,
 			stderr:   []string{"lost its subscriber: the controller is gone", "--lockstep "},
 			lockstep: func(l map[string]any) bool { return l["answered"].(float64) == 10 }},
-		{name: "stalls once", controller: []string{"--stall-after", "5", "--stall-for", "1.2"}, timeout: "500ms", code: 0, within: time.Minute, gate: 0,
+		{name: "stalls once", controller: []string{"--stall-after", "5", "--stall-for", "0.75"}, timeout: "500ms", code: 0, within: time.Minute, gate: 0,
 			stderr:   []string{"a missed step", "late answer for seq"},
 			lockstep: func(l map[string]any) bool { return l["missed"].(float64) == 1 && l["late"].(float64) == 1 }},
 		{name: "wrong key", controller: []string{"--answer-key", "WRONG"}, timeout: "300ms", code: 1, within: 10 * time.Second, gate: 1,
