@@ -128,7 +128,7 @@ func (c *capture) missed() []string {
 		}
 		got := false
 		for _, ch := range c.sum.Channels {
-			got = got || (ch.Msgs > 0 && !c.isTrigger(ch.Name) && p.Match(ch.Name))
+			got = got || (ch.Msgs > 0 && !c.isTrigger(ch.Name) && ch.Name != logfmt.OutcomeChannel && p.Match(ch.Name))
 		}
 		if !got {
 			out = append(out, src)
@@ -168,6 +168,9 @@ func (c *capture) report(output string) *CaptureReport {
 		r.Missed = []string{}
 	}
 	for _, ch := range c.sum.Channels {
+		if ch.Name == logfmt.OutcomeChannel {
+			continue // the replay's own record of how it ended
+		}
 		role := "response"
 		if c.isTrigger(ch.Name) {
 			role = "trigger"

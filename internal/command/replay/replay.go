@@ -295,7 +295,7 @@ func openError(err error) error {
 	case errors.As(err, &ce):
 		return flagError(ce)
 	case errors.Is(err, replayer.ErrInput):
-		return cliutil.Input(err)
+		return cliutil.Input(withFlags(err))
 	case errors.Is(err, fs.ErrExist):
 		return cliutil.Output(fmt.Errorf("-o: %w", err))
 	case errors.Is(err, replayer.ErrOutput):
@@ -318,9 +318,14 @@ func runError(err error) error {
 	case errors.Is(err, replayer.ErrNoSubscribers):
 		return cliutil.Runtime(fmt.Errorf("--wait-for-subscribers: %w", err))
 	case errors.Is(err, replayer.ErrInput):
-		return cliutil.Input(errors.New(strings.Replace(err.Error(), "a tolerant replay", "--tolerant", 1)))
+		return cliutil.Input(withFlags(err))
 	}
 	return cliutil.Runtime(err)
+}
+
+// withFlags names the flag where the library's message names the setting.
+func withFlags(err error) error {
+	return errors.New(strings.Replace(err.Error(), "a tolerant replay", "--tolerant", 1))
 }
 
 func run(c *cli.Context) error {
