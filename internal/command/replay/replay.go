@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -172,14 +174,23 @@ var flagOf = map[string]string{
 	"Faults": "--inject", "Player": "replay",
 }
 
-// flagError turns a replayer.ConfigError into a usage error naming the flag.
+// flagError turns a replayer.ConfigError into a usage error naming the
+// flag: "--lockstep vr/*/state matches ...", where the message starts with
+// the value; "--flag: why" otherwise.
 func flagError(ce *replayer.ConfigError) error {
-	msg := flagOf[ce.Field] + ": " + ce.Err.Error()
+	msg, sep := ce.Err.Error(), " "
+	if ce.Needs != "" || packagePrefix.MatchString(msg) || slices.Contains([]string{"Window", "Files", "Player", "Faults"}, ce.Field) {
+		sep = ": "
+	}
+	msg = flagOf[ce.Field] + sep + msg
 	if ce.Needs != "" {
 		msg += " (needs " + flagOf[ce.Needs] + ")"
 	}
 	return cliutil.Usage("%s", msg)
 }
+
+// packagePrefix is an error message's leading "pkg: ".
+var packagePrefix = regexp.MustCompile(`^[a-z0-9]+: `)
 
 func parse(c *cli.Context) (*options, error) {
 	if c.NArg() == 0 {
