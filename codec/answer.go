@@ -28,4 +28,3 @@ func ParseAnswerTag(attachment []byte) (seq uint64, ok bool) {
 	seq, err := strconv.ParseUint(s, 10, 64)
 	return seq, err == nil
 }
-

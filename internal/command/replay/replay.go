@@ -392,7 +392,7 @@ func run(c *cli.Context) error {
 		fmt.Fprintf(stderr, "replay: warning: %s\n", w)
 	}
 	if rerr == nil && ctrlC { // Ctrl-C in raw mode is a key, not SIGINT: an interrupt all the same
-		rerr = replayer.ErrInterrupted
+		return cliutil.Runtime(errors.New("interrupted"))
 	}
 	return runError(rerr)
 }
