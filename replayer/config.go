@@ -65,6 +65,12 @@ type Config struct {
 	ReadAhead      time.Duration
 	ReorderWindow  time.Duration
 	Spin           time.Duration
+	// BlockIceoryx publishes iceoryx2 channels without overwriting a slow
+	// subscriber's samples: the service is created without safe overflow
+	// and each send waits until every subscriber has room (a service that
+	// exists with safe overflow is published into as it is, with a
+	// warning: there iceoryx2 overwrites and tells the publisher nothing).
+	BlockIceoryx bool
 	// Linger keeps the publishers open this long after the last record,
 	// so subscribers drain (0: none; the verb's default is 500 ms).
 	Linger time.Duration

@@ -19,6 +19,7 @@ import (
 	"github.com/vrlog/vrlog/analyzer"
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/internal/peertest"
+	"github.com/vrlog/vrlog/keyexpr"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/transport/iceoryx2"
 	"github.com/vrlog/vrlog/transport/zenoh"
@@ -435,4 +436,48 @@ func frameSubscriber(t *testing.T, service string) (received func() int) {
 	}()
 	t.Cleanup(func() { cancel(); <-done; sub.Close(); node.Close() })
 	return func() int { mu.Lock(); defer mu.Unlock(); return n }
+}
+
+// Frames replayed into a slow iceoryx2 subscriber (the Python peer on the
+// official wheel, taking a frame every 20 ms from the service's buffer of
+// 2): with BlockIceoryx each frame waits until the subscriber has room and
+// it gets every one; without it, iceoryx2's safe overflow overwrites what
+// it has not taken yet, and the replay cannot tell (sent counts every
+// frame).
+func TestFramesIntoASlowSubscriber(t *testing.T) {
+	const n = 30 // states; a frame for every third
+	const frames = (n + 2) / 3
+	for _, block := range []bool{true, false} {
+		path, _, service := stateLog(t, n, time.Millisecond, true)
+		cfg := Config{Files: []string{path}, RateMax: true, WaitSubscribers: 1, WaitTimeout: 20 * time.Second, BlockIceoryx: block,
+			Zenoh: zenoh.Config{Mode: zenoh.ModePeer, DisableMulticastScouting: true}, Linger: 300 * time.Millisecond,
+			Channels: mustSet(t, service)}
+		var peer *peertest.Peer
+		rep, err, _ := run(t, cfg, func() {
+			peer = peertest.Start(t, "subscriber.py", "--service", service, "--buffer", "0", "--hold", "0.02", "--frames", strconv.Itoa(frames), "--timeout", "3")
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		peer.Wait(30 * time.Second) // exit 2 when it got fewer than all: counted below
+		got := func() int { return len(peertest.Records(t, peer.Log)) }
+		sent := rep.Channels[0].Sent
+		t.Logf("block %v: sent %d, the slow subscriber got %d", block, sent, got())
+		switch {
+		case sent != frames:
+			t.Fatalf("block %v: sent %d of %d", block, sent, frames)
+		case block && got() != frames:
+			t.Fatalf("blocking: the slow subscriber got %d of %d", got(), frames)
+		case !block && got() >= frames:
+			t.Fatalf("without blocking the slow subscriber got all %d: the test does not reproduce the overflow", frames)
+		}
+	}
+}
+
+func mustSet(t *testing.T, pats ...string) *keyexpr.Set {
+	s, err := keyexpr.ParseSet(pats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

@@ -91,7 +91,7 @@ func (r *Replayer) start() error {
 	}
 	// Express (no batching) unless at rate max; in lockstep always: each
 	// record waits for the answer to the one before.
-	r.pubs, err = openPublishers(s.outs, r.sess, transportOptions{express: !c.RateMax || c.Lockstep != "", warn: c.Warn})
+	r.pubs, err = openPublishers(s.outs, r.sess, transportOptions{express: !c.RateMax || c.Lockstep != "", block: c.BlockIceoryx, warn: c.Warn})
 	if err != nil {
 		return err
 	}

@@ -31,6 +31,7 @@ type publishers struct {
 // transportOptions say how to publish.
 type transportOptions struct {
 	express bool
+	block   bool // iceoryx2: no safe overflow, sends wait for the subscribers (Config.BlockIceoryx)
 	warn    io.Writer
 }
 
@@ -88,7 +89,14 @@ func openPublishers(outs []output, zs *zenoh.Session, o transportOptions) (*publ
 			if cerr != nil {
 				return p, kindf(ErrTransport, "channel %s: %w", out.Name, cerr)
 			}
+			if o.block {
+				no := false
+				cfg.SafeOverflow = &no
+			}
 			opts := iceoryx2.PublisherOptions{Service: cfg}
+			if o.block {
+				opts.Backpressure = iceoryx2.BackpressureBlock
+			}
 			if types.Payload.Variant == iceoryx2.Dynamic && types.Payload.Size > 0 {
 				opts.InitialMaxSliceLen = max(4096, out.MaxRecord/int(types.Payload.Size))
 			}
@@ -97,6 +105,9 @@ func openPublishers(outs []output, zs *zenoh.Session, o transportOptions) (*publ
 				// The service exists already (the controller under test made
 				// it) with other limits: join it as it is, same types.
 				warnf(o.warn, "service %s exists with other settings than recorded (%v); publishing into it as it is", out.Topic, err)
+				if o.block {
+					warnf(o.warn, "service %s: blocking cannot be promised: if it overwrites (safe overflow), a slow subscriber loses frames and the publisher is not told", out.Topic)
+				}
 				opts.Service = iceoryx2.ServiceConfig{}
 				p.ipub[i], err = p.node.Publisher(out.Topic, types, opts)
 			}

@@ -133,6 +133,7 @@ EXAMPLES:
 			&cli.StringSliceFlag{Name: "capture", Usage: "record the controller's outputs: zenoh keys and iceoryx2 services `PATTERN` matches (repeatable; needs -o)"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "--capture's response log `FILE`"},
 			&cli.BoolFlag{Name: "force", Usage: "replace an existing -o"},
+			&cli.BoolFlag{Name: "iox2-block", Usage: "never overwrite a slow iceoryx2 subscriber's frames: services are created without safe overflow and each frame waits until every subscriber has room (replay's pace then follows the slowest subscriber)"},
 			&cli.BoolFlag{Name: "restamp", Usage: "shift every stamp of decodable payloads by one constant so the first record's t_ns is now"},
 			&cli.StringSliceFlag{Name: "inject", Usage: "inject a fault `KIND=VALUE` (see FAULTS); repeatable"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "random `SEED` for drop and jitter"},
@@ -201,7 +202,7 @@ func parse(c *cli.Context) (*options, error) {
 	*cfg = replayer.Config{Files: c.Args().Slice(), Tolerant: c.Bool("tolerant"), Loops: c.Int("loop"), Forever: c.Int("loop") == 0,
 		StartPaused: c.Bool("start-paused"), Seed: c.Uint64("seed"), Restamp: c.Bool("restamp"),
 		ReadAheadBytes: c.Int("read-ahead-bytes"), ReadAhead: c.Duration("read-ahead"), ReorderWindow: c.Duration("reorder-window"),
-		Spin: c.Duration("spin"), Linger: c.Duration("linger"), Prefix: c.String("prefix")}
+		Spin: c.Duration("spin"), Linger: c.Duration("linger"), Prefix: c.String("prefix"), BlockIceoryx: c.Bool("iox2-block")}
 	switch c.String("clock") {
 	case "receive", "recv":
 		cfg.Clock = replayer.ClockReceive
