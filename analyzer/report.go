@@ -1,6 +1,7 @@
 package analyzer
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/vrlog/vrlog/logfmt"
@@ -218,13 +219,52 @@ type LagReport struct {
 	Count            uint64  `json:"count"`
 	Unpaired         uint64  `json:"unpaired"` // captured before the first state
 	Rejected         uint64  `json:"rejected"`
-	RejectedFraction float64 `json:"rejected_fraction"`
-	LatestMs         Dist    `json:"latest_ms"`  // frame t_ns minus the latest state at or before it
-	NearestMs        Dist    `json:"nearest_ms"` // minus the nearest state (signed)
+	RejectedFraction float64 `json:"rejected_fraction"` // of the frames paired within the state stream (not across an outage)
+	// AcrossOutage counts the frames whose latest state is from before an
+	// outage of the state stream (older than outage_factor × its nominal
+	// period when the frame was captured): no lag measurement, left out
+	// of every lag figure, of rejected and of --max-lag. AcrossOutages
+	// lists the gaps they span.
+	AcrossOutage  uint64          `json:"across_outage"`
+	AcrossOutages []LagOutageItem `json:"across_outages"`
+	LatestMs      Dist            `json:"latest_ms"`  // frame t_ns minus the latest state at or before it
+	NearestMs     Dist            `json:"nearest_ms"` // minus the nearest state (signed)
 	// InterpolatedMs: the frame's receive stamp minus the states' receive
 	// time interpolated at its capture stamp (a frame delay, whatever the
 	// state rate).
 	InterpolatedMs Dist `json:"interpolated_ms"`
+}
+
+// LagOutageItem is a gap of the state stream that frames were paired
+// across: from the latest state before it to the first one after.
+type LagOutageItem struct {
+	FromNs      int64   `json:"from_ns"`
+	ToNs        int64   `json:"to_ns"` // 0 when Ended
+	FromElapsed float64 `json:"from_elapsed"`
+	ToElapsed   float64 `json:"to_elapsed"`
+	GapS        float64 `json:"gap_s"`
+	Frames      uint64  `json:"frames"`
+	MaxLagMs    float64 `json:"max_lag_ms"` // the largest latest-state lag of those frames
+	Restart     bool    `json:"restart"`    // the state publisher restarted at the gap's end
+	Ended       bool    `json:"ended"`      // no state came after it
+}
+
+// describe says what o is in a line: "1 frame from 21.764 s with the
+// state of 5.840 s, across the 15.932 s gap to 21.772 s (ended by a
+// restart); latest-state lag up to 15923.865 ms".
+func (o LagOutageItem) describe() string {
+	frames := "frames"
+	if o.Frames == 1 {
+		frames = "frame"
+	}
+	if o.Ended {
+		return fmt.Sprintf("%d %s with the state of %.3f s, the last one: the states stopped; latest-state lag up to %.3f ms", o.Frames, frames, o.FromElapsed, o.MaxLagMs)
+	}
+	tag := ""
+	if o.Restart {
+		tag = ", ended by a restart"
+	}
+	return fmt.Sprintf("%d %s with the state of %.3f s, across the %.3f s gap to %.3f s%s; latest-state lag up to %.3f ms", o.Frames, frames, o.FromElapsed, o.GapS, o.ToElapsed, tag, o.MaxLagMs)
 }
 
 // ClockReport is the recorder/simulator clock offset from clock-sync probes.

@@ -142,6 +142,19 @@ func (r *Report) WriteText(w io.Writer, tf codec.TimeFormat) error {
 				p("; %d captured before the first state", l.Unpaired)
 			}
 			p("\n")
+			if l.AcrossOutage > 0 {
+				p("    %d paired across an outage of the states (no lag measurement: left out of the figures above and of --max-lag):\n", l.AcrossOutage)
+				for _, o := range l.AcrossOutages {
+					p("      %s\n", o.describe())
+				}
+				var listed uint64
+				for _, o := range l.AcrossOutages {
+					listed += o.Frames
+				}
+				if listed < l.AcrossOutage {
+					p("      and %d more frames across gaps not listed\n", l.AcrossOutage-listed)
+				}
+			}
 		}
 	}
 	r.writeReaction(w)

@@ -244,7 +244,8 @@ func TestNothingMatchedIsLoud(t *testing.T) {
 	})
 }
 
-// 4. An empty recording fails, and so does the gate on it; a malformed
+// 4. An empty recording fails (saying the --duration it recorded for: the
+// clock starts when the transports are open), and so does the gate on it; a malformed
 // endpoint is exit 2 in every verb.
 func TestEmptyRecordingAndEndpoints(t *testing.T) {
 	port := strconv.Itoa(freePort(t))
@@ -253,7 +254,7 @@ func TestEmptyRecordingAndEndpoints(t *testing.T) {
 			" --no-multicast --duration 2s --probe-interval 0 -q; echo record=$?;" +
 			" vrlog analyze empty.vrlog --min-rate vr/x/state=100 --max-skips 0; echo gate=$?;" +
 			" vrlog analyze empty.vrlog --max-skips 0 --junit j.xml; echo default=$?",
-			want: []string{"captured nothing in ", "s of recording on -k vr/x/** (zenoh endpoints tcp/127.0.0.1:" + port + ")", "record=1", `"vr/x/state" matches no data channel (there is none)`, "gate=2",
+			want: []string{"captured nothing in 2s of recording on -k vr/x/** (zenoh endpoints tcp/127.0.0.1:" + port + ")", "record=1", `"vr/x/state" matches no data channel (there is none)`, "gate=2",
 				"max-skips: nothing to check: the log has no channel with seq stamps", "default=1"},
 			made: []string{"empty.vrlog", "j.xml"},
 			check: func(t *testing.T, dir string, _ result) {

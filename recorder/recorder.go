@@ -2,6 +2,8 @@ package recorder
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -38,7 +40,14 @@ type Config struct {
 	// keeps only the newest files (a ring).
 	SplitSize     int64
 	SplitDuration time.Duration
-	MaxFiles      int
+	// Duration > 0 ends the recording that long after it started (the
+	// transports open; opening a zenoh session takes a while): the log
+	// holds Duration of data, and the Summary's Elapsed says so. 0 records
+	// until ctx ends.
+	Duration time.Duration
+
+	recording string // the id every file of this recording carries (Run sets it)
+	MaxFiles  int
 	// Compression per channel: the last entry whose Pattern matches the
 	// channel's name or topic wins; default zstd level 1.
 	Compression []ChannelCompression
@@ -113,7 +122,7 @@ const DefaultDrainTimeout = 5 * time.Second
 // Config.Snapshot, memory written out when triggered (snapshotter). The
 // writer goroutine is its only caller.
 type sink interface {
-	ensure() error // a file is open to write into
+	ensure(monoNs int64) error // a file is open to write a record received at monoNs into (0: no record)
 	addChannel(d *logfmt.Channel) error
 	id(name string) uint16 // the channel's id in the current file
 	addDrops(name string, n uint64)
@@ -185,6 +194,13 @@ type subInfo struct {
 	budget *budget
 }
 
+// newRecordingID is a random id for one recording's files.
+func newRecordingID() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
 // Run records until ctx ends or a write fails, then closes the log. The
 // returned Summary is valid in both cases.
 func Run(ctx context.Context, cfg Config) (*Summary, error) {
@@ -203,6 +219,7 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	if cfg.DrainTimeout == 0 {
 		cfg.DrainTimeout = DefaultDrainTimeout
 	}
+	cfg.recording = newRecordingID()
 	if len(cfg.TimeKeys) == 0 {
 		cfg.TimeKeys = []string{"vr/*/time"}
 	}
@@ -241,6 +258,8 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	}
 	r.out = out
 
+	ctx, endRecording := context.WithCancel(ctx) // ctx's end, Duration's or the caller's, ends the recording
+	defer endRecording()
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stopEnd := context.AfterFunc(ctx, func() { r.ended.Store(time.Now().UnixNano()) }) // the drain's start
@@ -320,6 +339,11 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	r.startFeed(rctx, &wg)
 	go func() { wg.Wait(); r.lanes.close() }()
 
+	r.start = time.Now() // the transports are open: the recording starts
+	if cfg.Duration > 0 {
+		t := time.AfterFunc(cfg.Duration, endRecording)
+		defer t.Stop()
+	}
 	werr := r.write(rctx, cancel)
 	if qbl != nil {
 		qbl.Close()
@@ -673,7 +697,7 @@ func (r *rec) problem(it *item) error {
 	if cs.Error != "" {
 		ch := &channel{def: logfmt.Channel{Name: it.name, Transport: it.transport, Topic: it.topic, Schema: it.schema,
 			Compression: r.compression(it.name, it.topic), Meta: it.meta}, stream: sampler.NewStream(sampler.Config{})}
-		if err := r.out.ensure(); err != nil {
+		if err := r.out.ensure(0); err != nil {
 			return err
 		}
 		if err := r.out.addChannel(&ch.def); err != nil {
@@ -704,7 +728,7 @@ func (r *rec) writeOne(it *item, keep bool) error {
 		r.endOverflow(it.sub, it.drainEnds)
 		return nil
 	}
-	if err := r.out.ensure(); err != nil {
+	if err := r.out.ensure(it.rec.RecvMonoNs); err != nil {
 		return err
 	}
 	ch := r.chans[it.name]

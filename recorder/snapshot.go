@@ -496,7 +496,7 @@ func slug(text string) string {
 
 // ---- the recorder's output ----
 
-func (s *snapshotter) ensure() error { return nil }
+func (s *snapshotter) ensure(int64) error { return nil }
 
 func (s *snapshotter) addChannel(d *logfmt.Channel) error {
 	id, err := s.mw.AddChannel(*d)
