@@ -37,6 +37,10 @@ type Options struct {
 	// sampler.LagStream); beyond it a note says so. Negative keeps every
 	// state: exact whatever the order, memory grows with the log.
 	LagWindow time.Duration
+	// PartialReplay gates a response log of a replay that did not finish,
+	// or did not release every trigger of its window, on what it holds;
+	// by default such a log fails --max-reaction (Report.ReplayIncomplete).
+	PartialReplay bool
 }
 
 // channel is one channel's running analysis.
@@ -180,13 +184,20 @@ func (a *Analysis) AddFile(path string) error {
 		}
 	}
 
+	response := isResponseLog(r.Channels())
+	if response {
+		fr.ReplayOutcome = readOutcome(r)
+		fr.response = true
+	}
 	ids, dataIDs, probeIDs := a.channels(r)
-	a.rec.note(r, func(id uint16) *channel {
-		if int(id) < len(ids) {
-			return ids[id]
-		}
-		return nil
-	})
+	if !response { // a response log's recording outlasts the replay by its linger: no outage of the controller
+		a.rec.note(r, func(id uint16) *channel {
+			if int(id) < len(ids) {
+				return ids[id]
+			}
+			return nil
+		})
+	}
 	a.pairFrames()
 	for _, c := range r.Channels() {
 		if int(c.ID) >= len(ids) || ids[c.ID] == nil {
@@ -217,6 +228,9 @@ func (a *Analysis) AddFile(path string) error {
 	a.books = newBooks(a.span, runtime.GOMAXPROCS(0) > 1)
 	err = a.eachData(r, ids, dataIDs, a.add)
 	a.books.finish()
+	if err == nil && fr.response {
+		err = readAnswerTags(r, ids)
+	}
 	if err != nil {
 		return inFile(path, err)
 	}
@@ -270,7 +284,7 @@ func inFile(path string, err error) error {
 func (a *Analysis) channels(r *logfmt.Reader) (ids []*channel, dataIDs, probeIDs []uint16) {
 	responseLog := isResponseLog(r.Channels())
 	for _, c := range r.Channels() {
-		if isHeartbeat(c) {
+		if isHeartbeat(c) || isOutcome(c) {
 			continue
 		}
 		ch := a.channel(c)
@@ -528,6 +542,8 @@ func (a *Analysis) Report() *Report {
 			LatestMs: distMs(&l.Latest), NearestMs: distMs(&l.Nearest), InterpolatedMs: distMs(&l.Interpolated)})
 	}
 	rep.Reaction = a.reaction()
+	rep.ReplayIncomplete = a.replayIncomplete(rep.Reaction)
+	rep.partialReplay = a.opts.PartialReplay
 	if len(probes) > 0 {
 		e := sampler.EstimateClock(probes)
 		rep.Clock = &ClockReport{Probes: e.Probes, Used: e.Used, OffsetMs: round3(float64(e.OffsetNs) / 1e6),

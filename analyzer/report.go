@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/sampler"
 )
 
@@ -27,7 +28,13 @@ type Report struct {
 	Channels       []ChannelReport  `json:"channels"`
 	Lag            []LagReport      `json:"lag"`
 	Reaction       []ReactionReport `json:"reaction"` // response logs (replay --capture), reaction.go
-	Clock          *ClockReport     `json:"clock"`
+	// ReplayIncomplete says, per response log, why it holds less than the
+	// replay's whole window answered: the replay did not finish, or the
+	// log holds fewer triggers than the window; --max-reaction fails on it
+	// unless Options.PartialReplay.
+	ReplayIncomplete []string `json:"replay_incomplete"`
+	partialReplay    bool
+	Clock            *ClockReport `json:"clock"`
 	// ReceiveClock is what the receive stamps are on: "recorder" (each
 	// recorder's own clocks), "simulator" (merge --clock sim converted
 	// them; Hosts says how) or "mixed" (several files, some of each).
@@ -90,6 +97,11 @@ type FileReport struct {
 	// (--full-decode). By default only record metadata and its CRCs are
 	// read: a corrupt payload is not noticed (vrlog verify checks it).
 	PayloadsChecked bool `json:"payloads_checked"`
+	// ReplayOutcome is how the replay that wrote a response log ended (the
+	// log's outcome record; null when it has none: not a response log, or
+	// the replay was killed before it finished the log).
+	ReplayOutcome *logfmt.ReplayOutcome `json:"replay_outcome"`
+	response      bool                  // a response log (it has a trigger channel)
 }
 
 // Dist summarises a distribution in milliseconds.

@@ -99,11 +99,12 @@ type Config struct {
 	// Feed and OnStart: see feed.go.
 	Feed    Feed
 	OnStart func()
-	// OnZenohSample, if set, is told the key of every zenoh sample received,
+	// OnZenohSample, if set, is shown every zenoh sample received (not to
+	// be kept: its bytes are the recorder's),
 	// after its receive stamps were taken and before it is written (replay
 	// --lockstep takes its answers from a capture this way, so an answer is
 	// stamped before the replay reacts to it).
-	OnZenohSample func(key string)
+	OnZenohSample func(s *zenoh.Sample)
 	// Snapshot, if set, keeps the recording in memory and writes a log
 	// only when triggered (SnapshotConfig); Output is then the base of the
 	// snapshots' names, and splitting does not apply.
@@ -427,7 +428,7 @@ func (r *rec) subscribeZenoh(ctx context.Context, wg *sync.WaitGroup, sess *zeno
 					continue
 				}
 				if r.cfg.OnZenohSample != nil {
-					r.cfg.OnZenohSample(s.Key)
+					r.cfg.OnZenohSample(s)
 				}
 				n := len(s.Payload) + len(s.Attachment)
 				held += n

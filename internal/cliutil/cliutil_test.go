@@ -37,6 +37,8 @@ func TestFlagsAnywhere(t *testing.T) {
 		{[]string{"cut", "in", "--json", "other", "-o=out"}, []string{"out", "in", "other", "json"}},
 		{[]string{"cut", "in", "-c", "vr/*", "--", "-o"}, []string{"", "vr/*", "in", "-o"}},
 		{[]string{"cut", "--json", "a", "b"}, []string{"", "a", "b", "json"}},
+		{[]string{"cut", "seek", "-1", "-o", "-2"}, []string{"-2", "seek", "-1"}}, // a negative number is an argument (ctl seek -1), or a flag's value
+		{[]string{"cut", "rate", "-0.5"}, []string{"", "rate", "-0.5"}},
 	} {
 		var got []string
 		var out, errb bytes.Buffer
