@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/vrlog/vrlog/hostclock"
 	"github.com/vrlog/vrlog/logfmt"
 )
 
@@ -25,18 +26,26 @@ func (s *session) close() {
 	}
 }
 
-// joinRule is the one place where a replay decides how file r joins the
+// joinRule is the one place where a replay decides how file in joins the
 // files opened before it (file0 the first, wall0 its wall - mono): the
 // shift of its monotonic clock onto file 0's, and the identity under which
 // its channels merge with theirs (channels of one identity are one
-// output). Today the files are aligned by wall - mono at their start,
-// without comparing the hosts' clocks, and a channel is the same in two
-// files when it has the same transport and published topic; a file that
-// cannot join would be refused with an error here.
-func joinRule(file0, r *logfmt.Reader, wall0 int64) (shift int64, identity func(ch logfmt.Channel, topic string) string, err error) {
-	_ = file0
+// output). It applies the rules merge and analyze apply: the files' receive
+// stamps must be one clock (hostclock.OneReceiveClock: mixed simulator and
+// recorder clocks, or several hosts' recorders, are refused, pointing at a
+// merge onto the simulator's clock), and a channel is the same stream in
+// two files when logfmt.StreamOf says so, with the topic it is published
+// on (after remapping) in place of the recorded one.
+func joinRule(file0, in *input, wall0 int64) (shift int64, identity func(ch logfmt.Channel, topic string) string, err error) {
+	r := in.r
+	if file0 != in {
+		if err := hostclock.OneReceiveClock([]*logfmt.Reader{file0.r, r}, []string{file0.path, in.path}); err != nil {
+			return 0, nil, err
+		}
+	}
 	return wallMinusMono(r) - wall0, func(ch logfmt.Channel, topic string) string {
-		return ch.Transport.String() + "\x00" + topic
+		st := logfmt.StreamOf(ch)
+		return st.Transport.String() + "\x00" + topic + "\x00" + st.Schema
 	}, nil
 }
 
@@ -62,10 +71,10 @@ func open(cfg *Config, remapUsed []bool) (*session, error) {
 		if len(s.inputs) == 1 {
 			s.wallOffset = wallMinusMono(r)
 		}
-		shift, identity, err := joinRule(s.inputs[0].r, r, s.wallOffset)
-		if err != nil {
+		shift, identity, err := joinRule(s.inputs[0], in, s.wallOffset)
+		if err != nil { // the error names the files
 			s.close()
-			return nil, kinded(ErrInput, fmt.Errorf("%s: %w", path, err))
+			return nil, kinded(ErrInput, err)
 		}
 		in.shift = shift
 		for _, ch := range r.Channels() {

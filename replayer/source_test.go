@@ -2,12 +2,15 @@ package replayer
 
 import (
 	"context"
+	"errors"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/vrlog/vrlog/codec"
+	"github.com/vrlog/vrlog/hostclock"
 	"github.com/vrlog/vrlog/keyexpr"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/player"
@@ -16,13 +19,19 @@ import (
 // twoFiles writes a state channel split over two files (even seqs in a, odd
 // in b, as two recorders on one host would see them) plus, in b, a frame
 // channel whose records arrive 3 ms after capture, and a probe channel.
-// File b's monotonic clock has another origin; the wall clocks agree.
-func twoFiles(t *testing.T) (a, b string) {
+// File b's monotonic clock has another origin; the wall clocks agree. The
+// files name one recording (hostclock.MetaRecording), which is what lets
+// their receive clocks be joined; meta adds to both files' metadata.
+func twoFiles(t *testing.T, meta ...map[string]string) (a, b string) {
 	dir := t.TempDir()
 	a, b = filepath.Join(dir, "a.vrlog"), filepath.Join(dir, "b.vrlog")
 	t0 := int64(1_764_446_400_000_000_000)
 	for k, path := range []string{a, b} {
-		w, err := logfmt.Create(path, logfmt.WriterOptions{ChunkSize: 1024})
+		md := map[string]string{hostclock.MetaRecording: "rec-1"}
+		if k < len(meta) {
+			maps.Copy(md, meta[k])
+		}
+		w, err := logfmt.Create(path, logfmt.WriterOptions{ChunkSize: 1024, Metadata: md})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -148,5 +157,17 @@ func TestChannelsAndRemap(t *testing.T) {
 	_, err = open(&Config{Files: []string{a}, Remaps: []*keyexpr.Remap{m}}, []bool{false})
 	if err == nil || !strings.Contains(err.Error(), "matches no replayed channel") {
 		t.Fatalf("a --remap matching nothing: %v", err)
+	}
+}
+
+// Two hosts' logs are refused as merge and analyze refuse them (one rule:
+// hostclock.OneReceiveClock), naming both files: their receive clocks are
+// not one clock.
+func TestFilesOfSeveralHostsRefused(t *testing.T) {
+	a, b := twoFiles(t, map[string]string{hostclock.MetaHost: "sim-host", hostclock.MetaRecording: "ra"},
+		map[string]string{hostclock.MetaHost: "cam-host", hostclock.MetaRecording: "rb"})
+	_, err := open(&Config{Files: []string{a, b}}, nil)
+	if !errors.Is(err, ErrInput) || !errors.Is(err, hostclock.ErrSeveralRecorders) || !strings.Contains(err.Error(), a) || !strings.Contains(err.Error(), b) {
+		t.Fatalf("two hosts' logs: %v, want ErrInput and hostclock.ErrSeveralRecorders naming both files", err)
 	}
 }
