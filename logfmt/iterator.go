@@ -166,6 +166,9 @@ func (it *Iterator) Err() error { return it.err }
 // nextBatch decodes the streamed chunk's next records into entries.
 func (it *Iterator) nextBatch() {
 	lc := it.stream
+	if cap(it.entries) < streamBatch {
+		it.entries = make([]metaEntry, 0, streamBatch)
+	}
 	var err error
 	it.entries, err = lc.dec.decode(it.entries[:0], streamBatch)
 	it.ei = 0
