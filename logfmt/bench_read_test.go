@@ -32,41 +32,42 @@ var readChunkSizes = []struct {
 }{{"4MiB", 4 << 20}, {"110KiB", 110 << 10}}
 
 var (
-	readLogsOnce sync.Once
-	readLogsErr  error
-	readLogPaths map[string][2]string // chunk size name -> vrlog, mcap path
+	readMu     sync.Mutex
+	readStateN []Record              // the records, made once
+	readPaths  = map[string]string{} // written logs by format and chunk size
 )
 
-// readLogs writes (once) the vrlog and MCAP logs of the read benchmarks
-// into benchDir, which TestMain removes.
-func readLogs(b *testing.B) map[string][2]string {
-	readLogsOnce.Do(func() {
-		if benchDir == "" {
-			dir, err := os.MkdirTemp("", "logfmt-bench")
-			if err != nil {
-				readLogsErr = err
-				return
-			}
-			benchDir = dir
-		}
-		rs := realStates(readStates, 7)
-		readLogPaths = map[string][2]string{}
-		for _, cs := range readChunkSizes {
-			vp := fmt.Sprintf("%s/state-%s.vrlog", benchDir, cs.name)
-			mp := fmt.Sprintf("%s/state-%s.mcap", benchDir, cs.name)
-			if readLogsErr = writeVrlog(vp, rs, cs.size); readLogsErr != nil {
-				return
-			}
-			if readLogsErr = writeMCAP(mp, rs, cs.size); readLogsErr != nil {
-				return
-			}
-			readLogPaths[cs.name] = [2]string{vp, mp}
-		}
-	})
-	if readLogsErr != nil {
-		b.Fatal(readLogsErr)
+// readLog writes (once per process) the log of the read benchmarks in
+// format "vrlog" or "mcap" with chunks of cs into benchDir, which TestMain
+// removes. Only the log a benchmark reads is written: bench/read.sh runs
+// each in a process of its own.
+func readLog(b *testing.B, format string, cs int) string {
+	readMu.Lock()
+	defer readMu.Unlock()
+	key := fmt.Sprintf("%s-%d", format, cs)
+	if p, ok := readPaths[key]; ok {
+		return p
 	}
-	return readLogPaths
+	if benchDir == "" {
+		dir, err := os.MkdirTemp("", "logfmt-bench")
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchDir = dir
+	}
+	if readStateN == nil {
+		readStateN = realStates(readStates, 7)
+	}
+	p := fmt.Sprintf("%s/state-%d.%s", benchDir, cs, format)
+	write := writeVrlog
+	if format == "mcap" {
+		write = writeMCAP
+	}
+	if err := write(p, readStateN, cs); err != nil {
+		b.Fatal(err)
+	}
+	readPaths[key] = p
+	return p
 }
 
 func writeVrlog(path string, rs []Record, chunkSize int) error {
@@ -123,7 +124,7 @@ func writeMCAP(path string, rs []Record, chunkSize int) error {
 func BenchmarkReadPayloads(b *testing.B) {
 	for _, cs := range readChunkSizes {
 		b.Run("chunk="+cs.name, func(b *testing.B) {
-			path := readLogs(b)[cs.name][0]
+			path := readLog(b, "vrlog", cs.size)
 			r, err := Open(path, ReaderOptions{})
 			if err != nil {
 				b.Fatal(err)
@@ -133,9 +134,7 @@ func BenchmarkReadPayloads(b *testing.B) {
 			if p := runtime.GOMAXPROCS(0); p > 1 {
 				workers = p
 			}
-			fi, _ := os.Stat(path)
 			b.SetBytes(int64(readStates) * 200)
-			b.ReportMetric(float64(fi.Size())/float64(len(r.Chunks())), "file-bytes/chunk")
 			cpu0 := cputime.Process()
 			b.ResetTimer()
 			var sum int64
@@ -152,6 +151,7 @@ func BenchmarkReadPayloads(b *testing.B) {
 				}
 			}
 			reportRates(b, readStates*b.N, cpu0)
+			b.ReportMetric(float64(len(r.Chunks())), "chunks")
 			_ = sum
 		})
 	}
@@ -163,7 +163,7 @@ func BenchmarkReadPayloads(b *testing.B) {
 func BenchmarkMCAPRead(b *testing.B) {
 	for _, cs := range readChunkSizes {
 		b.Run("chunk="+cs.name, func(b *testing.B) {
-			path := readLogs(b)[cs.name][1]
+			path := readLog(b, "mcap", cs.size)
 			f, err := os.Open(path)
 			if err != nil {
 				b.Fatal(err)
