@@ -2,7 +2,6 @@ package sampler
 
 import (
 	"cmp"
-	"container/heap"
 	"slices"
 )
 
@@ -271,25 +270,49 @@ func (s *Stream) Summary() Summary {
 }
 
 // gapHeap keeps the largest gaps seen (a min-heap by length), so outages can
-// be judged against the final nominal period with bounded memory.
+// be judged against the final nominal period with bounded memory. Its
+// sift-up and sift-down are container/heap's, typed: no interface call or
+// boxed Gap per sample.
 type gapHeap []Gap
-
-func (h gapHeap) Len() int           { return len(h) }
-func (h gapHeap) Less(i, j int) bool { return h[i].Len() < h[j].Len() }
-func (h gapHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *gapHeap) Push(x any)        { *h = append(*h, x.(Gap)) }
-func (h *gapHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
 
 func (h *gapHeap) offer(g Gap, capacity int) {
 	if len(*h) < capacity {
-		heap.Push(h, g)
+		*h = append(*h, g)
+		h.up(len(*h) - 1)
 	} else if g.Len() > (*h)[0].Len() {
 		(*h)[0] = g
-		heap.Fix(h, 0)
+		h.down(0)
+	}
+}
+
+func (h gapHeap) up(j int) {
+	for {
+		i := (j - 1) / 2 // parent
+		if i == j || h[j].Len() >= h[i].Len() {
+			break
+		}
+		h[i], h[j] = h[j], h[i]
+		j = i
+	}
+}
+
+// down is container/heap's down from i0 (heap.Fix of the root: the
+// root's up never moves it).
+func (h gapHeap) down(i0 int) {
+	n, i := len(h), i0
+	for {
+		j1 := 2*i + 1
+		if j1 >= n || j1 < 0 { // j1 < 0 after int overflow
+			break
+		}
+		j := j1 // left child
+		if j2 := j1 + 1; j2 < n && h[j2].Len() < h[j1].Len() {
+			j = j2 // = 2*i + 2  // right child
+		}
+		if h[j].Len() >= h[i].Len() {
+			break
+		}
+		h[i], h[j] = h[j], h[i]
+		i = j
 	}
 }
