@@ -222,6 +222,31 @@ func TestMemoryWriterRecycles(t *testing.T) {
 	}
 }
 
+// A small chunk is not built in a much larger recycled buffer: Size counts
+// the memory held, and a frame's buffer holding a flush interval's few
+// states would count megabytes for kilobytes (a budget of Size held less
+// and less time at a constant rate).
+func TestMemoryWriterRecycledSizeFollowsUse(t *testing.T) {
+	got := make(chan *Chunk, 16)
+	mw, err := NewMemoryWriter(WriterOptions{FlushInterval: -1}, func(c *Chunk) { got <- c })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mw.Close()
+	id, _ := mw.AddChannel(Channel{Name: "a"})
+	write := func(n int) *Chunk {
+		mw.Write(&Record{Channel: id, RecvMonoNs: 5, RecvWallNs: 6, Payload: make([]byte, n)})
+		mw.Flush()
+		return <-got
+	}
+	big := write(4 << 20)
+	mw.Recycle(big)
+	small := write(1 << 10)
+	if small.Size() > 64<<10 {
+		t.Fatalf("a chunk of 1 KiB holds %d bytes: built in the recycled 4 MiB buffer", small.Size())
+	}
+}
+
 // Records without payload (the recorder's heartbeats) leave an empty
 // payload block at the end of a kept chunk: a window that cuts the chunk
 // reads it back from memory, where reading nothing at the end is EOF.

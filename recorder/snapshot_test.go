@@ -123,13 +123,17 @@ func TestSnapshotWindows(t *testing.T) {
 	}
 }
 
-// The memory bound holds whatever the rate: a window that needs more
-// ends early and keeps the time before the trigger, and says so.
+// The memory bound holds whatever the rate, and the part after the
+// trigger is guaranteed: a window that needs more than the bound keeps
+// all of --after and leaves out the oldest part before the trigger, and
+// says so; the first fill says what the bound holds, with the numbers.
 func TestSnapshotMemoryBound(t *testing.T) {
-	const bound = 16 << 20
-	r := newSnapRun(t, SnapshotConfig{Before: 10 * time.Second, After: 5 * time.Second, MaxBytes: bound})
+	const bound = 32 << 20
+	var notices []string
+	r := newSnapRun(t, SnapshotConfig{Before: 10 * time.Second, After: 5 * time.Second, MaxBytes: bound,
+		OnNotice: func(s string) { notices = append(notices, s) }})
 	ms := int64(time.Millisecond)
-	r.run(10*ms, 40*sec, 32<<10, 20*sec) // 3.3 MB/s: the bound holds about 5 s
+	r.run(10*ms, 40*sec, 32<<10, 20*sec) // 3.3 MB/s: the bound holds about 10 s
 	if r.peak > bound {
 		t.Fatalf("held %d bytes at most, the bound is %d", r.peak, bound)
 	}
@@ -137,12 +141,33 @@ func TestSnapshotMemoryBound(t *testing.T) {
 		t.Fatalf("snapshots %+v", r.results)
 	}
 	recs, snap := monos(t, r.results[0].Path)
-	checkWindow(t, recs, recs[0], recs[len(recs)-1], 10*ms)
-	if recs[0] > 20*sec-3*sec || recs[len(recs)-1] < 20*sec || !strings.Contains(snap.Short, "the memory bound (16.0 MiB) held only") ||
-		snap.FromMonoNs != recs[0] {
-		t.Fatalf("window %d..%d (%+v): want the seconds before the trigger at 20 s", recs[0], recs[len(recs)-1], snap)
+	checkWindow(t, recs, recs[0], 25*sec, 10*ms)
+	if recs[0] > 20*sec-2*sec || recs[0] < 20*sec-9*sec || !strings.Contains(snap.Short, "the memory bound (32 MiB) kept the 5s after the trigger by leaving out the oldest part before it") ||
+		snap.FromMonoNs != recs[0] || snap.ToMonoNs != 25*sec {
+		t.Fatalf("window %d..%d (%+v): want some seconds before the trigger at 20 s and all 5 s after", recs[0], recs[len(recs)-1], snap)
 	}
-	t.Logf("held at most %d of %d bytes; snapshot %d records, %.2f s: %s", r.peak, bound, len(recs), float64(recs[len(recs)-1]-recs[0])/1e9, snap.Short)
+	if len(notices) != 1 || !strings.Contains(notices[0], "snapshot buffer: 32 MiB holds about 9.") || !strings.Contains(notices[0], "--snapshot 10s --after 5s needs about 49.") {
+		t.Fatalf("notices %q: want the shortfall at the first fill", notices)
+	}
+	t.Logf("held at most %d of %d bytes; snapshot %d records, %.2f s: %s; %s", r.peak, bound, len(recs), float64(recs[len(recs)-1]-recs[0])/1e9, snap.Short, notices[0])
+}
+
+// Triggers close together make one window and one file, also when the
+// window needs more than the bound; a window is open for its whole asked
+// --after whatever the memory.
+func TestSnapshotCloseTriggersOneFile(t *testing.T) {
+	const bound = 32 << 20
+	r := newSnapRun(t, SnapshotConfig{Before: 30 * time.Second, After: 5 * time.Second, MaxBytes: bound})
+	ms := int64(time.Millisecond)
+	r.run(10*ms, 40*sec, 32<<10, 20*sec, 22*sec)
+	if len(r.results) != 1 || r.results[0].Err != nil {
+		t.Fatalf("%d snapshots, want 1: %+v", len(r.results), r.results)
+	}
+	recs, snap := monos(t, r.results[0].Path)
+	checkWindow(t, recs, recs[0], 27*sec, 10*ms)
+	if snap.TriggerCount != 2 || snap.ToMonoNs != 27*sec || snap.FromMonoNs != recs[0] {
+		t.Fatalf("snapshot %+v: want both triggers, to 27 s", snap)
+	}
 }
 
 // While a snapshot being written holds the oldest chunk, a full buffer
@@ -176,7 +201,9 @@ func TestSnapshotDropsWhileWriting(t *testing.T) {
 	if st.Lost == 0 || st.PeakBytes > bound {
 		t.Fatalf("held %d (bound %d), dropped %d records: want drops, within the bound", st.PeakBytes, bound, st.Lost)
 	}
-	s.unpin(s.ring[0])
+	s.mu.Lock()
+	s.ring[0].pins--
+	s.mu.Unlock()
 	s.trigger(trigger{SnapshotTrigger: logfmt.SnapshotTrigger{Cause: "test", MonoNs: 12 * sec, WallNs: 1e18 + 12*sec}, slug: "test"})
 	write(12*sec, 14*sec)
 	if err := s.close(); err != nil {
