@@ -8,6 +8,7 @@ import (
 
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/hostclock"
+	"github.com/vrlog/vrlog/livecheck"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/sampler"
 )
@@ -299,17 +300,7 @@ func (a *Analysis) channel(c logfmt.Channel) *channel {
 }
 
 // kindOf is the kind of a channel of schema.
-func kindOf(schema string) string {
-	switch schema {
-	case codec.SchemaState:
-		return KindState
-	case codec.SchemaFrame:
-		return KindFrame
-	case codec.SchemaClockProbe:
-		return KindProbe
-	}
-	return KindRaw
-}
+func kindOf(schema string) string { return livecheck.KindOf(schema) }
 
 // add accounts for one data record: here the counts and the epoch, in
 // a.books its timing and lag pairing.
@@ -353,24 +344,10 @@ func (a *Analysis) sampleOf(s *sampler.Sample, ch *channel, r *logfmt.Record, n 
 	return ok
 }
 
-// storedSample is what the timing of a channel of kind sees of r, its
-// count-th record, from the stamps the recorder stored: a decodable
-// channel's capture stamp and seq (false when r has none: undecodable), a
-// raw channel's transport-level facts only (the receive stamp, and the
-// zenoh source sequence number when the transport gave one). record's
-// live triggers see samples the same way.
+// storedSample is what the timing of a channel of kind sees of r
+// (livecheck.StoredSample: record's live triggers see samples the same way).
 func storedSample(kind string, r *logfmt.Record, count uint64) (sampler.Sample, bool) {
-	s := sampler.Sample{RecvWallNs: r.RecvWallNs, RecvMonoNs: r.RecvMonoNs}
-	if kind == KindRaw {
-		s.TNs, s.Seq = r.RecvWallNs, count
-		if r.HasPubSN {
-			s.Seq = r.PublisherSN
-		}
-		s.RecvWallNs = 0 // no latency without a capture stamp
-		return s, true
-	}
-	s.Seq, s.TNs = r.Seq, r.CaptureNs
-	return s, r.HasStamp
+	return livecheck.StoredSample(kind, r, count)
 }
 
 // Report computes the report. Checks and baseline comparison are applied
@@ -588,10 +565,4 @@ func pairState(f *channel, states []*channel) *channel {
 	return best
 }
 
-func commonPrefix(a, b string) int {
-	n := 0
-	for n < len(a) && n < len(b) && a[n] == b[n] {
-		n++
-	}
-	return n
-}
+func commonPrefix(a, b string) int { return livecheck.CommonPrefix(a, b) }

@@ -3,6 +3,7 @@ package analyzer
 import (
 	"math"
 
+	"github.com/vrlog/vrlog/livecheck"
 	"github.com/vrlog/vrlog/sampler"
 )
 
@@ -118,10 +119,10 @@ func ms3(ns int64) float64 { return round3(float64(ns) / 1e6) }
 
 // Channel kinds.
 const (
-	KindState = "state"
-	KindFrame = "frame"
-	KindProbe = "clock-probe"
-	KindRaw   = "raw" // schema unknown: transport-level facts only
+	KindState = livecheck.KindState
+	KindFrame = livecheck.KindFrame
+	KindProbe = livecheck.KindProbe
+	KindRaw   = livecheck.KindRaw // schema unknown: transport-level facts only
 )
 
 // ChannelReport is one channel's audit.

@@ -11,9 +11,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/vrlog/vrlog/analyzer"
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/keyexpr"
+	"github.com/vrlog/vrlog/livecheck"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/sampler"
 	"github.com/vrlog/vrlog/transport/clock"
@@ -233,7 +233,7 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		}
 		out, r.trig = r.snap, make(chan trigger, 16)
 		if len(cfg.Snapshot.Faults) > 0 {
-			r.watch = analyzer.NewWatch(cfg.Snapshot.Faults, 0)
+			r.watch = livecheck.NewWatch(cfg.Snapshot.Faults, 0)
 		}
 	} else if out, err = newRotator(cfg); err != nil {
 		return nil, err
@@ -336,10 +336,10 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 type rec struct {
 	cfg        Config
 	out        sink
-	snap       *snapshotter    // out, in snapshot mode
-	trig       chan trigger    // snapshot triggers from zenoh queries
-	watch      *analyzer.Watch // --trigger's checks, watched live
-	lanes      *lanes          // from the receivers to the writer
+	snap       *snapshotter     // out, in snapshot mode
+	trig       chan trigger     // snapshot triggers from zenoh queries
+	watch      *livecheck.Watch // --trigger's checks, watched live
+	lanes      *lanes           // from the receivers to the writer
 	w          writeState
 	ended      atomic.Int64 // when the recording ended (unix ns; 0: not yet)
 	mu         sync.Mutex   // guards subs (receivers add, writer reads)

@@ -11,9 +11,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/vrlog/vrlog/analyzer"
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/internal/output"
+	"github.com/vrlog/vrlog/livecheck"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/transport/clock"
 	"github.com/vrlog/vrlog/transport/zenoh"
@@ -38,7 +38,7 @@ type SnapshotConfig struct {
 	Query string
 	// Faults are analyze's checks watched live: a sample that makes one
 	// fail triggers a snapshot.
-	Faults []analyzer.Trigger
+	Faults []livecheck.Trigger
 	// Manual triggers come from outside (record's SIGUSR1), stamped by
 	// the sender (TriggerNow).
 	Manual <-chan logfmt.SnapshotTrigger

@@ -12,9 +12,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/vrlog/vrlog/analyzer"
 	"github.com/vrlog/vrlog/internal/cliutil"
 	"github.com/vrlog/vrlog/keyexpr"
+	"github.com/vrlog/vrlog/livecheck"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/recorder"
 )
@@ -27,7 +27,7 @@ func snapshotFlags() []cli.Flag {
 		&cli.StringFlag{Name: "snapshot-bytes", Value: "512M", Usage: "with --snapshot: most `SIZE` of compressed chunks held in memory (e.g. 256M, 2G)"},
 		&cli.DurationFlag{Name: "after", Usage: "with --snapshot: also record this `DURATION` after the trigger"},
 		&cli.StringFlag{Name: "name", Usage: "with --snapshot: answer zenoh queries on vrlog/record/`NAME`/snapshot (default: the -o file's name)"},
-		&cli.StringSliceFlag{Name: "trigger", Usage: "with --snapshot: take a snapshot when a sample fails analyze's check: `CHECK=[CHANNEL=]VALUE`, CHECK " + analyzer.LiveChecks + " (repeatable)"},
+		&cli.StringSliceFlag{Name: "trigger", Usage: "with --snapshot: take a snapshot when a sample fails analyze's check: `CHECK=[CHANNEL=]VALUE`, CHECK " + livecheck.LiveChecks + " (repeatable)"},
 	}
 }
 
@@ -69,7 +69,7 @@ func snapshotConfig(c *cli.Context, cfg *recorder.Config) error {
 	}
 	sc.Query = "vrlog/record/" + name + "/snapshot"
 	for _, s := range c.StringSlice("trigger") {
-		t, err := analyzer.ParseTrigger(s)
+		t, err := livecheck.ParseTrigger(s)
 		if err != nil {
 			return cliutil.Usage("--trigger %v", err)
 		}

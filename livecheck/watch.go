@@ -1,4 +1,4 @@
-package analyzer
+package livecheck
 
 import (
 	"fmt"
@@ -28,10 +28,10 @@ type liveCheck struct {
 }
 
 var liveChecks = map[string]liveCheck{
-	"max-skips":    {"", false, whatStamped},
-	"max-restarts": {"", false, whatStamped},
-	"max-outage":   {"ms", true, whatData},
-	"max-lag":      {"ms", true, whatPaired},
+	"max-skips":    {"", false, WhatStamped},
+	"max-restarts": {"", false, WhatStamped},
+	"max-outage":   {"ms", true, WhatData},
+	"max-lag":      {"ms", true, WhatPaired},
 }
 
 // LiveChecks names the checks a Trigger can watch.
@@ -60,7 +60,7 @@ func ParseTrigger(s string) (Trigger, error) {
 
 // String is the trigger as given.
 func (t Trigger) String() string {
-	v := fmtNum(t.Limit.Value)
+	v := FmtNum(t.Limit.Value)
 	if liveChecks[t.Check].dur {
 		v += "ms"
 	}
@@ -124,7 +124,7 @@ func (w *Watch) Record(c *logfmt.Channel, r *logfmt.Record) []Fired {
 		return nil
 	}
 	ch.count++
-	s, ok := storedSample(ch.kind, r, ch.count)
+	s, ok := StoredSample(ch.kind, r, ch.count)
 	if !ok {
 		return nil
 	}
@@ -169,7 +169,7 @@ func (w *Watch) channel(c *logfmt.Channel) *watched {
 	if ch, ok := w.chans[c.Name]; ok {
 		return ch
 	}
-	ch := &watched{name: c.Name, topic: c.Topic, kind: kindOf(c.Schema),
+	ch := &watched{name: c.Name, topic: c.Topic, kind: KindOf(c.Schema),
 		stream: sampler.NewStream(sampler.Config{OutageFactor: w.factor, MaxEvents: 16})}
 	w.chans[c.Name] = ch
 	switch ch.kind {
@@ -192,7 +192,7 @@ func (w *Watch) pairFrames(f *watched) {
 	}
 	best, n := w.states[0], -1
 	for _, s := range w.states {
-		if k := commonPrefix(f.name, s.name); k > n {
+		if k := CommonPrefix(f.name, s.name); k > n {
 			best, n = s, k
 		}
 	}
@@ -215,11 +215,11 @@ func (w *Watch) check(fired []Fired, check string, ch *watched, value float64, c
 	if !applies(check, ch) {
 		return fired
 	}
-	l, ok := pick(w.byCheck[check], subject{ch.name, ch.topic, value})
+	l, ok := Pick(w.byCheck[check], ch.name, ch.topic)
 	if !ok {
 		return fired
 	}
-	pass, msg := judge(check, ch.name, liveChecks[check].unit, true, value, l.Value)
+	pass, msg := Judge(check, ch.name, liveChecks[check].unit, true, value, l.Value)
 	if pass {
 		return fired
 	}
@@ -247,7 +247,7 @@ func (w *Watch) Unwatched() []string {
 		for _, ch := range w.chans {
 			if applies(t.Check, ch) {
 				have = append(have, ch.name)
-				hit = hit || t.Limit.matches(ch.name, ch.topic)
+				hit = hit || t.Limit.Matches(ch.name, ch.topic)
 			}
 		}
 		if hit {
