@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/keyexpr"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/sampler"
@@ -77,8 +78,12 @@ type Fired struct {
 	// Message words it as analyze words a failed check:
 	// "max-restarts vr/r1/state: 1 (limit ≤ 0): off by 1".
 	Message string
-	// CaptureNs is the capture stamp of the sample that showed it.
+	// CaptureNs is the capture stamp of the sample that showed it (0
+	// for a stream that stopped: Silent).
 	CaptureNs int64
+	// RecvMonoNs and RecvWallNs, set by Silent, are when the silence
+	// became a fault (0: at the sample that showed it).
+	RecvMonoNs, RecvWallNs int64
 }
 
 // Watch evaluates triggers record by record, keeping the per-channel
@@ -102,6 +107,10 @@ type watched struct {
 	pub               string
 	pair              *watched        // frames: the state channel they pair with
 	lag               sampler.LiveLag // frames: paired with pair's states
+	internal          bool            // the recorder's own (vrlog/recorder): never a subject
+	lastMono          int64           // receive stamps of the latest sample
+	lastWall          int64
+	silent            bool // its silence fired max-outage (Silent); cleared by its next sample
 }
 
 // NewWatch watches ts; outageFactor is analyze's --outage-factor (0: 3).
@@ -120,10 +129,12 @@ func NewWatch(ts []Trigger, outageFactor float64) *Watch {
 // recorder decoded) and returns the triggers it fired.
 func (w *Watch) Record(c *logfmt.Channel, r *logfmt.Record) []Fired {
 	ch := w.channel(c)
-	if ch.kind == KindProbe {
+	if ch.kind == KindProbe || ch.internal {
 		return nil
 	}
 	ch.count++
+	wasSilent := ch.silent // its silence fired already (Silent): the gap it ends is that outage
+	ch.lastMono, ch.lastWall, ch.silent = r.RecvMonoNs, r.RecvWallNs, false
 	s, ok := StoredSample(ch.kind, r, ch.count)
 	if !ok {
 		return nil
@@ -142,7 +153,7 @@ func (w *Watch) Record(c *logfmt.Channel, r *logfmt.Record) []Fired {
 		ch.restarts++
 		fired = w.check(fired, "max-restarts", ch, float64(ch.restarts), s.TNs)
 	}
-	if ev.Outage {
+	if ev.Outage && !wasSilent {
 		fired = w.check(fired, "max-outage", ch, round3(float64(ev.DtNs)/1e6), s.TNs) // to the µs, as analyze's outages
 	}
 	if ev.Kind == sampler.Duplicate || ev.Kind == sampler.Reorder {
@@ -163,15 +174,72 @@ func (w *Watch) Record(c *logfmt.Channel, r *logfmt.Record) []Fired {
 	return fired
 }
 
+// Add makes c known before its first record, so that Unwatched judges
+// the channels a recording has as soon as they are defined.
+func (w *Watch) Add(c *logfmt.Channel) { w.channel(c) }
+
+// Silent fires max-outage for the channels whose samples stopped: the
+// silence since a channel's latest sample, at nowMono and nowWall (the
+// receive clocks), is an outage once it exceeds the check's limit and
+// --outage-factor × the channel's nominal period, as analyze counts an
+// ended outage. It fires once per silence, stamped when the silence
+// crossed that line; the channel's next sample ends it. Call it about once
+// a second.
+func (w *Watch) Silent(nowMono, nowWall int64) []Fired {
+	if len(w.byCheck["max-outage"]) == 0 {
+		return nil
+	}
+	var fired []Fired
+	for _, name := range w.names() {
+		ch := w.chans[name]
+		if ch.silent || ch.count < 2 || !applies("max-outage", ch) {
+			continue
+		}
+		l, ok := Pick(w.byCheck["max-outage"], ch.name, ch.topic)
+		nominal := ch.stream.Summary().NominalPeriodNs
+		if !ok || nominal <= 0 {
+			continue
+		}
+		line := max(int64(l.Value*1e6), int64(w.factor*float64(nominal)))
+		gap := nowMono - ch.lastMono
+		if gap <= line {
+			continue
+		}
+		value := round3(float64(gap) / 1e6)
+		pass, msg := Judge("max-outage", ch.name, liveChecks["max-outage"].unit, true, value, l.Value)
+		if pass {
+			continue
+		}
+		ch.silent = true
+		fired = append(fired, Fired{Check: "max-outage", Channel: ch.name, Value: value, Limit: l.Value,
+			Message: msg + ": its samples stopped", RecvMonoNs: ch.lastMono + line, RecvWallNs: ch.lastWall + line})
+	}
+	return fired
+}
+
+// names are the channels' names, sorted: what fires together fires in
+// one order.
+func (w *Watch) names() []string {
+	out := make([]string, 0, len(w.chans))
+	for n := range w.chans {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
 // channel finds or starts the bookkeeping of c; a new state channel may
 // change which state channel a frame channel pairs with (pairState).
 func (w *Watch) channel(c *logfmt.Channel) *watched {
 	if ch, ok := w.chans[c.Name]; ok {
 		return ch
 	}
-	ch := &watched{name: c.Name, topic: c.Topic, kind: KindOf(c.Schema),
+	ch := &watched{name: c.Name, topic: c.Topic, kind: KindOf(c.Schema), internal: c.Transport == logfmt.TransportInternal && c.Schema == codec.SchemaHeartbeat,
 		stream: sampler.NewStream(sampler.Config{OutageFactor: w.factor, MaxEvents: 16})}
 	w.chans[c.Name] = ch
+	if ch.internal {
+		return ch
+	}
 	switch ch.kind {
 	case KindState:
 		w.states = append(w.states, ch)
@@ -228,6 +296,9 @@ func (w *Watch) check(fired []Fired, check string, ch *watched, value float64, c
 
 // applies reports whether check applies to ch, as analyze applies it.
 func applies(check string, ch *watched) bool {
+	if ch.internal {
+		return false
+	}
 	switch check {
 	case "max-skips", "max-restarts":
 		return ch.kind != KindProbe && ch.kind != KindRaw

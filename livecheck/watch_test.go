@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/logfmt"
 )
 
@@ -47,5 +48,54 @@ func TestWatchUnwatched(t *testing.T) {
 		!strings.Contains(u, `--trigger max-skips=vr/r9/**=0: "vr/r9/**" matches no channel with seq stamps (there are: vr/r1/state)`) ||
 		strings.Contains(u, "max-outage") {
 		t.Fatalf("unwatched:\n%s", u)
+	}
+}
+
+// A stream that stops for good fires max-outage once its silence passes
+// the limit (and the outage factor), stamped when it did; the sample that
+// ends the silence does not fire it again.
+func TestWatchSilent(t *testing.T) {
+	tr, _ := ParseTrigger("max-outage=200ms")
+	w := NewWatch([]Trigger{tr}, 0)
+	c := &logfmt.Channel{Name: "vr/r1/state", Topic: "vr/r1/state", Schema: "vrsdk.State/1"}
+	hb := &logfmt.Channel{Name: "vrlog/recorder", Topic: "vrlog/recorder", Transport: logfmt.TransportInternal, Schema: codec.SchemaHeartbeat}
+	w.Add(hb)
+	const ms = int64(1e6)
+	var last int64
+	for i := int64(1); i <= 100; i++ {
+		last = 1000*ms*1000 + i*10*ms
+		if f := w.Record(c, &logfmt.Record{HasStamp: true, Seq: uint64(i), CaptureNs: last, RecvMonoNs: last, RecvWallNs: last + 7}); len(f) != 0 {
+			t.Fatalf("fired %+v", f)
+		}
+		w.Record(hb, &logfmt.Record{RecvMonoNs: last, RecvWallNs: last + 7})
+	}
+	if f := w.Silent(last+150*ms, last+150*ms+7); len(f) != 0 {
+		t.Fatalf("fired at 150 ms of silence: %+v", f)
+	}
+	f := w.Silent(last+900*ms, last+900*ms+7)
+	if len(f) != 1 || f[0].Channel != "vr/r1/state" || f[0].RecvMonoNs != last+200*ms || f[0].RecvWallNs != last+200*ms+7 ||
+		f[0].Value != 900 || !strings.Contains(f[0].Message, "max-outage vr/r1/state: 900 ms (limit ≤ 200 ms)") {
+		t.Fatalf("fired %+v: want max-outage on vr/r1/state stamped at 200 ms of silence", f)
+	}
+	if f := w.Silent(last+1900*ms, last+1900*ms+7); len(f) != 0 {
+		t.Fatalf("fired again: %+v", f)
+	}
+	back := last + 2000*ms
+	if f := w.Record(c, &logfmt.Record{HasStamp: true, Seq: 101, CaptureNs: back, RecvMonoNs: back, RecvWallNs: back}); len(f) != 0 {
+		t.Fatalf("the sample ending the silence fired %+v", f)
+	}
+}
+
+// The recorder's own channel is no subject of a trigger, nor one of the
+// channels a trigger's message lists; channels are judged from their
+// definition, before their first sample.
+func TestWatchUnwatchedLeavesOutTheRecorder(t *testing.T) {
+	tr, _ := ParseTrigger("max-outage=vr/r9/**=1s")
+	w := NewWatch([]Trigger{tr}, 0)
+	w.Add(&logfmt.Channel{Name: "vrlog/recorder", Topic: "vrlog/recorder", Transport: logfmt.TransportInternal, Schema: codec.SchemaHeartbeat})
+	w.Add(&logfmt.Channel{Name: "vr/r1/state", Topic: "vr/r1/state", Schema: "vrsdk.State/1"})
+	u := strings.Join(w.Unwatched(), "\n")
+	if !strings.Contains(u, "(there are: vr/r1/state)") || strings.Contains(u, "vrlog/recorder") {
+		t.Fatalf("unwatched: %s", u)
 	}
 }

@@ -52,6 +52,10 @@ type SnapshotConfig struct {
 	// written. It may be called from any goroutine, under locks: it must
 	// not block.
 	OnNotice func(string)
+	// OnOpen, if set, is told of each window as its writing starts: the
+	// trigger that opened it and its journal, the log a kill -9 leaves
+	// (for vrlog recover) until the snapshot is in place.
+	OnOpen func(t logfmt.SnapshotTrigger, journal string)
 }
 
 // SnapshotResult is one snapshot written, or not (Err).
@@ -205,8 +209,10 @@ func (s *snapshotter) keep(c *logfmt.Chunk) {
 	var deadline time.Time
 	for len(s.ring) > 0 && s.held+k.size > s.sc.MaxBytes {
 		switch front := s.ring[0]; {
-		case s.cuttable(front):
+		case s.cuttable(front) && s.open.busy != front:
 			s.cut(front)
+		case s.cuttable(front): // once the journal has it: one chunk's write
+			s.freed.Wait()
 		case front.pins > 0 && deadline.IsZero():
 			deadline = time.Now().Add(pinWait)
 			defer time.AfterFunc(pinWait, func() { s.mu.Lock(); s.freed.Broadcast(); s.mu.Unlock() }).Stop()
@@ -251,7 +257,7 @@ func (s *snapshotter) keep(c *logfmt.Chunk) {
 func (s *snapshotter) cuttable(front *kept) bool {
 	w := s.open
 	return w != nil && front.pins == 1 && w.head < len(w.chunks) && w.chunks[w.head] == front &&
-		front.max < w.triggers[0].MonoNs && w.busy != front
+		front.max < w.triggers[0].MonoNs
 }
 
 // cut leaves front out of the open window and evicts it (mu held).
@@ -592,6 +598,45 @@ func (r *rec) query(q zenoh.Query, p *zenoh.Pending) {
 	case r.trig <- t:
 	default:
 		p.Reply(zenoh.Reply{Key: r.cfg.Snapshot.Query, Err: true, Payload: []byte("too many snapshot queries at once; try again"), Encoding: "text/plain"})
+	}
+}
+
+// fire triggers a snapshot for a live check that failed, at the
+// receive stamps of the sample that showed it (or when a silence became
+// one: Fired.RecvMonoNs).
+func (r *rec) fire(f livecheck.Fired, mono, wall int64) {
+	if f.RecvMonoNs != 0 {
+		mono, wall = f.RecvMonoNs, f.RecvWallNs
+	}
+	r.snap.trigger(trigger{SnapshotTrigger: logfmt.SnapshotTrigger{Cause: f.Message, WallNs: wall, MonoNs: mono,
+		CaptureNs: f.CaptureNs}, slug: f.Check + "_" + slug(f.Channel)})
+}
+
+// unwatchedAfter is how long after its first channel a recording's
+// channels are taken as known: zenoh keys and iceoryx2 services found in
+// the first moments (the service poll, the first samples).
+const unwatchedAfter = 2 * time.Second
+
+// watchTick is the live checks' share of the writer's tick: streams that
+// stopped fire max-outage (Watch.Silent), and once the channels are known
+// the triggers that match none are said (Config.Snapshot.OnNotice), at
+// once rather than when the recording ends.
+func (r *rec) watchTick() {
+	if r.watch == nil {
+		return
+	}
+	mono, wall := clock.MonoNow(), clock.WallNow()
+	for _, f := range r.watch.Silent(mono, wall) {
+		r.fire(f, mono, wall)
+	}
+	if r.watchSaid || r.firstChannel.IsZero() || time.Since(r.firstChannel) < unwatchedAfter {
+		return
+	}
+	r.watchSaid = true
+	if r.cfg.Snapshot.OnNotice != nil {
+		for _, u := range r.watch.Unwatched() {
+			r.cfg.Snapshot.OnNotice(u + " (so far: the recording ends with exit 1 unless one appears)")
+		}
 	}
 }
 

@@ -80,7 +80,7 @@ func (s *snapshotter) take(w *window) (res SnapshotResult) {
 		return res
 	}
 	defer f.Abort()
-	j := s.journal(w, f.Path()+".partial")
+	j := s.journal(w, t0, f.Path()+".partial")
 	res = s.writeWindow(w, f)
 	if res.Err == nil {
 		j.remove()
@@ -124,7 +124,7 @@ func (j journaled) remove() {
 // the log holds the window from its start as far as the recorder got. A
 // journal that cannot be written is said once (OnNotice) and given up:
 // the snapshot does not need it.
-func (s *snapshotter) journal(w *window, path string) (j journaled) {
+func (s *snapshotter) journal(w *window, t0 trigger, path string) (j journaled) {
 	var lw *logfmt.Writer
 	var out *os.File
 	var added int
@@ -152,6 +152,9 @@ func (s *snapshotter) journal(w *window, path string) (j journaled) {
 		fail(err)
 	} else {
 		j.path = path
+		if s.sc.OnOpen != nil {
+			s.sc.OnOpen(t0.SnapshotTrigger, path)
+		}
 	}
 	synced := false
 	for n := 0; ; n++ {

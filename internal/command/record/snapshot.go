@@ -98,6 +98,12 @@ func startSnapshots(c *cli.Context, cfg *recorder.Config, errw io.Writer) (stop 
 		}
 	}()
 	cfg.Snapshot.Manual = manual
+	cfg.Snapshot.OnNotice = func(msg string) { fmt.Fprintf(errw, "record: WARNING: %s\n", msg) }
+	if !c.Bool("quiet") {
+		cfg.Snapshot.OnOpen = func(t logfmt.SnapshotTrigger, journal string) {
+			fmt.Fprintf(errw, "record: snapshot: triggered by %s; writing it as it comes to %s (what a kill -9 would leave, for vrlog recover)\n", t.Cause, journal)
+		}
+	}
 	cfg.Snapshot.OnSnapshot = func(r recorder.SnapshotResult) {
 		if r.Err != nil {
 			fmt.Fprintf(errw, "record: ERROR: snapshot (%s) not written: %v\n", r.Snapshot.Triggers[0].Cause, r.Err)
