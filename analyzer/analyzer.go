@@ -67,8 +67,9 @@ type Analysis struct {
 	span     [2]int64 // capture range over all stamped channels, for plot bins
 	lags     []namedLag
 	snaps    []fileSnapshot
-	notes    []string // about the inputs
-	onSim    int      // files whose receive stamps are on the simulator's clock
+	gaps     []NotCaptured // between snapshots of one recording
+	notes    []string      // about the inputs
+	onSim    int           // files whose receive stamps are on the simulator's clock
 	hosts    []HostReport
 	rec      recordingSpan // the recorder's heartbeats: the recording's own end
 	readFrom int64         // RecvMonoNs the current file is read from (overlapping snapshots)
@@ -138,8 +139,12 @@ func (a *Analysis) AddFile(path string) error {
 	}
 	defer r.Close()
 	a.readFrom = 0
+	apart := false
 	if a.addSnapshot(path, r.Header()) {
-		a.readFrom = a.overlapStart()
+		a.readFrom, apart = a.overlapStart()
+		if s := a.snaps[len(a.snaps)-1].s; s.HasSessionEpoch && !a.haveEp {
+			a.epoch, a.epochSrc, a.haveEp = s.SessionEpochNs, "the recording's first state sample (snapshot metadata)", true
+		}
 	}
 	fr := FileReport{Path: path, Indexed: r.Indexed(), TornTail: -1, PayloadsChecked: a.opts.FullDecode, SkippedChunks: []string{}, Warnings: []string{}}
 	if tt := r.TornTail(); tt != nil {
@@ -164,6 +169,9 @@ func (a *Analysis) AddFile(path string) error {
 	a.rec.note(r)
 	ids, dataIDs, probeIDs := a.channels(r)
 	a.pairFrames()
+	if apart {
+		a.apart(path, r)
+	}
 	for _, c := range r.Channels() {
 		if int(c.ID) >= len(ids) || ids[c.ID] == nil {
 			continue // the recorder's heartbeats
@@ -474,6 +482,13 @@ func (a *Analysis) Report() *Report {
 		}
 	}
 	rep.Snapshots = a.snapshots(rep)
+	rep.NotCaptured = []NotCaptured{}
+	for _, g := range a.gaps {
+		g.FromElapsed, g.ToElapsed = el(g.FromNs), el(g.ToNs)
+		rep.NotCaptured = append(rep.NotCaptured, g)
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%.3f–%.3f s not captured (%.3f s between the snapshots %s and %s): no skip, outage or restart counted there",
+			g.FromElapsed, g.ToElapsed, g.GapS, g.After, g.Before))
+	}
 	return rep
 }
 

@@ -40,6 +40,9 @@ type Report struct {
 	// Snapshots: what triggered each input that is a snapshot
 	// (record --snapshot), and the window it holds.
 	Snapshots []SnapshotReport `json:"snapshots"`
+	// NotCaptured: the time between snapshots of one recording, which
+	// no check counts.
+	NotCaptured []NotCaptured `json:"not_captured"`
 }
 
 // SnapshotReport is one snapshot log's trigger and window. Times are on

@@ -161,7 +161,15 @@ class Log:
 
     def session_epoch_ns(self) -> int | None:
         """The session epoch: t_ns of the first state sample to arrive, else
-        the earliest capture stamp (None without any)."""
+        the earliest capture stamp (None without any). A snapshot (record
+        --snapshot) stores its recording's in vrlog.snapshot.session_epoch_ns:
+        its first state may be long after the recording's."""
+        stored = self.header.metadata.get("vrlog.snapshot.session_epoch_ns")
+        if stored is not None:
+            try:
+                return int(stored)
+            except ValueError:
+                raise ValueError(f"{self.path}: snapshot metadata vrlog.snapshot.session_epoch_ns: {stored!r} is not an integer") from None
         states = [c.id for c in self.channels if c.schema == wire.SCHEMA_STATE]
         if states:
             for batch in self.iter_batches(channels=states):
