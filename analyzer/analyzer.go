@@ -125,6 +125,13 @@ func (a *Analysis) Plan(paths []string) error {
 			return err
 		}
 		a.channels(r)
+		if a.opts.PlotBins > 0 { // the plots' bins span every file (snapshots far apart)
+			for _, c := range r.Channels() {
+				if st := r.StatsOf(c.ID); st.HasCapture && st.Records > 0 {
+					a.widen(st.FirstCaptureNs, st.LastCaptureNs)
+				}
+			}
+		}
 		r.Close()
 	}
 	a.pairFrames()

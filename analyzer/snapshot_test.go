@@ -163,6 +163,29 @@ func TestSnapshotsOfOneRecording(t *testing.T) {
 	if !rep.Pass {
 		t.Fatalf("gates failed: %+v", rep.Failed())
 	}
+	// The HTML report: a visible block per snapshot, the triggers and the
+	// time between in Events, that time blank on the timeline, and the
+	// trigger lines under the lanes' markers.
+	an := New(Options{PlotBins: 100})
+	if err := an.Plan([]string{a, b}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{a, b} {
+		if err := an.AddFile(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var html bytes.Buffer
+	if err := an.WriteHTML(&html, an.Report()); err != nil {
+		t.Fatal(err)
+	}
+	h := html.String()
+	if strings.Count(h, `<p class="snapshot">Snapshot `) != 2 || strings.Count(h, `<tr class="trigger">`) != 2 || strings.Count(h, `<tr class="not captured">`) != 1 ||
+		strings.Count(h, `<rect class="uncaptured"`) != 1 || strings.Index(h, `<line class="trigger"`) > strings.Index(h, `<g class="lane"`) {
+		t.Fatalf("HTML: snapshot blocks %d, trigger events %d, not-captured events %d, blank spans %d, trigger before lanes %v",
+			strings.Count(h, `<p class="snapshot">`), strings.Count(h, `<tr class="trigger">`), strings.Count(h, `<tr class="not captured">`),
+			strings.Count(h, `<rect class="uncaptured"`), strings.Index(h, `<line class="trigger"`) < strings.Index(h, `<g class="lane"`))
+	}
 }
 
 // dropInside removes the state of seq from the snapshot at path (a seq
