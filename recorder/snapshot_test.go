@@ -222,3 +222,58 @@ func TestSnapshotDropsWhileWriting(t *testing.T) {
 	}
 	t.Logf("%s", st)
 }
+
+// Drops at a window's start (records that found no room while an earlier
+// snapshot was written) are said as what they are: the window starts late,
+// from_ns is its first record, and the drops before it are not the log's.
+func TestSnapshotLateStart(t *testing.T) {
+	r := newSnapRun(t, SnapshotConfig{Before: 500 * time.Millisecond, After: 500 * time.Millisecond, MaxBytes: 4 << 20})
+	s := r.s
+	ms := int64(time.Millisecond)
+	payload := make([]byte, 32<<10)
+	rng := rand.NewChaCha8([32]byte{3})
+	write := func(from, to int64) {
+		for mono := from; mono < to; mono += 10 * ms {
+			rng.Read(payload)
+			rec := logfmt.Record{Channel: s.id("a"), RecvMonoNs: mono, RecvWallNs: 1e18 + mono, Payload: payload}
+			if err := s.write(&rec, nil); err != nil {
+				t.Fatal(err)
+			}
+			if (mono/(10*ms))%10 == 9 {
+				s.mw.Flush() // chunks of 100 ms
+			}
+		}
+		s.mw.Flush()
+	}
+	pins := func(d int) {
+		s.mu.Lock()
+		for _, k := range s.ring {
+			k.pins += d
+		}
+		s.mu.Unlock()
+		s.freed.Broadcast()
+	}
+	write(sec, 5*sec) // the bound holds about 1.2 s
+	pins(1)           // an earlier snapshot is being written
+	write(5*sec, 5500*ms)
+	pins(-1)
+	write(5500*ms, 5800*ms)
+	s.trigger(trigger{SnapshotTrigger: logfmt.SnapshotTrigger{Cause: "test", MonoNs: 5800 * ms, WallNs: 1e18 + 5800*ms}, slug: "test"})
+	write(5800*ms, 7000*ms)
+	if err := s.close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.results) != 1 || r.results[0].Err != nil {
+		t.Fatalf("snapshots %+v", r.results)
+	}
+	recs, snap := monos(t, r.results[0].Path)
+	checkWindow(t, recs, 5500*ms, 6300*ms, 10*ms)
+	rd, err := logfmt.Open(r.results[0].Path, logfmt.ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	if snap.FromMonoNs != 5500*ms || snap.Short != "the window starts 0.20 s late: 20 records dropped while an earlier snapshot was written" || rd.Stats()[0].Drops != 0 {
+		t.Fatalf("snapshot %+v, %d drops: want it to start at 5.5 s, late by the drops", snap, rd.Stats()[0].Drops)
+	}
+}
