@@ -439,6 +439,8 @@ func (s *snapshotter) closeLocked(to int64, end string) {
 			why = append(why, fmt.Sprintf("the memory bound (%s) held only %.3f s before the trigger, %s asked", sizeText(s.sc.MaxBytes), float64(t0-oldest)/1e9, s.sc.Before))
 		case s.first == oldest || s.first > w.from:
 			why = append(why, fmt.Sprintf("the recording started %.3f s before the trigger, %s asked", float64(t0-oldest)/1e9, s.sc.Before))
+		default: // nothing was received between the two: the window is whole
+			oldest = w.from
 		}
 		w.from = oldest
 	}
