@@ -2,6 +2,7 @@
 published), and on cut, damaged and foreign files. python/reader_test.go
 compares it with the Go reader record by record."""
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -245,3 +246,20 @@ def test_states_frame_is_every_state():
         assert [row[c] for c in floats] == [getattr(getattr(s, c.split(".")[0]), c.split(".")[1]) for c in floats]
         assert row["sensor_count"] == len(s.sensors)
         assert [(row[f"sensors.{k}.id"], row[f"sensors.{k}.t_ns"]) for k in range(len(s.sensors))] == [(x.id, x.t_ns) for x in s.sensors]
+
+
+def test_snapshot_session_epoch():
+    """A snapshot (record --snapshot) stores its recording's epoch: it wins
+    over the snapshot's own first state, which may be long after it."""
+    with vrlog.open(SAMPLE) as log:
+        own = log.session_epoch_ns()
+        md = dict(log.header.metadata)
+        md["vrlog.snapshot.session_epoch_ns"] = str(own - 75_000_000_000)
+        log.header = dataclasses.replace(log.header, metadata=md)
+        assert log.session_epoch_ns() == own - 75_000_000_000
+        st = log.to_pandas("states")
+        assert st["elapsed"].iloc[0] == pytest.approx(75.0)
+        md["vrlog.snapshot.session_epoch_ns"] = "x"
+        log.header = dataclasses.replace(log.header, metadata=md)
+        with pytest.raises(ValueError, match="session_epoch_ns"):
+            log.session_epoch_ns()
