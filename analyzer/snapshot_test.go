@@ -66,43 +66,67 @@ func TestSnapshotReport(t *testing.T) {
 // would, with the session epoch.
 func cutSnapshot(t *testing.T, src, dst, rec string, from, to, epoch int64) {
 	t.Helper()
-	r, err := logfmt.Open(src, logfmt.ReaderOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	var recs []logfmt.Record
-	var lo, hi int64
-	it := r.Records(logfmt.Filter{})
-	for it.Next() {
-		rc := *it.Record()
-		if rc.RecvWallNs < from || rc.RecvWallNs > to {
-			continue
-		}
-		rc.Header, rc.Payload = append([]byte(nil), rc.Header...), append([]byte(nil), rc.Payload...)
-		rc.PublisherID = append([]byte(nil), rc.PublisherID...)
-		if len(recs) == 0 || rc.RecvMonoNs < lo {
-			lo = rc.RecvMonoNs
-		}
-		hi = max(hi, rc.RecvMonoNs)
-		recs = append(recs, rc)
-	}
-	if err := it.Err(); err != nil {
-		t.Fatal(err)
+	recs, chans, _ := readRecords(t, src, func(r *logfmt.Record, _ logfmt.Channel) bool { return r.RecvWallNs >= from && r.RecvWallNs <= to })
+	lo, hi := recs[0].RecvMonoNs, recs[0].RecvMonoNs
+	for _, r := range recs {
+		lo, hi = min(lo, r.RecvMonoNs), max(hi, r.RecvMonoNs)
 	}
 	md := map[string]string{}
 	(&logfmt.Snapshot{Triggers: []logfmt.SnapshotTrigger{{Cause: "signal SIGUSR1", WallNs: to - 1e9, MonoNs: hi - 1e9}}, TriggerCount: 1,
 		Before: time.Duration(to-from) - time.Second, After: time.Second, FromWallNs: from, ToWallNs: to, FromMonoNs: lo, ToMonoNs: hi,
 		Recording: rec, SessionEpochNs: epoch, HasSessionEpoch: true}).AddTo(md)
-	f, err := os.Create(dst)
+	writeRecords(t, dst, md, chans, recs)
+}
+
+// dropInside removes the state of seq from the snapshot at path (a seq
+// gap inside its window).
+func dropInside(t *testing.T, path string, seq uint64) {
+	t.Helper()
+	recs, chans, md := readRecords(t, path, func(r *logfmt.Record, c logfmt.Channel) bool {
+		return !(c.Schema == codec.SchemaState && r.HasStamp && r.Seq == seq)
+	})
+	writeRecords(t, path, md, chans, recs)
+}
+
+// readRecords reads the records of the log at path that keep takes, with
+// its channels and metadata.
+func readRecords(t *testing.T, path string, keep func(*logfmt.Record, logfmt.Channel) bool) ([]logfmt.Record, []logfmt.Channel, map[string]string) {
+	t.Helper()
+	r, err := logfmt.Open(path, logfmt.ReaderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer r.Close()
+	chans := r.Channels()
+	var recs []logfmt.Record
+	it := r.Records(logfmt.Filter{})
+	for it.Next() {
+		rc := *it.Record()
+		if !keep(&rc, chans[rc.Channel-1]) {
+			continue
+		}
+		rc.Header, rc.Payload, rc.PublisherID = append([]byte(nil), rc.Header...), append([]byte(nil), rc.Payload...), append([]byte(nil), rc.PublisherID...)
+		recs = append(recs, rc)
+	}
+	if err := it.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return recs, chans, r.Header().Metadata
+}
+
+// writeRecords writes a log of recs at path.
+func writeRecords(t *testing.T, path string, md map[string]string, chans []logfmt.Channel, recs []logfmt.Record) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
 	w, err := logfmt.NewWriter(f, logfmt.WriterOptions{Metadata: md})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range r.Channels() {
+	for _, c := range chans {
 		if _, err := w.AddChannel(c); err != nil {
 			t.Fatal(err)
 		}
@@ -115,7 +139,6 @@ func cutSnapshot(t *testing.T, src, dst, rec string, from, to, epoch int64) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	f.Close()
 }
 
 // Several snapshots of one recording read as one: the time between them
@@ -185,47 +208,5 @@ func TestSnapshotsOfOneRecording(t *testing.T) {
 		t.Fatalf("HTML: snapshot blocks %d, trigger events %d, not-captured events %d, blank spans %d, trigger before lanes %v",
 			strings.Count(h, `<p class="snapshot">`), strings.Count(h, `<tr class="trigger">`), strings.Count(h, `<tr class="not captured">`),
 			strings.Count(h, `<rect class="uncaptured"`), strings.Index(h, `<line class="trigger"`) < strings.Index(h, `<g class="lane"`))
-	}
-}
-
-// dropInside removes the state of seq from the snapshot at path (a seq
-// gap inside its window).
-func dropInside(t *testing.T, path string, seq uint64) {
-	t.Helper()
-	r, err := logfmt.Open(path, logfmt.ReaderOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	md, chans := r.Header().Metadata, r.Channels()
-	var recs []logfmt.Record
-	it := r.Records(logfmt.Filter{})
-	for it.Next() {
-		rc := *it.Record()
-		if chans[rc.Channel-1].Schema == codec.SchemaState && rc.HasStamp && rc.Seq == seq {
-			continue
-		}
-		rc.Header, rc.Payload, rc.PublisherID = append([]byte(nil), rc.Header...), append([]byte(nil), rc.Payload...), append([]byte(nil), rc.PublisherID...)
-		recs = append(recs, rc)
-	}
-	r.Close()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	w, err := logfmt.NewWriter(f, logfmt.WriterOptions{Metadata: md})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range chans {
-		w.AddChannel(c)
-	}
-	for i := range recs {
-		if err := w.Write(&recs[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
 	}
 }

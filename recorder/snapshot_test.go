@@ -56,6 +56,28 @@ func (r *snapRun) run(step, end int64, size int, triggers ...int64) {
 	}
 }
 
+// write writes incompressible records of 32 KiB, one every 10 ms of
+// receive time in [from, to), sealing a chunk every chunk records (0: at
+// the end only).
+func (r *snapRun) write(from, to int64, chunk int64) {
+	payload := make([]byte, 32<<10)
+	rng := rand.NewChaCha8([32]byte{byte(from)})
+	step := int64(10 * time.Millisecond)
+	for mono := from; mono < to; mono += step {
+		rng.Read(payload)
+		rec := logfmt.Record{Channel: r.s.id("a"), RecvMonoNs: mono, RecvWallNs: 1e18 + mono, Payload: payload}
+		if err := r.s.write(&rec, nil); err != nil {
+			r.t.Fatal(err)
+		}
+		if chunk > 0 && (mono/step)%chunk == chunk-1 {
+			r.s.mw.Flush()
+		}
+	}
+	if err := r.s.mw.Flush(); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
 // monos reads a written snapshot's receive stamps and its metadata.
 func monos(t *testing.T, path string) ([]int64, *logfmt.Snapshot) {
 	t.Helper()
@@ -177,21 +199,7 @@ func TestSnapshotDropsWhileWriting(t *testing.T) {
 	const bound = 16 << 20
 	r := newSnapRun(t, SnapshotConfig{Before: 60 * time.Second, After: time.Second, MaxBytes: bound})
 	s := r.s
-	ms := int64(time.Millisecond)
-	payload := make([]byte, 32<<10)
-	rng := rand.NewChaCha8([32]byte{2})
-	write := func(from, to int64) {
-		for mono := from; mono < to; mono += 10 * ms {
-			rng.Read(payload)
-			rec := logfmt.Record{Channel: s.id("a"), RecvMonoNs: mono, RecvWallNs: 1e18 + mono, Payload: payload}
-			if err := s.write(&rec, nil); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := s.mw.Flush(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(from, to int64) { r.write(from, to, 0) }
 	write(sec, 10*sec) // fills the buffer
 	s.mu.Lock()
 	s.ring[0].pins++ // a snapshot being written holds the oldest chunk
@@ -230,21 +238,7 @@ func TestSnapshotLateStart(t *testing.T) {
 	r := newSnapRun(t, SnapshotConfig{Before: 500 * time.Millisecond, After: 500 * time.Millisecond, MaxBytes: 4 << 20})
 	s := r.s
 	ms := int64(time.Millisecond)
-	payload := make([]byte, 32<<10)
-	rng := rand.NewChaCha8([32]byte{3})
-	write := func(from, to int64) {
-		for mono := from; mono < to; mono += 10 * ms {
-			rng.Read(payload)
-			rec := logfmt.Record{Channel: s.id("a"), RecvMonoNs: mono, RecvWallNs: 1e18 + mono, Payload: payload}
-			if err := s.write(&rec, nil); err != nil {
-				t.Fatal(err)
-			}
-			if (mono/(10*ms))%10 == 9 {
-				s.mw.Flush() // chunks of 100 ms
-			}
-		}
-		s.mw.Flush()
-	}
+	write := func(from, to int64) { r.write(from, to, 10) } // chunks of 100 ms
 	pins := func(d int) {
 		s.mu.Lock()
 		for _, k := range s.ring {
