@@ -548,7 +548,7 @@ func (s *snapshotter) close() error {
 	}
 	s.mu.Lock()
 	s.ending = true
-	s.queued.Signal()
+	s.queued.Broadcast()
 	s.mu.Unlock()
 	<-s.done
 	if cerr := s.mw.Close(); err == nil && cerr != nil {
