@@ -4,8 +4,10 @@
 # over zenoh and one 1080p rgb8 camera at 30 Hz over iceoryx2 (about
 # 186 MB/s raw) for SECS (660) s; `record --snapshot BEFORE --after AFTER
 # --snapshot-bytes BYTES` is triggered every 2 minutes: SIGUSR1, a zenoh query
-# (`vrlog snapshot`), a timing fault watched live (the simulator stalls for
-# 500 ms: --trigger max-outage=200ms), SIGUSR1, a query. Then every
+# (`vrlog snapshot`), a timing fault watched live (the simulator restarts,
+# 1 s away: --trigger max-restarts=0), SIGUSR1, a query. Frames are stored
+# uncompressed (COMP, default vr/*/camera/*=none): the machine is shared,
+# and zstd at 186 MB/s needs a core of its own. Then every
 # snapshot is checked against what was asked: it holds [T − BEFORE, T + AFTER]
 # of its trigger T, or its log says exactly why not (vrlog.snapshot.short);
 # its records are counted against the rates; the snapshots are analyzed
@@ -22,7 +24,8 @@ SECS=${SECS:-660}
 EVERY=${EVERY:-120}
 BEFORE=${BEFORE:-30s}
 AFTER=${AFTER:-5s}
-BYTES=${BYTES:-1G}
+BYTES=${BYTES:-2G}
+COMP=${COMP:-vr/*/camera/*=none}
 CONTENT=${CONTENT:-gradient}
 PORT=${PORT:-17571}
 T=$(mktemp -d "${TMPDIR:-/var/tmp}/vrlog-snapshot-bench.XXXXXX") # on disk, not tmpfs
@@ -36,17 +39,17 @@ cleanup() {
 trap cleanup EXIT
 
 echo "load before: $(uptime | sed 's/.*load/load/')"
-echo "sim: 1 kHz states + 1080p rgb8 $CONTENT frames at 30 Hz, ${SECS}s; record --snapshot $BEFORE --after $AFTER --snapshot-bytes $BYTES; a trigger every ${EVERY}s"
+echo "sim: 1 kHz states + 1080p rgb8 $CONTENT frames at 30 Hz, ${SECS}s; record --snapshot $BEFORE --after $AFTER --snapshot-bytes $BYTES --compression '$COMP'; a trigger every ${EVERY}s"
 /usr/bin/time -f "%M" -o "$T/time" "$BIN"/vrlog record -o "$T/bug.vrlog" --listen "tcp/127.0.0.1:$PORT" --no-multicast \
 	-k "vr/$robot/state" -s "vr/$robot/camera/*" --probe-interval 0 \
-	--snapshot "$BEFORE" --after "$AFTER" --snapshot-bytes "$BYTES" --trigger "max-outage=vr/$robot/state=200ms" 2> "$T/rec.err" &
+	--compression "$COMP" --snapshot "$BEFORE" --after "$AFTER" --snapshot-bytes "$BYTES" --trigger "max-restarts=vr/$robot/state=0" 2> "$T/rec.err" &
 timepid=$!
 sleep 1
 recpid=$(pgrep -P "$timepid") # the recorder, child of time
-stall=$((EVERY * 3))
+restart=$((EVERY * 3))
 "$BIN"/vrlog sim -q --robot "$robot" --connect "tcp/127.0.0.1:$PORT" --no-multicast --state-hz 1000 --frame-hz 30 \
 	--width 1920 --height 1080 --frame-ring 8 --frame-content "$CONTENT" --duration "${SECS}s" --start-delay 1s \
-	--pause "${stall}s:500ms" 2> "$T/sim.err" &
+	--restart-after "${restart}s" --outage 1s 2> "$T/sim.err" &
 simpid=$!
 sleep 1 # the start delay: the first sample is at about now
 start=$(date +%s)
@@ -62,7 +65,7 @@ for ((t = EVERY; t < SECS - 10; t += EVERY)); do
 	case $((n % 5)) in
 	1 | 4) kill -USR1 "$recpid" && echo "$(date -u +%T) trigger $n: SIGUSR1 at ${t}s" ;;
 	2 | 0) echo "$(date -u +%T) trigger $n: zenoh query at ${t}s: $("$BIN"/vrlog snapshot bug --note "bench $n" --connect "tcp/127.0.0.1:$PORT" --no-multicast 2>&1 | tail -1)" ;;
-	3) echo "$(date -u +%T) trigger $n: the simulator stalls 500 ms at ${stall}s (--trigger max-outage=200ms)" ;;
+	3) echo "$(date -u +%T) trigger $n: the simulator restarts at ${restart}s (--trigger max-restarts=0)" ;;
 	esac
 done
 wait "$simpid" || echo "sim exit $?"
@@ -107,6 +110,8 @@ for f in sys.argv[3:]:
     drops = sum(c["drops"] for c in info["channels"])
     ok = (held_a >= after - 0.001 or short) and (held_b >= before - 0.001 or short)
     why = short if short else "holds all it was asked"
+    if drops:
+        why += f"; {drops} records in it dropped by the recorder (counted in the log)"
     if not ok:
         bad += 1
         why = "NOT AS ASKED and no reason given"

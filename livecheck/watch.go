@@ -96,6 +96,11 @@ type Watch struct {
 	states  []*watched
 	frames  []*watched
 	factor  float64
+	// seenMono and seenWall are the latest receive stamps of any record
+	// (the recorder's heartbeats included): the time Silent judges at, so
+	// that records still on their way through a recorder that is behind
+	// are no silence.
+	seenMono, seenWall int64
 }
 
 // watched is one channel's live bookkeeping.
@@ -128,6 +133,7 @@ func NewWatch(ts []Trigger, outageFactor float64) *Watch {
 // Record accounts for one record of channel c (with the stamps the
 // recorder decoded) and returns the triggers it fired.
 func (w *Watch) Record(c *logfmt.Channel, r *logfmt.Record) []Fired {
+	w.seenMono, w.seenWall = max(w.seenMono, r.RecvMonoNs), max(w.seenWall, r.RecvWallNs)
 	ch := w.channel(c)
 	if ch.kind == KindProbe || ch.internal {
 		return nil
@@ -179,13 +185,14 @@ func (w *Watch) Record(c *logfmt.Channel, r *logfmt.Record) []Fired {
 func (w *Watch) Add(c *logfmt.Channel) { w.channel(c) }
 
 // Silent fires max-outage for the channels whose samples stopped: the
-// silence since a channel's latest sample, at nowMono and nowWall (the
-// receive clocks), is an outage once it exceeds the check's limit and
-// --outage-factor × the channel's nominal period, as analyze counts an
-// ended outage. It fires once per silence, stamped when the silence
-// crossed that line; the channel's next sample ends it. Call it about once
-// a second.
-func (w *Watch) Silent(nowMono, nowWall int64) []Fired {
+// silence since a channel's latest sample, judged at the latest receive
+// stamp of any record (the recorder's heartbeats come every second), is
+// an outage once it exceeds the check's limit and --outage-factor × the
+// channel's nominal period, as analyze counts an ended outage. It fires
+// once per silence, stamped when the silence crossed that line; the
+// channel's next sample ends it. Call it about once a second.
+func (w *Watch) Silent() []Fired {
+	nowMono := w.seenMono
 	if len(w.byCheck["max-outage"]) == 0 {
 		return nil
 	}

@@ -627,9 +627,8 @@ func (r *rec) watchTick() {
 	if r.watch == nil {
 		return
 	}
-	mono, wall := clock.MonoNow(), clock.WallNow()
-	for _, f := range r.watch.Silent(mono, wall) {
-		r.fire(f, mono, wall)
+	for _, f := range r.watch.Silent() {
+		r.fire(f, 0, 0)
 	}
 	if r.watchSaid || r.firstChannel.IsZero() || time.Since(r.firstChannel) < unwatchedAfter {
 		return
