@@ -316,9 +316,11 @@ func (s *snapshotter) sayShortfall(k *kept) {
 	s.sc.OnNotice(msg)
 }
 
-// sizeText is a byte count for people: 512 MiB, 6.5 GB.
+// sizeText is a byte count for people: 512 MiB, 2 GiB (a bound as given), 6.5 GB.
 func sizeText(n int64) string {
 	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
 	case n >= 1<<30:
 		return fmt.Sprintf("%.1f GB", float64(n)/1e9)
 	case n%(1<<20) == 0:
