@@ -144,6 +144,7 @@ type snapshotter struct {
 	lost      uint64 // records dropped for want of room (dropped)
 	drops     []dropMark
 	filled    bool // the memory bound has evicted: the shortfall was said
+	starved   bool // the last chunk found no room after pinWait: the next ones do not wait
 	files     []string
 	written   int64
 	snapshots int
@@ -196,10 +197,11 @@ func newSnapshotter(cfg Config) (*snapshotter, error) {
 // keep takes a sealed chunk into the ring, evicting the oldest chunks the
 // budget and the time span no longer need; the open window takes it.
 // A chunk a window still needs is never evicted: keep waits up to pinWait
-// for the writing to release the oldest, then drops the new chunk, its
-// records counted as recorder drops in the snapshots that cover them, so
-// that neither memory nor the recording's backlog grows when the disk is
-// slower than the streams. The room for an open window's after part was
+// for the writing to release the oldest, then drops the new chunk, and
+// the next ones at once until one finds room, their records counted as
+// recorder drops in the snapshots that cover them, so that neither memory
+// nor the recording's backlog grows when the disk is slower than the
+// streams. The room for an open window's after part was
 // kept when it opened (trigger), so a window is never cut short.
 func (s *snapshotter) keep(c *logfmt.Chunk) {
 	info := c.Info()
@@ -213,6 +215,10 @@ func (s *snapshotter) keep(c *logfmt.Chunk) {
 			s.cut(front)
 		case s.cuttable(front): // once the journal has it: one chunk's write
 			s.freed.Wait()
+		case front.pins > 0 && s.starved: // still no room: no new wait, which would back up the recording
+			s.dropped(info)
+			s.mw.Recycle(c)
+			return
 		case front.pins > 0 && deadline.IsZero():
 			deadline = time.Now().Add(pinWait)
 			defer time.AfterFunc(pinWait, func() { s.mu.Lock(); s.freed.Broadcast(); s.mu.Unlock() }).Stop()
@@ -220,6 +226,7 @@ func (s *snapshotter) keep(c *logfmt.Chunk) {
 		case front.pins > 0 && time.Now().Before(deadline):
 			s.freed.Wait()
 		case front.pins > 0:
+			s.starved = true
 			s.dropped(info)
 			s.mw.Recycle(c)
 			return
@@ -232,6 +239,7 @@ func (s *snapshotter) keep(c *logfmt.Chunk) {
 			s.evict()
 		}
 	}
+	s.starved = false
 	s.ring = append(s.ring, k)
 	s.held += k.size
 	s.peak = max(s.peak, s.held)
