@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/vrlog/vrlog/logfmt"
+	"github.com/vrlog/vrlog/livecheck"
 	"github.com/vrlog/vrlog/sampler"
 )
 
@@ -47,6 +48,9 @@ type Report struct {
 	// Snapshots: what triggered each input that is a snapshot
 	// (record --snapshot), and the window it holds.
 	Snapshots []SnapshotReport `json:"snapshots"`
+	// NotCaptured: the time between snapshots of one recording, which
+	// no check counts.
+	NotCaptured []NotCaptured `json:"not_captured"`
 }
 
 // SnapshotReport is one snapshot log's trigger and window. Times are on
@@ -131,10 +135,10 @@ func ms3(ns int64) float64 { return round3(float64(ns) / 1e6) }
 
 // Channel kinds.
 const (
-	KindState = "state"
-	KindFrame = "frame"
-	KindProbe = "clock-probe"
-	KindRaw   = "raw" // schema unknown: transport-level facts only
+	KindState = livecheck.KindState
+	KindFrame = livecheck.KindFrame
+	KindProbe = livecheck.KindProbe
+	KindRaw   = livecheck.KindRaw // schema unknown: transport-level facts only
 )
 
 // ChannelReport is one channel's audit.

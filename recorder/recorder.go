@@ -13,9 +13,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/vrlog/vrlog/analyzer"
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/keyexpr"
+	"github.com/vrlog/vrlog/livecheck"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/sampler"
 	"github.com/vrlog/vrlog/transport/clock"
@@ -251,7 +251,7 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		}
 		out, r.trig = r.snap, make(chan trigger, 16)
 		if len(cfg.Snapshot.Faults) > 0 {
-			r.watch = analyzer.NewWatch(cfg.Snapshot.Faults, 0)
+			r.watch = livecheck.NewWatch(cfg.Snapshot.Faults, 0)
 		}
 	} else if out, err = newRotator(cfg); err != nil {
 		return nil, err
@@ -364,22 +364,24 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 
 // rec is one recording's state; write's goroutine owns chans and out.
 type rec struct {
-	cfg        Config
-	out        sink
-	snap       *snapshotter    // out, in snapshot mode
-	trig       chan trigger    // snapshot triggers from zenoh queries
-	watch      *analyzer.Watch // --trigger's checks, watched live
-	lanes      *lanes          // from the receivers to the writer
-	w          writeState
-	ended      atomic.Int64 // when the recording ended (unix ns; 0: not yet)
-	mu         sync.Mutex   // guards subs (receivers add, writer reads)
-	subs       map[*subInfo]bool
-	chans      map[string]*channel
-	order      []*channel
-	start      time.Time
-	discovered sync.Map      // iceoryx2 services already subscribed
-	session    *sessionWatch // the zenoh session's connectivity, if there is a session
-	comp       []compression
+	cfg          Config
+	out          sink
+	snap         *snapshotter     // out, in snapshot mode
+	trig         chan trigger     // snapshot triggers from zenoh queries
+	watch        *livecheck.Watch // --trigger's checks, watched live
+	watchSaid    bool             // the triggers that match no channel were said (watchTick)
+	firstChannel time.Time        // when the first data channel was defined
+	lanes        *lanes           // from the receivers to the writer
+	w            writeState
+	ended        atomic.Int64 // when the recording ended (unix ns; 0: not yet)
+	mu           sync.Mutex   // guards subs (receivers add, writer reads)
+	subs         map[*subInfo]bool
+	chans        map[string]*channel
+	order        []*channel
+	start        time.Time
+	discovered   sync.Map      // iceoryx2 services already subscribed
+	session      *sessionWatch // the zenoh session's connectivity, if there is a session
+	comp         []compression
 }
 
 // channel is the writer's view of one recorded channel.
@@ -746,6 +748,12 @@ func (r *rec) writeOne(it *item, keep bool) error {
 		}
 		r.chans[it.name] = ch
 		r.order = append(r.order, ch)
+		if r.watch != nil {
+			r.watch.Add(&ch.def)
+		}
+		if r.firstChannel.IsZero() && it.transport != logfmt.TransportInternal {
+			r.firstChannel = time.Now()
+		}
 		if w := it.meta[logfmt.MetaWarning]; w != "" && r.cfg.OnProblem != nil {
 			r.cfg.OnProblem(ChannelStatus{Name: it.name, Transport: it.transport.String(), Schema: ch.def.Schema, Warning: w})
 		}
@@ -776,8 +784,7 @@ func (r *rec) writeOne(it *item, keep bool) error {
 	}
 	if r.watch != nil {
 		for _, f := range r.watch.Record(&ch.def, rec) {
-			r.snap.trigger(trigger{SnapshotTrigger: logfmt.SnapshotTrigger{Cause: f.Message, WallNs: rec.RecvWallNs, MonoNs: rec.RecvMonoNs,
-				CaptureNs: f.CaptureNs}, slug: f.Check + "_" + slug(f.Channel)})
+			r.fire(f, rec.RecvMonoNs, rec.RecvWallNs)
 		}
 	}
 	ch.msgs++

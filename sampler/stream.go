@@ -116,6 +116,9 @@ type Stream struct {
 	gaps      gapHeap // the largest gaps, for outages
 	median    int64   // cached median interval, refreshed as the stream grows
 	refreshAt uint64  // Dt count at which median is next refreshed
+	broken    bool    // Break: the next sample starts a new captured span
+	spans     uint64  // captured spans after the first (Break)
+	notCapt   int64   // capture time between them (ns)
 
 	// Dt and RecvDt are the intervals between consecutive in-order samples
 	// (duplicates and reordered samples left out), on the capture clock and
@@ -146,6 +149,13 @@ func (s *Stream) Add(x Sample) Event {
 		return Event{Kind: First}
 	}
 	s.minTNs, s.maxTNs = min(s.minTNs, x.TNs), max(s.maxTNs, x.TNs)
+	if s.broken {
+		s.broken = false
+		s.spans++
+		s.notCapt += max(x.TNs-s.last.TNs, 0)
+		s.last = x
+		return Event{Kind: First}
+	}
 	ev := Event{Kind: Next}
 	last := s.last
 	newPub := x.Publisher != "" && last.Publisher != "" && x.Publisher != last.Publisher
@@ -191,6 +201,16 @@ func (s *Stream) Add(x Sample) Event {
 // NominalNs is the configured period or the median interval so far (after
 // a few intervals; 0 before): the period live outage flags are judged by.
 func (s *Stream) NominalNs() int64 { return s.nominal() }
+// Break says that the samples after it were captured apart from those
+// before (the next of several snapshots of one recording): the time
+// between was not captured, so the next sample is compared with none
+// before it (no skip, restart, outage or interval across the break), and
+// the rate leaves the time between out (Summary.NotCapturedNs).
+func (s *Stream) Break() {
+	if s.n > 0 {
+		s.broken = true
+	}
+}
 
 // nominal is the configured period or the median interval so far (after a
 // few intervals).
@@ -233,14 +253,21 @@ type Summary struct {
 	ReorderEvents   []ReorderEvent
 	NominalPeriodNs int64
 	Outages         []Gap // gaps above OutageFactor × nominal, in time order
+	// Spans counts the captured spans after the first (Break), and
+	// NotCapturedNs the capture time between them.
+	Spans         uint64
+	NotCapturedNs int64
 }
 
-// RateHz is (count-1) over the capture span; 0 with fewer than 2 samples.
+// RateHz is the intervals over the captured time: (count-1) over the
+// capture span, less the spans and the time between them (Break); 0
+// with fewer than 2 samples in a span.
 func (s Summary) RateHz() float64 {
-	if s.Count < 2 || s.MaxTNs <= s.MinTNs {
+	span := s.MaxTNs - s.MinTNs - s.NotCapturedNs
+	if s.Count < 2+s.Spans || span <= 0 {
 		return 0
 	}
-	return float64(s.Count-1) / (float64(s.MaxTNs-s.MinTNs) / 1e9)
+	return float64(s.Count-1-s.Spans) / (float64(span) / 1e9)
 }
 
 // Summary returns the totals so far; the Stream can go on.
@@ -251,6 +278,7 @@ func (s *Stream) Summary() Summary {
 		Skipped: s.skipped, SkipEvents: s.nSkips, Skips: slices.Clone(s.skips),
 		Restarts: slices.Clone(s.restarts), RestartCount: s.nRestart,
 		Duplicates: s.dups, Reorders: s.reorder, ReorderEvents: slices.Clone(s.reorders),
+		Spans: s.spans, NotCapturedNs: s.notCapt,
 	}
 	if s.cfg.NominalPeriodNs > 0 {
 		sum.NominalPeriodNs = s.cfg.NominalPeriodNs

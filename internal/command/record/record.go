@@ -89,13 +89,21 @@ and nothing is written until a trigger:
 Each trigger writes one log, OUT_TIME_CAUSE.vrlog (OUT the -o file without
 .vrlog, TIME the trigger's, UTC), holding DURATION before the trigger and
 --after after it, verified and renamed into place; its metadata says what
-triggered it and when (analyze shows it). A trigger while that window is
-open extends it instead. A window that needs more memory than
---snapshot-bytes ends early, keeping the time before the trigger, and the
-log says so. kill -9 while a snapshot is written leaves it under its
-temporary name (.OUT_TIME_CAUSE.vrlog.tmp-*), which 'vrlog recover'
-restores; earlier snapshots are untouched. A --trigger that applied to no
-recorded channel fails the recording (exit 1).
+triggered it and when, and the recording's session epoch, so elapsed reads
+as the controller's own (analyze shows it). A trigger while that window is
+open extends it: one file. The --after part is guaranteed: a window that
+needs more memory than --snapshot-bytes leaves out the oldest part before
+the trigger, and the log says so; the first time the buffer fills, record
+says what it holds at the current rate against what the window needs
+("512 MiB holds about 2.6 s of the current 186 MB/s; --snapshot 30s --after
+5s needs about 6.5 GB"). A --trigger max-outage also fires when a stream
+stops for good. While a window is open it is written as it comes to
+OUT_TIME_CAUSE.vrlog.partial (the part before the trigger at once): kill -9
+then leaves that file, which 'vrlog recover' restores, and a snapshot being
+finished leaves its temporary name (.OUT_TIME_CAUSE.vrlog.tmp-*) as well;
+earlier snapshots are untouched. A --trigger that matches no recorded
+channel is said once the channels are known, and fails the recording at its
+end (exit 1).
 
 A service that matches -s or --all but cannot be opened (e.g. its
 max_subscribers are all taken) is never skipped in silence: it is printed on

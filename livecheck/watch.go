@@ -1,10 +1,11 @@
-package analyzer
+package livecheck
 
 import (
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/keyexpr"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/sampler"
@@ -28,10 +29,10 @@ type liveCheck struct {
 }
 
 var liveChecks = map[string]liveCheck{
-	"max-skips":    {"", false, whatStamped},
-	"max-restarts": {"", false, whatStamped},
-	"max-outage":   {"ms", true, whatData},
-	"max-lag":      {"ms", true, whatPaired},
+	"max-skips":    {"", false, WhatStamped},
+	"max-restarts": {"", false, WhatStamped},
+	"max-outage":   {"ms", true, WhatData},
+	"max-lag":      {"ms", true, WhatPaired},
 }
 
 // LiveChecks names the checks a Trigger can watch.
@@ -60,7 +61,7 @@ func ParseTrigger(s string) (Trigger, error) {
 
 // String is the trigger as given.
 func (t Trigger) String() string {
-	v := fmtNum(t.Limit.Value)
+	v := FmtNum(t.Limit.Value)
 	if liveChecks[t.Check].dur {
 		v += "ms"
 	}
@@ -77,8 +78,12 @@ type Fired struct {
 	// Message words it as analyze words a failed check:
 	// "max-restarts vr/r1/state: 1 (limit ≤ 0): off by 1".
 	Message string
-	// CaptureNs is the capture stamp of the sample that showed it.
+	// CaptureNs is the capture stamp of the sample that showed it (0
+	// for a stream that stopped: Silent).
 	CaptureNs int64
+	// RecvMonoNs and RecvWallNs, set by Silent, are when the silence
+	// became a fault (0: at the sample that showed it).
+	RecvMonoNs, RecvWallNs int64
 }
 
 // Watch evaluates triggers record by record, keeping the per-channel
@@ -91,6 +96,11 @@ type Watch struct {
 	states  []*watched
 	frames  []*watched
 	factor  float64
+	// seenMono and seenWall are the latest receive stamps of any record
+	// (the recorder's heartbeats included): the time Silent judges at, so
+	// that records still on their way through a recorder that is behind
+	// are no silence.
+	seenMono, seenWall int64
 }
 
 // watched is one channel's live bookkeeping.
@@ -102,6 +112,10 @@ type watched struct {
 	pub               string
 	pair              *watched        // frames: the state channel they pair with
 	lag               sampler.LiveLag // frames: paired with pair's states
+	internal          bool            // the recorder's own (vrlog/recorder): never a subject
+	lastMono          int64           // receive stamps of the latest sample
+	lastWall          int64
+	silent            bool // its silence fired max-outage (Silent); cleared by its next sample
 }
 
 // NewWatch watches ts; outageFactor is analyze's --outage-factor (0: 3).
@@ -119,12 +133,15 @@ func NewWatch(ts []Trigger, outageFactor float64) *Watch {
 // Record accounts for one record of channel c (with the stamps the
 // recorder decoded) and returns the triggers it fired.
 func (w *Watch) Record(c *logfmt.Channel, r *logfmt.Record) []Fired {
+	w.seenMono, w.seenWall = max(w.seenMono, r.RecvMonoNs), max(w.seenWall, r.RecvWallNs)
 	ch := w.channel(c)
-	if ch.kind == KindProbe {
+	if ch.kind == KindProbe || ch.internal {
 		return nil
 	}
 	ch.count++
-	s, ok := storedSample(ch.kind, r, ch.count)
+	wasSilent := ch.silent // its silence fired already (Silent): the gap it ends is that outage
+	ch.lastMono, ch.lastWall, ch.silent = r.RecvMonoNs, r.RecvWallNs, false
+	s, ok := StoredSample(ch.kind, r, ch.count)
 	if !ok {
 		return nil
 	}
@@ -142,7 +159,7 @@ func (w *Watch) Record(c *logfmt.Channel, r *logfmt.Record) []Fired {
 		ch.restarts++
 		fired = w.check(fired, "max-restarts", ch, float64(ch.restarts), s.TNs)
 	}
-	if ev.Outage {
+	if ev.Outage && !wasSilent {
 		fired = w.check(fired, "max-outage", ch, round3(float64(ev.DtNs)/1e6), s.TNs) // to the µs, as analyze's outages
 	}
 	if ev.Kind == sampler.Duplicate || ev.Kind == sampler.Reorder {
@@ -163,15 +180,73 @@ func (w *Watch) Record(c *logfmt.Channel, r *logfmt.Record) []Fired {
 	return fired
 }
 
+// Add makes c known before its first record, so that Unwatched judges
+// the channels a recording has as soon as they are defined.
+func (w *Watch) Add(c *logfmt.Channel) { w.channel(c) }
+
+// Silent fires max-outage for the channels whose samples stopped: the
+// silence since a channel's latest sample, judged at the latest receive
+// stamp of any record (the recorder's heartbeats come every second), is
+// an outage once it exceeds the check's limit and --outage-factor × the
+// channel's nominal period, as analyze counts an ended outage. It fires
+// once per silence, stamped when the silence crossed that line; the
+// channel's next sample ends it. Call it about once a second.
+func (w *Watch) Silent() []Fired {
+	nowMono := w.seenMono
+	if len(w.byCheck["max-outage"]) == 0 {
+		return nil
+	}
+	var fired []Fired
+	for _, name := range w.names() {
+		ch := w.chans[name]
+		if ch.silent || ch.count < 2 || !applies("max-outage", ch) {
+			continue
+		}
+		l, ok := Pick(w.byCheck["max-outage"], ch.name, ch.topic)
+		nominal := ch.stream.Summary().NominalPeriodNs
+		if !ok || nominal <= 0 {
+			continue
+		}
+		line := max(int64(l.Value*1e6), int64(w.factor*float64(nominal)))
+		gap := nowMono - ch.lastMono
+		if gap <= line {
+			continue
+		}
+		value := round3(float64(gap) / 1e6)
+		pass, msg := Judge("max-outage", ch.name, liveChecks["max-outage"].unit, true, value, l.Value)
+		if pass {
+			continue
+		}
+		ch.silent = true
+		fired = append(fired, Fired{Check: "max-outage", Channel: ch.name, Value: value, Limit: l.Value,
+			Message: msg + ": its samples stopped", RecvMonoNs: ch.lastMono + line, RecvWallNs: ch.lastWall + line})
+	}
+	return fired
+}
+
+// names are the channels' names, sorted: what fires together fires in
+// one order.
+func (w *Watch) names() []string {
+	out := make([]string, 0, len(w.chans))
+	for n := range w.chans {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
 // channel finds or starts the bookkeeping of c; a new state channel may
 // change which state channel a frame channel pairs with (pairState).
 func (w *Watch) channel(c *logfmt.Channel) *watched {
 	if ch, ok := w.chans[c.Name]; ok {
 		return ch
 	}
-	ch := &watched{name: c.Name, topic: c.Topic, kind: kindOf(c.Schema),
+	ch := &watched{name: c.Name, topic: c.Topic, kind: KindOf(c.Schema), internal: c.Transport == logfmt.TransportInternal && c.Schema == codec.SchemaHeartbeat,
 		stream: sampler.NewStream(sampler.Config{OutageFactor: w.factor, MaxEvents: 16})}
 	w.chans[c.Name] = ch
+	if ch.internal {
+		return ch
+	}
 	switch ch.kind {
 	case KindState:
 		w.states = append(w.states, ch)
@@ -192,7 +267,7 @@ func (w *Watch) pairFrames(f *watched) {
 	}
 	best, n := w.states[0], -1
 	for _, s := range w.states {
-		if k := commonPrefix(f.name, s.name); k > n {
+		if k := CommonPrefix(f.name, s.name); k > n {
 			best, n = s, k
 		}
 	}
@@ -218,11 +293,11 @@ func (w *Watch) check(fired []Fired, check string, ch *watched, value float64, c
 	if !applies(check, ch) {
 		return fired
 	}
-	l, ok := pick(w.byCheck[check], subject{ch.name, ch.topic, value})
+	l, ok := Pick(w.byCheck[check], ch.name, ch.topic)
 	if !ok {
 		return fired
 	}
-	pass, msg := judge(check, ch.name, liveChecks[check].unit, true, value, l.Value)
+	pass, msg := Judge(check, ch.name, liveChecks[check].unit, true, value, l.Value)
 	if pass {
 		return fired
 	}
@@ -231,6 +306,9 @@ func (w *Watch) check(fired []Fired, check string, ch *watched, value float64, c
 
 // applies reports whether check applies to ch, as analyze applies it.
 func applies(check string, ch *watched) bool {
+	if ch.internal {
+		return false
+	}
 	switch check {
 	case "max-skips", "max-restarts":
 		return ch.kind != KindProbe && ch.kind != KindRaw
@@ -250,7 +328,7 @@ func (w *Watch) Unwatched() []string {
 		for _, ch := range w.chans {
 			if applies(t.Check, ch) {
 				have = append(have, ch.name)
-				hit = hit || t.Limit.matches(ch.name, ch.topic)
+				hit = hit || t.Limit.Matches(ch.name, ch.topic)
 			}
 		}
 		if hit {
