@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/vrlog/vrlog/analyzer"
-	"github.com/vrlog/vrlog/internal/output"
 	"github.com/vrlog/vrlog/logfmt"
+	"github.com/vrlog/vrlog/outfile"
 	"github.com/vrlog/vrlog/transport/clock"
 	"github.com/vrlog/vrlog/transport/zenoh"
 )
@@ -101,7 +101,7 @@ const settle = 300 * time.Millisecond
 // snapshotter is the recording's output in snapshot mode: a memory writer
 // whose chunks it keeps within the budget, windows opened and extended by
 // triggers, and a goroutine that writes each closed window out as a log
-// (through internal/output: a temporary name, read back, renamed). The
+// (through outfile: a temporary name, read back, renamed). The
 // recorder's writer goroutine calls it; keep runs on the memory writer's
 // stage goroutine, the writes on their own.
 type snapshotter struct {
@@ -473,7 +473,7 @@ func (s *snapshotter) unpin(k *kept) {
 // create starts the file of a snapshot: BASE_TIME_CAUSE.vrlog, BASE the
 // output without .vrlog, TIME the trigger's (UTC, milliseconds), CAUSE
 // what triggered it; -N is added when that name is taken.
-func (s *snapshotter) create(t trigger) (*output.File, error) {
+func (s *snapshotter) create(t trigger) (*outfile.File, error) {
 	base := strings.TrimSuffix(s.cfg.Output, ".vrlog")
 	stamp := time.Unix(0, t.WallNs).UTC().Format("20060102T150405.000Z")
 	for n := 1; ; n++ {
@@ -481,7 +481,7 @@ func (s *snapshotter) create(t trigger) (*output.File, error) {
 		if n > 1 {
 			name = fmt.Sprintf("%s_%s_%s-%d.vrlog", base, stamp, t.slug, n)
 		}
-		f, err := output.Create(name, output.Options{Force: s.cfg.Force})
+		f, err := outfile.Create(name, outfile.Options{Force: s.cfg.Force})
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/vrlog/vrlog/internal/output"
+	"github.com/vrlog/vrlog/outfile"
 )
 
 // Run runs app with args and exits with the code its error maps to.
@@ -36,7 +36,7 @@ func Execute(app *cli.App, args []string) int {
 	if app.Writer == nil {
 		app.Writer = os.Stdout
 	}
-	stdout := output.NewStream(app.Writer)
+	stdout := outfile.NewStream(app.Writer)
 	app.Writer = stdout
 	ctx, stop := interrupts(app.Name, app.ErrWriter)
 	defer stop()
@@ -59,7 +59,7 @@ type stateKey struct{}
 // cancelled (record finishes its log, replay its report, sim its truth
 // log). SIGINT or SIGTERM cancels the context; for a verb that did not call
 // Graceful, and for a second signal, the runner removes every output not
-// yet committed (output.Discard) and exits 3 at once.
+// yet committed (outfile.Discard) and exits 3 at once.
 func Graceful(c *cli.Context) {
 	if st, ok := c.Context.Value(stateKey{}).(*runState); ok {
 		st.graceful.Store(true)
@@ -89,7 +89,7 @@ func interrupts(name string, errw io.Writer) (context.Context, func()) {
 					fmt.Fprintf(errw, "%s: %s: finishing (again to stop at once)\n", name, signalName(sig))
 					continue
 				}
-				removed := output.Discard()
+				removed := outfile.Discard()
 				fmt.Fprintf(errw, "%s: interrupted by %s: stopped; %d unfinished output file(s) removed\n", name, signalName(sig), removed)
 				os.Exit(ExitRuntime)
 			}

@@ -14,7 +14,7 @@ import (
 	"github.com/vrlog/vrlog/analyzer"
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/internal/cliutil"
-	"github.com/vrlog/vrlog/internal/output"
+	"github.com/vrlog/vrlog/outfile"
 )
 
 // Command returns the analyze command.
@@ -128,14 +128,14 @@ func run(c *cli.Context) error {
 	}
 	// Report files replace earlier ones (as a shell redirection does), and
 	// are complete or absent: written aside, committed at the end.
-	var files []*output.File
+	var files []*outfile.File
 	defer func() {
 		for _, f := range files {
 			f.Abort()
 		}
 	}()
-	create := func(flag string) (*output.File, error) {
-		f, err := output.Create(c.String(flag), output.Options{Force: true})
+	create := func(flag string) (*outfile.File, error) {
+		f, err := outfile.Create(c.String(flag), outfile.Options{Force: true})
 		if err != nil {
 			return nil, cliutil.Output(fmt.Errorf("--%s: %w", flag, err))
 		}
@@ -158,7 +158,7 @@ func run(c *cli.Context) error {
 		}
 		csvOut = f
 	}
-	var junit, html *output.File
+	var junit, html *outfile.File
 	if c.String("junit") != "" {
 		if junit, err = create("junit"); err != nil {
 			return err

@@ -11,9 +11,9 @@ import (
 
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/internal/cliutil"
-	"github.com/vrlog/vrlog/internal/output"
 	"github.com/vrlog/vrlog/internal/progress"
 	"github.com/vrlog/vrlog/logfmt"
+	"github.com/vrlog/vrlog/outfile"
 )
 
 func cutCommand() *cli.Command {
@@ -102,7 +102,7 @@ func cutNote(r *logfmt.Reader, sel *logfmt.Selection, pats []string) string {
 // writeCopy writes a log into f with copy, then reads it back (a full
 // verify and every record) and commits it: cut and merge report success
 // only for a log that reads back with exactly the records copied.
-func writeCopy(f *output.File, opts logfmt.WriterOptions, prog *progress.Bar, copy func(*logfmt.Writer) (logfmt.CopyStats, error)) (logfmt.CopyStats, error) {
+func writeCopy(f *outfile.File, opts logfmt.WriterOptions, prog *progress.Bar, copy func(*logfmt.Writer) (logfmt.CopyStats, error)) (logfmt.CopyStats, error) {
 	defer prog.Done()
 	w, err := logfmt.NewWriter(f, opts)
 	if err != nil {

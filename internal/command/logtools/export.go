@@ -11,10 +11,10 @@ import (
 	"github.com/vrlog/vrlog/analyzer"
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/internal/cliutil"
-	"github.com/vrlog/vrlog/internal/output"
 	"github.com/vrlog/vrlog/internal/progress"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/mcapexport"
+	"github.com/vrlog/vrlog/outfile"
 )
 
 func exportCommand() *cli.Command {
@@ -184,7 +184,7 @@ func exportCSV(c *cli.Context, path string, r *logfmt.Reader, sel *logfmt.Select
 		return cliutil.Usage("%s: the output must differ from the input", out)
 	}
 	type table struct {
-		f *output.File
+		f *outfile.File
 		w *mcapexport.CSVWriter
 	}
 	// State channels get their decoded fields; their payloads (never a
@@ -227,7 +227,7 @@ func exportCSV(c *cli.Context, path string, r *logfmt.Reader, sel *logfmt.Select
 		}
 		commit = f.Commit
 	} else {
-		d, err := output.CreateDir(out, output.Options{Force: c.Bool("force")})
+		d, err := outfile.CreateDir(out, outfile.Options{Force: c.Bool("force")})
 		if err != nil {
 			return cliutil.Output(err)
 		}

@@ -15,10 +15,10 @@ import (
 
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/internal/cliutil"
-	"github.com/vrlog/vrlog/internal/output"
 	"github.com/vrlog/vrlog/internal/progress"
 	"github.com/vrlog/vrlog/keyexpr"
 	"github.com/vrlog/vrlog/logfmt"
+	"github.com/vrlog/vrlog/outfile"
 )
 
 // Commands returns the log tools' verbs.
@@ -127,7 +127,7 @@ func openSelection(c *cli.Context, path string, tolerant, metaOnly bool) (*logfm
 }
 
 // createOutput starts the -o output, refusing to overwrite an input.
-func createOutput(c *cli.Context, inputs ...string) (*output.File, error) {
+func createOutput(c *cli.Context, inputs ...string) (*outfile.File, error) {
 	out := c.String("output")
 	if out == "" {
 		return nil, cliutil.Usage("give the output with -o PATH (see --help)")
@@ -137,7 +137,7 @@ func createOutput(c *cli.Context, inputs ...string) (*output.File, error) {
 			return nil, cliutil.Usage("%s: the output must differ from the input", out)
 		}
 	}
-	f, err := output.Create(out, output.Options{Force: c.Bool("force")})
+	f, err := outfile.Create(out, outfile.Options{Force: c.Bool("force")})
 	return f, cliutil.Output(err)
 }
 

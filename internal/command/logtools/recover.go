@@ -8,9 +8,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/vrlog/vrlog/internal/cliutil"
-	"github.com/vrlog/vrlog/internal/output"
 	"github.com/vrlog/vrlog/internal/progress"
 	"github.com/vrlog/vrlog/logfmt"
+	"github.com/vrlog/vrlog/outfile"
 )
 
 func recoverCommand() *cli.Command {
@@ -89,7 +89,7 @@ func runRecover(c *cli.Context) error {
 	forget := func() {}
 	defer func() { forget() }()
 	rep, err := logfmt.Recover(c.Context, src, dst, logfmt.RecoverOptions{Overwrite: force, Force: force,
-		TempCreated: func(tmp string) { forget = output.Track(tmp) }}) // an interrupt removes it
+		TempCreated: func(tmp string) { forget = outfile.Track(tmp) }}) // an interrupt removes it
 	prog.Done()
 	if err != nil {
 		var ce *logfmt.CorruptionError

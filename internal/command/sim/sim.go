@@ -13,9 +13,9 @@ import (
 
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/internal/cliutil"
-	"github.com/vrlog/vrlog/internal/output"
 	"github.com/vrlog/vrlog/internal/simulator"
 	"github.com/vrlog/vrlog/internal/zenohflags"
+	"github.com/vrlog/vrlog/outfile"
 	"github.com/vrlog/vrlog/transport/iceoryx2"
 	"github.com/vrlog/vrlog/transport/zenoh"
 )
@@ -129,9 +129,9 @@ func run(c *cli.Context) error {
 	}
 	// --log is read while the simulator runs (tests wait for its lines):
 	// written in place, like a recording, every error checked.
-	var truth *output.Live
+	var truth *outfile.Live
 	if p := c.String("log"); p != "" {
-		if truth, err = output.CreateLive(p); err != nil {
+		if truth, err = outfile.CreateLive(p); err != nil {
 			return cliutil.Output(fmt.Errorf("--log: %w", err))
 		}
 		defer truth.Close()

@@ -1,4 +1,4 @@
-// Package output writes every file a vrlog verb produces (logs, MCAP, CSV,
+// Package outfile writes every file a vrlog verb produces (logs, MCAP, CSV,
 // HTML, JUnit, JSON) and its standard output the same way, so an output is
 // complete or absent:
 //
@@ -13,7 +13,7 @@
 //     flushed and fsynced (when it is a file) at the end (Stream);
 //   - a log read while it is written (sim --log) is written in place with
 //     the same mode and the same checks (Live).
-package output
+package outfile
 
 import (
 	"bufio"
