@@ -140,7 +140,7 @@ func (a *Analysis) AddFile(path string) error {
 	if a.addSnapshot(path, r.Header()) {
 		a.readFrom = a.overlapStart()
 	}
-	fr := FileReport{Path: path, Indexed: r.Indexed(), TornTail: -1, PayloadsChecked: a.opts.FullDecode, SkippedChunks: []string{}, Warnings: []string{}}
+	fr := FileReport{Path: path, Indexed: r.Indexed(), TornTail: -1, BeingWritten: r.BeingWritten(), PayloadsChecked: a.opts.FullDecode, SkippedChunks: []string{}, Warnings: []string{}}
 	if tt := r.TornTail(); tt != nil {
 		fr.TornTail = tt.Offset
 	}

@@ -10,7 +10,9 @@ import "fmt"
 func (r *Report) Damage() []string {
 	var d []string
 	for _, f := range r.Files {
-		if f.TornTail >= 0 {
+		if f.BeingWritten != "" {
+			d = append(d, fmt.Sprintf("%s: %s: analyzed what was there when it was opened (no footer yet)", f.Path, f.BeingWritten))
+		} else if f.TornTail >= 0 {
 			d = append(d, fmt.Sprintf("%s: torn tail at byte %d of %d: the recording stopped mid-chunk (a killed recorder?); analyzed the records before it", f.Path, f.TornTail, f.SizeBytes))
 		}
 		for _, s := range f.SkippedChunks {
@@ -30,6 +32,8 @@ func (r *Report) CheckIntact() {
 	for _, f := range r.Files {
 		why := ""
 		switch {
+		case f.BeingWritten != "":
+			why = f.BeingWritten
 		case f.TornTail >= 0:
 			why = fmt.Sprintf("torn tail at byte %d", f.TornTail)
 		case len(f.SkippedChunks) > 0:

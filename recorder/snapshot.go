@@ -438,20 +438,11 @@ func (s *snapshotter) writeWindow(w *window) (res SnapshotResult) {
 	for name, n := range w.drops {
 		lw.AddDrops(ids[name], n)
 	}
-	err = lw.Close()
-	if err == nil {
-		err = f.Finish()
-	}
-	if err != nil {
+	if err := lw.Close(); err != nil {
 		return fail(err)
 	}
-	if got, err := logfmt.ReadBack(f.TempName()); err != nil {
-		return fail(fmt.Errorf("does not read back, not written: %w", err))
-	} else if got != res.Records {
-		return fail(fmt.Errorf("holds %d records, %d were written; not written", got, res.Records))
-	}
-	if err := f.Commit(); err != nil {
-		res.Err = err // output names the file
+	if err := f.CommitChecked(logfmt.ReadBackCheck(res.Records)); err != nil {
+		res.Err = err // outfile names the file
 		return res
 	}
 	if st, err := os.Stat(res.Path); err == nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -78,8 +79,9 @@ EXAMPLES:
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON (schema vrlog.analyze/1, docs/analyze-report.md) instead of text"},
 			&cli.StringFlag{Name: "csv", Usage: "write a per-sample timeline CSV to `FILE` (- for stdout, with -q: failed checks then go to stderr)"},
-			&cli.StringFlag{Name: "junit", Usage: "write one JUnit test case per check to `FILE`"},
-			&cli.StringFlag{Name: "html", Usage: "write a self-contained HTML report with plots to `FILE`"},
+			&cli.StringFlag{Name: "junit", Usage: "write one JUnit test case per check to `FILE` (- for stdout, with -q)"},
+			&cli.StringFlag{Name: "html", Usage: "write a self-contained HTML report with plots to `FILE` (- for stdout, with -q)"},
+			&cli.BoolFlag{Name: "force", Usage: "replace existing --csv, --junit and --html files (a device or FIFO needs no --force)"},
 			&cli.StringFlag{Name: "time-format", Value: "elapsed", Usage: "times in text and CSV: unix, elapsed, uts or rfc3339"},
 			&cli.Float64Flag{Name: "outage-factor", Value: 3, Usage: "an outage is a capture gap above `K` × the nominal period (K > 1)"},
 			&cli.DurationFlag{Name: "lag-tolerance", Value: analyzerDefaultLag, Usage: "frames lagging the latest state by more are rejected (> 0)"},
@@ -126,16 +128,34 @@ func run(c *cli.Context) error {
 			return cliutil.Usage("--baseline: %v", err)
 		}
 	}
-	// Report files replace earlier ones (as a shell redirection does), and
-	// are complete or absent: written aside, committed at the end.
+	// Report files are complete or absent (outfile: written aside,
+	// committed at the end); an existing one is replaced only with
+	// --force, a device or FIFO is written in place, - is stdout.
 	var files []*outfile.File
 	defer func() {
 		for _, f := range files {
 			f.Abort()
 		}
 	}()
+	out := c.App.Writer // the report's
+	var dash []string
+	for _, flag := range []string{"csv", "junit", "html"} {
+		if c.String(flag) == "-" {
+			dash = append(dash, "--"+flag)
+		}
+	}
+	switch {
+	case len(dash) > 1:
+		return cliutil.Usage("%s all write to stdout: give one of them -, the others a FILE", strings.Join(dash, " and "))
+	case len(dash) == 1 && (!c.Bool("quiet") || c.Bool("json")):
+		// One output per stream: only -q's failed checks may go along,
+		// and they go to stderr.
+		return cliutil.Usage("%s - writes to stdout: add -q (failed checks then go to stderr) and no --json, or give %s FILE", dash[0], dash[0])
+	case len(dash) == 1:
+		out = c.App.ErrWriter
+	}
 	create := func(flag string) (*outfile.File, error) {
-		f, err := outfile.Create(c.String(flag), outfile.Options{Force: true})
+		f, err := outfile.Create(c.String(flag), outfile.Options{Force: c.Bool("force"), Stdout: c.App.Writer})
 		if err != nil {
 			return nil, cliutil.Output(fmt.Errorf("--%s: %w", flag, err))
 		}
@@ -143,15 +163,7 @@ func run(c *cli.Context) error {
 		return f, nil
 	}
 	var csvOut io.Writer
-	out := c.App.Writer // the report's
-	if p := c.String("csv"); p == "-" {
-		// One output per stream: the CSV takes stdout, so only -q's
-		// failed checks may go along, and they go to stderr.
-		if !c.Bool("quiet") || c.Bool("json") {
-			return cliutil.Usage("--csv - writes the CSV to stdout: add -q (failed checks then go to stderr) and no --json, or give --csv FILE")
-		}
-		csvOut, out = c.App.Writer, c.App.ErrWriter
-	} else if p != "" {
+	if c.String("csv") != "" {
 		f, err := create("csv")
 		if err != nil {
 			return err

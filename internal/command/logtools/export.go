@@ -165,15 +165,16 @@ func exportMCAP(c *cli.Context, path string, r *logfmt.Reader, sel *logfmt.Selec
 	}
 	prog.Done()
 	st := w.Stats()
-	if err := mcapexport.Check(f.TempName(), st.Messages); err != nil {
-		return cliutil.Runtime(fmt.Errorf("%s does not read back, nothing written: %w", f.Path(), err))
-	}
-	if err := f.Commit(); err != nil {
+	if err := f.CommitChecked(func(tmp string) error { return mcapexport.Check(tmp, st.Messages) }); err != nil {
 		return cliutil.Runtime(err)
 	}
-	fmt.Fprintf(c.App.Writer, "wrote %s: %d messages on %d topics (read back through its index)\n", f.Path(), st.Messages, len(st.PerTopic))
+	how := "read back through its index"
+	if f.InPlace() {
+		how = checked(f)
+	}
+	fmt.Fprintf(report(c), "wrote %s: %d messages on %d topics (%s)\n", f.Path(), st.Messages, len(st.PerTopic), how)
 	if st.Undecodable > 0 {
-		fmt.Fprintf(c.App.Writer, "  %d records did not decode; kept in '<topic>:undecodable' channels\n", st.Undecodable)
+		fmt.Fprintf(report(c), "  %d records did not decode; kept in '<topic>:undecodable' channels\n", st.Undecodable)
 	}
 	return nil
 }
@@ -207,7 +208,7 @@ func exportCSV(c *cli.Context, path string, r *logfmt.Reader, sel *logfmt.Select
 		chans[sel.Channels[i].ID] = &sel.Channels[i]
 	}
 	var commit func() error
-	if strings.HasSuffix(strings.ToLower(out), ".csv") {
+	if strings.HasSuffix(strings.ToLower(out), ".csv") || outfile.InPlace(out) { // one table: a file, a device, a FIFO, stdout
 		f, err := createOutput(c, path)
 		if err != nil {
 			return err
@@ -273,6 +274,6 @@ func exportCSV(c *cli.Context, path string, r *logfmt.Reader, sel *logfmt.Select
 	if err := commit(); err != nil {
 		return cliutil.Runtime(err)
 	}
-	fmt.Fprintf(c.App.Writer, "wrote %d rows to %d CSV file(s) under %s\n", rows, len(sel.Channels), out)
+	fmt.Fprintf(report(c), "wrote %d rows to %d CSV file(s) under %s\n", rows, len(sel.Channels), out)
 	return nil
 }

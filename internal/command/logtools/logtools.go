@@ -71,6 +71,14 @@ func openLog(path string, tolerant bool) (*logfmt.Reader, error) {
 	return r, nil
 }
 
+// noteLive says on stderr that path is a live log another process is
+// writing, read as far as it was when opened.
+func noteLive(c *cli.Context, path string, r *logfmt.Reader) {
+	if w := r.BeingWritten(); w != "" {
+		fmt.Fprintf(c.App.ErrWriter, "%s: %s: %s; reading what is there (no footer yet)\n", c.Command.Name, path, w)
+	}
+}
+
 // warnDamage reports damage the reader read around without losing a
 // record (a damaged footer index, header block or prelude).
 func warnDamage(w io.Writer, r *logfmt.Reader) {
@@ -115,6 +123,7 @@ func openSelection(c *cli.Context, path string, tolerant, metaOnly bool) (*logfm
 		return nil, nil, err
 	}
 	warnDamage(c.App.ErrWriter, r)
+	noteLive(c, path, r)
 	sel, err := r.Select(logfmt.Select{Channels: c.StringSlice("channel"), Window: w, MetaOnly: metaOnly})
 	if err != nil {
 		r.Close()
@@ -126,19 +135,41 @@ func openSelection(c *cli.Context, path string, tolerant, metaOnly bool) (*logfm
 	return r, sel, nil
 }
 
-// createOutput starts the -o output, refusing to overwrite an input.
+// createOutput starts the -o output, refusing to overwrite an input; -o -
+// is standard output, which the verb's own report then leaves (report).
 func createOutput(c *cli.Context, inputs ...string) (*outfile.File, error) {
 	out := c.String("output")
 	if out == "" {
 		return nil, cliutil.Usage("give the output with -o PATH (see --help)")
+	}
+	if out == "-" && c.Bool("json") {
+		return nil, cliutil.Usage("-o - writes the output to stdout: drop --json, or give -o FILE")
 	}
 	for _, in := range inputs {
 		if same(in, out) {
 			return nil, cliutil.Usage("%s: the output must differ from the input", out)
 		}
 	}
-	f, err := outfile.Create(out, outfile.Options{Force: c.Bool("force")})
+	f, err := outfile.Create(out, outfile.Options{Force: c.Bool("force"), Stdout: c.App.Writer})
 	return f, cliutil.Output(err)
+}
+
+// report is where a verb with an -o output says what it wrote: stdout, or
+// stderr when -o - took stdout.
+func report(c *cli.Context) io.Writer {
+	if c.String("output") == "-" {
+		return c.App.ErrWriter
+	}
+	return c.App.Writer
+}
+
+// checked says how an output was checked: read back, or (written in
+// place onto a device, FIFO, socket or stdout) only written.
+func checked(f *outfile.File) string {
+	if f.InPlace() {
+		return "streamed in place, not read back"
+	}
+	return "verified"
 }
 
 // newProgress reports the bytes read of rs, on stderr.

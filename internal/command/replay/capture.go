@@ -10,6 +10,7 @@ import (
 
 	"github.com/vrlog/vrlog/keyexpr"
 	"github.com/vrlog/vrlog/logfmt"
+	"github.com/vrlog/vrlog/outfile"
 	"github.com/vrlog/vrlog/player"
 	"github.com/vrlog/vrlog/recorder"
 	"github.com/vrlog/vrlog/transport/zenoh"
@@ -64,7 +65,7 @@ func startCapture(sess *zenoh.Session, outs []output, trigger []bool, patterns [
 		return c, nil
 	case <-c.done:
 		cancel()
-		if errors.Is(c.err, logfmt.ErrExists) {
+		if errors.Is(c.err, logfmt.ErrExists) || errors.Is(c.err, outfile.ErrLocked) {
 			return nil, fmt.Errorf("-o: %w", c.err) // cliutil.Output says --force
 		}
 		return nil, fmt.Errorf("--capture: %w", c.err)
