@@ -172,7 +172,7 @@ func TestOutputsLinksDashForce(t *testing.T) {
 		{name: "analyze --junit -", script: "vrlog analyze run.vrlog -q --max-skips 100 --junit - > j.xml", check: func(t *testing.T, dir string, _ result) { hasText(t, filepath.Join(dir, "j.xml"), "<testsuite") }},
 		{name: "analyze --html -", script: "vrlog analyze run.vrlog -q --html - > h.html", check: func(t *testing.T, dir string, _ result) { hasText(t, filepath.Join(dir, "h.html"), "<html") }},
 		{name: "analyze two -", script: "vrlog analyze run.vrlog -q --csv - --junit -", code: 2, want: []string{"--csv and --junit all write to stdout"}},
-		{name: "analyze - without -q", script: "vrlog analyze run.vrlog --junit -", code: 2, want: []string{"--junit - writes to stdout: add -q"}},
+		{name: "analyze - without -q", script: "vrlog analyze run.vrlog --junit -", code: 2, want: []string{"--junit - writes the JUnit report to stdout: add -q"}},
 		{name: "export -", script: "vrlog export run.vrlog -o - > s.mcap", want: []string{"wrote -:"}, check: func(t *testing.T, dir string, r result) {
 			isMCAP(t, filepath.Join(dir, "s.mcap"))
 		}},
