@@ -6,13 +6,14 @@ import (
 	"io/fs"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vrlog/vrlog/outfile/outfiletest"
 )
 
 // Outputs onto devices, FIFOs, sockets, links and "-", and live logs
@@ -26,41 +27,15 @@ const nodes = "mknod null c 1 3 && mknod full c 1 7 && mkfifo fifo || exit 9\n"
 
 // needMknod skips a test that needs private device nodes where they
 // cannot be made (not root, or a container without CAP_MKNOD).
-func needMknod(t *testing.T) {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "probe")
-	if err := syscall.Mknod(p, syscall.S_IFCHR|0o666, 1<<8|3); err != nil {
-		t.Skipf("mknod: %v: these cases need root for private device nodes (not a defect of the code under test)", err)
-	}
-	if f, err := os.OpenFile(p, os.O_WRONLY, 0); err != nil {
-		t.Skipf("a private null device cannot be opened: %v (a device cgroup?)", err)
-	} else {
-		f.Close()
-	}
-}
+func needMknod(t *testing.T) { outfiletest.Mknod(t, "probe", outfiletest.NullMinor) }
 
 // intactNodes fails the test unless null, full and fifo in dir are still
 // the nodes nodes made.
 func intactNodes(t *testing.T, dir string) {
 	t.Helper()
-	for name, rdev := range map[string]uint64{"null": 1<<8 | 3, "full": 1<<8 | 7} {
-		isCharDevice(t, filepath.Join(dir, name), rdev)
-	}
-	if st, err := os.Lstat(filepath.Join(dir, "fifo")); err != nil || st.Mode()&fs.ModeNamedPipe == 0 {
-		t.Errorf("fifo is no longer a FIFO: %v %v", st, err)
-	}
-}
-
-func isCharDevice(t *testing.T, p string, rdev uint64) {
-	t.Helper()
-	st, err := os.Lstat(p)
-	if err != nil {
-		t.Errorf("%s: %v", p, err)
-		return
-	}
-	if st.Mode()&fs.ModeCharDevice == 0 || st.Sys().(*syscall.Stat_t).Rdev != rdev {
-		t.Errorf("%s is no longer the device %d,%d: %v", p, rdev>>8, rdev&0xff, st.Mode())
-	}
+	outfiletest.IsDevice(t, filepath.Join(dir, "null"), outfiletest.NullMinor)
+	outfiletest.IsDevice(t, filepath.Join(dir, "full"), outfiletest.FullMinor)
+	outfiletest.IsFIFO(t, filepath.Join(dir, "fifo"))
 }
 
 // onNodes runs cases after nodes, each checking the nodes intact.
@@ -302,18 +277,26 @@ func TestTwoRecordersOnOneFile(t *testing.T) {
 // run runs vrlog with args in dir.
 func run(t *testing.T, dir string, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(vrlogBin, args...)
-	cmd.Dir = dir
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
+	script := "vrlog"
+	for _, a := range args {
+		script += " '" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 	}
-	return result{code: code, stdout: out.String(), stderr: errb.String()}
+	return shell(t, dir, script)
+}
+
+// nodeDir makes the nodes in a directory of the test's and returns it,
+// the path of the node named out and, for the FIFO, what its reader gets.
+func nodeDir(t *testing.T, out string) (dir, node string, saved <-chan []byte) {
+	t.Helper()
+	dir = t.TempDir()
+	if res := shell(t, dir, nodes); res.code != 0 {
+		t.Fatal(res)
+	}
+	node = filepath.Join(dir, out)
+	if out == "fifo" {
+		saved = outfiletest.Reader(node)
+	}
+	return dir, node, saved
 }
 
 // Issue 29: record -o DEV|FIFO and sim --log DEV|FIFO are written
@@ -339,24 +322,7 @@ func TestStreamingOutputs(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := robot(t)
-			dir := t.TempDir()
-			if res := shell(t, dir, nodes); res.code != 0 {
-				t.Fatal(res)
-			}
-			node := filepath.Join(dir, c.out)
-			saved := make(chan []byte, 1)
-			if c.out == "fifo" {
-				go func() {
-					f, err := os.Open(node)
-					if err != nil {
-						saved <- nil
-						return
-					}
-					b, _ := io.ReadAll(f)
-					f.Close()
-					saved <- b
-				}()
-			}
+			dir, node, saved := nodeDir(t, c.out)
 			port := strconv.Itoa(freePort(t))
 			recOut, simArgs := node, []string{}
 			if c.simOnLog {
@@ -415,18 +381,7 @@ func TestCaptureOntoDevices(t *testing.T) {
 	}{{"null", 0, ""}, {"fifo", 0, ""}, {"full", 3, "no space left on device"}} {
 		t.Run(c.out, func(t *testing.T) {
 			r := robot(t)
-			dir := t.TempDir()
-			if res := shell(t, dir, nodes); res.code != 0 {
-				t.Fatal(res)
-			}
-			node := filepath.Join(dir, c.out)
-			saved := make(chan []byte, 1)
-			if c.out == "fifo" {
-				go func() {
-					b, _ := os.ReadFile(node)
-					saved <- b
-				}()
-			}
+			dir, node, saved := nodeDir(t, c.out)
 			ep := "tcp/127.0.0.1:" + strconv.Itoa(freePort(t))
 			state, cmd := "vr/"+r+"/state", "vr/"+r+"/cmd"
 			ctl := start(t, vrlogBin, "controller", "--state", state, "--command", cmd, "--delay", "2ms", "--connect", ep, "--no-multicast")

@@ -2,28 +2,12 @@ package logfmt
 
 import (
 	"bytes"
-	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-)
 
-// mknod makes a private character device (1,3 null; 1,7 full) in the
-// test's directory: never the machine's own /dev/null or /dev/full.
-func mknod(t *testing.T, name string, major, minor int) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skipf("mknod %s: needs root (not a defect of the code under test)", name)
-	}
-	p := filepath.Join(t.TempDir(), name)
-	if err := syscall.Mknod(p, syscall.S_IFCHR|0o666, major<<8|minor); err != nil {
-		t.Skipf("mknod %s: %v (not a defect of the code under test)", name, err)
-	}
-	return p
-}
+	"github.com/vrlog/vrlog/outfile/outfiletest"
+)
 
 // writeSome writes n records on one channel and closes w (also after
 // an error: the first error is the result).
@@ -53,22 +37,8 @@ func writeSome(t *testing.T, w *Writer, n int) error {
 // once saved, whatever the sync policy and with DirectIO asked for.
 func TestCreateOntoAFIFO(t *testing.T) {
 	for _, pol := range []SyncPolicy{SyncInterval, SyncOnFlush, SyncOnClose} {
-		dir := t.TempDir()
-		fifo := filepath.Join(dir, "pipe")
-		if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		saved := make(chan []byte)
-		go func() {
-			f, err := os.Open(fifo)
-			if err != nil {
-				saved <- nil
-				return
-			}
-			b, _ := io.ReadAll(f)
-			f.Close()
-			saved <- b
-		}()
+		fifo := outfiletest.Mkfifo(t, "pipe")
+		saved := outfiletest.Reader(fifo)
 		w, err := Create(fifo, WriterOptions{Sync: pol, SyncInterval: 1, DirectIO: true, ChunkSize: 64 << 10})
 		if err != nil {
 			t.Fatal(err)
@@ -80,21 +50,19 @@ func TestCreateOntoAFIFO(t *testing.T) {
 			t.Fatalf("policy %d: %v", pol, err)
 		}
 		b := <-saved
-		p := filepath.Join(dir, "saved.vrlog")
+		p := tempPath(t, "saved.vrlog")
 		os.WriteFile(p, b, 0o644)
 		if n, err := ReadBack(p); err != nil || n != 500 {
 			t.Fatalf("policy %d: the saved stream reads back %d records: %v", pol, n, err)
 		}
-		if st, _ := os.Lstat(fifo); st.Mode()&fs.ModeNamedPipe == 0 {
-			t.Fatalf("the FIFO became %v", st.Mode())
-		}
+		outfiletest.IsFIFO(t, fifo)
 	}
 }
 
 // Onto a null device: no sync error, the node intact, Remove leaves it;
 // onto a full device: the write fails with ENOSPC.
 func TestCreateOntoDevices(t *testing.T) {
-	null := mknod(t, "null", 1, 3)
+	null := outfiletest.Mknod(t, "null", outfiletest.NullMinor)
 	w, err := Create(null, WriterOptions{Sync: SyncOnFlush, DirectIO: true})
 	if err != nil {
 		t.Fatal(err)
@@ -107,10 +75,8 @@ func TestCreateOntoDevices(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.Remove()
-	if st, err := os.Lstat(null); err != nil || st.Mode()&fs.ModeCharDevice == 0 {
-		t.Fatalf("the null device after Remove: %v %v", st, err)
-	}
-	full := mknod(t, "full", 1, 7)
+	outfiletest.IsDevice(t, null, outfiletest.NullMinor)
+	full := outfiletest.Mknod(t, "full", outfiletest.FullMinor)
 	w, err = Create(full, WriterOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -118,9 +84,7 @@ func TestCreateOntoDevices(t *testing.T) {
 	if err := writeSome(t, w, 300); err == nil || !strings.Contains(err.Error(), "no space left on device") {
 		t.Fatalf("onto a full device: %v", err)
 	}
-	if st, err := os.Lstat(full); err != nil || st.Mode()&fs.ModeCharDevice == 0 {
-		t.Fatalf("the full device: %v %v", st, err)
-	}
+	outfiletest.IsDevice(t, full, outfiletest.FullMinor)
 }
 
 // Replacing a closed log with Overwrite makes a new inode: a reader of

@@ -74,26 +74,34 @@ func Create(path string, o Options) (*File, error) {
 // output, for writing where it is.
 func openInPlace(t target) (*File, error) {
 	out := &File{path: t.path, target: t.target}
-	switch t.kind {
-	case kindStdout:
+	if t.kind == kindStdout {
 		out.sink = t.stdout
-	case kindSocket:
-		c, err := dialSocket(t.target)
-		if err != nil {
-			return nil, fmt.Errorf("create %s: %w", t.path, err)
+	} else {
+		var err error
+		if out.f, out.sink, out.closer, err = openNode(t); err != nil {
+			return nil, err
 		}
-		out.sink, out.closer = c, c
-	default:
-		// No O_TRUNC, no O_CREAT: the node is written, never replaced.
-		// A FIFO's open waits for its reader, as a shell's redirection does.
-		f, err := os.OpenFile(t.target, os.O_WRONLY, 0)
-		if err != nil {
-			return nil, fmt.Errorf("create %s: %w", t.path, unwrapPath(err))
-		}
-		out.f, out.sink, out.closer = f, f, f
 	}
 	out.w = bufio.NewWriterSize(out.sink, 64<<10)
 	return out, nil
+}
+
+// openNode opens an existing device or FIFO (f, nil for a socket), or
+// connects to a socket: written where it is. No O_TRUNC, no O_CREAT: the
+// node is written, never replaced. A FIFO's open waits for its reader, as
+// a shell's redirection does.
+func openNode(t target) (f *os.File, w io.Writer, c io.Closer, err error) {
+	if t.kind == kindSocket {
+		conn, err := dialSocket(t.target)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("create %s: %w", t.path, err)
+		}
+		return nil, conn, conn, nil
+	}
+	if f, err = os.OpenFile(t.target, os.O_WRONLY, 0); err != nil {
+		return nil, nil, nil, fmt.Errorf("create %s: %w", t.path, unwrapPath(err))
+	}
+	return f, f, f, nil
 }
 
 // createTemp creates a fresh hidden file next to target with mode 0666,

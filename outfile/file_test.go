@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/vrlog/vrlog/outfile/outfiletest"
 )
 
 // leftovers lists the files of dir (temporary ones included).
@@ -133,7 +135,7 @@ func TestWriteErrorFailsCommit(t *testing.T) {
 }
 
 func TestStreamReportsAFullDisk(t *testing.T) {
-	full, err := os.OpenFile(mknod(t, "full", 1, 7), os.O_WRONLY, 0)
+	full, err := os.OpenFile(outfiletest.Mknod(t, "full", outfiletest.FullMinor), os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +243,7 @@ func TestLiveIsReadableWhileWritten(t *testing.T) {
 	if b, _ := os.ReadFile(p); len(b) != 10000 {
 		t.Fatalf("%d bytes after Finish", len(b))
 	}
-	full := mknod(t, "full", 1, 7)
+	full := outfiletest.Mknod(t, "full", outfiletest.FullMinor)
 	l, err = CreateLive(full, Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -48,18 +48,10 @@ func CreateLive(path string, o Options) (*Live, error) {
 	}
 	l := &Live{path: path, target: t.target}
 	switch t.kind {
-	case kindSocket:
-		c, err := dialSocket(t.target)
-		if err != nil {
-			return nil, fmt.Errorf("create %s: %w", path, err)
+	case kindSocket, kindDevice:
+		if l.f, l.sink, l.closer, err = openNode(t); err != nil {
+			return nil, err
 		}
-		l.sink, l.closer = c, c
-	case kindDevice:
-		f, err := os.OpenFile(t.target, os.O_WRONLY, 0)
-		if err != nil {
-			return nil, fmt.Errorf("create %s: %w", path, unwrapPath(err))
-		}
-		l.f, l.sink, l.closer = f, f, f
 	default:
 		f, err := createLocked(path, t.target, o.Force)
 		if err != nil {

@@ -6,8 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
+
+	"github.com/vrlog/vrlog/outfile/outfiletest"
 )
 
 // A live file is locked while it is written: a second writer is refused,
@@ -96,7 +97,7 @@ func TestLiveThroughALink(t *testing.T) {
 }
 
 func TestLiveOnDevicesAndFIFOs(t *testing.T) {
-	null := mknod(t, "null", 1, 3)
+	null := outfiletest.Mknod(t, "null", outfiletest.NullMinor)
 	l, err := CreateLive(null, Options{}) // no Force
 	if err != nil {
 		t.Fatal(err)
@@ -109,15 +110,10 @@ func TestLiveOnDevicesAndFIFOs(t *testing.T) {
 		t.Fatalf("finish on a null device: %v", err)
 	}
 	l.Remove() // never removes a device
-	isDevice(t, null, 1<<8|3)
+	outfiletest.IsDevice(t, null, outfiletest.NullMinor)
 
-	fifo := filepath.Join(t.TempDir(), "fifo")
-	syscall.Mkfifo(fifo, 0o644)
-	done := make(chan int)
-	go func() {
-		b, _ := os.ReadFile(fifo)
-		done <- len(b)
-	}()
+	fifo := outfiletest.Mkfifo(t, "fifo")
+	done := outfiletest.Reader(fifo)
 	l, err = CreateLive(fifo, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -126,10 +122,8 @@ func TestLiveOnDevicesAndFIFOs(t *testing.T) {
 	if err := l.Finish(); err != nil {
 		t.Fatalf("finish on a FIFO: %v", err)
 	}
-	if n := <-done; n != 100<<10 {
-		t.Fatalf("reader got %d bytes", n)
+	if b := <-done; len(b) != 100<<10 {
+		t.Fatalf("reader got %d bytes", len(b))
 	}
-	if st, _ := os.Lstat(fifo); st.Mode()&fs.ModeNamedPipe == 0 {
-		t.Fatal("the FIFO was replaced")
-	}
+	outfiletest.IsFIFO(t, fifo)
 }

@@ -11,36 +11,12 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/vrlog/vrlog/outfile/outfiletest"
 )
 
-// mknod makes a private character device (1,3 null; 1,7 full) in the
-// test's directory: never the machine's own /dev/null or /dev/full.
-func mknod(t *testing.T, name string, major, minor int) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skipf("mknod %s: needs root (not a defect of the code under test)", name)
-	}
-	p := filepath.Join(t.TempDir(), name)
-	if err := syscall.Mknod(p, syscall.S_IFCHR|0o666, major<<8|minor); err != nil {
-		t.Skipf("mknod %s: %v (not a defect of the code under test)", name, err)
-	}
-	return p
-}
-
-// isDevice fails the test unless p is still the character device it was.
-func isDevice(t *testing.T, p string, rdev uint64) {
-	t.Helper()
-	st, err := os.Lstat(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.Mode()&fs.ModeCharDevice == 0 || st.Sys().(*syscall.Stat_t).Rdev != rdev {
-		t.Fatalf("%s is no longer the device: %v", p, st.Mode())
-	}
-}
-
 func TestDeviceIsWrittenInPlace(t *testing.T) {
-	null := mknod(t, "null", 1, 3)
+	null := outfiletest.Mknod(t, "null", outfiletest.NullMinor)
 	f, err := Create(null, Options{}) // a device needs no Force
 	if err != nil {
 		t.Fatal(err)
@@ -56,14 +32,14 @@ func TestDeviceIsWrittenInPlace(t *testing.T) {
 	if checked {
 		t.Error("read back a device")
 	}
-	isDevice(t, null, 1<<8|3)
+	outfiletest.IsDevice(t, null, outfiletest.NullMinor)
 	if got := leftovers(t, filepath.Dir(null)); len(got) != 1 {
 		t.Errorf("left %v", got)
 	}
 }
 
 func TestFullDeviceFails(t *testing.T) {
-	full := mknod(t, "full", 1, 7)
+	full := outfiletest.Mknod(t, "full", outfiletest.FullMinor)
 	f, err := Create(full, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -73,25 +49,12 @@ func TestFullDeviceFails(t *testing.T) {
 	if !errors.Is(err, syscall.ENOSPC) || strings.Count(err.Error(), full) != 1 {
 		t.Fatalf("commit onto a full device: %v", err)
 	}
-	isDevice(t, full, 1<<8|7)
+	outfiletest.IsDevice(t, full, outfiletest.FullMinor)
 }
 
 func TestFIFOIsWrittenInPlace(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "fifo")
-	if err := syscall.Mkfifo(p, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	got := make(chan []byte)
-	go func() {
-		r, err := os.Open(p)
-		if err != nil {
-			got <- nil
-			return
-		}
-		b, _ := io.ReadAll(r)
-		r.Close()
-		got <- b
-	}()
+	p := outfiletest.Mkfifo(t, "fifo")
+	got := outfiletest.Reader(p)
 	f, err := Create(p, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -103,9 +66,7 @@ func TestFIFOIsWrittenInPlace(t *testing.T) {
 	if b := <-got; string(b) != "a,b\n1,2\n" {
 		t.Fatalf("reader got %q", b)
 	}
-	if st, _ := os.Lstat(p); st.Mode()&fs.ModeNamedPipe == 0 {
-		t.Fatalf("the FIFO became %v", st.Mode())
-	}
+	outfiletest.IsFIFO(t, p)
 }
 
 func TestSocketIsWrittenInPlace(t *testing.T) {
