@@ -46,8 +46,8 @@ func windowFlags() []cli.Flag {
 
 func outputFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `PATH` (required)"},
-		&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "replace PATH if it exists"},
+		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `PATH` (required; - for stdout; a device or FIFO is written in place, a link followed)"},
+		&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "replace PATH if it is an existing file"},
 	}
 }
 
