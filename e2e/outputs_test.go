@@ -146,12 +146,15 @@ func TestOutputsLinksDashForce(t *testing.T) {
 		{name: "analyze --csv -", script: "vrlog analyze run.vrlog -q --csv - > t.csv", check: func(t *testing.T, dir string, _ result) { hasText(t, filepath.Join(dir, "t.csv"), "channel,seq") }},
 		{name: "analyze --junit -", script: "vrlog analyze run.vrlog -q --max-skips 100 --junit - > j.xml", check: func(t *testing.T, dir string, _ result) { hasText(t, filepath.Join(dir, "j.xml"), "<testsuite") }},
 		{name: "analyze --html -", script: "vrlog analyze run.vrlog -q --html - > h.html", check: func(t *testing.T, dir string, _ result) { hasText(t, filepath.Join(dir, "h.html"), "<html") }},
-		{name: "analyze two -", script: "vrlog analyze run.vrlog -q --csv - --junit -", code: 2, want: []string{"--csv and --junit all write to stdout"}},
+		{name: "analyze two -", script: "vrlog analyze run.vrlog -q --csv - --junit -", code: 2, want: []string{"--csv - and --junit - all write to stdout"}},
 		{name: "analyze - without -q", script: "vrlog analyze run.vrlog --junit -", code: 2, want: []string{"--junit - writes the JUnit report to stdout: add -q"}},
 		{name: "export -", script: "vrlog export run.vrlog -o - > s.mcap", want: []string{"wrote -:"}, check: func(t *testing.T, dir string, r result) {
 			isMCAP(t, filepath.Join(dir, "s.mcap"))
 		}},
 		{name: "export csv -", script: "vrlog export run.vrlog --format csv -o - > s.csv", check: func(t *testing.T, dir string, _ result) { hasText(t, filepath.Join(dir, "s.csv"), "channel") }},
+		{name: "cut -o /dev/stdout > file", script: "vrlog cut run.vrlog -o /dev/stdout > c.vrlog", want: []string{"wrote /dev/stdout"}, check: verified("c.vrlog")},
+		{name: "cut -o /dev/stdout | pipe", script: "vrlog cut run.vrlog -o /dev/stdout | cat > c.vrlog", check: verified("c.vrlog")},
+		{name: "analyze --csv /dev/stdout", script: "vrlog analyze run.vrlog --csv /dev/stdout > t.csv", code: 2, want: []string{"--csv /dev/stdout writes the CSV to stdout: add -q"}},
 		{name: "cut -", script: "vrlog cut run.vrlog -o - > c.vrlog", check: verified("c.vrlog")},
 		{name: "merge -", script: "vrlog merge run.vrlog run.vrlog -o - > m.vrlog", check: verified("m.vrlog")},
 		{name: "recover -", script: "vrlog recover run.vrlog -o - > r.vrlog", check: verified("r.vrlog")},

@@ -17,6 +17,8 @@
 //     Such an output cannot be read back, and is synced only if the device
 //     supports it; a write error (ENOSPC on a full device) is still the
 //     output's error;
+//   - a name of an open descriptor (/dev/stdout, /dev/fd/N) is written in
+//     place, whatever it is open on (a file a shell redirected it to);
 //   - "-" is standard output (Options.Stdout) for an output that streams;
 //   - Abort, or Discard when the process is interrupted, removes a
 //     temporary file (and a directory the output created), so nothing

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -209,5 +210,40 @@ func TestCommitCheckedRefusesWhatDoesNotReadBack(t *testing.T) {
 func TestDirectoryAndBlockDeviceRefused(t *testing.T) {
 	if _, err := Create(t.TempDir(), Options{Force: true}); err == nil || !strings.Contains(err.Error(), "is a directory") {
 		t.Fatalf("a directory: %v", err)
+	}
+}
+
+// A name of an open descriptor (/dev/stdout onto `> file`, /proc/self/fd/N)
+// is written in place: the file the process was given, not replaced, no
+// Force needed.
+func TestDescriptorNameIsWrittenInPlace(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "redirected")
+	given, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer given.Close()
+	before, _ := given.Stat()
+	name := "/proc/self/fd/" + strconv.Itoa(int(given.Fd()))
+	if _, err := os.Stat(name); err != nil {
+		t.Skipf("no %s: %v", name, err)
+	}
+	f, err := Create(name, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !f.InPlace() {
+		t.Fatal("a descriptor's file is replaced")
+	}
+	f.Write([]byte("log"))
+	if err := f.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := os.Stat(p)
+	if !os.SameFile(before, after) {
+		t.Fatal("the redirected file was replaced")
+	}
+	if b, _ := os.ReadFile(p); string(b) != "log" {
+		t.Fatalf("%q", b)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // kind is how an output is written.
@@ -68,6 +69,11 @@ func resolve(path string, o Options) (target, error) {
 			return t, nil
 		case !m.IsRegular():
 			return t, fmt.Errorf("%s: cannot write a %v file", path, m.Type())
+		case throughDescriptor(path):
+			// /dev/stdout onto a file (`> out.vrlog`): the descriptor's
+			// file, written in place as the shell opened it.
+			t.kind = kindDevice
+			return t, nil
 		case !o.Force:
 			return t, &fs.PathError{Op: "create", Path: path, Err: fs.ErrExist}
 		}
@@ -103,6 +109,34 @@ func followLinks(path string) (string, error) {
 	return "", errors.New("too many levels of symbolic links")
 }
 
+// throughDescriptor reports a path that names an open descriptor
+// (/dev/stdout, /dev/fd/N, /proc/self/fd/N, a link to one): its file is the
+// one the process was given, to be written where it is, not replaced.
+func throughDescriptor(path string) bool {
+	for range maxLinks {
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return false
+		}
+		if strings.HasPrefix(abs, "/dev/fd/") || strings.HasPrefix(abs, "/proc/") {
+			return true
+		}
+		st, err := os.Lstat(path)
+		if err != nil || st.Mode()&fs.ModeSymlink == 0 {
+			return false
+		}
+		to, err := os.Readlink(path)
+		if err != nil {
+			return false
+		}
+		if !filepath.IsAbs(to) {
+			to = filepath.Join(filepath.Dir(path), to)
+		}
+		path = to
+	}
+	return false
+}
+
 // dialSocket connects to a Unix stream socket, the one way to write into
 // it (open(2) refuses a socket with ENXIO).
 func dialSocket(path string) (net.Conn, error) {
@@ -126,4 +160,17 @@ func InPlace(path string) bool {
 	}
 	st, err := os.Stat(path)
 	return err == nil && !st.Mode().IsRegular() && !st.IsDir()
+}
+
+// IsStdout reports whether path is the process's standard output: "-", or
+// a name of the file it writes to (/dev/stdout, /dev/fd/1, the file or
+// pipe a shell redirected it to). A verb writing an output there prints
+// its own report elsewhere.
+func IsStdout(path string) bool {
+	if path == "-" {
+		return true
+	}
+	a, err1 := os.Stat(path)
+	b, err2 := os.Stdout.Stat()
+	return err1 == nil && err2 == nil && os.SameFile(a, b)
 }

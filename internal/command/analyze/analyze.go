@@ -138,10 +138,10 @@ func run(c *cli.Context) error {
 		}
 	}()
 	out := c.App.Writer // the report's
-	var dash, what []string
+	var dash, what []string // the outputs onto stdout (-, /dev/stdout), and what they are
 	for _, o := range []struct{ flag, what string }{{"csv", "CSV"}, {"junit", "JUnit report"}, {"html", "HTML report"}} {
-		if c.String(o.flag) == "-" {
-			dash, what = append(dash, "--"+o.flag), append(what, o.what)
+		if p := c.String(o.flag); p != "" && outfile.IsStdout(p) {
+			dash, what = append(dash, "--"+o.flag+" "+p), append(what, o.what)
 		}
 	}
 	switch {
@@ -150,7 +150,7 @@ func run(c *cli.Context) error {
 	case len(dash) == 1 && (!c.Bool("quiet") || c.Bool("json")):
 		// One output per stream: only -q's failed checks may go along,
 		// and they go to stderr.
-		return cliutil.Usage("%s - writes the %s to stdout: add -q (failed checks then go to stderr) and no --json, or give %s FILE", dash[0], what[0], dash[0])
+		return cliutil.Usage("%s writes the %s to stdout: add -q (failed checks then go to stderr) and no --json, or give %s FILE", dash[0], what[0], strings.Fields(dash[0])[0])
 	case len(dash) == 1:
 		out = c.App.ErrWriter
 	}

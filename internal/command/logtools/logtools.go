@@ -142,8 +142,8 @@ func createOutput(c *cli.Context, inputs ...string) (*outfile.File, error) {
 	if out == "" {
 		return nil, cliutil.Usage("give the output with -o PATH (see --help)")
 	}
-	if out == "-" && c.Bool("json") {
-		return nil, cliutil.Usage("-o - writes the output to stdout: drop --json, or give -o FILE")
+	if outfile.IsStdout(out) && c.Bool("json") {
+		return nil, cliutil.Usage("-o %s writes the output to stdout: drop --json, or give -o FILE", out)
 	}
 	for _, in := range inputs {
 		if same(in, out) {
@@ -155,9 +155,9 @@ func createOutput(c *cli.Context, inputs ...string) (*outfile.File, error) {
 }
 
 // report is where a verb with an -o output says what it wrote: stdout, or
-// stderr when -o - took stdout.
+// stderr when the output took stdout (-o -, -o /dev/stdout).
 func report(c *cli.Context) io.Writer {
-	if c.String("output") == "-" {
+	if outfile.IsStdout(c.String("output")) {
 		return c.App.ErrWriter
 	}
 	return c.App.Writer

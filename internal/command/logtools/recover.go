@@ -10,6 +10,7 @@ import (
 	"github.com/vrlog/vrlog/internal/cliutil"
 	"github.com/vrlog/vrlog/internal/progress"
 	"github.com/vrlog/vrlog/logfmt"
+	"github.com/vrlog/vrlog/outfile"
 )
 
 func recoverCommand() *cli.Command {
@@ -77,8 +78,8 @@ func runRecover(c *cli.Context) error {
 	if dst == "" {
 		return cliutil.Usage("recover: --output: give a file path (- for stdout)")
 	}
-	if dst == "-" && c.Bool("json") {
-		return cliutil.Usage("recover: -o - writes the copy to stdout: drop --json, or give -o FILE")
+	if outfile.IsStdout(dst) && c.Bool("json") {
+		return cliutil.Usage("recover: -o %s writes the copy to stdout: drop --json, or give -o FILE", dst)
 	}
 	if st, err := os.Stat(dst); err == nil && st.IsDir() {
 		return cliutil.Usage("recover: %s is a directory", dst)
