@@ -137,7 +137,7 @@ func run(c *cli.Context) error {
 			f.Abort()
 		}
 	}()
-	out := c.App.Writer // the report's
+	out := c.App.Writer     // the report's
 	var dash, what []string // the outputs onto stdout (-, /dev/stdout), and what they are
 	for _, o := range []struct{ flag, what string }{{"csv", "CSV"}, {"junit", "JUnit report"}, {"html", "HTML report"}} {
 		if p := c.String(o.flag); p != "" && outfile.IsStdout(p) {
