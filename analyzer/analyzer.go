@@ -1,6 +1,7 @@
 package analyzer
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -36,6 +37,10 @@ type Options struct {
 	// sampler.LagStream); beyond it a note says so. Negative keeps every
 	// state: exact whatever the order, memory grows with the log.
 	LagWindow time.Duration
+	// PartialReplay gates a response log of a replay that did not finish,
+	// or did not release every trigger of its window, on what it holds;
+	// by default such a log fails --max-reaction (Report.ReplayIncomplete).
+	PartialReplay bool
 }
 
 // channel is one channel's running analysis.
@@ -46,6 +51,7 @@ type channel struct {
 	stream *sampler.Stream
 	lag    *sampler.LagStream   // a frame channel's pairing with its state channel (lagOf)
 	lagOf  *channel             // that state channel
+	lagSer *lagSeries           // the pairing over time, for plots (PlotBins > 0)
 	feeds  []*sampler.LagStream // a state channel's: the pairings it feeds
 	probes []sampler.Probe
 	series *series
@@ -58,6 +64,8 @@ type channel struct {
 type Analysis struct {
 	opts     Options
 	byName   map[string]*channel
+	byStream map[logfmt.Stream]*channel // channels across files: logfmt.StreamOf
+	input    int                        // the position of the file being planned or read
 	order    []*channel
 	files    []FileReport
 	epoch    int64
@@ -105,25 +113,41 @@ func New(opts Options) *Analysis {
 	if opts.MaxEvents <= 0 {
 		opts.MaxEvents = 1000
 	}
-	a := &Analysis{opts: opts, byName: map[string]*channel{}}
+	a := &Analysis{opts: opts, byName: map[string]*channel{}, byStream: map[logfmt.Stream]*channel{}}
 	return a
 }
 
 // Plan reads the channel tables of the logs AddFile will be given, in
 // that order, so that a frame channel and its state channel in different
 // files (one recorder's states, another's frames) are paired from their
-// first records. One log needs no plan.
+// first records, and checks that the logs share one receive clock
+// (hostclock.OneReceiveClock: logs of several hosts, or on the
+// simulator's and a recorder's clock, are refused with its error). One
+// log needs no plan.
 func (a *Analysis) Plan(paths []string) error {
 	if len(paths) < 2 {
 		return nil
 	}
-	for _, p := range paths {
+	var rs []*logfmt.Reader
+	defer func() {
+		for _, r := range rs {
+			r.Close()
+		}
+	}()
+	for i, p := range paths {
 		r, err := logfmt.Open(p, logfmt.ReaderOptions{Tolerant: a.opts.Tolerant})
 		if err != nil {
 			return err
 		}
+		rs = append(rs, r)
+		a.input = i
 		a.channels(r)
-		r.Close()
+	}
+	// One receive clock, or the figures that compare receive stamps
+	// across files (latency, the ended outage, the clock offset from
+	// pooled probes) would compare different hosts' clocks.
+	if err := hostclock.OneReceiveClock(rs, paths); err != nil {
+		return err
 	}
 	a.pairFrames()
 	return nil
@@ -136,7 +160,7 @@ func (a *Analysis) AddFile(path string) error {
 		return err
 	}
 	defer r.Close()
-	a.readFrom = 0
+	a.readFrom, a.input = 0, len(a.files)
 	if a.addSnapshot(path, r.Header()) {
 		a.readFrom = a.overlapStart()
 	}
@@ -149,7 +173,7 @@ func (a *Analysis) AddFile(path string) error {
 	}
 	sim, err := hostclock.ParseSimClock(r.Header().Metadata)
 	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return inFile(path, err)
 	}
 	if sim != nil {
 		a.onSim++
@@ -160,8 +184,20 @@ func (a *Analysis) AddFile(path string) error {
 		}
 	}
 
-	a.rec.note(r)
+	response := isResponseLog(r.Channels())
+	if response {
+		fr.ReplayOutcome = readOutcome(r)
+		fr.response = true
+	}
 	ids, dataIDs, probeIDs := a.channels(r)
+	if !response { // a response log's recording outlasts the replay by its linger: no outage of the controller
+		a.rec.note(r, func(id uint16) *channel {
+			if int(id) < len(ids) {
+				return ids[id]
+			}
+			return nil
+		})
+	}
 	a.pairFrames()
 	for _, c := range r.Channels() {
 		if int(c.ID) >= len(ids) || ids[c.ID] == nil {
@@ -192,8 +228,11 @@ func (a *Analysis) AddFile(path string) error {
 	a.books = newBooks(a.span, runtime.GOMAXPROCS(0) > 1)
 	err = a.eachData(r, ids, dataIDs, a.add)
 	a.books.finish()
+	if err == nil && fr.response {
+		err = readAnswerTags(r, ids)
+	}
 	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return inFile(path, err)
 	}
 	// Clock-sync probes: tiny, always decoded.
 	if len(probeIDs) > 0 {
@@ -216,7 +255,7 @@ func (a *Analysis) AddFile(path string) error {
 			}
 		}
 		if err := it.Err(); err != nil {
-			return fmt.Errorf("%s: %w", path, err)
+			return inFile(path, err)
 		}
 	}
 	for _, ce := range r.SkippedChunks() {
@@ -230,13 +269,22 @@ func (a *Analysis) AddFile(path string) error {
 	return nil
 }
 
+// inFile names path in err, unless err names it already (logfmt's
+// corruption errors do): context once.
+func inFile(path string, err error) error {
+	if ce, ok := errors.AsType[*logfmt.CorruptionError](err); ok && ce.File == path {
+		return err
+	}
+	return fmt.Errorf("%s: %w", path, err)
+}
+
 // channels matches r's channels to the analysis's (by name, across
 // files): the analysis of each channel id, and the ids of data and of
 // clock-probe channels.
 func (a *Analysis) channels(r *logfmt.Reader) (ids []*channel, dataIDs, probeIDs []uint16) {
 	responseLog := isResponseLog(r.Channels())
 	for _, c := range r.Channels() {
-		if isHeartbeat(c) {
+		if isHeartbeat(c) || isOutcome(c) {
 			continue
 		}
 		ch := a.channel(c)
@@ -281,19 +329,26 @@ func (a *Analysis) widen(lo, hi int64) {
 	a.span[0], a.span[1] = min(a.span[0], lo), max(a.span[1], hi)
 }
 
-// channel finds or creates the analysis of c, matched by name across files.
+// channel finds or creates the analysis of c, matched across files by
+// its stream (logfmt.StreamOf, as merge matches them): a different
+// stream under a name already taken is NAME@N, N the file's position.
 func (a *Analysis) channel(c logfmt.Channel) *channel {
-	if ch, ok := a.byName[c.Name]; ok {
+	if ch, ok := a.byStream[logfmt.StreamOf(c)]; ok {
 		return ch
 	}
-	ch := &channel{first: true, rep: ChannelReport{Name: c.Name, Transport: c.Transport.String(), Topic: c.Topic, Schema: c.Schema,
+	name := c.Name
+	if a.byName[name] != nil {
+		name = logfmt.InputName(name, a.input)
+		a.notes = append(a.notes, fmt.Sprintf("channel %s of file %d differs from the one of that name in an earlier file (transport/topic/schema): analyzed apart as %s", c.Name, a.input+1, name))
+	}
+	ch := &channel{first: true, rep: ChannelReport{Name: name, Transport: c.Transport.String(), Topic: c.Topic, Schema: c.Schema,
 		Error: c.Meta[logfmt.MetaError], Warning: c.Meta[logfmt.MetaWarning]}}
 	ch.kind = kindOf(c.Schema)
 	ch.codec, _ = codec.Lookup(c.Schema)
 	ch.rep.Kind = ch.kind
 	// The report judges outages from the summary: no live outage flags.
 	ch.stream = sampler.NewStream(sampler.Config{OutageFactor: a.opts.OutageFactor, MaxEvents: a.opts.MaxEvents, NoLiveOutage: true})
-	a.byName[c.Name] = ch
+	a.byName[name], a.byStream[logfmt.StreamOf(c)] = ch, ch
 	a.order = append(a.order, ch)
 	return ch
 }
@@ -483,9 +538,12 @@ func (a *Analysis) Report() *Report {
 		a.lags = append(a.lags, namedLag{f.rep.Name + " vs " + s.rep.Name, l})
 		rep.Lag = append(rep.Lag, LagReport{Frames: f.rep.Name, States: s.rep.Name, ToleranceMs: round3(float64(a.opts.LagTolerance) / 1e6),
 			Count: l.Frames, Unpaired: l.Unpaired, Rejected: l.Rejected, RejectedFraction: round3(l.RejectedFraction()*1e4) / 1e4,
+			AcrossOutage: l.AcrossOutage, AcrossOutages: lagOutages(l, rep.Channel(s.rep.Name), el),
 			LatestMs: distMs(&l.Latest), NearestMs: distMs(&l.Nearest), InterpolatedMs: distMs(&l.Interpolated)})
 	}
 	rep.Reaction = a.reaction()
+	rep.ReplayIncomplete = a.replayIncomplete(rep.Reaction)
+	rep.partialReplay = a.opts.PartialReplay
 	if len(probes) > 0 {
 		e := sampler.EstimateClock(probes)
 		rep.Clock = &ClockReport{Probes: e.Probes, Used: e.Used, OffsetMs: round3(float64(e.OffsetNs) / 1e6),
@@ -498,6 +556,23 @@ func (a *Analysis) Report() *Report {
 	}
 	rep.Snapshots = a.snapshots(rep)
 	return rep
+}
+
+// lagOutages lists the state gaps frames were paired across, with
+// whether the state channel's publisher restarted at the gap's end.
+func lagOutages(l *sampler.LagSummary, states *ChannelReport, el func(int64) float64) []LagOutageItem {
+	out := []LagOutageItem{}
+	for _, g := range l.Outages {
+		o := LagOutageItem{FromNs: g.StateNs, FromElapsed: el(g.StateNs), Frames: g.Frames, MaxLagMs: ms3(g.MaxLagNs), Ended: !g.HasNext}
+		if g.HasNext {
+			o.ToNs, o.ToElapsed, o.GapS = g.NextNs, el(g.NextNs), round3(float64(g.NextNs-g.StateNs)/1e9*1000)/1000
+		}
+		for _, r := range states.Restarts {
+			o.Restart = o.Restart || (g.HasNext && r.AfterNs == g.NextNs)
+		}
+		out = append(out, o)
+	}
+	return out
 }
 
 // fallbackEpoch picks the session epoch of a log without a state channel:
@@ -569,9 +644,20 @@ func (a *Analysis) pairFrames() {
 				f.rep.Name, s.rep.Name))
 		}
 		f.lagOf = s
-		f.lag = sampler.NewLagStream(sampler.LagConfig{ToleranceNs: a.opts.LagTolerance.Nanoseconds(), WindowNs: a.opts.LagWindow.Nanoseconds()})
+		cfg := sampler.LagConfig{ToleranceNs: a.opts.LagTolerance.Nanoseconds(), WindowNs: a.opts.LagWindow.Nanoseconds(), OutageNs: a.outageOf(s)}
+		if a.opts.PlotBins > 0 {
+			f.lagSer = newLagSeries(a.opts.PlotBins, &a.span)
+			cfg.OnPair = f.lagSer.add
+		}
+		f.lag = sampler.NewLagStream(cfg)
 		s.feeds = append(s.feeds, f.lag)
 	}
+}
+
+// outageOf is the outage threshold of state channel s as its samples
+// arrive: a frame whose latest state is older is paired across an outage.
+func (a *Analysis) outageOf(s *channel) func() int64 {
+	return func() int64 { return int64(a.opts.OutageFactor * float64(s.stream.NominalNs())) }
 }
 
 // pairState picks the state channel a frame channel belongs to: the one

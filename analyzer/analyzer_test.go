@@ -396,3 +396,36 @@ func TestCSVSample(t *testing.T) {
 		t.Fatalf("%d rows marked +outage, the report lists %d outages", outages, want)
 	}
 }
+
+// A corrupt payload found by --full-decode names the file once ("f: f:
+// offset …" named it twice).
+func TestFullDecodeErrorNamesFileOnce(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "f.vrlog")
+	w, err := logfmt.Create(p, logfmt.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, _ := w.AddChannel(logfmt.Channel{Name: "s", Transport: logfmt.TransportZenoh, Topic: "s", Schema: codec.SchemaState, Compression: logfmt.Compression{Kind: logfmt.CompressionNone}})
+	for k := range 50 {
+		st := codec.State{Seq: uint64(k), TNs: 1e18 + int64(k)*1e7}
+		rec := &logfmt.Record{Channel: id, RecvMonoNs: int64(k) * 1e7, RecvWallNs: st.TNs + 1e6, Seq: st.Seq, CaptureNs: st.TNs, HasStamp: true,
+			Payload: append(codec.AppendState(nil, &st), []byte("PAYLOADMARK")...)}
+		if err := w.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(p)
+	i := bytes.Index(b, []byte("PAYLOADMARK"))
+	if i < 0 {
+		t.Fatal("payload not found uncompressed")
+	}
+	b[i] ^= 0xff
+	os.WriteFile(p, b, 0o644)
+	_, err = AnalyzeFiles([]string{p}, Options{FullDecode: true})
+	if err == nil || strings.Count(err.Error(), p) != 1 {
+		t.Fatalf("analyze --full-decode of a corrupt payload: %v, want the file named once", err)
+	}
+}

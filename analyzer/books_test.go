@@ -59,7 +59,7 @@ func disorderLog(t *testing.T, path string, n int) {
 		st := codec.State{Seq: s.seq, TNs: s.t, Sensors: []codec.Sensor{{ID: 1, TNs: s.t - ms}}}
 		buf = codec.AppendState(buf[:0], &st)
 		recv := t0 + int64(i)*ms + 300_000 + int64(i%7)*20_000
-		if err := w.Write(&logfmt.Record{Channel: id, RecvWallNs: recv, RecvMonoNs: recv - t0, CaptureNs: s.t, Seq: s.seq, HasStamp: true,
+		if err := w.Write(&logfmt.Record{Channel: id, RecvWallNs: recv, RecvMonoNs: recv - hostMonoOrigin, CaptureNs: s.t, Seq: s.seq, HasStamp: true,
 			PublisherID: []byte(s.pub), Payload: buf}); err != nil {
 			t.Fatal(err)
 		}
@@ -124,3 +124,8 @@ func TestBooksSameOnAnyCores(t *testing.T) {
 		}
 	}
 }
+
+// hostMonoOrigin is where the test logs' monotonic clock starts on their
+// wall clock: synth's, so that logs analyzed together are one host's
+// (hostclock.OneReceiveClock).
+const hostMonoOrigin = 1_700_000_000_000_000_000

@@ -185,6 +185,9 @@ func (r *Report) add(c check, s subject, l Limit) {
 	pass, msg := judge(c.name, s.name, c.unit, c.atMost, s.value, l.Value)
 	if why := r.failsAnyway(c.name, s.name); why != "" {
 		pass, msg = false, msg+": "+why
+		if r.noReaction(c.name, s.name) { // no value to compare: not "0 ms"
+			msg = fmt.Sprintf("%s %s: no response to measure: %s", c.name, s.name, why)
+		}
 	}
 	r.Checks = append(r.Checks, Check{Name: c.name, Channel: s.name, Value: s.value, Limit: l.Value, Unit: c.unit, Pass: pass, Message: msg})
 }

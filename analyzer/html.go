@@ -71,13 +71,32 @@ func (a *Analysis) WriteHTML(w io.Writer, r *Report) error {
 				continue
 			}
 			sum := a.lags[i].sum
+			if ch.lagSer != nil {
+				facts := fmt.Sprintf("%d frames · delay p50 %s · p99 %s · max %s · %d rejected · %d across a state outage",
+					l.Count, ms(l.InterpolatedMs.P50), ms(l.InterpolatedMs.P99), ms(l.InterpolatedMs.Max), l.Rejected, l.AcrossOutage)
+				sec.Lags = append(sec.Lags, figure{
+					Caption: "frame delay against the timeline of " + l.States + ": receive stamp minus the states' receive time at the frame's capture stamp " +
+						"(interpolated_ms; red ▲ along the bottom: rejected, latest state older than " + ms(l.ToleranceMs) + "; orange ◆ along the top: paired across a state outage, shaded, no lag measurement)",
+					Facts: facts,
+					SVG:   lagPlot(l, ch.lagSer, t),
+				})
+			}
+			sec.Hists = append(sec.Hists, figure{
+				Caption: "frame delay against the state timeline (interpolated_ms)",
+				Facts:   fmt.Sprintf("p50 %s · p99 %s · min %s · max %s", ms(l.InterpolatedMs.P50), ms(l.InterpolatedMs.P99), ms(l.InterpolatedMs.Min), ms(l.InterpolatedMs.Max)),
+				SVG: histPlot(&sum.Interpolated, histOpts{plot: "delay-hist", what: "frames",
+					refs: []histRef{{l.InterpolatedMs.P50, "p50", "p50"}}}),
+			})
 			facts := fmt.Sprintf("%d frames · p50 %s · p99 %s · max %s · %d rejected above %s (%.2f %%)",
 				l.Count, ms(l.LatestMs.P50), ms(l.LatestMs.P99), ms(l.LatestMs.Max), l.Rejected, ms(l.ToleranceMs), 100*l.RejectedFraction)
 			if l.Unpaired > 0 {
 				facts += fmt.Sprintf(" · %d before the first state", l.Unpaired)
 			}
+			if l.AcrossOutage > 0 {
+				facts += fmt.Sprintf(" · %d across a state outage, left out", l.AcrossOutage)
+			}
 			sec.Hists = append(sec.Hists, figure{
-				Caption: "lag to the latest state of " + l.States + " (frame t_ns minus state t_ns)",
+				Caption: "age of the latest state of " + l.States + " (frame t_ns minus state t_ns; includes up to one state period, " + ms(states(r, l.States)) + ")",
 				Facts:   facts,
 				SVG: histPlot(&sum.Latest, histOpts{plot: "lag-hist", what: "frames",
 					refs: []histRef{{l.ToleranceMs, "threshold", "tolerance " + ms(l.ToleranceMs)}}}),
@@ -121,7 +140,15 @@ type page struct {
 type section struct {
 	Name, Kind, Color, Facts string
 	Interval, Rate           template.HTML
-	Hists                    []figure
+	Lags, Hists              []figure
+}
+
+// states is the nominal period (ms) of the state channel named.
+func states(r *Report, name string) float64 {
+	if c := r.Channel(name); c != nil {
+		return c.NominalPeriodMs
+	}
+	return 0
 }
 
 // row is one channel's line of the summary table.
@@ -266,6 +293,7 @@ var htmlPage = template.Must(template.New("report").Funcs(template.FuncMap{"colu
 {{range .Sections}}<section class="channel" data-channel="{{.Name}}"><h2><span class="swatch" style="background:{{.Color}}"></span>{{.Name}} <small>{{.Kind}}</small></h2>
 <figure><figcaption>capture interval over time <small>{{.Facts}}</small></figcaption>{{.Interval}}</figure>
 <figure><figcaption>rate over time</figcaption>{{.Rate}}</figure>
+{{range .Lags}}<figure><figcaption>{{.Caption}} <small>{{.Facts}}</small></figcaption>{{.SVG}}</figure>{{end}}
 {{if .Hists}}<div class="hists">{{range .Hists}}<figure><figcaption>{{.Caption}} <small>{{.Facts}}</small></figcaption>{{.SVG}}</figure>{{end}}</div>{{end}}
 </section>
 {{end}}{{with .Clock}}<section id="clock"><h2>Clock</h2><figure><figcaption>{{.Caption}} <small>{{.Facts}}</small></figcaption>{{.SVG}}</figure></section>{{end}}

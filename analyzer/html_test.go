@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -125,6 +127,14 @@ type probeResult struct {
 		Yticks                    []string
 		Hover                     int
 	}
+	Lags []struct {
+		Channel                      string
+		LoMs, HiMs, P50Ms            float64
+		MidsMs                       []float64
+		Rejected, Across, AcrossGaps int
+		RefLabels                    []string
+		Hover                        int
+	}
 	Rates []struct {
 		Channel string
 		Hover   int
@@ -144,8 +154,9 @@ type probeResult struct {
 // 1280 px and checks what a reader sees: no sideways scrolling, the title,
 // the timeline's lanes with the sample's outages, restarts and skips where
 // the report puts them, interval axes not set by the outage (which is
-// marked instead), a lag histogram whose range the 15.9 s outlier does not
-// set, the clock probes, and values on hover. With -update it also writes
+// marked instead), the lag panel's plotted frame delay (8 ms) with its
+// rejected and across-outage marks, a lag histogram whose range the
+// outliers do not set, the clock probes, and values on hover. With -update it also writes
 // the screenshot docs/analyze-report.png.
 func TestHTMLInBrowser(t *testing.T) {
 	chromium(t)
@@ -226,7 +237,26 @@ func TestHTMLInBrowser(t *testing.T) {
 			t.Errorf("%s: reference labels %v, y ticks %v, %d hover readouts", p.Channel, p.RefLabels, p.Yticks, p.Hover)
 		}
 	}
-	var lag, lat int
+	// The lag panel shows the sample's 8 ms frame delay (interpolated_ms,
+	// p50 7.84 ms) at a glance: every plotted bin near it on a 0..10 ms
+	// axis, its 3 rejected frames marked below and the 2 frames paired
+	// across the restart's and the pause's state outages above, with the
+	// gaps shaded.
+	if len(r.Lags) != 1 {
+		t.Fatalf("%d lag plots, want 1", len(r.Lags))
+	}
+	lp := r.Lags[0]
+	mids := slices.Clone(lp.MidsMs)
+	slices.Sort(mids)
+	if len(mids) < 100 || math.Abs(mids[len(mids)/2]-7.84) > 0.3 || mids[0] < 6 || mids[len(mids)-1] > 10 || lp.HiMs > 20 || lp.LoMs > 0 {
+		t.Errorf("lag plot of %s: %d bins plotted at %.3f..%.3f ms (median %.3f) on a %.1f..%.1f ms axis, want about 7.84 ms on an axis the delay sets",
+			lp.Channel, len(mids), mids[0], mids[len(mids)-1], mids[len(mids)/2], lp.LoMs, lp.HiMs)
+	}
+	if lp.Rejected != 3 || lp.Across != 2 || lp.AcrossGaps != 2 || math.Abs(lp.P50Ms-7.836) > 0.01 || !strings.Contains(strings.Join(lp.RefLabels, "|"), "delay p50 7.84 ms") || lp.Hover < 100 {
+		t.Errorf("lag plot marks: %d rejected, %d across %d shaded gaps, p50 %.3f (%v), %d hover readouts; want 3, 2 across 2, 7.836",
+			lp.Rejected, lp.Across, lp.AcrossGaps, lp.P50Ms, lp.RefLabels, lp.Hover)
+	}
+	var lag, lat, delay int
 	for _, h := range r.Hists {
 		if h.BarSum+h.Under+h.Over != h.Count {
 			t.Errorf("%s: bars hold %d + %d under + %d over of %d values", h.Plot, h.BarSum, h.Under, h.Over, h.Count)
@@ -239,10 +269,12 @@ func TestHTMLInBrowser(t *testing.T) {
 			}
 		case "latency-hist":
 			lat++
+		case "delay-hist":
+			delay++
 		}
 	}
-	if lag != 1 || lat != 2 {
-		t.Errorf("%d lag and %d latency histograms, want 1 and 2", lag, lat)
+	if lag != 1 || lat != 2 || delay != 1 {
+		t.Errorf("%d lag, %d latency and %d delay histograms, want 1, 2 and 1", lag, lat, delay)
 	}
 	at, _, _ := strings.Cut(r.Tip, " s")
 	if v, err := strconv.ParseFloat(at, 64); err != nil || v < 1.95 || v > 2.05 || !strings.Contains(r.Tip, "interval") || r.Crosshairs != r.TimePlots {

@@ -71,7 +71,7 @@ func (g longLog) write(tb testing.TB, path string) (records int) {
 			if g.lateEvery > 0 && fseq%uint64(g.lateEvery) == 1 {
 				recv += 25e9
 			}
-			queue = append(queue, frame{logfmt.Record{Channel: frameCh, RecvWallNs: recv, RecvMonoNs: recv - t0, CaptureNs: t, Seq: fseq, HasStamp: true,
+			queue = append(queue, frame{logfmt.Record{Channel: frameCh, RecvWallNs: recv, RecvMonoNs: recv - hostMonoOrigin, CaptureNs: t, Seq: fseq, HasStamp: true,
 				PublisherID: []byte("cam-front"), Payload: pix}, codec.AppendFrameHeader(nil, &h), recv})
 			fseq++
 		}
@@ -91,7 +91,7 @@ func (g longLog) write(tb testing.TB, path string) (records int) {
 				AngularVelocity: codec.Vec3{Z: 0.5},
 				Sensors:         []codec.Sensor{{ID: 1, TNs: t - ms}, {ID: 2, TNs: t - 5*ms/2}, {ID: 3, TNs: t - 10*ms}, {ID: 4, TNs: t - ms/2}}}
 			buf = codec.AppendState(buf[:0], &st)
-			emit(&logfmt.Record{Channel: stateCh, RecvWallNs: recv, RecvMonoNs: recv - t0, CaptureNs: t, Seq: uint64(i), HasStamp: true,
+			emit(&logfmt.Record{Channel: stateCh, RecvWallNs: recv, RecvMonoNs: recv - hostMonoOrigin, CaptureNs: t, Seq: uint64(i), HasStamp: true,
 				PublisherID: []byte("sim-r1"), Payload: buf})
 		}
 	}

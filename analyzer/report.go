@@ -1,8 +1,10 @@
 package analyzer
 
 import (
+	"fmt"
 	"math"
 
+	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/sampler"
 )
 
@@ -26,7 +28,13 @@ type Report struct {
 	Channels       []ChannelReport  `json:"channels"`
 	Lag            []LagReport      `json:"lag"`
 	Reaction       []ReactionReport `json:"reaction"` // response logs (replay --capture), reaction.go
-	Clock          *ClockReport     `json:"clock"`
+	// ReplayIncomplete says, per response log, why it holds less than the
+	// replay's whole window answered: the replay did not finish, or the
+	// log holds fewer triggers than the window; --max-reaction fails on it
+	// unless Options.PartialReplay.
+	ReplayIncomplete []string `json:"replay_incomplete"`
+	partialReplay    bool
+	Clock            *ClockReport `json:"clock"`
 	// ReceiveClock is what the receive stamps are on: "recorder" (each
 	// recorder's own clocks), "simulator" (merge --clock sim converted
 	// them; Hosts says how) or "mixed" (several files, some of each).
@@ -94,6 +102,11 @@ type FileReport struct {
 	// (--full-decode). By default only record metadata and its CRCs are
 	// read: a corrupt payload is not noticed (vrlog verify checks it).
 	PayloadsChecked bool `json:"payloads_checked"`
+	// ReplayOutcome is how the replay that wrote a response log ended (the
+	// log's outcome record; null when it has none: not a response log, or
+	// the replay was killed before it finished the log).
+	ReplayOutcome *logfmt.ReplayOutcome `json:"replay_outcome"`
+	response      bool                  // a response log (it has a trigger channel)
 }
 
 // Dist summarises a distribution in milliseconds.
@@ -211,13 +224,52 @@ type LagReport struct {
 	Count            uint64  `json:"count"`
 	Unpaired         uint64  `json:"unpaired"` // captured before the first state
 	Rejected         uint64  `json:"rejected"`
-	RejectedFraction float64 `json:"rejected_fraction"`
-	LatestMs         Dist    `json:"latest_ms"`  // frame t_ns minus the latest state at or before it
-	NearestMs        Dist    `json:"nearest_ms"` // minus the nearest state (signed)
+	RejectedFraction float64 `json:"rejected_fraction"` // of the frames paired within the state stream (not across an outage)
+	// AcrossOutage counts the frames whose latest state is from before an
+	// outage of the state stream (older than outage_factor × its nominal
+	// period when the frame was captured): no lag measurement, left out
+	// of every lag figure, of rejected and of --max-lag. AcrossOutages
+	// lists the gaps they span.
+	AcrossOutage  uint64          `json:"across_outage"`
+	AcrossOutages []LagOutageItem `json:"across_outages"`
+	LatestMs      Dist            `json:"latest_ms"`  // frame t_ns minus the latest state at or before it
+	NearestMs     Dist            `json:"nearest_ms"` // minus the nearest state (signed)
 	// InterpolatedMs: the frame's receive stamp minus the states' receive
 	// time interpolated at its capture stamp (a frame delay, whatever the
 	// state rate).
 	InterpolatedMs Dist `json:"interpolated_ms"`
+}
+
+// LagOutageItem is a gap of the state stream that frames were paired
+// across: from the latest state before it to the first one after.
+type LagOutageItem struct {
+	FromNs      int64   `json:"from_ns"`
+	ToNs        int64   `json:"to_ns"` // 0 when Ended
+	FromElapsed float64 `json:"from_elapsed"`
+	ToElapsed   float64 `json:"to_elapsed"`
+	GapS        float64 `json:"gap_s"`
+	Frames      uint64  `json:"frames"`
+	MaxLagMs    float64 `json:"max_lag_ms"` // the largest latest-state lag of those frames
+	Restart     bool    `json:"restart"`    // the state publisher restarted at the gap's end
+	Ended       bool    `json:"ended"`      // no state came after it
+}
+
+// describe says what o is in a line: "1 frame from 21.764 s with the
+// state of 5.840 s, across the 15.932 s gap to 21.772 s (ended by a
+// restart); latest-state lag up to 15923.865 ms".
+func (o LagOutageItem) describe() string {
+	frames := "frames"
+	if o.Frames == 1 {
+		frames = "frame"
+	}
+	if o.Ended {
+		return fmt.Sprintf("%d %s with the state of %.3f s, the last one: the states stopped; latest-state lag up to %.3f ms", o.Frames, frames, o.FromElapsed, o.MaxLagMs)
+	}
+	tag := ""
+	if o.Restart {
+		tag = ", ended by a restart"
+	}
+	return fmt.Sprintf("%d %s with the state of %.3f s, across the %.3f s gap to %.3f s%s; latest-state lag up to %.3f ms", o.Frames, frames, o.FromElapsed, o.GapS, o.ToElapsed, tag, o.MaxLagMs)
 }
 
 // ClockReport is the recorder/simulator clock offset from clock-sync probes.

@@ -114,3 +114,41 @@ func TestSampleAgainstTruth(t *testing.T) {
 		t.Errorf("clock %+v, want the simulator 2 ms ahead", rep.Clock)
 	}
 }
+
+// TestSampleMaxLagAcrossRestart: the sample's frames across the restart's
+// and the pause's state outages are reported on their own, out of the
+// lag figures and the gate: --max-lag 100ms passes (the state period and
+// a skipped state are the latest lag), 5ms fails; the delay is 8 ms.
+func TestSampleMaxLagAcrossRestart(t *testing.T) {
+	rep, err := AnalyzeFiles([]string{"../testdata/sample.vrlog"}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := rep.Lag[0]
+	if l.AcrossOutage != 2 || len(l.AcrossOutages) != 2 {
+		t.Fatalf("%d frames across %+v, want the restart's and the pause's", l.AcrossOutage, l.AcrossOutages)
+	}
+	if o := l.AcrossOutages[0]; !o.Restart || o.Frames != 1 || math.Abs(o.FromElapsed-5.84) > 0.05 || math.Abs(o.GapS-15.93) > 0.1 || o.MaxLagMs < 15000 {
+		t.Errorf("across the restart: %+v", o)
+	}
+	if o := l.AcrossOutages[1]; o.Restart || math.Abs(o.FromElapsed-25) > 0.1 || math.Abs(o.GapS-0.5) > 0.06 {
+		t.Errorf("across the pause: %+v", o)
+	}
+	if l.LatestMs.Max > 100 || l.LatestMs.Max < 40 || math.Abs(l.InterpolatedMs.P50-8) > 0.5 {
+		t.Errorf("latest max %.3f ms, delay p50 %.3f ms: want the state period's sawtooth under 100 ms and 8 ms", l.LatestMs.Max, l.InterpolatedMs.P50)
+	}
+	for _, c := range []struct {
+		limit string
+		pass  bool
+	}{{"100ms", true}, {"5ms", false}} {
+		r := *rep
+		r.Checks = nil
+		lim, _ := ParseLimit(c.limit, true)
+		if err := r.ApplyChecks(Thresholds{MaxLagMs: []Limit{lim}}); err != nil {
+			t.Fatal(err)
+		}
+		if r.Pass != c.pass {
+			t.Errorf("--max-lag %s: pass %v, want %v: %+v", c.limit, r.Pass, c.pass, r.Checks)
+		}
+	}
+}

@@ -204,6 +204,9 @@ func (w *Watch) pairFrames(f *watched) {
 // lags checks the frames of f whose lag is now known.
 func (w *Watch) lags(fired []Fired, f *watched, settled []sampler.FrameLag) []Fired {
 	for _, fl := range settled {
+		if f.pair != nil && sampler.AcrossOutage(fl.LagNs, int64(w.factor*float64(f.pair.stream.NominalNs()))) {
+			continue // paired with a state from before an outage: no lag, as analyze counts it (lag.across_outage)
+		}
 		fired = w.check(fired, "max-lag", f, round3(float64(fl.LagNs)/1e6), fl.TNs) // as analyze's lag_ms
 	}
 	return fired

@@ -55,8 +55,8 @@ func onNodes(t *testing.T, cases []contractCase) {
 	runContract(t, cases)
 }
 
-// verified is a check that the log FILE reads back (vrlog verify).
-func verified(file string) func(*testing.T, string, result) {
+// verifies is a check that the log FILE reads back (vrlog verify).
+func verifies(file string) func(*testing.T, string, result) {
 	return func(t *testing.T, dir string, _ result) {
 		t.Helper()
 		if r := shell(t, dir, "vrlog verify "+file); r.code != 0 {
@@ -82,8 +82,8 @@ func TestOutputsOntoDevices(t *testing.T) {
 		{name: "recover null", script: "vrlog recover run.vrlog -o null --force", want: []string{"streamed in place, not read back"}},
 		{name: "recover full", script: "vrlog recover run.vrlog -o full", code: 3, want: []string{"no space left on device"}},
 		// A FIFO is streamed to its reader: the saved stream is a finished log.
-		{name: "cut fifo", script: "timeout 30 cat fifo > saved.vrlog & vrlog cut run.vrlog -o fifo && wait", check: verified("saved.vrlog")},
-		{name: "recover fifo", script: "timeout 30 cat fifo > saved.vrlog & vrlog recover run.vrlog -o fifo && wait", check: verified("saved.vrlog")},
+		{name: "cut fifo", script: "timeout 30 cat fifo > saved.vrlog & vrlog cut run.vrlog -o fifo && wait", check: verifies("saved.vrlog")},
+		{name: "recover fifo", script: "timeout 30 cat fifo > saved.vrlog & vrlog recover run.vrlog -o fifo && wait", check: verifies("saved.vrlog")},
 		{name: "export fifo", script: "timeout 30 cat fifo > saved.mcap & vrlog export run.vrlog -o fifo && wait", made: []string{"saved.mcap"},
 			check: func(t *testing.T, dir string, _ result) { isMCAP(t, filepath.Join(dir, "saved.mcap")) }},
 		{name: "analyze --junit fifo", script: "timeout 30 cat fifo > j.xml & vrlog analyze run.vrlog --max-skips 100 --junit fifo && wait",
@@ -152,12 +152,12 @@ func TestOutputsLinksDashForce(t *testing.T) {
 			isMCAP(t, filepath.Join(dir, "s.mcap"))
 		}},
 		{name: "export csv -", script: "vrlog export run.vrlog --format csv -o - > s.csv", check: func(t *testing.T, dir string, _ result) { hasText(t, filepath.Join(dir, "s.csv"), "channel") }},
-		{name: "cut -o /dev/stdout > file", script: "vrlog cut run.vrlog -o /dev/stdout > c.vrlog", want: []string{"wrote /dev/stdout"}, check: verified("c.vrlog")},
-		{name: "cut -o /dev/stdout | pipe", script: "vrlog cut run.vrlog -o /dev/stdout | cat > c.vrlog", check: verified("c.vrlog")},
+		{name: "cut -o /dev/stdout > file", script: "vrlog cut run.vrlog -o /dev/stdout > c.vrlog", want: []string{"wrote /dev/stdout"}, check: verifies("c.vrlog")},
+		{name: "cut -o /dev/stdout | pipe", script: "vrlog cut run.vrlog -o /dev/stdout | cat > c.vrlog", check: verifies("c.vrlog")},
 		{name: "analyze --csv /dev/stdout", script: "vrlog analyze run.vrlog --csv /dev/stdout > t.csv", code: 2, want: []string{"--csv /dev/stdout writes the CSV to stdout: add -q"}},
-		{name: "cut -", script: "vrlog cut run.vrlog -o - > c.vrlog", check: verified("c.vrlog")},
-		{name: "merge -", script: "vrlog merge run.vrlog run.vrlog -o - > m.vrlog", check: verified("m.vrlog")},
-		{name: "recover -", script: "vrlog recover run.vrlog -o - > r.vrlog", check: verified("r.vrlog")},
+		{name: "cut -", script: "vrlog cut run.vrlog -o - > c.vrlog", check: verifies("c.vrlog")},
+		{name: "merge -", script: "vrlog merge run.vrlog run.vrlog -o - > m.vrlog", check: verifies("m.vrlog")},
+		{name: "recover -", script: "vrlog recover run.vrlog -o - > r.vrlog", check: verifies("r.vrlog")},
 		{name: "recover - --json", script: "vrlog recover run.vrlog -o - --json", code: 2, want: []string{"drop --json"}},
 		// One --force rule: an existing regular file needs it, for every verb.
 		{name: "analyze --csv exists", script: "touch t.csv && vrlog analyze run.vrlog --csv t.csv", code: 2, want: []string{"t.csv: file already exists (use --force to replace it)"}},

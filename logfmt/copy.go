@@ -59,11 +59,30 @@ func renumbered(c Channel) Channel {
 	return c
 }
 
-// streamKey is what makes two channels of different logs one stream.
+// Stream is what makes channels of different logs one channel: the same
+// name, transport, topic and schema. It is the one rule merge, replay and
+// analyze match channels across files by (a channel of the same name
+// that differs in any of the others is another stream, which merge and
+// analyze name NAME@N after its input's position N from 1).
+type Stream struct {
+	Name, Topic, Schema string
+	Transport           Transport
+}
+
+// StreamOf is c's stream.
+func StreamOf(c Channel) Stream {
+	return Stream{Name: c.Name, Topic: c.Topic, Schema: c.Schema, Transport: c.Transport}
+}
+
+// InputName is the name of a stream of input i (from 0) whose name an
+// earlier input's different stream holds: NAME@N, N = i+1.
+func InputName(name string, i int) string { return fmt.Sprintf("%s@%d", name, i+1) }
+
+// streamKey is a stream within a merge: a channel kept apart is one
+// stream per input.
 type streamKey struct {
-	name, topic, schema string
-	transport           Transport
-	input               int // -1, or the input of a channel kept apart
+	Stream
+	input int // -1, or the input of a channel kept apart
 }
 
 // MergeOptions change how MergeCopy joins its inputs. The zero value
@@ -91,8 +110,8 @@ type MergePlan struct {
 	renamed []Renamed
 }
 
-// PlanMerge matches the channels of rs. Channels are matched by name,
-// transport, topic and schema: the same stream in two inputs becomes one
+// PlanMerge matches the channels of rs. Channels are matched by their
+// Stream (name, transport, topic and schema): the same stream in two inputs becomes one
 // channel and its drops add up; a different stream under a name already
 // used, or a channel kept apart (MergeOptions.Apart) of a later input, is
 // renamed NAME@N, N its input's position from 1. A renamed name that is
@@ -105,7 +124,7 @@ func PlanMerge(rs []*Reader, opts MergeOptions) (*MergePlan, error) {
 		p.idx[i] = map[uint16]int{}
 		for _, c := range r.Channels() {
 			apart := opts.Apart != nil && opts.Apart(c)
-			k := streamKey{c.Name, c.Topic, c.Schema, c.Transport, -1}
+			k := streamKey{StreamOf(c), -1}
 			if apart {
 				k.input = i
 			}
@@ -113,7 +132,7 @@ func PlanMerge(rs []*Reader, opts MergeOptions) (*MergePlan, error) {
 			if !ok {
 				def := renumbered(c)
 				if used[c.Name] {
-					def.Name = fmt.Sprintf("%s@%d", c.Name, i+1)
+					def.Name = InputName(c.Name, i)
 					if used[def.Name] {
 						return nil, fmt.Errorf("logfmt: merge: input %d: channel %s cannot be renamed %s: that name is taken", i+1, c.Name, def.Name)
 					}

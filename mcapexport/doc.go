@@ -8,20 +8,25 @@
 //     channel name; its metadata carries the transport, the transport topic
 //     (zenoh key expression or iceoryx2 service), the vrlog schema and the
 //     channel's transport meta, each key prefixed "vrlog.".
-//   - Known schemas are decoded (codec.Lookup) and written as JSON messages
-//     (message_encoding "json") with a JSON Schema (schema encoding
-//     "jsonschema"): vrsdk.State/1, vrsdk.TimeReply/1, vrlog.ClockProbe/1
-//     under their vrlog names, vrsdk.Frame/1 as "foxglove.RawImage" so
-//     Foxglove's Image and 3D panels show it.
+//   - Camera frames (vrsdk.Frame/1) are protobuf foxglove.RawImage
+//     messages (schema encoding "protobuf": Foxglove's FileDescriptorSet,
+//     embedded from foxglove/), written by hand from the log's bytes, the
+//     pixels copied once; Foxglove's Image panel shows them.
+//   - The other known schemas are decoded (codec.Lookup) and written as
+//     JSON messages (message_encoding "json") with a JSON Schema (schema
+//     encoding "jsonschema"): vrsdk.State/1, vrsdk.TimeReply/1,
+//     vrlog.ClockProbe/1, vrlog.ReplayClock/1, vrlog.Heartbeat/1 under their
+//     vrlog names. Each state channel also gets "<topic>:pose", the state's
+//     position and orientation as protobuf foxglove.PoseInFrame in frame
+//     "world", for Foxglove's 3D panel (MCAPOptions.NoPoses leaves it out).
 //   - log_time is the recorder's receive wall stamp, publish_time the
 //     simulator's capture t_ns (the receive stamp when a record has none),
 //     sequence the low 32 bits of seq (MCAP's sequence is a uint32; the full
-//     seq is in the JSON message).
-//   - Channels with an unknown schema are exported as their payload bytes,
-//     without schema and with an empty message_encoding (MCAP's "no
-//     encoding"); a record's transport header (iceoryx2 user header), if it
-//     has one, goes to a companion channel "<topic>:header" with the same
-//     stamps.
+//     seq is in a state's JSON message).
+//   - Channels with an unknown schema are exported as vrlog.Opaque JSON
+//     messages: the schema name, the transport header (iceoryx2 user
+//     header) and the payload in base64. No channel has an empty encoding
+//     or lacks a schema (viewers flag such a channel as unsupported).
 //   - A record of a known schema that does not decode (a garbage payload)
 //     is not dropped: it goes to a companion channel "<topic>:undecodable"
 //     as a vrlog.Undecodable JSON message carrying the decode error and the

@@ -147,25 +147,6 @@ func AppendStateJSON(dst []byte, s *codec.State) []byte {
 	return append(dst, ']', '}')
 }
 
-// AppendRawImageJSON appends f as a foxglove.RawImage JSON message.
-func AppendRawImageJSON(dst []byte, f *codec.Frame) []byte {
-	dst = append(dst, `{"timestamp":`...)
-	dst = appendTimestamp(dst, f.TNs)
-	dst = append(dst, `,"frame_id":"camera_`...)
-	dst = strconv.AppendUint(dst, uint64(f.CameraID), 10)
-	dst = append(dst, `",`...)
-	dst = appendUint(dst, "width", uint64(f.Width))
-	dst = append(dst, ',')
-	dst = appendUint(dst, "height", uint64(f.Height))
-	dst = append(appendKey(append(dst, ','), "encoding"), '"')
-	dst = append(dst, f.Encoding.String()...)
-	dst = append(dst, '"', ',')
-	dst = appendUint(dst, "step", uint64(f.Stride))
-	dst = appendKey(append(dst, ','), "data")
-	dst = appendBase64(dst, f.Pixels)
-	return append(dst, '}')
-}
-
 func appendTimeReplyJSON(dst []byte, r *codec.TimeReply) []byte {
 	dst = append(dst, '{')
 	dst = appendInt(dst, "t2_ns", r.T2Ns)
@@ -190,6 +171,44 @@ func appendUndecodableJSON(dst []byte, schema string, err error, header, payload
 	dst = appendString(dst, schema)
 	dst = appendKey(append(dst, ','), "error")
 	dst = appendString(dst, err.Error())
+	dst = appendKey(append(dst, ','), "header")
+	dst = appendBase64(dst, header)
+	dst = appendKey(append(dst, ','), "payload")
+	dst = appendBase64(dst, payload)
+	return append(dst, '}')
+}
+
+func appendReplayClockJSON(dst []byte, c *codec.ReplayClock) []byte {
+	dst = append(dst, `{"timestamp":`...)
+	dst = appendTimestamp(dst, c.LogTimeNs)
+	dst = appendInt(append(dst, ','), "log_time_ns", c.LogTimeNs)
+	dst = appendInt(append(dst, ','), "position_ns", c.PositionNs)
+	dst = appendUint(append(dst, ','), "seq", c.Seq)
+	dst = appendKey(append(dst, ','), "rate")
+	dst = appendFloat(dst, c.Rate)
+	dst = appendUint(append(dst, ','), "pass", uint64(c.Pass))
+	for _, f := range []struct {
+		k string
+		v bool
+	}{{"capture", c.Capture}, {"restamped", c.Restamped}, {"running", c.Running}, {"record", c.Record}} {
+		dst = strconv.AppendBool(appendKey(append(dst, ','), f.k), f.v)
+	}
+	return append(dst, '}')
+}
+
+// appendHeartbeatJSON appends a recorder heartbeat: only its receive stamp.
+func appendHeartbeatJSON(dst []byte, recvWallNs int64) []byte {
+	dst = append(dst, `{"timestamp":`...)
+	dst = appendTimestamp(dst, recvWallNs)
+	dst = appendInt(append(dst, ','), "recv_wall_ns", recvWallNs)
+	return append(dst, '}')
+}
+
+// appendOpaqueJSON appends a record of a schema vrlog does not know: its
+// transport header and payload, verbatim in base64.
+func appendOpaqueJSON(dst []byte, schema string, header, payload []byte) []byte {
+	dst = appendKey(append(dst, '{'), "schema")
+	dst = appendString(dst, schema)
 	dst = appendKey(append(dst, ','), "header")
 	dst = appendBase64(dst, header)
 	dst = appendKey(append(dst, ','), "payload")

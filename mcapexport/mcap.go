@@ -24,6 +24,9 @@ type MCAPOptions struct {
 	// Metadata is written as the MCAP metadata record named "vrlog"
 	// (the log's note, host, tool version, ...).
 	Metadata map[string]string
+	// NoPoses leaves out the "<topic>:pose" foxglove.PoseInFrame channel
+	// derived from each state channel.
+	NoPoses bool
 }
 
 // MCAPStats counts what an export wrote.
@@ -33,16 +36,27 @@ type MCAPStats struct {
 	PerTopic    map[string]uint64 // messages per MCAP topic
 }
 
+// How a channel's records become MCAP messages.
+type msgKind int
+
+const (
+	kindJSON      msgKind = iota // decoded by its codec, a JSON message
+	kindRawImage                 // vrsdk.Frame/1: protobuf foxglove.RawImage
+	kindHeartbeat                // the recorder's marks: JSON vrlog.Heartbeat/1
+	kindOpaque                   // unknown schema: JSON vrlog.Opaque (bytes in base64)
+)
+
 // outChannel is the MCAP side of one vrlog channel.
 type outChannel struct {
-	src      logfmt.Channel
-	id       uint16 // MCAP channel id
-	topic    string
-	codec    codec.Codec // nil: raw
-	kind     string      // schema name of the JSON messages, "" for raw
-	count    uint32      // records seen (sequence for records without a stamp)
-	headerID uint16      // companion "<topic>:header", 0 until needed
-	undecID  uint16      // companion "<topic>:undecodable", 0 until needed
+	src     logfmt.Channel
+	id      uint16 // MCAP channel id
+	topic   string
+	kind    msgKind
+	codec   codec.Codec // kindJSON, kindRawImage
+	count   uint32      // records seen (sequence for records without a stamp)
+	poseID  uint16      // states: companion "<topic>:pose", 0 when off
+	undecID uint16      // companion "<topic>:undecodable", 0 until needed
+	state   codec.State // states: reused decode target
 }
 
 // MCAPWriter writes vrlog records as an indexed, chunked MCAP file.
@@ -102,29 +116,41 @@ func NewMCAP(out io.Writer, opts MCAPOptions) (*MCAPWriter, error) {
 	return m, nil
 }
 
-// schemaFor returns the JSON Schema of a known vrlog schema name.
-func schemaFor(schema string) (name, body string, ok bool) {
+// schemaFor returns the MCAP schema (name, encoding, data) of the
+// messages of a vrlog schema's channel.
+func schemaFor(schema string) (name, encoding string, data []byte, kind msgKind) {
 	switch schema {
 	case codec.SchemaState:
-		return codec.SchemaState, stateSchema, true
+		return codec.SchemaState, "jsonschema", []byte(stateSchema), kindJSON
 	case codec.SchemaFrame:
-		return SchemaRawImage, rawImageSchema, true
+		return SchemaRawImage, "protobuf", rawImageDescriptor, kindRawImage
 	case codec.SchemaTimeReply:
-		return codec.SchemaTimeReply, timeReplySchema, true
+		return codec.SchemaTimeReply, "jsonschema", []byte(timeReplySchema), kindJSON
 	case codec.SchemaClockProbe:
-		return codec.SchemaClockProbe, clockProbeSchema, true
-	case SchemaUndecodable:
-		return SchemaUndecodable, undecodableSchema, true
+		return codec.SchemaClockProbe, "jsonschema", []byte(clockProbeSchema), kindJSON
+	case codec.SchemaReplayClock:
+		return codec.SchemaReplayClock, "jsonschema", []byte(replayClockSchema), kindJSON
+	case codec.SchemaHeartbeat:
+		return codec.SchemaHeartbeat, "jsonschema", []byte(heartbeatSchema), kindHeartbeat
 	}
-	return "", "", false
+	return SchemaOpaque, "jsonschema", []byte(opaqueSchema), kindOpaque
 }
 
-func (m *MCAPWriter) schemaID(name, body string) (uint16, error) {
+// messageEncoding is the MCAP message encoding that goes with a schema
+// encoding.
+func messageEncoding(schemaEncoding string) string {
+	if schemaEncoding == "protobuf" {
+		return "protobuf"
+	}
+	return "json"
+}
+
+func (m *MCAPWriter) schemaID(name, encoding string, data []byte) (uint16, error) {
 	if id, ok := m.schemas[name]; ok {
 		return id, nil
 	}
 	id := m.nextSch
-	if err := m.w.WriteSchema(&mcap.Schema{ID: id, Name: name, Encoding: "jsonschema", Data: []byte(body)}); err != nil {
+	if err := m.w.WriteSchema(&mcap.Schema{ID: id, Name: name, Encoding: encoding, Data: data}); err != nil {
 		return 0, fmt.Errorf("mcapexport: write schema %s: %w", name, err)
 	}
 	m.nextSch++
@@ -159,7 +185,8 @@ func channelMeta(c *logfmt.Channel) map[string]string {
 }
 
 // AddChannel declares a vrlog channel; its MCAP channel (and schema) is
-// written at once, so a channel without records still appears.
+// written at once, so a channel without records still appears. A state
+// channel also gets its "<topic>:pose" channel unless NoPoses.
 func (m *MCAPWriter) AddChannel(c logfmt.Channel) error {
 	if m.closed {
 		return fmt.Errorf("mcapexport: writer closed")
@@ -168,21 +195,29 @@ func (m *MCAPWriter) AddChannel(c logfmt.Channel) error {
 		return fmt.Errorf("mcapexport: channel id %d added twice", c.ID)
 	}
 	oc := &outChannel{src: c, topic: c.Name}
-	var schemaID uint16
-	encoding := ""
-	if cd, ok := codec.Lookup(c.Schema); ok {
-		name, body, _ := schemaFor(c.Schema)
-		id, err := m.schemaID(name, body)
-		if err != nil {
-			return err
-		}
-		oc.codec, oc.kind, schemaID, encoding = cd, c.Schema, id, "json"
+	name, enc, data, kind := schemaFor(c.Schema)
+	oc.kind = kind
+	if kind == kindJSON || kind == kindRawImage {
+		oc.codec, _ = codec.Lookup(c.Schema)
 	}
-	id, err := m.newChannel(oc.topic, schemaID, encoding, channelMeta(&c))
+	sid, err := m.schemaID(name, enc, data)
 	if err != nil {
 		return err
 	}
-	oc.id = id
+	if oc.id, err = m.newChannel(oc.topic, sid, messageEncoding(enc), channelMeta(&c)); err != nil {
+		return err
+	}
+	if c.Schema == codec.SchemaState && !m.opts.NoPoses {
+		psid, err := m.schemaID(SchemaPoseInFrame, "protobuf", poseInFrameDescriptor)
+		if err != nil {
+			return err
+		}
+		md := channelMeta(&c)
+		md["vrlog.part"] = "pose"
+		if oc.poseID, err = m.newChannel(oc.topic+":pose", psid, "protobuf", md); err != nil {
+			return err
+		}
+	}
 	m.chans[c.ID] = oc
 	return nil
 }
@@ -226,33 +261,30 @@ func (m *MCAPWriter) Write(r *logfmt.Record) error {
 	}
 	logTime, pubTime, seq := stamps(r, oc.count)
 	oc.count++
-	if oc.codec == nil {
-		if err := m.message(oc.id, oc.topic, seq, logTime, pubTime, r.Payload); err != nil {
-			return err
-		}
-		if len(r.Header) == 0 {
-			return nil
-		}
-		if oc.headerID == 0 {
-			md := channelMeta(&oc.src)
-			md["vrlog.part"] = "header"
-			id, err := m.newChannel(oc.topic+":header", 0, "", md)
-			if err != nil {
-				return err
-			}
-			oc.headerID = id
-		}
-		return m.message(oc.headerID, oc.topic+":header", seq, logTime, pubTime, r.Header)
+	switch oc.kind {
+	case kindOpaque:
+		m.buf = appendOpaqueJSON(m.buf[:0], oc.src.Schema, r.Header, r.Payload)
+		return m.message(oc.id, oc.topic, seq, logTime, pubTime, m.buf)
+	case kindHeartbeat:
+		m.buf = appendHeartbeatJSON(m.buf[:0], r.RecvWallNs)
+		return m.message(oc.id, oc.topic, seq, logTime, pubTime, m.buf)
 	}
 	buf, err := m.encode(oc, r)
 	if err == nil {
 		m.buf = buf
-		return m.message(oc.id, oc.topic, seq, logTime, pubTime, buf)
+		if err := m.message(oc.id, oc.topic, seq, logTime, pubTime, buf); err != nil {
+			return err
+		}
+		if oc.poseID == 0 {
+			return nil
+		}
+		m.buf = AppendPoseInFrameProto(m.buf[:0], &oc.state)
+		return m.message(oc.poseID, oc.topic+":pose", seq, logTime, pubTime, m.buf)
 	}
 	// Keep the record: a companion channel carries its bytes and the error.
 	m.stats.Undecodable++
 	if oc.undecID == 0 {
-		sid, serr := m.schemaID(SchemaUndecodable, undecodableSchema)
+		sid, serr := m.schemaID(SchemaUndecodable, "jsonschema", []byte(undecodableSchema))
 		if serr != nil {
 			return serr
 		}
@@ -264,29 +296,38 @@ func (m *MCAPWriter) Write(r *logfmt.Record) error {
 		}
 		oc.undecID = id
 	}
-	m.buf = appendUndecodableJSON(m.buf[:0], oc.kind, err, r.Header, r.Payload)
+	m.buf = appendUndecodableJSON(m.buf[:0], oc.src.Schema, err, r.Header, r.Payload)
 	return m.message(oc.undecID, oc.topic+":undecodable", seq, logTime, pubTime, m.buf)
 }
 
-// encode decodes r with its channel's codec and appends its JSON message.
+// encode decodes r with its channel's codec and appends its message: a
+// frame as protobuf (its pixels copied once, into the reused buffer), the
+// rest as JSON. A state stays decoded in oc.state for its pose.
 func (m *MCAPWriter) encode(oc *outChannel, r *logfmt.Record) ([]byte, error) {
+	switch oc.src.Schema {
+	case codec.SchemaState:
+		if err := codec.DecodeStateInto(&oc.state, r.Payload, m.opts.EpochNs); err != nil {
+			return nil, err
+		}
+		return AppendStateJSON(m.buf[:0], &oc.state), nil
+	case codec.SchemaFrame:
+		f, err := codec.DecodeFrame(r.Header, r.Payload, m.opts.EpochNs)
+		if err != nil {
+			return nil, err
+		}
+		return AppendRawImageProto(m.buf[:0], &f), nil
+	}
 	v, err := oc.codec.Decode(r.Header, r.Payload, m.opts.EpochNs)
 	if err != nil {
 		return nil, err
 	}
 	switch x := v.(type) {
-	case codec.State:
-		return AppendStateJSON(m.buf[:0], &x), nil
-	case *codec.State:
-		return AppendStateJSON(m.buf[:0], x), nil
-	case codec.Frame:
-		return AppendRawImageJSON(m.buf[:0], &x), nil
-	case *codec.Frame:
-		return AppendRawImageJSON(m.buf[:0], x), nil
 	case codec.TimeReply:
 		return appendTimeReplyJSON(m.buf[:0], &x), nil
 	case codec.ClockProbe:
 		return appendClockProbeJSON(m.buf[:0], &x), nil
+	case codec.ReplayClock:
+		return appendReplayClockJSON(m.buf[:0], &x), nil
 	}
 	return nil, fmt.Errorf("mcapexport: no JSON mapping for %T", v)
 }

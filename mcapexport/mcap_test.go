@@ -2,6 +2,9 @@ package mcapexport
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -25,6 +28,10 @@ type expectedMsg struct {
 	Sequence    uint32 `json:"sequence"`
 	Schema      string `json:"schema"`
 	Encoding    string `json:"encoding"`
+	// Fields are dotted paths into the decoded message and their values;
+	// DataSHA256 the digest of its "data" field (a RawImage's pixels).
+	Fields     map[string]any `json:"fields,omitempty"`
+	DataSHA256 string         `json:"data_sha256,omitempty"`
 }
 
 type fixture struct {
@@ -57,14 +64,18 @@ func makeFixture() *fixture {
 			Meta: map[string]string{"type": "u8"}},
 		{ID: 3, Name: "custom/blob", Transport: logfmt.TransportIceoryx2, Topic: "custom/blob", Schema: "acme.Thing/3"},
 		{ID: 4, Name: "vrlog/clock", Transport: logfmt.TransportInternal, Topic: "vr/r1/time", Schema: codec.SchemaClockProbe},
+		{ID: 5, Name: "vrlog/recorder", Transport: logfmt.TransportInternal, Topic: "vrlog/recorder", Schema: codec.SchemaHeartbeat},
 	}}
-	add := func(r logfmt.Record, topic, schema, enc string, seq uint32) {
-		f.recs = append(f.recs, r)
+	msg := func(r logfmt.Record, topic, schema, enc string, seq uint32) expectedMsg {
 		pub := uint64(r.RecvWallNs)
 		if r.HasStamp {
 			pub = uint64(r.CaptureNs)
 		}
-		f.want = append(f.want, expectedMsg{topic, uint64(r.RecvWallNs), pub, seq, schema, enc})
+		return expectedMsg{Topic: topic, LogTime: uint64(r.RecvWallNs), PublishTime: pub, Sequence: seq, Schema: schema, Encoding: enc}
+	}
+	add := func(r logfmt.Record, topic, schema, enc string, seq uint32) {
+		f.recs = append(f.recs, r)
+		f.want = append(f.want, msg(r, topic, schema, enc, seq))
 	}
 	for i := 0; i < 50; i++ {
 		t := t0 + int64(i)*1_000_000
@@ -72,24 +83,38 @@ func makeFixture() *fixture {
 		if i == 40 {
 			seq = 1 << 33 // beyond uint32: sequence keeps the low 32 bits
 		}
-		add(logfmt.Record{Channel: 1, RecvWallNs: t + 300_000, RecvMonoNs: int64(i) * 1_000_000, CaptureNs: t, Seq: seq, HasStamp: true,
-			Payload: state(seq, t)}, "vr/r1/state", codec.SchemaState, "json", uint32(seq))
+		sr := logfmt.Record{Channel: 1, RecvWallNs: t + 300_000, RecvMonoNs: int64(i) * 1_000_000, CaptureNs: t, Seq: seq, HasStamp: true,
+			Payload: state(seq, t)}
+		add(sr, "vr/r1/state", codec.SchemaState, "json", uint32(seq))
+		pose := msg(sr, "vr/r1/state:pose", SchemaPoseInFrame, "protobuf", uint32(seq))
+		pose.Fields = map[string]any{"frame_id": "world", "timestamp.seconds": t / 1e9, "timestamp.nanos": t % 1e9,
+			"pose.position.x": float64(seq), "pose.position.y": -1.5, "pose.position.z": 1e-9,
+			"pose.orientation.x": 0.0, "pose.orientation.w": 1.0}
+		f.want = append(f.want, pose)
 		if i%10 == 0 {
 			h, p := frame(uint64(i/10), t, 8, 4)
 			add(logfmt.Record{Channel: 2, RecvWallNs: t + 900_000, RecvMonoNs: int64(i)*1_000_000 + 600_000, CaptureNs: t, Seq: uint64(i / 10), HasStamp: true,
-				Header: h, Payload: p}, "vr/r1/camera/front", SchemaRawImage, "json", uint32(i/10))
+				Header: h, Payload: p}, "vr/r1/camera/front", SchemaRawImage, "protobuf", uint32(i/10))
+			sum := sha256.Sum256(p)
+			f.want[len(f.want)-1].DataSHA256 = hex.EncodeToString(sum[:])
+			f.want[len(f.want)-1].Fields = map[string]any{"width": 8, "height": 4, "step": 24, "encoding": "rgb8", "frame_id": "camera_3",
+				"timestamp.seconds": t / 1e9, "timestamp.nanos": t % 1e9}
 		}
 	}
 	// A garbage state payload: kept on the :undecodable companion channel.
 	add(logfmt.Record{Channel: 1, RecvWallNs: t0 + 60_000_000, RecvMonoNs: 60_000_000, CaptureNs: t0 + 59_000_000, Seq: 60, HasStamp: true,
 		Payload: []byte("not a state")}, "vr/r1/state:undecodable", SchemaUndecodable, "json", 60)
-	// Raw channel: payload on the channel, header on the companion.
+	// Unknown schema: header and payload verbatim in a vrlog.Opaque message.
 	for i := 0; i < 3; i++ {
 		r := logfmt.Record{Channel: 3, RecvWallNs: t0 + int64(i)*5_000_000, RecvMonoNs: int64(i) * 5_000_000, Header: []byte{1, 2, byte(i)}, Payload: []byte{9, 9, 9, byte(i)}}
-		f.recs = append(f.recs, r)
-		f.want = append(f.want, expectedMsg{"custom/blob", uint64(r.RecvWallNs), uint64(r.RecvWallNs), uint32(i), "", ""},
-			expectedMsg{"custom/blob:header", uint64(r.RecvWallNs), uint64(r.RecvWallNs), uint32(i), "", ""})
+		add(r, "custom/blob", SchemaOpaque, "json", uint32(i))
+		f.want[len(f.want)-1].Fields = map[string]any{"schema": "acme.Thing/3", "header": base64.StdEncoding.EncodeToString(r.Header),
+			"payload": base64.StdEncoding.EncodeToString(r.Payload)}
 	}
+	// The recorder's heartbeats.
+	hb := logfmt.Record{Channel: 5, RecvWallNs: t0 + 70_000_000, RecvMonoNs: 70_000_000}
+	add(hb, "vrlog/recorder", codec.SchemaHeartbeat, "json", 0)
+	f.want[len(f.want)-1].Fields = map[string]any{"recv_wall_ns": hb.RecvWallNs}
 	p := codec.AppendClockProbe(nil, codec.ClockProbe{T1Ns: t0, T2Ns: t0 + 500, T3Ns: t0 + 700, T4Ns: t0 + 1000})
 	add(logfmt.Record{Channel: 4, RecvWallNs: t0 + 1000, RecvMonoNs: 1000, Payload: p}, "vrlog/clock", codec.SchemaClockProbe, "json", 0)
 	return f
@@ -163,6 +188,11 @@ func TestMCAPGoReader(t *testing.T) {
 			if states == 2 && (m["elapsed"].(float64) != 0.001 || m["t_ns"].(float64) != float64(t0+1_000_000)) {
 				t.Fatalf("second state: %s", msg.Data)
 			}
+		}
+	}
+	for id, ch := range info.Channels {
+		if ch.MessageEncoding == "" || ch.SchemaID == 0 {
+			t.Errorf("channel %d %q: message encoding %q, schema %d", id, ch.Topic, ch.MessageEncoding, ch.SchemaID)
 		}
 	}
 	if states != 50 {
@@ -282,6 +312,36 @@ func TestMCAPCheckerCatchesMismatch(t *testing.T) {
 	if out, err := mcapCheck(t, p, f.want[1:], "zstd"); err == nil {
 		t.Fatalf("checker accepted an unexpected message:\n%s", out)
 	}
+	// Pixels and pose values are compared, not only counted.
+	for _, tc := range []struct {
+		name  string
+		spoil func(m *expectedMsg) bool
+	}{
+		{"pixels", func(m *expectedMsg) bool {
+			if m.DataSHA256 == "" {
+				return false
+			}
+			m.DataSHA256 = strings.Repeat("0", 64)
+			return true
+		}},
+		{"pose", func(m *expectedMsg) bool {
+			if m.Schema != SchemaPoseInFrame {
+				return false
+			}
+			m.Fields = map[string]any{"pose.position.y": 1.5}
+			return true
+		}},
+	} {
+		bad := append([]expectedMsg(nil), f.want...)
+		for i := range bad {
+			if tc.spoil(&bad[i]) {
+				break
+			}
+		}
+		if out, err := mcapCheck(t, p, bad, "zstd"); err == nil {
+			t.Fatalf("checker accepted wrong %s:\n%s", tc.name, out)
+		}
+	}
 }
 
 func TestCSV(t *testing.T) {
@@ -336,5 +396,56 @@ func TestCSV(t *testing.T) {
 	}
 	if c := strings.Split(back, ","); c[12] != "0" || c[13] != "1" {
 		t.Fatalf("restart row %s", back)
+	}
+}
+
+// Check reads the index back: a sound export passes, a wrong count, a
+// chunk index that points elsewhere and a broken message index fail.
+func TestCheck(t *testing.T) {
+	f := makeFixture()
+	data, st := export(t, f, MCAPOptions{ChunkSize: 4096})
+	dir := t.TempDir()
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := write("good.mcap", data)
+	if err := Check(good, st.Messages); err != nil {
+		t.Fatalf("sound export: %v", err)
+	}
+	if err := Check(good, st.Messages+1); err == nil {
+		t.Fatal("accepted a wrong message count")
+	}
+	info := func() *mcap.Info {
+		r, err := mcap.NewReader(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := r.Info()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return in
+	}()
+	if len(info.ChunkIndexes) < 2 {
+		t.Fatalf("%d chunks: want several", len(info.ChunkIndexes))
+	}
+	ci := info.ChunkIndexes[1]
+	for name, at := range map[string]uint64{
+		"chunk opcode":         ci.ChunkStartOffset,
+		"chunk record length":  ci.ChunkStartOffset + 1,
+		"message index opcode": ci.ChunkStartOffset + ci.ChunkLength,
+		"message index entry":  ci.ChunkStartOffset + ci.ChunkLength + 9 + 2 + 4 + 8 + 7, // the first entry's offset, high byte
+	} {
+		bad := append([]byte(nil), data...)
+		bad[at] ^= 0x40
+		if err := Check(write(strings.ReplaceAll(name, " ", "_")+".mcap", bad), st.Messages); err == nil {
+			t.Errorf("%s damaged: accepted", name)
+		} else {
+			t.Logf("%s: %v", name, err)
+		}
 	}
 }

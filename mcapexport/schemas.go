@@ -10,6 +10,10 @@ const (
 	// SchemaUndecodable names the JSON messages of "<topic>:undecodable"
 	// channels.
 	SchemaUndecodable = "vrlog.Undecodable"
+	// SchemaOpaque names the JSON messages of a channel whose schema vrlog
+	// does not know: its bytes in base64 (MCAP's empty "no encoding" is
+	// flagged as unsupported by viewers).
+	SchemaOpaque = "vrlog.Opaque"
 )
 
 const jsonSchemaDialect = `"$schema": "https://json-schema.org/draft/2020-12/schema"`
@@ -38,24 +42,6 @@ const stateSchema = `{` + jsonSchemaDialect + `,
     "sensors": {"type": "array", "items": {"type": "object", "properties": {"id": {"type": "integer", "minimum": 0}, "t_ns": {"type": "integer"}}, "required": ["id", "t_ns"]}}
   },
   "required": ["timestamp", "seq", "t_ns", "elapsed", "estimate_t_ns", "position", "orientation", "linear_velocity", "angular_velocity", "sensors"]
-}`
-
-// rawImageSchema follows foxglove.RawImage as Foxglove publishes it (JSON
-// encoding: bytes as a base64 string).
-const rawImageSchema = `{` + jsonSchemaDialect + `,
-  "title": "foxglove.RawImage",
-  "description": "A raw image",
-  "type": "object",
-  "properties": {
-    "timestamp": ` + timeSchema + `,
-    "frame_id": {"type": "string", "description": "Frame of reference for the image (vrlog: camera_<camera_id>)"},
-    "width": {"type": "integer", "minimum": 0, "description": "Image width in pixels"},
-    "height": {"type": "integer", "minimum": 0, "description": "Image height in pixels"},
-    "encoding": {"type": "string", "description": "Encoding of the raw image data: rgb8, bgr8, rgba8, bgra8, mono8, mono16"},
-    "step": {"type": "integer", "minimum": 0, "description": "Byte length of a single row"},
-    "data": {"type": "string", "contentEncoding": "base64", "description": "Raw image data"}
-  },
-  "required": ["timestamp", "frame_id", "width", "height", "encoding", "step", "data"]
 }`
 
 const timeReplySchema = `{` + jsonSchemaDialect + `,
@@ -88,4 +74,37 @@ const undecodableSchema = `{` + jsonSchemaDialect + `,
     "payload": {"type": "string", "contentEncoding": "base64"}
   },
   "required": ["schema", "error", "header", "payload"]
+}`
+
+const replayClockSchema = `{` + jsonSchemaDialect + `,
+  "title": "vrlog.ReplayClock/1",
+  "description": "A replay's position on the log's clock (replay --clock-key, docs/wire-format.md).",
+  "type": "object",
+  "properties": {
+    "timestamp": ` + timeSchema + `,
+    "log_time_ns": {"type": "integer"}, "position_ns": {"type": "integer"}, "seq": {"type": "integer", "minimum": 0},
+    "rate": ` + number + `, "pass": {"type": "integer", "minimum": 0},
+    "capture": {"type": "boolean"}, "restamped": {"type": "boolean"}, "running": {"type": "boolean"}, "record": {"type": "boolean"}
+  },
+  "required": ["timestamp", "log_time_ns", "position_ns", "seq", "rate", "pass", "capture", "restamped", "running", "record"]
+}`
+
+const heartbeatSchema = `{` + jsonSchemaDialect + `,
+  "title": "vrlog.Heartbeat/1",
+  "description": "The recorder's mark that it was recording (channel vrlog/recorder): its receive wall stamp, unix ns.",
+  "type": "object",
+  "properties": {"timestamp": ` + timeSchema + `, "recv_wall_ns": {"type": "integer"}},
+  "required": ["timestamp", "recv_wall_ns"]
+}`
+
+const opaqueSchema = `{` + jsonSchemaDialect + `,
+  "title": "vrlog.Opaque",
+  "description": "A record of a schema vrlog does not decode (the channel's vrlog.schema), its transport header and payload verbatim.",
+  "type": "object",
+  "properties": {
+    "schema": {"type": "string"},
+    "header": {"type": "string", "contentEncoding": "base64"},
+    "payload": {"type": "string", "contentEncoding": "base64"}
+  },
+  "required": ["schema", "header", "payload"]
 }`

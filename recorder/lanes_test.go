@@ -17,7 +17,7 @@ type orderSink struct {
 	drops  map[string]uint64
 }
 
-func (s *orderSink) ensure() error { return nil }
+func (s *orderSink) ensure(int64) error { return nil }
 func (s *orderSink) addChannel(d *logfmt.Channel) error {
 	s.names = append(s.names, d.Name)
 	s.ids[d.Name] = uint16(len(s.names))

@@ -2,6 +2,8 @@ package recorder
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -37,7 +39,14 @@ type Config struct {
 	// keeps only the newest files (a ring).
 	SplitSize     int64
 	SplitDuration time.Duration
-	MaxFiles      int
+	// Duration > 0 ends the recording that long after it started (the
+	// transports open; opening a zenoh session takes a while): the log
+	// holds Duration of data, and the Summary's Elapsed says so. 0 records
+	// until ctx ends.
+	Duration time.Duration
+
+	recording string // the id every file of this recording carries (Run sets it)
+	MaxFiles  int
 	// Compression per channel: the last entry whose Pattern matches the
 	// channel's name or topic wins; default zstd level 1.
 	Compression []ChannelCompression
@@ -89,11 +98,12 @@ type Config struct {
 	// Feed and OnStart: see feed.go.
 	Feed    Feed
 	OnStart func()
-	// OnZenohSample, if set, is told the key of every zenoh sample received,
+	// OnZenohSample, if set, is shown every zenoh sample received (not to
+	// be kept: its bytes are the recorder's),
 	// after its receive stamps were taken and before it is written (replay
 	// --lockstep takes its answers from a capture this way, so an answer is
 	// stamped before the replay reacts to it).
-	OnZenohSample func(key string)
+	OnZenohSample func(s *zenoh.Sample)
 	// Snapshot, if set, keeps the recording in memory and writes a log
 	// only when triggered (SnapshotConfig); Output is then the base of the
 	// snapshots' names, and splitting does not apply.
@@ -111,7 +121,7 @@ const DefaultDrainTimeout = 5 * time.Second
 // Config.Snapshot, memory written out when triggered (snapshotter). The
 // writer goroutine is its only caller.
 type sink interface {
-	ensure() error // a file is open to write into
+	ensure(monoNs int64) error // a file is open to write a record received at monoNs into (0: no record)
 	addChannel(d *logfmt.Channel) error
 	id(name string) uint16 // the channel's id in the current file
 	addDrops(name string, n uint64)
@@ -183,6 +193,13 @@ type subInfo struct {
 	budget *budget
 }
 
+// newRecordingID is a random id for one recording's files.
+func newRecordingID() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
 // Run records until ctx ends or a write fails, then closes the log. The
 // returned Summary is valid in both cases.
 func Run(ctx context.Context, cfg Config) (*Summary, error) {
@@ -201,6 +218,7 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	if cfg.DrainTimeout == 0 {
 		cfg.DrainTimeout = DefaultDrainTimeout
 	}
+	cfg.recording = newRecordingID()
 	if len(cfg.TimeKeys) == 0 {
 		cfg.TimeKeys = []string{"vr/*/time"}
 	}
@@ -239,6 +257,8 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	}
 	r.out = out
 
+	ctx, endRecording := context.WithCancel(ctx) // ctx's end, Duration's or the caller's, ends the recording
+	defer endRecording()
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stopEnd := context.AfterFunc(ctx, func() { r.ended.Store(time.Now().UnixNano()) }) // the drain's start
@@ -289,9 +309,13 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		}
 	}
 	var qbl *zenoh.Queryable
+	var token *zenoh.Token // on the query's key: `vrlog snapshot` lists the recorders there are
 	if setupErr == nil && query {
 		if qbl, err = sess.DeclareDeferredQueryable(cfg.Snapshot.Query, r.query); err != nil {
 			setupErr = fmt.Errorf("zenoh queryable %q: %w", cfg.Snapshot.Query, err)
+		} else if token, err = sess.DeclareToken(cfg.Snapshot.Query); err != nil {
+			qbl.Close()
+			setupErr = fmt.Errorf("zenoh liveliness token %q: %w", cfg.Snapshot.Query, err)
 		}
 	}
 	if setupErr != nil {
@@ -318,8 +342,14 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	r.startFeed(rctx, &wg)
 	go func() { wg.Wait(); r.lanes.close() }()
 
+	r.start = time.Now() // the transports are open: the recording starts
+	if cfg.Duration > 0 {
+		t := time.AfterFunc(cfg.Duration, endRecording)
+		defer t.Stop()
+	}
 	werr := r.write(rctx, cancel)
 	if qbl != nil {
+		token.Close()
 		qbl.Close()
 	}
 	r.refuseTriggers()
@@ -397,7 +427,7 @@ func (r *rec) subscribeZenoh(ctx context.Context, wg *sync.WaitGroup, sess *zeno
 					continue
 				}
 				if r.cfg.OnZenohSample != nil {
-					r.cfg.OnZenohSample(s.Key)
+					r.cfg.OnZenohSample(s)
 				}
 				n := len(s.Payload) + len(s.Attachment)
 				held += n
@@ -671,7 +701,7 @@ func (r *rec) problem(it *item) error {
 	if cs.Error != "" {
 		ch := &channel{def: logfmt.Channel{Name: it.name, Transport: it.transport, Topic: it.topic, Schema: it.schema,
 			Compression: r.compression(it.name, it.topic), Meta: it.meta}, stream: sampler.NewStream(sampler.Config{})}
-		if err := r.out.ensure(); err != nil {
+		if err := r.out.ensure(0); err != nil {
 			return err
 		}
 		if err := r.out.addChannel(&ch.def); err != nil {
@@ -702,7 +732,7 @@ func (r *rec) writeOne(it *item, keep bool) error {
 		r.endOverflow(it.sub, it.drainEnds)
 		return nil
 	}
-	if err := r.out.ensure(); err != nil {
+	if err := r.out.ensure(it.rec.RecvMonoNs); err != nil {
 		return err
 	}
 	ch := r.chans[it.name]

@@ -5,8 +5,8 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"time"
 
+	"github.com/vrlog/vrlog/hostclock"
 	"github.com/vrlog/vrlog/logfmt"
 )
 
@@ -25,7 +25,7 @@ type rotator struct {
 	closeErr error
 	n        int      // files opened
 	files    []string // files kept, oldest first
-	opened   time.Time
+	first    int64    // receive stamp (monotonic) of the current file's first record; 0 before it
 	defs     []*logfmt.Channel
 	ids      map[string]uint16
 	written  int64 // bytes in closed files
@@ -61,7 +61,7 @@ func (o *rotator) open() error {
 	if err != nil {
 		return err // logfmt names the file
 	}
-	o.w, o.opened, o.ids = w, time.Now(), map[string]uint16{}
+	o.w, o.first, o.ids = w, 0, map[string]uint16{}
 	o.n++
 	o.files = append(o.files, p)
 	for _, d := range o.defs {
@@ -91,7 +91,10 @@ func logMetadata(cfg Config) map[string]string {
 		md["note"] = cfg.Note
 	}
 	if h, err := os.Hostname(); err == nil {
-		md["host"] = h
+		md[hostclock.MetaHost] = h
+	}
+	if cfg.recording != "" {
+		md[hostclock.MetaRecording] = cfg.recording // one id for every file of the recording
 	}
 	return md
 }
@@ -113,14 +116,29 @@ func (o *rotator) addChannel(d *logfmt.Channel) error {
 	return o.add(d)
 }
 
-// ensure opens the next file after a rotation.
-func (o *rotator) ensure() error {
+// ensure opens the next file after a rotation, and rotates first when a
+// record received at monoNs (0: not a record) would make the current file
+// span the split duration: a file holds the records received within
+// SplitDuration of its first one (measured per record; a tick, once a
+// second, let a 2 s file grow to 3 s).
+func (o *rotator) ensure(monoNs int64) error {
+	if o.w != nil && o.cfg.SplitDuration > 0 && monoNs != 0 {
+		switch {
+		case o.first == 0:
+			o.first = monoNs
+		case monoNs-o.first >= o.cfg.SplitDuration.Nanoseconds():
+			if err := o.rotate(); err != nil {
+				return err
+			}
+		}
+	}
 	if o.w != nil {
 		return nil
 	}
 	if err := o.open(); err != nil {
 		return err
 	}
+	o.first = monoNs
 	for name, n := range o.drops {
 		o.w.AddDrops(o.ids[name], n)
 	}
@@ -168,13 +186,8 @@ func (o *rotator) seal(ahead bool) error {
 
 func (o *rotator) busy() bool { return o.w != nil && o.w.WouldBlock() }
 
-// tick rotates by duration.
-func (o *rotator) tick() error {
-	if o.w != nil && o.cfg.SplitDuration > 0 && time.Since(o.opened) >= o.cfg.SplitDuration {
-		return o.rotate()
-	}
-	return nil
-}
+// tick: files are split by the records' receive stamps (ensure).
+func (o *rotator) tick() error { return nil }
 
 // rotate finishes the current file off the write path: its last chunks,
 // footer and fsync can take seconds on a multi-GB file, and the records

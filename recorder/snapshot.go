@@ -33,7 +33,8 @@ type SnapshotConfig struct {
 	// the trigger is kept), and the log says so (logfmt.Snapshot.Short).
 	MaxBytes int64
 	// Query, if set, is the zenoh key of a queryable that triggers a
-	// snapshot and replies with the file written (vrlog/record/NAME/snapshot).
+	// snapshot and replies with the file written (vrlog/record/NAME/snapshot);
+	// a liveliness token on the same key says the recorder is there.
 	Query string
 	// Faults are analyze's checks watched live: a sample that makes one
 	// fail triggers a snapshot.
@@ -487,7 +488,7 @@ func slug(text string) string {
 
 // ---- the recorder's output ----
 
-func (s *snapshotter) ensure() error { return nil }
+func (s *snapshotter) ensure(int64) error { return nil }
 
 func (s *snapshotter) addChannel(d *logfmt.Channel) error {
 	id, err := s.mw.AddChannel(*d)

@@ -51,7 +51,11 @@ type Summary = Status
 
 func (r *rec) snapshot() Status {
 	written, raw := r.out.bytes()
-	s := Status{Elapsed: time.Since(r.start), Files: r.out.paths(), BytesWritten: written, RawBytes: raw, DrainDrops: r.w.drainDrops}
+	elapsed := time.Since(r.start)
+	if end := r.ended.Load(); end != 0 {
+		elapsed = time.Duration(end - r.start.UnixNano()) // recording, not draining
+	}
+	s := Status{Elapsed: elapsed, Files: r.out.paths(), BytesWritten: written, RawBytes: raw, DrainDrops: r.w.drainDrops}
 	if r.snap != nil {
 		sn := r.snap.status()
 		s.Snapshot = &sn

@@ -29,7 +29,9 @@ type writeState struct {
 // Once the recording is over it writes what the receivers had received,
 // for at most DrainTimeout (cutOff).
 func (r *rec) write(ctx context.Context, cancel context.CancelFunc) error {
-	r.start = time.Now()
+	if r.start.IsZero() {
+		r.start = time.Now()
+	}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	var manual <-chan logfmt.SnapshotTrigger

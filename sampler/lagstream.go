@@ -183,7 +183,7 @@ func (l *LagStream) pair(f Stamped) {
 	if l.dropped && (len(l.states) == 0 || f.TNs < l.states[0].TNs) {
 		l.late++ // its latest state was dropped
 	}
-	l.sum.pair(l.states, f, l.cfg.ToleranceNs)
+	l.sum.pair(l.states, f, &l.cfg)
 }
 
 // evict drops the states no frame still to come can pair with: those

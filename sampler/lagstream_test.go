@@ -201,3 +201,80 @@ func benchLag(b *testing.B, pair func([]arrival, LagConfig)) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(in)), "ns/sample")
 }
+
+// A frame whose latest state is from before an outage of the state
+// stream (a restart after silence, or a stream that stopped) is no lag
+// measurement: counted across the outage with the gap it spans, in no
+// histogram and not rejected; the frames around the gap are lag as
+// usual. Lag and LagStream agree.
+func TestLagAcrossOutage(t *testing.T) {
+	const ms = 1_000_000
+	var states, frames []Stamped
+	for i := range int64(100) { // 25 Hz, silent from 1 s to 3 s, stopped after 3.96 s
+		if ts := i * 40 * ms; ts <= 1000*ms || ts >= 3000*ms {
+			states = append(states, Stamped{TNs: ts, RecvNs: ts + ms})
+		}
+	}
+	for ts := int64(5 * ms); ts < 4500*ms; ts += 30 * ms { // 33 Hz frames throughout, 8 ms late
+		frames = append(frames, Stamped{TNs: ts, RecvNs: ts + 9*ms})
+	}
+	cfg := LagConfig{ToleranceNs: 35 * ms, OutageNs: func() int64 { return 120 * ms }}
+	want := Lag(states, frames, cfg)
+	var in []arrival
+	for _, s := range states {
+		in = append(in, arrival{s: s})
+	}
+	for _, f := range frames {
+		in = append(in, arrival{s: f, frame: true})
+	}
+	slices.SortStableFunc(in, func(a, b arrival) int { return cmp.Compare(a.s.TNs, b.s.TNs) })
+	var pairings []Pairing
+	cfg.OnPair = func(p Pairing) { pairings = append(pairings, p) }
+	_, got, _ := stream(in, cfg)
+	sameLag(t, got, want)
+	if got.AcrossOutage != want.AcrossOutage || !slices.Equal(got.Outages, want.Outages) {
+		t.Fatalf("stream: %d across %v, Lag: %d across %v", got.AcrossOutage, got.Outages, want.AcrossOutage, want.Outages)
+	}
+	// In the gap: frames captured from 1120 ms to 2990 ms; after the end:
+	// from 4085 ms on.
+	var inGap, afterEnd uint64
+	for _, f := range frames {
+		switch {
+		case f.TNs > 1120*ms && f.TNs < 3000*ms:
+			inGap++
+		case f.TNs > 3960*ms+120*ms:
+			afterEnd++
+		}
+	}
+	if got.AcrossOutage != inGap+afterEnd || inGap == 0 || afterEnd == 0 {
+		t.Fatalf("%d across an outage, want %d in the gap + %d after the end", got.AcrossOutage, inGap, afterEnd)
+	}
+	wantGaps := []LagOutage{{StateNs: 1000 * ms, NextNs: 3000 * ms, HasNext: true, Frames: inGap}, {StateNs: 3960 * ms, Frames: afterEnd}}
+	for i := range wantGaps {
+		if i >= len(got.Outages) || got.Outages[i].StateNs != wantGaps[i].StateNs || got.Outages[i].NextNs != wantGaps[i].NextNs ||
+			got.Outages[i].HasNext != wantGaps[i].HasNext || got.Outages[i].Frames != wantGaps[i].Frames {
+			t.Fatalf("gaps %+v, want %+v (max lags aside)", got.Outages, wantGaps)
+		}
+	}
+	if m := got.Latest.Max(); m > 120*ms {
+		t.Fatalf("latest lag max %d ms: an across-outage pairing is in the lag figures", m/ms)
+	}
+	if got.Latest.Count()+got.AcrossOutage+got.Unpaired != got.Frames || got.Rejected == 0 {
+		t.Fatalf("latest %d + across %d + unpaired %d != %d frames; rejected %d", got.Latest.Count(), got.AcrossOutage, got.Unpaired, got.Frames, got.Rejected)
+	}
+	if d := got.Interpolated.Max(); d != 8*ms {
+		t.Fatalf("delay max %d ns, want 8 ms", d)
+	}
+	var across uint64
+	for _, p := range pairings {
+		if p.AcrossOutage {
+			across++
+			if p.HasDelay || p.Rejected {
+				t.Fatalf("across-outage pairing %+v has a delay or is rejected", p)
+			}
+		}
+	}
+	if len(pairings) != len(frames) || across != got.AcrossOutage {
+		t.Fatalf("OnPair: %d pairings (%d across), want %d (%d)", len(pairings), across, len(frames), got.AcrossOutage)
+	}
+}

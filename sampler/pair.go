@@ -15,7 +15,43 @@ type LagConfig struct {
 	// keeps every state it is given.
 	WindowNs  int64
 	MaxStates int
+	// OutageNs, when set, is the state stream's outage threshold at the
+	// time a frame is paired (OutageFactor × its nominal period so far,
+	// as Stream judges outages; 0 while unknown). A frame whose latest
+	// state is older than that was captured while the state stream was in
+	// an outage (or after it stopped): its pairing with that stale state
+	// measures the outage, not lag. It is counted in AcrossOutage, listed
+	// with the gap it spans, and kept out of every lag figure and of
+	// Rejected. Without OutageNs every pairing is lag.
+	OutageNs func() int64
+	// OnPair, when set, is called with each frame's pairing as it is
+	// made (for plots over time).
+	OnPair func(Pairing)
 }
+
+// Pairing is one frame's pairing with the state stream.
+type Pairing struct {
+	TNs          int64 // the frame's capture stamp
+	Paired       bool  // a state was captured at or before it
+	LatestNs     int64 // its lag to the latest such state
+	DelayNs      int64 // its delay against the state timeline (Interpolated), if HasDelay
+	HasDelay     bool
+	Rejected     bool // LatestNs above the tolerance
+	AcrossOutage bool // the latest state is from before a state outage (see LagConfig.OutageNs)
+}
+
+// LagOutage is a gap of the state stream that frames were paired across:
+// from the latest state before it to the first state after it.
+type LagOutage struct {
+	StateNs  int64 // the latest state before the gap
+	NextNs   int64 // the first state after it, if HasNext
+	HasNext  bool  // false: no state came after it (the stream stopped)
+	Frames   uint64
+	MaxLagNs int64 // the largest latest-state lag of those frames
+}
+
+// MaxLagOutages bounds LagSummary.Outages (AcrossOutage counts them all).
+const MaxLagOutages = 1000
 
 // Stamped is what pairing needs of one sample: its capture stamp (simulator
 // clock) and its receive stamp (recorder clock; 0 when unknown).
@@ -29,10 +65,16 @@ type Stamped struct {
 // simulator's clock.
 type LagSummary struct {
 	Frames   uint64
-	Unpaired uint64    // frames captured before the first state
-	Rejected uint64    // latest-lag above tolerance
-	Latest   Histogram // lag to the latest state at or before the frame (≥ 0)
-	Nearest  Histogram // lag to the nearest state in capture time (signed)
+	Unpaired uint64 // frames captured before the first state
+	Rejected uint64 // latest-lag above tolerance (among the lag measurements)
+	// AcrossOutage counts the frames paired with a state from before an
+	// outage of the state stream (LagConfig.OutageNs); Outages lists the
+	// gaps they span, in the order first met (at most MaxLagOutages).
+	// They are in no histogram and not in Rejected.
+	AcrossOutage uint64
+	Outages      []LagOutage
+	Latest       Histogram // lag to the latest state at or before the frame (≥ 0)
+	Nearest      Histogram // lag to the nearest state in capture time (signed)
 	// Interpolated is the frame's receive stamp minus the receive time of
 	// the state timeline interpolated at the frame's capture stamp: how
 	// much later the frame arrived than a state captured at the same
@@ -42,9 +84,10 @@ type LagSummary struct {
 	Interpolated Histogram
 }
 
-// RejectedFraction is Rejected over paired frames.
+// RejectedFraction is Rejected over the lag measurements: paired frames
+// but those paired across an outage.
 func (l *LagSummary) RejectedFraction() float64 {
-	paired := l.Frames - l.Unpaired
+	paired := l.Frames - l.Unpaired - l.AcrossOutage
 	if paired == 0 {
 		return 0
 	}
@@ -58,34 +101,77 @@ func (l *LagSummary) RejectedFraction() float64 {
 func Lag(states, frames []Stamped, cfg LagConfig) *LagSummary {
 	l := &LagSummary{}
 	for _, f := range frames {
-		l.pair(states, f, cfg.ToleranceNs)
+		l.pair(states, f, &cfg)
 	}
 	return l
 }
 
 // pair accounts for frame f against states (sorted by TNs, and holding
 // every state that can be f's latest or next one).
-func (l *LagSummary) pair(states []Stamped, f Stamped, toleranceNs int64) {
+func (l *LagSummary) pair(states []Stamped, f Stamped, cfg *LagConfig) {
 	l.Frames++
+	p := Pairing{TNs: f.TNs}
 	latest, i, ok := latestLag(states, f.TNs)
-	if !ok {
+	switch {
+	case !ok:
 		l.Unpaired++
 		if len(states) > 0 {
 			l.Nearest.Add(f.TNs - states[0].TNs)
 		}
-		return
+	case cfg.OutageNs != nil && AcrossOutage(latest, cfg.OutageNs()):
+		p.Paired, p.LatestNs, p.AcrossOutage = true, latest, true
+		l.acrossOutage(states, i, latest)
+	default:
+		p.Paired, p.LatestNs = true, latest
+		l.Latest.Add(latest)
+		nearest := latest
+		if i < len(states) && states[i].TNs-f.TNs < latest {
+			nearest = f.TNs - states[i].TNs
+		}
+		l.Nearest.Add(nearest)
+		if latest > cfg.ToleranceNs {
+			l.Rejected++
+			p.Rejected = true
+		}
+		if recv, ok := recvAt(states, i, f.TNs); ok && f.RecvNs != 0 {
+			p.DelayNs, p.HasDelay = f.RecvNs-recv, true
+			l.Interpolated.Add(p.DelayNs)
+		}
 	}
-	l.Latest.Add(latest)
-	nearest := latest
-	if i < len(states) && states[i].TNs-f.TNs < latest {
-		nearest = f.TNs - states[i].TNs
+	if cfg.OnPair != nil {
+		cfg.OnPair(p)
 	}
-	l.Nearest.Add(nearest)
-	if latest > toleranceNs {
-		l.Rejected++
+}
+
+// AcrossOutage reports whether a frame with latest-state lag latestNs
+// was paired across an outage of the state stream whose outage threshold
+// is outageNs (0: unknown): a lag above it means the state stream had
+// been silent that long when the frame was captured, an outage by
+// Stream's own rule (the gap it is in is at least as long as the lag).
+// Analyze's pairing and record's live max-lag check both apply it.
+func AcrossOutage(latestNs, outageNs int64) bool { return outageNs > 0 && latestNs > outageNs }
+
+// acrossOutage accounts for a frame paired across the gap after
+// states[i-1].
+func (l *LagSummary) acrossOutage(states []Stamped, i int, latestNs int64) {
+	l.AcrossOutage++
+	g := LagOutage{StateNs: states[i-1].TNs}
+	if i < len(states) {
+		g.NextNs, g.HasNext = states[i].TNs, true
 	}
-	if recv, ok := recvAt(states, i, f.TNs); ok && f.RecvNs != 0 {
-		l.Interpolated.Add(f.RecvNs - recv)
+	for k := len(l.Outages) - 1; k >= 0 && k >= len(l.Outages)-8; k-- { // frames of one gap arrive together
+		if o := &l.Outages[k]; o.StateNs == g.StateNs {
+			o.Frames++
+			o.MaxLagNs = max(o.MaxLagNs, latestNs)
+			if g.HasNext && (!o.HasNext || g.NextNs < o.NextNs) {
+				o.NextNs, o.HasNext = g.NextNs, true
+			}
+			return
+		}
+	}
+	if len(l.Outages) < MaxLagOutages {
+		g.Frames, g.MaxLagNs = 1, latestNs
+		l.Outages = append(l.Outages, g)
 	}
 }
 

@@ -189,6 +189,10 @@ func (s *Stream) Add(x Sample) Event {
 	return ev
 }
 
+// NominalNs is the configured period or the median interval so far (after
+// a few intervals; 0 before): the period live outage flags are judged by.
+func (s *Stream) NominalNs() int64 { return s.nominal() }
+
 // nominal is the configured period or the median interval so far (after a
 // few intervals).
 func (s *Stream) nominal() int64 {

@@ -10,17 +10,21 @@ OUT=${OUT:-demo.vrlog}
 PORT=${PORT:-17447}
 ZARGS=(--no-multicast)
 
-echo "== 1. record: the simulator publishes states (zenoh) and 320x240 frames (iceoryx2) for 10 s;"
+echo "== 1. record 10 s: the simulator publishes states (zenoh) and 320x240 frames (iceoryx2);"
 echo "      it drops every 40th sample and restarts after 5 s with a 2 s outage"
+# The recorder stops first, while the simulator still publishes: a stream
+# that stops before the recording ends is an outage ("fell silent"), so a
+# recording of a simulator that stops first reports one on every channel.
 "$BIN"/vrlog record -o "$OUT" --force -q --listen "tcp/127.0.0.1:$PORT" "${ZARGS[@]}" \
-	-k 'vr/demo/**' -s vr/demo/camera/front --note "make demo" &
+	-k 'vr/demo/**' -s vr/demo/camera/front --note "make demo" --duration 10s &
 REC=$!
 trap 'kill $REC 2>/dev/null || true' EXIT
-"$BIN"/vrlog sim --robot demo --connect "tcp/127.0.0.1:$PORT" "${ZARGS[@]}" -q --duration 10s \
-	--drop-every 40 --restart-after 5s --outage 2s --start-delay 1s --width 320 --height 240
-sleep 0.5
-kill -INT $REC
+"$BIN"/vrlog sim --robot demo --connect "tcp/127.0.0.1:$PORT" "${ZARGS[@]}" -q --duration 12s \
+	--drop-every 40 --restart-after 5s --outage 2s --start-delay 1s --width 320 --height 240 &
+SIM=$!
+trap 'kill $REC $SIM 2>/dev/null || true' EXIT
 wait $REC
+wait $SIM
 trap - EXIT
 "$BIN"/vrlog info "$OUT"
 
@@ -34,15 +38,16 @@ else
 fi
 
 echo
-echo "== 3. replay at the original pacing into the real transports (recorded again by a second"
-echo "      recorder, standing in for a controller), restamped to look live, with replay's own timing error"
+echo "== 3. replay the first 5 s at the original pacing into the real transports (recorded again by a"
+echo "      second recorder, standing in for a controller), restamped to look live, with replay's own timing error"
+# The second recorder stops in the middle of the replayed window (it
+# records 5 s; the replay publishes 5 s after a 2 s delay), for the same
+# reason.
 "$BIN"/vrlog record -o "${OUT%.vrlog}-replayed.vrlog" --force -q --connect "tcp/127.0.0.1:$PORT" "${ZARGS[@]}" \
-	-k 'vr/demo/**' -s vr/demo/camera/front --probe-interval 0 &
+	-k 'vr/demo/**' -s vr/demo/camera/front --probe-interval 0 --duration 5s &
 REC=$!
 trap 'kill $REC 2>/dev/null || true' EXIT
-"$BIN"/vrlog replay --listen "tcp/127.0.0.1:$PORT" "${ZARGS[@]}" --delay 2s --restamp "$OUT"
-sleep 0.5
-kill -INT $REC
+"$BIN"/vrlog replay --listen "tcp/127.0.0.1:$PORT" "${ZARGS[@]}" --delay 2s --end 5 --restamp "$OUT"
 wait $REC
 trap - EXIT
 echo

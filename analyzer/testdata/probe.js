@@ -29,6 +29,19 @@
       hover: JSON.parse(s.dataset.hover).length,
     };
   });
+  // The lag plots: each bin's delay range as drawn (the middle of its
+  // segment, mapped back through the y axis), and the marks.
+  r.lags = all(document, 'svg[data-plot=lag]').map(s => {
+    const m = s.querySelector('g.meta'), lo = num(m.dataset.loMs), hi = num(m.dataset.hiMs), ya = num(m.dataset.yLo), yb = num(m.dataset.yHi);
+    const d = s.querySelector('path.delay').getAttribute('d');
+    const mids = Array.from(d.matchAll(/M[-\d.]+ ([-\d.]+)V([-\d.]+)/g)).map(g => lo + ((+g[1] + +g[2]) / 2 - ya) / (yb - ya) * (hi - lo));
+    const frames = sel => all(s, sel).reduce((a, e) => a + num(e.dataset.frames), 0);
+    return {
+      channel: s.dataset.channel, loMs: lo, hiMs: hi, p50Ms: num(m.dataset.p50Ms), midsMs: mids,
+      rejected: frames('path.rejected'), across: frames('path.across'), acrossGaps: all(s, 'rect.across-bg').length,
+      refLabels: all(s, 'text.ref-label').map(e => e.textContent), hover: JSON.parse(s.dataset.hover).length,
+    };
+  });
   r.rates = all(document, 'svg[data-plot=rate]').map(s => ({channel: s.dataset.channel, hover: JSON.parse(s.dataset.hover).length}));
   r.hists = all(document, 'svg.hplot').map(s => ({
     plot: s.dataset.plot, loMs: num(s.dataset.loMs), hiMs: num(s.dataset.hiMs), under: num(s.dataset.under), over: num(s.dataset.over),

@@ -230,10 +230,12 @@ for p in sys.argv[1:]:
 
 
 def test_states_frame_is_every_state():
-    """to_pandas("states") (vectorized) holds what decode_state gives per record."""
+    """to_pandas("states") (vectorized) holds what decode_state gives per
+    record, elapsed from the same (session) epoch by default."""
     with vrlog.open(SAMPLE) as log:
-        df = log.to_pandas("states", epoch_ns=0)
+        df = log.to_pandas("states")
         per = list(log.states())
+        assert df.attrs["epoch_ns"] == log.session_epoch_ns() != 0
     assert len(df) == len(per)
     from vrlog import frames
 
@@ -245,3 +247,43 @@ def test_states_frame_is_every_state():
         assert [row[c] for c in floats] == [getattr(getattr(s, c.split(".")[0]), c.split(".")[1]) for c in floats]
         assert row["sensor_count"] == len(s.sensors)
         assert [(row[f"sensors.{k}.id"], row[f"sensors.{k}.t_ns"]) for k in range(len(s.sensors))] == [(x.id, x.t_ns) for x in s.sensors]
+
+
+def test_crc_c_package_and_fallback_agree():
+    """The C-backed crc32c package is what the reader uses (a dependency:
+    make peers and CI install it); the numpy and pure fallbacks agree with
+    it on every length, on bytes and on views of a memory map."""
+    import mmap
+    import random
+
+    from vrlog import _crc
+
+    assert _crc.IMPLEMENTATION == "crc32c", "the crc32c package is missing: pip install ./python"
+    rnd = random.Random(7)
+    data = bytes(rnd.getrandbits(8) for _ in range(300_000))
+    with open(SAMPLE, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        mv = memoryview(mm)
+        for n in (0, 1, 7, 63, 64, 4095, 4096, 70_001, 300_000):
+            for buf in (data[:n], memoryview(data)[1:n + 1], mv[13:13 + n]):
+                assert _crc.crc32c(buf) == _crc.crc32c_fallback(buf), n
+            if n < 5000:
+                assert _crc.crc32c_py(data[:n]) == _crc.crc32c(data[:n])
+        del buf
+        mv.release()
+    assert vrlog.crc32c(b"123456789") == 0xE3069283
+
+
+def test_frames_are_views_of_the_map():
+    """A frame stored uncompressed comes out without a copy: Frame.data is
+    a view of the log's memory map and pixels() an array over it (read
+    only); the log closes while views are held, and they stay valid."""
+    with vrlog.open(SAMPLE) as log:
+        got = [(r, f) for r, f in log.frames() if f is not None]
+        views = [(r, f) for r, f in got if f.data.obj is log._mm]
+        assert views, "no frame of the sample is stored raw"
+        r, f = views[0]
+        px = f.pixels()
+        assert not px.flags.writeable and np.shares_memory(px, np.frombuffer(f.data, np.uint8))
+        assert px.tobytes() == bytes(r.payload) and r.payload.obj is log._mm
+    # Closed with views alive: still readable, unmapped when they go.
+    assert px.reshape(-1)[:16].tobytes() == bytes(f.data[:16])

@@ -5,6 +5,7 @@ with a warning."""
 
 from __future__ import annotations
 
+import mmap
 import os
 import stat
 import struct
@@ -59,6 +60,15 @@ class Source:
     def __init__(self, path: str, mm, size: int, max_chunk_size: int, max_index_size: int):
         self.path, self.mm, self.size = path, mm, size
         self.max_chunk_size, self.max_index_size = max_chunk_size, max_index_size
+        self._mv = memoryview(mm) if isinstance(mm, mmap.mmap) else memoryview(mm).toreadonly()
+
+    def view(self, off: int, n: int) -> memoryview:
+        """n bytes at off as a read-only view of the map (no copy)."""
+        return self._mv[off:off + n]
+
+    def release(self) -> None:
+        """Drop the source's own view of the map (so that it can close)."""
+        self._mv.release()
 
     def corrupt(self, offset: int, what: str) -> CorruptionError:
         return CorruptionError(self.path, offset, what)

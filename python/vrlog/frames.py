@@ -72,8 +72,7 @@ def states(log, channels, start_ns, end_ns, clock, epoch_ns):
     Decoded with numpy a block of equal-sized payloads at a time, with the
     checks of wire.decode_state (magic, version, size, reserved fields)."""
     pd = _pd()
-    if epoch_ns is None:
-        epoch_ns = log.session_epoch_ns() or 0
+    epoch_ns = log._epoch(epoch_ns)
     if channels is None:
         channels = [c.id for c in log.channels if c.schema == wire.SCHEMA_STATE]
     want = set(log.select(channels)) if channels else set()

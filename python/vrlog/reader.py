@@ -90,6 +90,8 @@ class Log:
         self.max_index_size, self.max_merge = min(max_index_size, (1 << 32) - 1), max(1, min(max_merge_chunks, 0xFFFF))
         self.use_numpy = use_numpy and np is not None
         self._mm = None
+        self._src = None
+        self._epoch_ns: int | None = None
         self._zstd = _zstd.Decompressor()
         self._file = _open.open_regular(self.path)
         try:
@@ -97,6 +99,8 @@ class Log:
             if self.size == 0:  # a prefix of the magic, like any cut inside the prelude
                 raise CorruptionError(self.path, 0, "prelude: torn tail: the file is empty")
             self._mm = mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ)
+            if hasattr(self._mm, "madvise") and hasattr(mmap, "MADV_SEQUENTIAL"):
+                self._mm.madvise(mmap.MADV_SEQUENTIAL)  # read ahead, drop behind
             self._src = _open.Source(self.path, self._mm, self.size, self.max_chunk_size, self.max_index_size)
             o = _open.open_log(self._src, tolerant, ignore_index)
             self.version, self.header, self.indexed, self.torn_tail = o.version, o.header, o.indexed, o.torn_tail
@@ -159,21 +163,32 @@ class Log:
             ids += [i for i in hit if i not in ids]
         return ids
 
-    def session_epoch_ns(self) -> int | None:
-        """The session epoch: t_ns of the first state sample to arrive, else
-        the earliest capture stamp (None without any)."""
-        states = [c.id for c in self.channels if c.schema == wire.SCHEMA_STATE]
+    def session_epoch_ns(self) -> int:
+        """The session epoch, from which every elapsed of this reader counts
+        (decode, states, frames, to_pandas), as vrlog cat, export and the
+        analyzer do (Go's analyzer.SessionEpoch, the same rule): the first
+        capture stamp of the state channel whose first record arrived
+        first; without a stamped state channel the earliest capture stamp of
+        a non-internal channel; without any, the log's first receive wall
+        stamp (0 for a log without chunks). From the channel statistics:
+        reads no chunk."""
+        if self._epoch_ns is None:
+            self._epoch_ns = self._find_session_epoch()
+        return self._epoch_ns
+
+    def _find_session_epoch(self) -> int:
+        by_id = {c.id: c for c in self.channels}
+        live = [(by_id.get(st.channel), st) for st in self.stats if st.has_capture and st.records > 0]
+        states = [st for c, st in live if c is not None and c.schema == wire.SCHEMA_STATE]
         if states:
-            for batch in self.iter_batches(channels=states):
-                for stamp, cap in zip(_list(batch["has_stamp"]), _list(batch["capture_ns"])):
-                    if stamp:
-                        return cap
-        best = None
-        for batch in self.iter_batches():
-            for stamp, cap in zip(_list(batch["has_stamp"]), _list(batch["capture_ns"])):
-                if stamp and (best is None or cap < best):
-                    best = cap
-        return best
+            return min(states, key=lambda st: st.first_mono_ns).first_capture_ns  # min: the first of ties, as Go
+        caps = [st.first_capture_ns for c, st in live if c is not None and c.transport != "internal"]
+        if caps:
+            return min(caps)
+        return min((ci.min_wall_ns for ci in self.chunks), default=0)
+
+    def _epoch(self, epoch_ns: int | None) -> int:
+        return self.session_epoch_ns() if epoch_ns is None else epoch_ns
 
     # ---- records ----
 
@@ -199,17 +214,17 @@ class Log:
             raise src.corrupt(at, f"record metadata: {e}") from None
         if cm.record_count != ci.records:
             raise src.corrupt(at, f"{cm.record_count} records, the index says {ci.records}")
-        blocks: list[bytes | None] = [None] * len(cm.groups)
+        blocks: list[memoryview | None] = [None] * len(cm.groups)
         if payloads:
             off = ci.offset + fmt.BLOCK_HEADER_SIZE + ci.meta_len
             for i, g in enumerate(cm.groups):
                 if want is None or g.channel in want:
-                    data = src.read(off, g.stored_len)
+                    data = src.view(off, g.stored_len)  # the memory map itself: no copy
                     if crc32c(data) != g.crc:
                         raise src.corrupt(off, f"payload block of channel {g.channel}: CRC mismatch")
                     if g.kind == 1:
                         try:
-                            data = self._zstd.decompress(data, g.raw_len)
+                            data = memoryview(self._zstd.decompress(data, g.raw_len))
                         except _DAMAGE as e:
                             raise src.corrupt(off, f"payload block of channel {g.channel}: {e}") from None
                     blocks[i] = data
@@ -324,7 +339,7 @@ class Log:
                 heads, bodies = [], []
                 for o, h, p, b in zip(_list(cols["off"]), hl, pl, _list(cols["block"])):
                     blk = blocks[b]
-                    heads.append(blk[o:o + h] if h else b"")
+                    heads.append(blk[o:o + h])
                     bodies.append(blk[o + h:o + h + p])
             else:
                 heads = bodies = itertools.repeat(None)
@@ -356,25 +371,33 @@ class Log:
 
     # ---- decoding ----
 
-    def decode(self, rec: Record, epoch_ns: int = 0):
+    def decode(self, rec: Record, epoch_ns: int | None = None):
         """Decode a record read with payloads by its channel's schema (wire
-        module): State, Frame, TimeReply, ClockProbe, or None for a raw
-        channel. Raises DecodeError for a payload that is not of the schema."""
+        module): State, Frame, TimeReply, ClockProbe, ReplayClock, or None
+        for a raw channel; elapsed counts from epoch_ns, by default the
+        session epoch (session_epoch_ns, as vrlog cat). Raises DecodeError
+        for a payload that is not of the schema."""
         if rec.payload is None:
             raise ValueError("the record was read without payloads (payloads=False)")
-        return wire.decode(self.channel(rec.channel).schema, rec.header, rec.payload, epoch_ns)
+        return wire.decode(self.channel(rec.channel).schema, rec.header, rec.payload, self._epoch(epoch_ns))
 
-    def states(self, channels=None, start_ns=None, end_ns=None, *, clock="mono", epoch_ns: int = 0):
+    def states(self, channels=None, start_ns=None, end_ns=None, *, clock="mono", epoch_ns: int | None = None):
         """(Record, State) for every record of the selected state channels
-        (all of them by default); State is None where the payload does not
-        decode."""
-        return self._decoded(wire.SCHEMA_STATE, lambda r: wire.decode_state(r.payload, epoch_ns), channels, start_ns, end_ns, clock)
+        (all of them by default), in receive order; State is None where the
+        payload does not decode. elapsed counts from epoch_ns, by default
+        the session epoch."""
+        epoch = self._epoch(epoch_ns)
+        return self._decoded(wire.SCHEMA_STATE, lambda r: wire.decode_state(r.payload, epoch), channels, start_ns, end_ns, clock)
 
-    def frames(self, channels=None, start_ns=None, end_ns=None, *, clock="mono", epoch_ns: int = 0):
+    def frames(self, channels=None, start_ns=None, end_ns=None, *, clock="mono", epoch_ns: int | None = None):
         """(Record, Frame) for every record of the selected frame channels
-        (all of them by default); Frame.pixels() is a numpy array. Frame is
-        None where the record does not decode."""
-        return self._decoded(wire.SCHEMA_FRAME, lambda r: wire.decode_frame(r.header, r.payload, epoch_ns), channels, start_ns, end_ns, clock)
+        (all of them by default), in receive order; Frame is None where the
+        record does not decode. Frame.pixels() is a numpy array that shares
+        the record's bytes: a read-only view of the log's memory map where
+        the chunk stores frames uncompressed (the recorder's default), no
+        copy. elapsed counts from epoch_ns, by default the session epoch."""
+        epoch = self._epoch(epoch_ns)
+        return self._decoded(wire.SCHEMA_FRAME, lambda r: wire.decode_frame(r.header, r.payload, epoch), channels, start_ns, end_ns, clock)
 
     def _decoded(self, schema, decode, channels, start_ns, end_ns, clock):
         if channels is None:
@@ -402,8 +425,16 @@ class Log:
     # ---- lifetime ----
 
     def close(self) -> None:
+        """Close the file. Records, frames and pixel arrays still held keep
+        the memory map alive (they are views of it): it is unmapped when
+        the last of them goes."""
+        if self._src is not None:
+            self._src.release()
         if self._mm is not None:
-            self._mm.close()
+            try:
+                self._mm.close()
+            except BufferError:  # views of the map are still in use
+                pass
             self._mm = None
         if self._file is not None:
             self._file.close()

@@ -23,7 +23,7 @@ FRAME_HEADER_SIZE = 48
 
 def elapsed(t_ns: int, epoch_ns: int = 0) -> float:
     """(t_ns - epoch_ns) / 1e9 in seconds; epoch 0 gives unix seconds."""
-    return (t_ns - epoch_ns) / 1e9
+    return float(t_ns - epoch_ns) / 1e9  # as Go: the difference rounded to a double, then divided
 
 
 @dataclass
@@ -90,10 +90,12 @@ class FrameHeader:
 
 @dataclass
 class Frame:
-    """A camera frame: its header and its pixel bytes (rows of stride bytes)."""
+    """A camera frame: its header and its pixel bytes (rows of stride bytes):
+    data is the payload as given, not copied (from Log: a read-only
+    memoryview, of the memory map where the chunk is uncompressed)."""
 
     header: FrameHeader
-    data: bytes
+    data: bytes | memoryview
 
     def pixels(self):
         """The pixels as a numpy array without row padding, sharing the
@@ -255,7 +257,7 @@ def decode_frame(header: bytes, payload: bytes, epoch_ns: int = 0) -> Frame:
     h = decode_frame_header(header, epoch_ns)
     if len(payload) != h.data_size:
         raise DecodeError(SCHEMA_FRAME, "payload", 0, "invalid value", f"payload of {len(payload)} bytes, data_size {h.data_size}")
-    return Frame(h, bytes(payload))
+    return Frame(h, payload)
 
 
 def _stamps(schema: str, b: bytes, magic: bytes, names: list[str]) -> tuple:

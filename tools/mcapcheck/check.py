@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
 """Check an MCAP file written by `vrlog export --format mcap` with an
-independent reader: the `mcap` package from PyPI (and `jsonschema`).
+independent reader: the `mcap` package from PyPI, `mcap-protobuf-support`
+(protobuf messages, decoded with the schema's embedded FileDescriptorSet)
+and `jsonschema`.
 
     check.py FILE.mcap EXPECTED.json
 
 EXPECTED.json, written by the Go test, holds
     {"compression": "zstd",
      "messages": [{"topic": ..., "log_time": ..., "publish_time": ...,
-                   "sequence": ..., "schema": ..., "encoding": ...}, ...]}
+                   "sequence": ..., "schema": ..., "encoding": ...,
+                   "fields": {"pose.position.x": 1.5, ...},    # optional
+                   "data_sha256": "..."}, ...]}                 # optional
 
 Checks, each failure printed on its own line:
   * the file opens with mcap.reader.make_reader and has a summary section
@@ -15,15 +19,22 @@ Checks, each failure printed on its own line:
   * every expected message is present exactly once with the same topic,
     log_time, publish_time and sequence, and nothing else is (read twice:
     through the index with CRC validation, and by a linear, non-seeking pass);
-  * every schema with encoding "jsonschema" is valid JSON Schema, every
-    "json" message parses and validates against its channel's schema, and a
-    foxglove.RawImage's base64 data has step * height bytes.
+  * every channel has a message encoding ("json" or "protobuf"), every
+    schema with encoding "jsonschema" is valid JSON Schema, every "json"
+    message parses and validates against its channel's schema;
+  * every "protobuf" channel's schema is a FileDescriptorSet holding the
+    message its schema name gives, every message decodes with it (no
+    unknown fields), and a foxglove.RawImage's data has step * height bytes;
+  * an expected message's "fields" (dotted paths into the decoded message)
+    equal the decoded values, and its "data_sha256" the sha256 of the
+    message's `data` field (a RawImage's pixels).
 
 Exit status: 0 all checks passed, 1 a check failed, 2 usage or missing
 dependency. The last line of output is a JSON summary.
 """
 import base64
 import collections
+import hashlib
 import json
 import sys
 
@@ -34,6 +45,7 @@ def main(argv):
         return 2
     try:
         from mcap.reader import NonSeekingReader, make_reader
+        from mcap_protobuf.decoder import DecoderFactory
         import jsonschema
     except ImportError as e:  # pragma: no cover
         print(f"mcapcheck: missing dependency: {e} (pip install -r tools/mcapcheck/requirements.txt)", file=sys.stderr)
@@ -54,6 +66,9 @@ def main(argv):
     want = collections.Counter(
         key(m["topic"], m["log_time"], m["publish_time"], m["sequence"]) for m in expected["messages"])
     want_schema = {m["topic"]: (m.get("schema", ""), m.get("encoding", "")) for m in expected["messages"]}
+    want_fields = {key(m["topic"], m["log_time"], m["publish_time"], m["sequence"]): m
+                   for m in expected["messages"] if "fields" in m or "data_sha256" in m}
+    proto = DecoderFactory()
 
     with open(path, "rb") as f:
         reader = make_reader(f, validate_crcs=True)
@@ -74,10 +89,22 @@ def main(argv):
         elif summary.statistics.message_count != len(expected["messages"]):
             fail(f"statistics: message_count {summary.statistics.message_count}, want {len(expected['messages'])}")
 
+        for cid, c in summary.channels.items():
+            if c.message_encoding not in ("json", "protobuf"):
+                fail(f"channel {c.topic!r}: message encoding {c.message_encoding!r}, want 'json' or 'protobuf'")
+            elif c.schema_id == 0 or c.schema_id not in summary.schemas:
+                fail(f"channel {c.topic!r}: no schema")
         validators = {}
+        decoders = {}
         for sid, s in summary.schemas.items():
+            if s.encoding == "protobuf":
+                try:
+                    decoders[sid] = proto.decoder_for("protobuf", s)
+                except Exception as e:  # noqa: BLE001 - report any failure
+                    fail(f"schema {s.name!r}: not a usable FileDescriptorSet: {e}")
+                continue
             if s.encoding != "jsonschema":
-                fail(f"schema {s.name!r}: encoding {s.encoding!r}, want 'jsonschema'")
+                fail(f"schema {s.name!r}: encoding {s.encoding!r}, want 'jsonschema' or 'protobuf'")
                 continue
             try:
                 doc = json.loads(s.data)
@@ -97,6 +124,25 @@ def main(argv):
             if ws is not None and (sname, channel.message_encoding) != tuple(ws):
                 fail(f"topic {channel.topic!r}: schema/encoding {(sname, channel.message_encoding)}, want {tuple(ws)}")
                 want_schema.pop(channel.topic)
+            k = key(channel.topic, msg.log_time, msg.publish_time, msg.sequence)
+            if channel.message_encoding == "protobuf":
+                dec = decoders.get(channel.schema_id)
+                if dec is None:
+                    fail(f"topic {channel.topic!r}: protobuf message without a usable schema")
+                    continue
+                try:
+                    pm = dec(msg.data)
+                except Exception as e:  # noqa: BLE001 - report any failure
+                    fail(f"topic {channel.topic!r} log_time {msg.log_time}: does not decode as {sname}: {e}")
+                    continue
+                if pm.DESCRIPTOR.full_name != sname:
+                    fail(f"topic {channel.topic!r}: decoded as {pm.DESCRIPTOR.full_name}, schema name {sname!r}")
+                if unknown_fields(pm):
+                    fail(f"topic {channel.topic!r} log_time {msg.log_time}: unknown protobuf fields")
+                if sname == "foxglove.RawImage" and len(pm.data) != pm.step * pm.height:
+                    fail(f"topic {channel.topic!r} log_time {msg.log_time}: {len(pm.data)} bytes, step*height = {pm.step * pm.height}")
+                check_fields(channel.topic, msg.log_time, pm, want_fields.get(k), fail, lambda m, f: getattr(m, f))
+                continue
             if channel.message_encoding == "json":
                 try:
                     doc = json.loads(msg.data)
@@ -110,10 +156,7 @@ def main(argv):
                 errs = list(v.iter_errors(doc))
                 if errs:
                     fail(f"topic {channel.topic!r} log_time {msg.log_time}: does not validate: {errs[0].message}")
-                if sname == "foxglove.RawImage":
-                    data = base64.b64decode(doc["data"], validate=True)
-                    if len(data) != doc["step"] * doc["height"]:
-                        fail(f"topic {channel.topic!r} log_time {msg.log_time}: {len(data)} bytes, step*height = {doc['step'] * doc['height']}")
+                check_fields(channel.topic, msg.log_time, doc, want_fields.get(k), fail, lambda m, f: m[f])
         compare("indexed read", want, got, fail)
 
     with open(path, "rb") as f:
@@ -122,6 +165,38 @@ def main(argv):
             got2[key(channel.topic, msg.log_time, msg.publish_time, msg.sequence)] += 1
         compare("linear read", want, got2, fail)
     return report(problems, n)
+
+
+def unknown_fields(pm):
+    """How many fields of pm (and of its sub-messages) its schema does not know."""
+    from google.protobuf.unknown_fields import UnknownFieldSet
+    n = len(UnknownFieldSet(pm))
+    for fd, v in pm.ListFields():
+        if fd.message_type is not None and not getattr(fd, "is_repeated", getattr(fd, "label", 0) == 3):
+            n += unknown_fields(v)
+    return n
+
+
+def check_fields(topic, log_time, msg, want, fail, get):
+    """Compare an expected message's fields and data digest with msg."""
+    if want is None:
+        return
+    for path, v in want.get("fields", {}).items():
+        got = msg
+        try:
+            for part in path.split("."):
+                got = get(got, part)
+        except (AttributeError, KeyError) as e:
+            fail(f"topic {topic!r} log_time {log_time}: no field {path}: {e}")
+            continue
+        if got != v:
+            fail(f"topic {topic!r} log_time {log_time}: {path} = {got!r}, want {v!r}")
+    if "data_sha256" in want:
+        data = get(msg, "data")
+        if isinstance(data, str):
+            data = base64.b64decode(data, validate=True)
+        if hashlib.sha256(data).hexdigest() != want["data_sha256"]:
+            fail(f"topic {topic!r} log_time {log_time}: data differs from the log's ({len(data)} bytes)")
 
 
 def compare(what, want, got, fail):

@@ -14,6 +14,7 @@ import (
 
 	"github.com/vrlog/vrlog/analyzer"
 	"github.com/vrlog/vrlog/codec"
+	"github.com/vrlog/vrlog/hostclock"
 	"github.com/vrlog/vrlog/internal/cliutil"
 	"github.com/vrlog/vrlog/outfile"
 )
@@ -25,13 +26,17 @@ func Command() *cli.Command {
 		Usage:     "audit a log's timing: skips, restarts, outages, frame-to-state lag, rates, latency; a CI gate",
 		ArgsUsage: "FILE.vrlog [FILE.vrlog ...]",
 		Description: `Reads one or more logs (several files are one session, e.g. split files, in
-order) and reports per channel: count, rate, capture interval (dt) p50/p90/p99/max,
+order; they must share one receive clock: the logs of several hosts are
+refused until 'vrlog merge --clock sim' puts them on the simulator's clock)
+and reports per channel: count, rate, capture interval (dt) p50/p90/p99/max,
 skipped samples (seq gaps: samples that never arrived), publisher restarts (seq
 went back: elapsed froze, then resumed), outages (gaps above --outage-factor ×
 the nominal period), duplicates, reorders, recorder drops (kept apart from
 publisher-side skips), undecodable payloads, and transport latency (receive
 minus capture). Across channels: frame-to-state lag (frame t_ns minus the
-latest state at or before it, and the nearest one) with a tolerance, the
+latest state at or before it, and the nearest one) with a tolerance (a
+frame whose latest state is from before an outage of the states is counted
+apart, across_outage, and left out of the lag and --max-lag), the
 frames' delay against the state timeline (which shows a delay below the state
 period, where the latest-state lag cannot), paired as they arrive in memory of
 --lag-window (a note says when samples arrived beyond it), and the recorder/simulator clock
@@ -93,9 +98,10 @@ EXAMPLES:
 			&cli.StringSliceFlag{Name: "max-restarts", Usage: "most publisher restarts per channel: `[CHANNEL=]N`"},
 			&cli.StringSliceFlag{Name: "max-outage", Usage: "longest allowed outage: `[CHANNEL=]DURATION`"},
 			&cli.StringSliceFlag{Name: "min-rate", Usage: "lowest allowed rate: `[CHANNEL=]HZ`"},
-			&cli.StringSliceFlag{Name: "max-lag", Usage: "largest frame-to-latest-state lag: `[FRAME_CHANNEL=]DURATION`"},
+			&cli.StringSliceFlag{Name: "max-lag", Usage: "largest frame-to-latest-state lag (the state period included; frames across a state outage left out): `[FRAME_CHANNEL=]DURATION`"},
 			&cli.StringSliceFlag{Name: "max-lag-reject", Usage: "largest fraction of frames rejected by --lag-tolerance: `[FRAME_CHANNEL=]F` (0..1)"},
 			&cli.StringSliceFlag{Name: "max-reaction", Usage: "a response log's largest reaction (first response after a released trigger; one without a response fails): `[TRIGGER_CHANNEL=]DURATION`"},
+			&cli.BoolFlag{Name: "partial-replay", Usage: "gate a response log whose replay did not finish, or did not release every trigger of its window, on what it holds (by default --max-reaction fails it)"},
 			&cli.StringFlag{Name: "baseline", Usage: "compare with an earlier --json report `OLD.json`: each metric of each baseline channel is a check; a regression, or a baseline channel missing from the log, fails"},
 			&cli.Float64Flag{Name: "baseline-tolerance", Value: 0.1, Usage: "relative worsening allowed against --baseline (>= 0; 0.1 = 10 %)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only failed checks and the verdict"},
@@ -185,6 +191,13 @@ func run(c *cli.Context) error {
 
 	a := analyzer.New(opts)
 	if err := a.Plan(c.Args().Slice()); err != nil {
+		switch {
+		case errors.Is(err, hostclock.ErrSeveralRecorders):
+			return cliutil.Input(fmt.Errorf("%w; analyze each host's log on its own, or put them on the simulator's clock first: vrlog merge --clock sim %s -o merged.vrlog",
+				err, strings.Join(c.Args().Slice(), " ")))
+		case errors.Is(err, hostclock.ErrMixedClocks):
+			return cliutil.Input(fmt.Errorf("%w; analyze the merged log on its own, or merge the hosts' own logs together with vrlog merge --clock sim", err))
+		}
 		return cliutil.Input(err)
 	}
 	for _, p := range c.Args().Slice() {
@@ -202,9 +215,7 @@ func run(c *cli.Context) error {
 	if c.Bool("require-intact") {
 		rep.CheckIntact()
 	}
-	for _, d := range append(rep.Damage(), rep.OutageLimitWarnings()...) {
-		fmt.Fprintf(c.App.ErrWriter, "analyze: warning: %s\n", d)
-	}
+	cliutil.Warn(c, append(rep.Damage(), rep.OutageLimitWarnings()...)...)
 
 	if csvOut != nil {
 		if err := a.WriteCSV(csvOut, rep, tf); err != nil {
@@ -223,7 +234,7 @@ func run(c *cli.Context) error {
 			}
 		}
 	default:
-		err = rep.WriteText(out, tf)
+		err = rep.WriteTextWidth(out, tf, cliutil.Width(c)) // fitted on a terminal
 	}
 	if err != nil {
 		return cliutil.Runtime(err)

@@ -43,12 +43,25 @@ func TestExitCodes(t *testing.T) {
 	r.Close()
 	bad[c.Offset+c.Size()-int64(c.DataLen)-int64(c.MetaLen)/2] ^= 0x40
 	os.WriteFile(flipped, bad, 0o644)
+	// Another host's log: its wall clock minus its monotonic one is not
+	// the sample recorder's.
+	other := filepath.Join(dir, "other-host.vrlog")
+	w, err := logfmt.Create(other, logfmt.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, _ := w.AddChannel(logfmt.Channel{Name: "x", Transport: logfmt.TransportZenoh, Topic: "x"})
+	w.Write(&logfmt.Record{Channel: id, RecvWallNs: 1e18, RecvMonoNs: 1, Payload: []byte("x")})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name string
 		args []string
 		code int
 		want string // in stdout+stderr
 	}{
+		{"several hosts", []string{sample, other}, 2, "analyze each host's log on its own, or put them on the simulator's clock first: vrlog merge --clock sim " + sample + " " + other + " -o merged.vrlog"},
 		{"pass", []string{sample}, 0, "restarts (seq went back"},
 		{"gate passes", []string{"--max-restarts", "1", "--max-skips", "vr/r1/camera/*=5", "--max-skips", "vr/r1/state=3", sample}, 0, "result: PASS"},
 		{"gate fails", []string{"--max-skips", "0", sample}, 1, "max-skips vr/r1/state: 3 (limit ≤ 0): off by 3"},

@@ -58,6 +58,7 @@ func runCut(c *cli.Context) error {
 		return err
 	}
 	defer r.Close()
+	defer warnDamage(c, r)
 	f, err := createOutput(c, path)
 	if err != nil {
 		return err
@@ -76,7 +77,7 @@ func runCut(c *cli.Context) error {
 	if err != nil {
 		return readError(path, err)
 	}
-	fmt.Fprintf(report(c), "wrote %s: %d records on %d channels (%s)\n", f.Path(), st.Records, st.Channels, checked(f))
+	fmt.Fprintf(status(c), "wrote %s: %d records on %d channels (%s)\n", f.Path(), st.Records, st.Channels, checked(f))
 	return nil
 }
 

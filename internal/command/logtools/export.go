@@ -3,6 +3,7 @@ package logtools
 import (
 	"fmt"
 	"maps"
+	"runtime"
 	"strconv"
 	"strings"
 
@@ -25,15 +26,19 @@ func exportCommand() *cli.Command {
 		Description: `--format mcap writes an indexed, chunked (zstd by default) MCAP file:
    - one MCAP channel per vrlog channel, topic = the vrlog channel name, with
      the transport, transport topic and schema in the channel metadata;
+   - camera frames (vrsdk.Frame/1) as protobuf foxglove.RawImage (schema:
+     Foxglove's FileDescriptorSet), which Foxglove's Image panel shows;
    - states (vrsdk.State/1) and clock-sync messages as JSON messages with a
-     JSON Schema; camera frames (vrsdk.Frame/1) as foxglove.RawImage, which
-     Foxglove's Image and 3D panels show;
+     JSON Schema, and each state's position and orientation once more as a
+     protobuf foxglove.PoseInFrame in frame "world" on "<topic>:pose", which
+     Foxglove's 3D panel draws (--pose=false leaves it out);
    - sequence = seq (low 32 bits), publish_time = the capture t_ns,
      log_time = the recorder's receive wall stamp;
-   - channels of an unknown schema as their payload bytes (no schema, empty
-     message encoding), a transport header in a companion "<topic>:header"
-     channel; records of a known schema that fail to decode in
-     "<topic>:undecodable" with the error and the bytes;
+   - the recorder's heartbeats (vrlog/recorder) as JSON vrlog.Heartbeat/1;
+     channels of an unknown schema as JSON vrlog.Opaque messages carrying
+     the transport header and payload in base64; records of a known schema
+     that fail to decode in "<topic>:undecodable" with the error and the
+     bytes. Every channel has a schema and a message encoding;
    - the log's metadata as the MCAP metadata record "vrlog".
    'elapsed' in states is relative to --epoch (default: the session epoch,
    the first state sample's t_ns). The MCAP file is read back through its
@@ -64,6 +69,7 @@ EXAMPLES:
 		Flags: append(append([]cli.Flag{
 			&cli.StringFlag{Name: "format", Value: "mcap", Usage: "`FORMAT`: mcap or csv"},
 			&cli.StringFlag{Name: "compression", Value: "zstd", Usage: "MCAP chunk compression: zstd, lz4 or none"},
+			&cli.BoolFlag{Name: "pose", Value: true, Usage: "MCAP: derive a foxglove.PoseInFrame channel \"<topic>:pose\" from each state channel"},
 			&cli.StringFlag{Name: "epoch", Value: "first-state", Usage: "epoch of 'elapsed' (MCAP) and of --time-format elapsed (CSV): first-state, log-start, or unix `NS`"},
 			timeFormatFlag(),
 			channelFlag(),
@@ -112,6 +118,7 @@ func runExport(c *cli.Context) error {
 		return err
 	}
 	defer r.Close()
+	defer warnDamage(c, r)
 	epoch, err := exportEpoch(c, r)
 	if err != nil {
 		return err
@@ -139,7 +146,8 @@ func exportMCAP(c *cli.Context, path string, r *logfmt.Reader, sel *logfmt.Selec
 	meta["vrlog.created"] = codec.FormatRFC3339(h.CreatedWallNs)
 	meta["vrlog.format_version"] = fmt.Sprintf("%d.%d", h.VersionMajor, h.VersionMinor)
 	meta["vrlog.elapsed_epoch_ns"] = strconv.FormatInt(epoch, 10)
-	w, err := mcapexport.NewMCAP(f, mcapexport.MCAPOptions{Compression: c.String("compression"), EpochNs: epoch, Metadata: meta})
+	w, err := mcapexport.NewMCAP(f, mcapexport.MCAPOptions{Compression: c.String("compression"), EpochNs: epoch, Metadata: meta,
+		NoPoses: !c.Bool("pose")})
 	if err != nil {
 		return cliutil.Runtime(err)
 	}
@@ -148,7 +156,15 @@ func exportMCAP(c *cli.Context, path string, r *logfmt.Reader, sel *logfmt.Selec
 			return cliutil.Runtime(err)
 		}
 	}
+	// Chunks are read and checked ahead on a spare core while the MCAP
+	// side encodes and writes the one before.
 	it := r.Read(sel)
+	if len(sel.Channels) > 0 {
+		f := sel.Filter()
+		f.Workers = min(runtime.GOMAXPROCS(0)-1, 4)
+		it = r.Records(f)
+	}
+	defer it.Close()
 	for it.Next() {
 		if err := w.Write(it.Record()); err != nil {
 			return cliutil.Runtime(err)
@@ -172,9 +188,9 @@ func exportMCAP(c *cli.Context, path string, r *logfmt.Reader, sel *logfmt.Selec
 	if f.InPlace() {
 		how = checked(f)
 	}
-	fmt.Fprintf(report(c), "wrote %s: %d messages on %d topics (%s)\n", f.Path(), st.Messages, len(st.PerTopic), how)
+	fmt.Fprintf(status(c), "wrote %s: %d messages on %d topics (%s)\n", f.Path(), st.Messages, len(st.PerTopic), how)
 	if st.Undecodable > 0 {
-		fmt.Fprintf(report(c), "  %d records did not decode; kept in '<topic>:undecodable' channels\n", st.Undecodable)
+		fmt.Fprintf(status(c), "  %d records did not decode; kept in '<topic>:undecodable' channels\n", st.Undecodable)
 	}
 	return nil
 }
@@ -274,6 +290,6 @@ func exportCSV(c *cli.Context, path string, r *logfmt.Reader, sel *logfmt.Select
 	if err := commit(); err != nil {
 		return cliutil.Runtime(err)
 	}
-	fmt.Fprintf(report(c), "wrote %d rows to %d CSV file(s) under %s\n", rows, len(sel.Channels), out)
+	fmt.Fprintf(status(c), "wrote %d rows to %d CSV file(s) under %s\n", rows, len(sel.Channels), out)
 	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"math"
 	"sort"
-	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -15,6 +14,7 @@ import (
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/hostclock"
 	"github.com/vrlog/vrlog/internal/cliutil"
+	"github.com/vrlog/vrlog/internal/textfit"
 	"github.com/vrlog/vrlog/logfmt"
 )
 
@@ -212,7 +212,7 @@ func runInfo(c *cli.Context) error {
 		if i > 0 {
 			fmt.Fprintln(out)
 		}
-		printInfo(out, in)
+		printInfo(out, in, cliutil.Width(c))
 	}
 	if nerr == 1 && c.NArg() == 1 {
 		return firstErr
@@ -223,7 +223,12 @@ func runInfo(c *cli.Context) error {
 	return nil
 }
 
-func printInfo(w io.Writer, in *Info) {
+// printInfo prints in for a person, fitted to width (0: no limit): lines
+// wrapped under their values, the channel table split into groups of
+// columns led by ID and NAME.
+func printInfo(out io.Writer, in *Info, width int) {
+	w := textfit.NewWriter(out, width)
+	defer w.Flush()
 	fmt.Fprintf(w, "file:      %s\n", in.File)
 	fmt.Fprintf(w, "size:      %s (%d bytes), format %s, %d chunks\n", humanBytes(uint64(in.SizeBytes)), in.SizeBytes, in.Version, in.Chunks)
 	if in.Finished {
@@ -269,8 +274,8 @@ func printInfo(w io.Writer, in *Info) {
 		}
 	}
 	fmt.Fprintf(w, "channels:  %d\n", len(in.Channels))
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  ID\tNAME\tTRANSPORT\tTOPIC\tSCHEMA\tCOUNT\tRATE\tRAW\tSTORED\tRATIO\tDROPS")
+	tb := &textfit.Table{Indent: "  ", Keep: 2}
+	tb.Row("ID", "NAME", "TRANSPORT", "TOPIC", "SCHEMA", "COUNT", "RATE", "RAW", "STORED", "RATIO", "DROPS")
 	for _, ch := range in.Channels {
 		schema := ch.Schema
 		if schema == "" {
@@ -282,10 +287,11 @@ func printInfo(w io.Writer, in *Info) {
 		if ch.CompressionRatio > 0 && !math.IsInf(ch.CompressionRatio, 0) {
 			ratio = fmt.Sprintf("%.2f", ch.CompressionRatio)
 		}
-		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%d\t%.2f Hz\t%s\t%s\t%s\t%d\n", ch.ID, ch.Name, ch.Transport, ch.Topic, schema,
-			ch.Count, ch.RateHz, humanBytes(ch.RawBytes), humanBytes(ch.StoredBytes), ratio, ch.Drops)
+		tb.Row(fmt.Sprint(ch.ID), ch.Name, ch.Transport, ch.Topic, schema, fmt.Sprint(ch.Count), fmt.Sprintf("%.2f Hz", ch.RateHz),
+			humanBytes(ch.RawBytes), humanBytes(ch.StoredBytes), ratio, fmt.Sprint(ch.Drops))
 	}
-	tw.Flush()
+	w.Flush()
+	tb.Write(out, width)
 	for _, ch := range in.Channels {
 		if ch.Error != "" {
 			fmt.Fprintf(w, "error:     channel %s was NOT RECORDED: %s\n", ch.Name, ch.Error)

@@ -79,11 +79,12 @@ func noteLive(c *cli.Context, path string, r *logfmt.Reader) {
 	}
 }
 
-// warnDamage reports damage the reader read around without losing a
-// record (a damaged footer index, header block or prelude).
-func warnDamage(w io.Writer, r *logfmt.Reader) {
-	for _, d := range r.Warnings() {
-		fmt.Fprintf(w, "warning: %v (read around it, no record lost; `vrlog recover` writes a repaired copy)\n", d)
+// warnDamage says on stderr, once per input and after reading it, that
+// an input was torn or damaged (cliutil.WarnDamage): a verb defers it
+// once its inputs are open.
+func warnDamage(c *cli.Context, rs ...*logfmt.Reader) {
+	for _, r := range rs {
+		cliutil.WarnDamage(c, r.Damage())
 	}
 }
 
@@ -112,7 +113,7 @@ func readError(path string, err error) error {
 
 // openSelection opens path and resolves the --channel and --start, --end,
 // --duration flags against it: what cat, cut and export begin with. The
-// caller closes r.
+// caller closes r, and says what was damaged (warnDamage) after reading.
 func openSelection(c *cli.Context, path string, tolerant, metaOnly bool) (*logfmt.Reader, *logfmt.Selection, error) {
 	w, err := logfmt.ParseWindow(c.String("start"), c.String("end"), c.String("duration"))
 	if err != nil {
@@ -122,7 +123,6 @@ func openSelection(c *cli.Context, path string, tolerant, metaOnly bool) (*logfm
 	if err != nil {
 		return nil, nil, err
 	}
-	warnDamage(c.App.ErrWriter, r)
 	noteLive(c, path, r)
 	sel, err := r.Select(logfmt.Select{Channels: c.StringSlice("channel"), Window: w, MetaOnly: metaOnly})
 	if err != nil {
@@ -154,15 +154,6 @@ func createOutput(c *cli.Context, inputs ...string) (*outfile.File, error) {
 	return f, cliutil.Output(err)
 }
 
-// report is where a verb with an -o output says what it wrote: stdout, or
-// stderr when the output took stdout (-o -, -o /dev/stdout).
-func report(c *cli.Context) io.Writer {
-	if outfile.IsStdout(c.String("output")) {
-		return c.App.ErrWriter
-	}
-	return c.App.Writer
-}
-
 // checked says how an output was checked: read back, or (written in
 // place onto a device, FIFO, socket or stdout) only written.
 func checked(f *outfile.File) string {
@@ -187,12 +178,13 @@ func newProgress(c *cli.Context, what string, rs ...*logfmt.Reader) *progress.Ba
 	})
 }
 
-// startProgress reports done() of total on stderr (nothing if done is nil).
+// startProgress reports done() of total on stderr (nothing if done is nil
+// or with -q).
 func startProgress(c *cli.Context, what string, total int64, done func() int64) *progress.Bar {
-	if done == nil {
+	if done == nil || c.Bool("quiet") {
 		return nil
 	}
-	tty, width := progress.Terminal(c.App.ErrWriter)
+	width, _, tty := cliutil.Terminal(c.App.ErrWriter)
 	return progress.Start(c.App.ErrWriter, what, total, done, progress.Options{TTY: tty, Width: width})
 }
 
@@ -204,6 +196,18 @@ func same(a, b string) bool {
 }
 
 // ---- small printing helpers ----
+
+// status is where a verb's summary of what it wrote goes: stdout, stderr
+// when its output took stdout (-o -, -o /dev/stdout), nowhere with -q.
+func status(c *cli.Context) io.Writer {
+	switch {
+	case c.Bool("quiet"):
+		return io.Discard
+	case outfile.IsStdout(c.String("output")): // -o - or /dev/stdout took it
+		return c.App.ErrWriter
+	}
+	return c.App.Writer
+}
 
 func humanBytes(n uint64) string {
 	const unit = 1024

@@ -2,7 +2,10 @@ package logtools
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"hash/crc32"
@@ -19,6 +22,7 @@ import (
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/internal/cliutil"
 	"github.com/vrlog/vrlog/logfmt"
+	"github.com/vrlog/vrlog/mcapexport"
 )
 
 // run runs the vrlog app with the log tools and returns stdout, stderr and
@@ -345,8 +349,11 @@ func TestRecoverAndVerify(t *testing.T) {
 				if catCode != 0 || strings.Count(catOut, "\n") != len(tc.want) {
 					t.Fatalf("cat: code %d, %d lines, want %d\n%s", catCode, strings.Count(catOut, "\n"), len(tc.want), catErrs)
 				}
-				if strings.HasPrefix(tc.name, "flipped") && !strings.Contains(catErrs, "warning:") {
-					t.Fatalf("cat does not warn about the damage: %q", catErrs)
+				if strings.HasPrefix(tc.name, "flipped") && strings.Count(catErrs, "cat: warning: damaged, read around it (no record lost): "+bad+": offset ") != 1 {
+					t.Fatalf("cat does not warn about the damage once: %q", catErrs)
+				}
+				if tc.message == "torn tail" && strings.Count(catErrs, "cat: warning: "+bad+": torn tail at byte ") != 1 {
+					t.Fatalf("cat does not say once that its input is torn: %q", catErrs)
 				}
 			}
 			if tc.name == "bit_flip_payload" && !strings.Contains(out, fmt.Sprintf("chunk at offset %d ", cs[mid].Offset)) {
@@ -355,6 +362,9 @@ func TestRecoverAndVerify(t *testing.T) {
 			out, errs, code = run(t, "recover", bad, "-o", fixed)
 			if code != 0 {
 				t.Fatalf("recover: code %d\n%s%s", code, out, errs)
+			}
+			if said := strings.Contains(errs, "recover: warning: "); said != (tc.name != "intact" && tc.name != "no_footer") {
+				t.Fatalf("recover's stderr on a %s input: %q", tc.name, errs)
 			}
 			if !strings.Contains(out, tc.message) || !strings.Contains(out, "verified") {
 				t.Fatalf("recover report lacks %q:\n%s", tc.message, out)
@@ -463,6 +473,10 @@ type expectedMsg struct {
 	Sequence    uint32 `json:"sequence"`
 	Schema      string `json:"schema"`
 	Encoding    string `json:"encoding"`
+	// Fields: dotted paths into the decoded message and their values;
+	// DataSHA256: the digest of its "data" field (a frame's pixels).
+	Fields     map[string]any `json:"fields,omitempty"`
+	DataSHA256 string         `json:"data_sha256,omitempty"`
 }
 
 func repoRoot(t *testing.T) string {
@@ -505,12 +519,32 @@ func TestExportMCAPIndependentReader(t *testing.T) {
 		switch x.Channel {
 		case "vr/r1/state":
 			m.Schema, m.Encoding = codec.SchemaState, "json"
+			st, err := codec.DecodeState([]byte(x.Payload), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := m
+			p.Topic, p.Schema, p.Encoding = m.Topic+":pose", mcapexport.SchemaPoseInFrame, "protobuf"
+			p.Fields = map[string]any{"frame_id": "world", "timestamp.seconds": st.TNs / 1e9, "timestamp.nanos": st.TNs % 1e9,
+				"pose.position.x": st.Position.X, "pose.position.y": st.Position.Y, "pose.position.z": st.Position.Z,
+				"pose.orientation.x": st.Orientation.X, "pose.orientation.y": st.Orientation.Y,
+				"pose.orientation.z": st.Orientation.Z, "pose.orientation.w": st.Orientation.W}
+			want = append(want, p)
 		case "vr/r1/camera/front":
-			m.Schema, m.Encoding = "foxglove.RawImage", "json"
+			// Protobuf foxglove.RawImage whose pixels are the log's.
+			m.Schema, m.Encoding = mcapexport.SchemaRawImage, "protobuf"
+			fh, err := codec.DecodeFrameHeader([]byte(x.Header), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum := sha256.Sum256([]byte(x.Payload))
+			m.DataSHA256 = hex.EncodeToString(sum[:])
+			m.Fields = map[string]any{"width": fh.Width, "height": fh.Height, "step": fh.Stride, "encoding": fh.Encoding.String(),
+				"frame_id": fmt.Sprintf("camera_%d", fh.CameraID), "timestamp.seconds": fh.TNs / 1e9, "timestamp.nanos": fh.TNs % 1e9}
 		default:
-			h := m
-			h.Topic += ":header"
-			want = append(want, h)
+			m.Schema, m.Encoding = mcapexport.SchemaOpaque, "json"
+			m.Fields = map[string]any{"schema": "acme.Blob/1", "header": base64.StdEncoding.EncodeToString([]byte(x.Header)),
+				"payload": base64.StdEncoding.EncodeToString([]byte(x.Payload))}
 		}
 		want = append(want, m)
 	}
@@ -529,6 +563,10 @@ func TestExportMCAPIndependentReader(t *testing.T) {
 	}
 	if o, errs, code := run(t, "export", src, "-o", out, "--force", "--channel", "vr/r1/state", "--start", "0.5", "--compression", "none"); code != 0 || !strings.Contains(o, "wrote ") {
 		t.Fatalf("export --force: %d %s %s", code, o, errs)
+	}
+	if o, errs, code := run(t, "export", src, "-o", out, "--force", "--channel", "vr/r1/state", "--start", "0.5", "--compression", "none",
+		"--pose=false"); code != 0 || !strings.Contains(o, "wrote ") {
+		t.Fatalf("export --pose=false: %d %s %s", code, o, errs)
 	}
 	var sub []expectedMsg
 	for _, m := range want {

@@ -127,6 +127,11 @@ func runRecover(c *cli.Context) error {
 		off := rep.TornTail.Offset
 		res.TornTailOffset = &off
 	}
+	torn := int64(-1)
+	if res.TornTailOffset != nil {
+		torn = *res.TornTailOffset
+	}
+	cliutil.WarnDamage(c, logfmt.Damage{File: src, Size: st.Size(), TornTail: torn, Skipped: res.Dropped, ReadAround: res.Rebuilt})
 	if r, err := logfmt.Open(src, logfmt.ReaderOptions{Tolerant: true}); err == nil {
 		if ws := r.WriterStats(); ws != nil && r.Indexed() {
 			total := ws.Records
@@ -137,7 +142,7 @@ func runRecover(c *cli.Context) error {
 	if c.Bool("json") {
 		return writeJSONLine(c.App.Writer, &res)
 	}
-	w := report(c)
+	w := status(c)
 	fmt.Fprintf(w, "recovered %s -> %s (%s)\n", src, dst, how)
 	fmt.Fprintf(w, "  kept:   %d chunks, %d records, %s of %s\n", res.ChunksKept, res.RecordsKept, humanBytes(uint64(res.DestBytes)), humanBytes(uint64(res.SourceBytes)))
 	if res.RecordsInSource != nil {

@@ -3,7 +3,6 @@
 package record
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -50,9 +49,10 @@ Finishing writes what was received before the end, for at most
 --drain-timeout (default 5s; 0: no limit): a recorder that fell behind (a
 backlog of frames) then drops what is still queued, counts it as recorder
 drops in the log (so published - recorded = drops stays exact), says so on
-stderr (also with --quiet), finishes the log and exits 0 as usual. A second
-SIGINT or SIGTERM stops at once (exit 3, the unfinished log left as it is,
-for 'vrlog recover').
+stderr (also with --quiet), finishes the log and exits 0 as usual. Signals
+within 1s of the first are the same request (GNU timeout signals vrlog and
+then its process group); a SIGINT or SIGTERM later than that stops at once
+(exit 3, the unfinished log left as it is, for 'vrlog recover').
 A full disk stops the recording with exit 3, leaving a readable log.
 
 A recording that captured nothing is not a success: when no data arrived,
@@ -120,10 +120,10 @@ EXAMPLES:
 			&cli.StringSliceFlag{Name: "key", Aliases: []string{"k"}, Usage: "zenoh key expression `PATTERN` to record (repeatable; * one level, ** any levels)"},
 			&cli.StringSliceFlag{Name: "service", Aliases: []string{"s"}, Usage: "iceoryx2 pub-sub `SERVICE` name or pattern to record (repeatable; a pattern also records services that appear later)"},
 			&cli.BoolFlag{Name: "all", Aliases: []string{"a"}, Usage: "record every zenoh key and every iceoryx2 pub-sub service, including new ones"},
-			&cli.DurationFlag{Name: "duration", Aliases: []string{"d"}, Usage: "stop after this long (default: until SIGINT/SIGTERM)"},
+			&cli.DurationFlag{Name: "duration", Aliases: []string{"d"}, Usage: "stop after recording this long, counted from when the transports are open (default: until SIGINT/SIGTERM)"},
 			&cli.StringFlag{Name: "split-size", Usage: "start a new file after about `SIZE` bytes (e.g. 512M, 2G)"},
 			&cli.StringFlag{Name: "queue-bytes", Value: "512M", Usage: "memory each subscription (each -k key expression, each iceoryx2 service) may hold of samples received and not yet written (`SIZE`, at least 64M); beyond it new samples are dropped and counted. Not in it: the log writer's chunks in flight and compressors (docs/BENCHMARKS.md \"record\": about 250–375 MB more at 1080p zstd-4)"},
-			&cli.DurationFlag{Name: "split-duration", Usage: "start a new file after this long"},
+			&cli.DurationFlag{Name: "split-duration", Usage: "start a new file when the next record would make this one span this long of receive time"},
 			&cli.IntFlag{Name: "max-files", Usage: "with splitting, keep only the newest `N` files (a ring)"},
 			&cli.StringSliceFlag{Name: "compression", Usage: "`[CHANNEL=]none|zstd[-LEVEL]`, CHANNEL a key expression; last match wins (default zstd-1)"},
 			&cli.DurationFlag{Name: "flush-interval", Value: time.Second, Usage: "longest time a record stays in memory (what kill -9 can lose)"},
@@ -238,11 +238,8 @@ func run(c *cli.Context) error {
 	}
 	cliutil.Graceful(c) // SIGINT or SIGTERM finishes the log
 	ctx := c.Context
-	if d := c.Duration("duration"); d > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, d)
-		defer cancel()
-	}
+	cfg.Duration = c.Duration("duration") // counted from when the transports are open
+
 	var mu sync.Mutex // status and snapshot lines come from two goroutines
 	errw := lockedWriter{&mu, c.App.ErrWriter}
 	quiet := c.Bool("quiet")

@@ -1,7 +1,6 @@
-package replay
+package replayer
 
 import (
-	"fmt"
 	"sync"
 	"time"
 
@@ -32,7 +31,7 @@ type logClock struct {
 func newLogClock(sess *zenoh.Session, key string, capture, perRecord bool, toUnix func(int64) int64) (*logClock, error) {
 	pub, err := sess.Publisher(key, zenoh.PublisherOptions{Encoding: "application/octet-stream", Express: true, Block: true})
 	if err != nil {
-		return nil, fmt.Errorf("--clock-key: %w", err)
+		return nil, kindf(ErrTransport, "clock key %s: %w", key, err)
 	}
 	return &logClock{pub: pub, capture: capture, perRecord: perRecord, toUnix: toUnix, stop: make(chan struct{})}, nil
 }
@@ -91,7 +90,7 @@ func (c *logClock) put(lt player.LogTime, key int64, record bool) {
 	c.seq++
 	c.buf = codec.AppendReplayClock(c.buf[:0], &m)
 	if err := c.pub.Put(c.buf, nil); err != nil && c.err == nil {
-		c.err = fmt.Errorf("--clock-key: %w", err)
+		c.err = kindf(ErrTransport, "clock key: %w", err)
 	}
 }
 

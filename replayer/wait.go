@@ -1,8 +1,7 @@
-package replay
+package replayer
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -11,9 +10,6 @@ import (
 
 // waitPoll is how often --wait-for-subscribers looks again.
 const waitPoll = 20 * time.Millisecond
-
-// errUnmatched is --wait-timeout's error: the channels still unmatched.
-var errUnmatched = errors.New("--wait-for-subscribers: no subscribers")
 
 // unmatched lists the outputs still without their subscribers: a zenoh
 // key without a matching subscriber (zenoh's matching status), an
@@ -63,7 +59,7 @@ func waitForSubscribers(ctx context.Context, p *publishers, n int, timeout time.
 			return nil
 		}
 		if timeout > 0 && time.Since(start) >= timeout {
-			return fmt.Errorf("%w after %v on %d channel(s): %s", errUnmatched, timeout, len(left), strings.Join(left, ", "))
+			return kindf(ErrNoSubscribers, "no subscribers after %v on %d channel(s): %s", timeout, len(left), strings.Join(left, ", "))
 		}
 		if now := strings.Join(left, ", "); now != said && w != nil {
 			fmt.Fprintf(w, "replay: waiting for subscribers on %s\n", now)
@@ -75,4 +71,20 @@ func waitForSubscribers(ctx context.Context, p *publishers, n int, timeout time.
 		case <-t.C:
 		}
 	}
+}
+
+// subscribers is output i's subscriber count: zenoh's matching status (0
+// or 1), iceoryx2's count; 0 for an output without a publisher.
+func (p *publishers) subscribers(i int) (int, error) {
+	switch {
+	case p.zpub[i] != nil:
+		m, err := p.zpub[i].Matching()
+		if m {
+			return 1, err
+		}
+		return 0, err
+	case p.ipub[i] != nil:
+		return p.ipub[i].Subscribers()
+	}
+	return 0, nil
 }

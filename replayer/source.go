@@ -1,4 +1,4 @@
-package replay
+package replayer
 
 import (
 	"context"
@@ -6,14 +6,6 @@ import (
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/player"
-)
-
-// clockKind selects the pacing clock.
-type clockKind int
-
-const (
-	clockReceive clockKind = iota // recorder's monotonic receive stamps
-	clockCapture                  // simulator's capture t_ns
 )
 
 // output is one replayed stream: a transport and a name to publish on.
@@ -40,7 +32,7 @@ type input struct {
 // records, keyed on the chosen clock. It implements player.Source.
 type logSource struct {
 	inputs     []*input
-	clock      clockKind
+	clock      Clock
 	start, end int64 // window in key units; end exclusive
 	hasEnd     bool
 	captureOff int64 // capture - receive key, for unstamped records (capture clock)
@@ -69,7 +61,7 @@ func (s *logSource) pass(ctx context.Context, start int64, emit func(*player.Rec
 	its := make([]*logfmt.Iterator, len(s.inputs))
 	for i, in := range s.inputs {
 		f := logfmt.Filter{Channels: in.ids}
-		if s.clock == clockReceive {
+		if s.clock == ClockReceive {
 			f.Start = start - in.shift
 			if s.hasEnd {
 				f.End = s.end - in.shift
@@ -87,7 +79,7 @@ func (s *logSource) pass(ctx context.Context, start int64, emit func(*player.Rec
 		r, key := m.Record(), m.Key()
 		rec = player.Rec{Channel: s.inputs[m.Input()].out[r.Channel], CaptureNs: r.CaptureNs, Seq: r.Seq, HasStamp: r.HasStamp,
 			Header: r.Header, Payload: r.Payload, Key: key, SourceID: r.PublisherID, SourceSN: r.PublisherSN, HasSourceSN: r.HasPubSN}
-		if s.clock == clockCapture {
+		if s.clock == ClockCapture {
 			if r.HasStamp {
 				rec.Key, lastOff = r.CaptureNs, r.CaptureNs-key
 			} else {
@@ -104,20 +96,35 @@ func (s *logSource) pass(ctx context.Context, start int64, emit func(*player.Rec
 	return m.Err()
 }
 
-// topic is where channel c is published: the first --remap whose FROM
-// matches its name or topic (else its topic), then --prefix.
-func (cfg *config) topic(c logfmt.Channel) string {
+// publishedTopic is where channel c is published: the first remap whose
+// FROM matches its name or topic (else its topic), then the prefix; used
+// marks the remaps that matched.
+func publishedTopic(cfg *Config, used []bool, c logfmt.Channel) string {
 	out := c.Topic
-	for i, m := range cfg.remaps {
+	for i, m := range cfg.Remaps {
 		if to, ok := m.Apply(c.Topic, c.Name); ok {
-			out, cfg.remapUsed[i] = to, true
+			out, used[i] = to, true
 			break
 		}
 	}
-	return cfg.prefix + out
+	return cfg.Prefix + out
 }
 
 // isFrame tells frame streams (for --inject lag).
 func isFrame(c logfmt.Channel) bool {
 	return c.Schema == codec.SchemaFrame || (c.Schema == "" && c.Transport == logfmt.TransportIceoryx2)
+}
+
+// countTriggers counts the records of the trigger outputs one pass of the
+// window holds (after a run that did not finish: what it should have
+// released).
+func (s *session) countTriggers(trigger []bool) uint64 {
+	var n uint64
+	s.src.pass(context.Background(), s.src.start, func(r *player.Rec) bool {
+		if trigger[r.Channel] {
+			n++
+		}
+		return true
+	})
+	return n
 }

@@ -1,4 +1,4 @@
-package replay
+package replayer
 
 import (
 	"context"
@@ -72,8 +72,7 @@ func passKeys(t *testing.T, s *session) (keys []int64, chans []int, names []stri
 
 func TestMergeFilesByReceiveTime(t *testing.T) {
 	a, b := twoFiles(t)
-	cfg := &config{files: []string{a, b}, clock: clockReceive}
-	s, err := open(cfg)
+	s, err := open(&Config{Files: []string{a, b}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,8 +104,7 @@ func TestCaptureClockAndWindow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := &config{files: []string{a, b}, clock: clockCapture, window: w}
-	s, err := open(cfg)
+	s, err := open(&Config{Files: []string{a, b}, Clock: ClockCapture, Window: w}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,8 +131,7 @@ func TestChannelsAndRemap(t *testing.T) {
 	a, b := twoFiles(t)
 	set, _ := keyexpr.ParseSet([]string{"vr/*/state"})
 	m, _ := keyexpr.ParseRemap("vr/r1/**=sim/**")
-	cfg := &config{files: []string{a, b}, clock: clockReceive, patterns: set, remaps: []*keyexpr.Remap{m}, remapUsed: []bool{false}, prefix: "test/"}
-	s, err := open(cfg)
+	s, err := open(&Config{Files: []string{a, b}, Channels: set, Remaps: []*keyexpr.Remap{m}, Prefix: "test/"}, []bool{false})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,12 +140,12 @@ func TestChannelsAndRemap(t *testing.T) {
 		t.Fatalf("outputs %+v", s.outs)
 	}
 	set, _ = keyexpr.ParseSet([]string{"vr/*/state", "vr/r9/**"})
-	_, err = open(&config{files: []string{a, b}, clock: clockReceive, patterns: set})
+	_, err = open(&Config{Files: []string{a, b}, Channels: set}, nil)
 	if err == nil || !strings.Contains(err.Error(), `"vr/r9/**" matches no data channel (there are: vr/r1/state, vr/r1/cam)`) {
 		t.Fatalf("a --channel matching nothing: %v", err)
 	}
 	m, _ = keyexpr.ParseRemap("vr/r9/**=x/**")
-	_, err = open(&config{files: []string{a}, clock: clockReceive, remaps: []*keyexpr.Remap{m}, remapUsed: []bool{false}})
+	_, err = open(&Config{Files: []string{a}, Remaps: []*keyexpr.Remap{m}}, []bool{false})
 	if err == nil || !strings.Contains(err.Error(), "matches no replayed channel") {
 		t.Fatalf("a --remap matching nothing: %v", err)
 	}

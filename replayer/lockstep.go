@@ -1,44 +1,60 @@
-package replay
+package replayer
 
 import (
 	"context"
-	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/keyexpr"
+	"github.com/vrlog/vrlog/player"
 	"github.com/vrlog/vrlog/transport/zenoh"
 )
 
-// answers turns the samples on --lockstep's key expression into the
-// player's answer channel: one pending value means "answered". They come
-// from a subscriber of its own, or from the capture's subscription when it
-// captures the answers (tap): then every answer has its receive stamp in
-// the response log before the next trigger is released and stamped.
+// answers turns the samples on the lockstep key expression into the
+// player's answers, each with the trigger it names (codec.AnswerTag) and its
+// receive stamp. They come from a subscriber of their own, or from the
+// capture's subscription when it captures the answers (tap): then every
+// answer has its receive stamp in the response log before the next
+// trigger is released and stamped.
 type answers struct {
-	sub  *zenoh.Subscriber // nil when tapped
-	pat  keyexpr.Pattern
-	ch   chan struct{}
-	stop context.CancelFunc
-	done chan struct{}
+	sub      *zenoh.Subscriber // nil when tapped
+	pat      keyexpr.Pattern
+	ch       chan player.Answer
+	stop     context.CancelFunc
+	done     chan struct{}
+	received atomic.Uint64 // samples on the key, answers or not
+	tagged   atomic.Uint64
 }
 
-func (a *answers) answer() {
-	select {
-	case a.ch <- struct{}{}:
-	default: // an answer is pending already
+func newAnswers(p keyexpr.Pattern) *answers {
+	return &answers{pat: p, ch: make(chan player.Answer, 64)}
+}
+
+func (a *answers) answer(s *zenoh.Sample) {
+	a.received.Add(1)
+	ans := player.Answer{At: s.RecvMonoNs}
+	ans.Tag, ans.Tagged = codec.ParseAnswerTag(s.Attachment)
+	if ans.Tagged {
+		a.tagged.Add(1)
+	}
+	for {
+		select {
+		case a.ch <- ans:
+			return
+		default: // full: the oldest goes (an untagged one pending is an answer)
+			select {
+			case <-a.ch:
+			default:
+			}
+		}
 	}
 }
 
-// tapAnswers takes the answers from the capture's samples (tap).
-func tapAnswers(p keyexpr.Pattern) *answers {
-	return &answers{pat: p, ch: make(chan struct{}, 1)}
-}
-
 // tap is the capture's OnZenohSample.
-func (a *answers) tap(key string) {
-	if a.pat.Match(key) {
-		a.answer()
+func (a *answers) tap(s *zenoh.Sample) {
+	if a.pat.Match(s.Key) {
+		a.answer(s)
 	}
 }
 
@@ -54,13 +70,14 @@ func captured(p keyexpr.Pattern, capture []keyexpr.Pattern) bool {
 	return false
 }
 
-func subscribeAnswers(sess *zenoh.Session, key string) (*answers, error) {
-	sub, err := sess.Subscribe(key, zenoh.SubscriberOptions{QueueLen: 1024})
+func subscribeAnswers(sess *zenoh.Session, p keyexpr.Pattern) (*answers, error) {
+	sub, err := sess.Subscribe(p.String(), zenoh.SubscriberOptions{QueueLen: 1024})
 	if err != nil {
-		return nil, fmt.Errorf("--lockstep %s: %w", key, err)
+		return nil, kindf(ErrTransport, "lockstep %s: %w", p, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	a := &answers{sub: sub, ch: make(chan struct{}, 1), stop: cancel, done: make(chan struct{})}
+	a := newAnswers(p)
+	a.sub, a.stop, a.done = sub, cancel, make(chan struct{})
 	go func() {
 		defer close(a.done)
 		var buf []zenoh.Sample
@@ -69,7 +86,9 @@ func subscribeAnswers(sess *zenoh.Session, key string) (*answers, error) {
 			if buf, err = sub.Receive(ctx, buf[:0]); err != nil {
 				return
 			}
-			a.answer()
+			for i := range buf {
+				a.answer(&buf[i])
+			}
 		}
 	}()
 	return a, nil
@@ -87,7 +106,7 @@ func (a *answers) close() {
 // triggers flags the outputs whose records lockstep holds and capture
 // measures the reaction from: those --trigger selects (by name or topic),
 // by default the state channels. names lists them.
-func triggers(outs []output, sel *keyexpr.Set, why string) (flags []bool, names []string, err error) {
+func triggers(outs []output, sel *keyexpr.Set) (flags []bool, names []string, err error) {
 	flags = make([]bool, len(outs))
 	var have []string
 	for i, o := range outs {
@@ -98,10 +117,10 @@ func triggers(outs []output, sel *keyexpr.Set, why string) (flags []bool, names 
 		}
 	}
 	if err := sel.Unmatched("replayed channel", have); err != nil {
-		return nil, nil, fmt.Errorf("--trigger %w", err)
+		return nil, nil, &ConfigError{Field: "Triggers", Err: err}
 	}
 	if len(names) == 0 {
-		return nil, nil, fmt.Errorf("%s: no trigger channel: the replayed channels have no state channel (%s); choose them with --trigger", why, strings.Join(have, ", "))
+		return nil, nil, configErr("Triggers", "no trigger channel: the replayed channels have no state channel (%s); choose the trigger channels", strings.Join(have, ", "))
 	}
 	return flags, names, nil
 }

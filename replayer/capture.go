@@ -1,9 +1,9 @@
-package replay
+package replayer
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -13,6 +13,7 @@ import (
 	"github.com/vrlog/vrlog/outfile"
 	"github.com/vrlog/vrlog/player"
 	"github.com/vrlog/vrlog/recorder"
+	"github.com/vrlog/vrlog/transport/clock"
 	"github.com/vrlog/vrlog/transport/zenoh"
 )
 
@@ -37,7 +38,7 @@ type capture struct {
 // services alike) into output and returns once the subscriptions are
 // declared.
 func startCapture(sess *zenoh.Session, outs []output, trigger []bool, patterns []string, output string, force bool, inputs []string,
-	onSample func(key string)) (*capture, error) {
+	onSample func(*zenoh.Sample)) (*capture, error) {
 	c := &capture{patterns: patterns, trigger: trigger, outs: outs, meta: make([]map[string]string, len(outs)),
 		fed: make(chan recorder.Fed, 1024), drained: make(chan struct{}), done: make(chan struct{})}
 	for i, o := range outs {
@@ -66,9 +67,9 @@ func startCapture(sess *zenoh.Session, outs []output, trigger []bool, patterns [
 	case <-c.done:
 		cancel()
 		if errors.Is(c.err, logfmt.ErrExists) || errors.Is(c.err, outfile.ErrLocked) {
-			return nil, fmt.Errorf("-o: %w", c.err) // cliutil.Output says --force
+			return nil, kinded(ErrOutput, c.err)
 		}
-		return nil, fmt.Errorf("--capture: %w", c.err)
+		return nil, kindf(ErrOutput, "capture: %w", c.err)
 	}
 }
 
@@ -99,6 +100,16 @@ func (c *capture) release(r *player.Rec, mono, wall int64) {
 	c.fed <- recorder.Fed{Name: o.Topic, Topic: o.Topic, Transport: o.Transport, Schema: o.Schema, Meta: c.meta[r.Channel], Record: rec}
 }
 
+// outcome writes the replay's outcome as the response log's last record.
+func (c *capture) outcome(o *Outcome) {
+	b, err := json.Marshal(o)
+	if err != nil {
+		return
+	}
+	c.fed <- recorder.Fed{Name: logfmt.OutcomeChannel, Topic: logfmt.OutcomeChannel, Transport: logfmt.TransportInternal,
+		Schema: logfmt.OutcomeSchema, Record: logfmt.Record{RecvWallNs: clock.WallNow(), RecvMonoNs: clock.MonoNow(), Payload: b}}
+}
+
 // finish writes what was fed, stops recording and finishes the log.
 func (c *capture) finish() (*recorder.Summary, error) {
 	close(c.fed)
@@ -118,7 +129,7 @@ func (c *capture) missed() []string {
 		}
 		got := false
 		for _, ch := range c.sum.Channels {
-			got = got || (ch.Msgs > 0 && !c.isTrigger(ch.Name) && p.Match(ch.Name))
+			got = got || (ch.Msgs > 0 && !c.isTrigger(ch.Name) && ch.Name != logfmt.OutcomeChannel && p.Match(ch.Name))
 		}
 		if !got {
 			out = append(out, src)
@@ -136,15 +147,15 @@ func (c *capture) isTrigger(name string) bool {
 	return false
 }
 
-// captureReport is the capture's part of the summary.
-type captureReport struct {
+// CaptureReport is the capture's part of the report.
+type CaptureReport struct {
 	Output   string          `json:"output"`
 	Patterns []string        `json:"patterns"`
-	Channels []capturedCount `json:"channels"`
+	Channels []CapturedCount `json:"channels"`
 	Missed   []string        `json:"missed"` // patterns that captured nothing
 }
 
-type capturedCount struct {
+type CapturedCount struct {
 	Name      string `json:"name"`
 	Transport string `json:"transport"`
 	Role      string `json:"role"` // "trigger" (released by the replay) or "response"
@@ -152,17 +163,20 @@ type capturedCount struct {
 	Error     string `json:"error,omitempty"`
 }
 
-func (c *capture) report(output string) *captureReport {
-	r := &captureReport{Output: output, Patterns: c.patterns, Channels: []capturedCount{}, Missed: c.missed()}
+func (c *capture) report(output string) *CaptureReport {
+	r := &CaptureReport{Output: output, Patterns: c.patterns, Channels: []CapturedCount{}, Missed: c.missed()}
 	if r.Missed == nil {
 		r.Missed = []string{}
 	}
 	for _, ch := range c.sum.Channels {
+		if ch.Name == logfmt.OutcomeChannel {
+			continue // the replay's own record of how it ended
+		}
 		role := "response"
 		if c.isTrigger(ch.Name) {
 			role = "trigger"
 		}
-		r.Channels = append(r.Channels, capturedCount{Name: ch.Name, Transport: ch.Transport, Role: role, Records: ch.Msgs, Error: ch.Error})
+		r.Channels = append(r.Channels, CapturedCount{Name: ch.Name, Transport: ch.Transport, Role: role, Records: ch.Msgs, Error: ch.Error})
 	}
 	return r
 }

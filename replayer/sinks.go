@@ -1,4 +1,4 @@
-package replay
+package replayer
 
 import (
 	"errors"
@@ -31,7 +31,15 @@ type publishers struct {
 // transportOptions say how to publish.
 type transportOptions struct {
 	express bool
+	block   bool // iceoryx2: no safe overflow, sends wait for the subscribers (Config.BlockIceoryx)
 	warn    io.Writer
+}
+
+// warnf writes one line to w (nil: nowhere).
+func warnf(w io.Writer, format string, args ...any) {
+	if w != nil {
+		fmt.Fprintf(w, "replay: "+format+"\n", args...)
+	}
 }
 
 // needsZenoh reports whether an output is published over zenoh.
@@ -56,32 +64,39 @@ func openPublishers(outs []output, zs *zenoh.Session, o transportOptions) (*publ
 			enc := out.Meta["zenoh.encoding"]
 			p.zpub[i], err = p.zs.Publisher(out.Topic, zenoh.PublisherOptions{Encoding: enc, Block: true, Express: o.express})
 			if err != nil {
-				return p, fmt.Errorf("zenoh publisher %s: %w", out.Topic, err)
+				return p, kindf(ErrTransport, "zenoh publisher %s: %w", out.Topic, err)
 			}
 		case logfmt.TransportIceoryx2:
 			if e := out.Meta[logfmt.MetaError]; e != "" {
 				// The recorder could not open it: no records, nothing to publish.
-				fmt.Fprintf(o.warn, "replay: channel %s was not recorded (%s); nothing to publish on %s\n", out.Name, e, out.Topic)
+				warnf(o.warn, "channel %s was not recorded (%s); nothing to publish on %s", out.Name, e, out.Topic)
 				continue
 			}
 			if p.node == nil {
 				if p.node, err = iceoryx2.NewNode("vrlog-replay"); err != nil {
-					return p, fmt.Errorf("iceoryx2 node: %w", err)
+					return p, kindf(ErrTransport, "iceoryx2 node: %w", err)
 				}
 			}
 			types, terr := iceoryx2.TypeDetailsFromMeta(out.Meta)
 			if terr != nil {
 				if !isFrameSchema(out.Schema) {
-					return p, fmt.Errorf("channel %s: the log has no iceoryx2 type details to recreate service %s: %w", out.Name, out.Topic, terr)
+					return p, kindf(ErrTransport, "channel %s: the log has no iceoryx2 type details to recreate service %s: %w", out.Name, out.Topic, terr)
 				}
-				fmt.Fprintf(o.warn, "replay: channel %s: %v; using the vrsdk frame types\n", out.Name, terr)
+				warnf(o.warn, "channel %s: %v; using the vrsdk frame types", out.Name, terr)
 				types = frameTypes
 			}
 			cfg, cerr := iceoryx2.ServiceConfigFromMeta(out.Meta)
 			if cerr != nil {
-				return p, fmt.Errorf("channel %s: %w", out.Name, cerr)
+				return p, kindf(ErrTransport, "channel %s: %w", out.Name, cerr)
+			}
+			if o.block {
+				no := false
+				cfg.SafeOverflow = &no
 			}
 			opts := iceoryx2.PublisherOptions{Service: cfg}
+			if o.block {
+				opts.Backpressure = iceoryx2.BackpressureBlock
+			}
 			if types.Payload.Variant == iceoryx2.Dynamic && types.Payload.Size > 0 {
 				opts.InitialMaxSliceLen = max(4096, out.MaxRecord/int(types.Payload.Size))
 			}
@@ -89,16 +104,19 @@ func openPublishers(outs []output, zs *zenoh.Session, o transportOptions) (*publ
 			if errors.Is(err, iceoryx2.ErrIncompatible) && cfg != (iceoryx2.ServiceConfig{}) {
 				// The service exists already (the controller under test made
 				// it) with other limits: join it as it is, same types.
-				fmt.Fprintf(o.warn, "replay: service %s exists with other settings than recorded (%v); publishing into it as it is\n", out.Topic, err)
+				warnf(o.warn, "service %s exists with other settings than recorded (%v); publishing into it as it is", out.Topic, err)
+				if o.block {
+					warnf(o.warn, "service %s: blocking cannot be promised: if it overwrites (safe overflow), a slow subscriber loses frames and the publisher is not told", out.Topic)
+				}
 				opts.Service = iceoryx2.ServiceConfig{}
 				p.ipub[i], err = p.node.Publisher(out.Topic, types, opts)
 			}
 			if err != nil {
-				return p, fmt.Errorf("iceoryx2 publisher %s: %w", out.Topic, err)
+				return p, kindf(ErrTransport, "iceoryx2 publisher %s: %w", out.Topic, err)
 			}
 			p.iUser[i] = int(types.UserHeader.Size)
 		default:
-			return p, fmt.Errorf("channel %s: transport %v cannot be replayed", out.Name, out.Transport)
+			return p, kindf(ErrTransport, "channel %s: transport %v cannot be replayed", out.Name, out.Transport)
 		}
 	}
 	return p, nil
