@@ -177,7 +177,7 @@ func (a *Analysis) AddFile(path string) error {
 			a.epoch, a.epochSrc, a.haveEp = s.SessionEpochNs, "the recording's first state sample (snapshot metadata)", true
 		}
 	}
-	fr := FileReport{Path: path, Indexed: r.Indexed(), TornTail: -1, PayloadsChecked: a.opts.FullDecode, SkippedChunks: []string{}, Warnings: []string{}}
+	fr := FileReport{Path: path, Indexed: r.Indexed(), TornTail: -1, BeingWritten: r.BeingWritten(), PayloadsChecked: a.opts.FullDecode, SkippedChunks: []string{}, Warnings: []string{}}
 	if tt := r.TornTail(); tt != nil {
 		fr.TornTail = tt.Offset
 	}

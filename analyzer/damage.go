@@ -14,7 +14,13 @@ import (
 func (r *Report) Damage() []string {
 	var d []string
 	for _, f := range r.Files {
-		d = append(d, logfmt.Damage{File: f.Path, Size: f.SizeBytes, TornTail: f.TornTail, Skipped: f.SkippedChunks, ReadAround: f.Warnings}.Lines()...)
+		tt := f.TornTail
+		if f.BeingWritten != "" {
+			// A live log: its end cut mid-block is where the writer is.
+			d = append(d, fmt.Sprintf("%s: %s: analyzed what was there when it was opened (no footer yet)", f.Path, f.BeingWritten))
+			tt = -1
+		}
+		d = append(d, logfmt.Damage{File: f.Path, Size: f.SizeBytes, TornTail: tt, Skipped: f.SkippedChunks, ReadAround: f.Warnings}.Lines()...)
 	}
 	return d
 }
@@ -26,6 +32,8 @@ func (r *Report) CheckIntact() {
 	for _, f := range r.Files {
 		why := ""
 		switch {
+		case f.BeingWritten != "":
+			why = f.BeingWritten
 		case f.TornTail >= 0:
 			why = fmt.Sprintf("torn tail at byte %d", f.TornTail)
 		case len(f.SkippedChunks) > 0:

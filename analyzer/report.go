@@ -94,6 +94,11 @@ type FileReport struct {
 	// Warnings is damage read around without losing a record: a damaged
 	// footer index (read by linear scan), header block or prelude.
 	Warnings []string `json:"warnings"`
+	// BeingWritten says another process holds the log live (a recorder
+	// writing it): "being written by PID 123 (record)"; what was there
+	// when it was opened is analyzed, and its torn tail is where the
+	// writer was, not damage.
+	BeingWritten string `json:"being_written,omitempty"`
 	// TornTail is where an unfinished log's last incomplete chunk starts
 	// (-1: none); what follows it was never completely written.
 	TornTail int64 `json:"torn_tail"`

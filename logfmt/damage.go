@@ -24,7 +24,7 @@ type Damage struct {
 // as the records are read, so call it after reading.
 func (r *Reader) Damage() Damage {
 	d := Damage{File: r.opts.Name, Size: r.size, TornTail: -1}
-	if r.tornTail != nil {
+	if r.tornTail != nil && r.live == "" { // a live log ends where its writer is: no damage
 		d.TornTail = r.tornTail.Offset
 	}
 	for _, ce := range r.SkippedChunks() {

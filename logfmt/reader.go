@@ -8,6 +8,8 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+
+	"github.com/vrlog/vrlog/outfile"
 )
 
 // ReaderOptions bounds what a reader will allocate and says how to treat
@@ -76,6 +78,7 @@ type Reader struct {
 	writer    *WriterStats
 
 	warnings []*CorruptionError
+	live     string // "being written by PID n (record)": a writer holds it (Open)
 
 	mu      sync.Mutex
 	skipped []*CorruptionError
@@ -99,8 +102,15 @@ func Open(path string, opts ReaderOptions) (*Reader, error) {
 		return nil, err
 	}
 	r.file = f
+	r.live = outfile.Describe(f)
 	return r, nil
 }
+
+// BeingWritten says that another process holds the file as a live log
+// (a recorder writing it): "being written by PID 123 (record)", or "". Such
+// a log has no footer yet and its end may be cut mid-block: Open read
+// what was there when it opened (a linear scan), which is no damage.
+func (r *Reader) BeingWritten() string { return r.live }
 
 // NewReader reads a log of size bytes from ra. Close does not close ra.
 func NewReader(ra io.ReaderAt, size int64, opts ReaderOptions) (*Reader, error) {

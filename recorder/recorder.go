@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -839,15 +838,4 @@ func (r *rec) bookDrops() {
 			s.seen = d
 		}
 	}
-}
-
-// existsErr reports the file that Force would overwrite, with the one
-// sentinel logfmt.Create also returns (logfmt.ErrExists).
-func existsErr(p string) error {
-	return fmt.Errorf("%s: %w", p, logfmt.ErrExists)
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
 }

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/vrlog/vrlog/codec"
-	"github.com/vrlog/vrlog/internal/output"
 	"github.com/vrlog/vrlog/livecheck"
 	"github.com/vrlog/vrlog/logfmt"
+	"github.com/vrlog/vrlog/outfile"
 	"github.com/vrlog/vrlog/transport/clock"
 	"github.com/vrlog/vrlog/transport/zenoh"
 )
@@ -482,7 +482,7 @@ func (s *snapshotter) dropsIn(from, to int64) uint64 {
 // create starts the file of a snapshot: BASE_TIME_CAUSE.vrlog, BASE the
 // output without .vrlog, TIME the trigger's (UTC, milliseconds), CAUSE
 // what triggered it; -N is added when that name is taken.
-func (s *snapshotter) create(t trigger) (*output.File, error) {
+func (s *snapshotter) create(t trigger) (*outfile.File, error) {
 	base := strings.TrimSuffix(s.cfg.Output, ".vrlog")
 	stamp := time.Unix(0, t.WallNs).UTC().Format("20060102T150405.000Z")
 	for n := 1; ; n++ {
@@ -490,7 +490,7 @@ func (s *snapshotter) create(t trigger) (*output.File, error) {
 		if n > 1 {
 			name = fmt.Sprintf("%s_%s_%s-%d.vrlog", base, stamp, t.slug, n)
 		}
-		f, err := output.Create(name, output.Options{Force: s.cfg.Force})
+		f, err := outfile.Create(name, outfile.Options{Force: s.cfg.Force})
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}

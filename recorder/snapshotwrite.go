@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/vrlog/vrlog/internal/output"
 	"github.com/vrlog/vrlog/logfmt"
+	"github.com/vrlog/vrlog/outfile"
 	"github.com/vrlog/vrlog/transport/zenoh"
 )
 
@@ -234,7 +234,7 @@ func (s *snapshotter) metadata(w *window, short string) map[string]string {
 
 // writeWindow writes closed window w as a complete, verified log into f,
 // releasing each chunk once it is in the file.
-func (s *snapshotter) writeWindow(w *window, f *output.File) (res SnapshotResult) {
+func (s *snapshotter) writeWindow(w *window, f *outfile.File) (res SnapshotResult) {
 	s.waitClosed(w)
 	defer s.release(w)
 	s.mu.Lock()
@@ -281,20 +281,11 @@ func (s *snapshotter) writeWindow(w *window, f *output.File) (res SnapshotResult
 	for name, n := range drops {
 		lw.AddDrops(ids[name], n)
 	}
-	err = lw.Close()
-	if err == nil {
-		err = f.Finish()
-	}
-	if err != nil {
+	if err := lw.Close(); err != nil {
 		return fail(err)
 	}
-	if got, err := logfmt.ReadBack(f.TempName()); err != nil {
-		return fail(fmt.Errorf("does not read back, not written: %w", err))
-	} else if got != res.Records {
-		return fail(fmt.Errorf("holds %d records, %d were written; not written", got, res.Records))
-	}
-	if err := f.Commit(); err != nil {
-		res.Err = err // output names the file
+	if err := f.CommitChecked(logfmt.ReadBackCheck(res.Records)); err != nil {
+		res.Err = err // outfile names the file
 		return res
 	}
 	if st, err := os.Stat(res.Path); err == nil {

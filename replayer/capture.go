@@ -10,6 +10,7 @@ import (
 
 	"github.com/vrlog/vrlog/keyexpr"
 	"github.com/vrlog/vrlog/logfmt"
+	"github.com/vrlog/vrlog/outfile"
 	"github.com/vrlog/vrlog/player"
 	"github.com/vrlog/vrlog/recorder"
 	"github.com/vrlog/vrlog/transport/clock"
@@ -65,7 +66,7 @@ func startCapture(sess *zenoh.Session, outs []output, trigger []bool, patterns [
 		return c, nil
 	case <-c.done:
 		cancel()
-		if errors.Is(c.err, logfmt.ErrExists) {
+		if errors.Is(c.err, logfmt.ErrExists) || errors.Is(c.err, outfile.ErrLocked) {
 			return nil, kinded(ErrOutput, c.err)
 		}
 		return nil, kindf(ErrOutput, "capture: %w", c.err)

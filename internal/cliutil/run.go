@@ -12,7 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/vrlog/vrlog/internal/output"
+	"github.com/vrlog/vrlog/outfile"
 )
 
 // Run runs app with args and exits with the code its error maps to.
@@ -46,7 +46,7 @@ func Execute(app *cli.App, args []string) int {
 	}
 	st := &runState{width: TextWidth(app.Writer)}
 	helpWidth(st.width)
-	stdout := output.NewStream(app.Writer)
+	stdout := outfile.NewStream(app.Writer)
 	app.Writer = stdout
 	ctx, stop := interrupts(app.Name, app.ErrWriter, st)
 	defer stop()
@@ -74,7 +74,7 @@ type stateKey struct{}
 // log). SIGINT or SIGTERM cancels the context; for a verb that did not call
 // Graceful, and for a signal that comes later than SameRequest after the
 // first, the runner removes every output not yet committed
-// (output.Discard) and exits 3 at once.
+// (outfile.Discard) and exits 3 at once.
 func Graceful(c *cli.Context) {
 	if st, ok := c.Context.Value(stateKey{}).(*runState); ok {
 		st.graceful.Store(true)
@@ -134,7 +134,7 @@ func interrupts(name string, errw io.Writer, st *runState) (context.Context, fun
 					continue // the same request, echoed (GNU timeout, a process group)
 				}
 				cancel()
-				removed := output.Discard()
+				removed := outfile.Discard()
 				fmt.Fprintf(errw, "%s: interrupted by %s: stopped; %d unfinished output file(s) removed\n", name, signalName(sig), removed)
 				os.Exit(ExitRuntime)
 			}

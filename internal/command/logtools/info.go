@@ -83,26 +83,29 @@ type InfoChannel struct {
 
 // Info is `info --json`'s object for one file.
 type Info struct {
-	File        string            `json:"file"`
-	SizeBytes   int64             `json:"size_bytes"`
-	Version     string            `json:"version"`
-	Indexed     bool              `json:"indexed"` // the footer was present and read
-	Finished    bool              `json:"finished"`
-	Warning     string            `json:"warning,omitempty"`
-	CreatedNs   int64             `json:"created_ns"`
-	Metadata    map[string]string `json:"metadata"`
-	StartNs     int64             `json:"start_ns"`
-	EndNs       int64             `json:"end_ns"`
-	Start       string            `json:"start"`
-	End         string            `json:"end"`
-	EpochNs     int64             `json:"epoch_ns"`     // the session epoch 'elapsed' counts from
-	EpochSource string            `json:"epoch_source"` // what it is (the first state sample, ...)
-	DurationS   float64           `json:"duration_s"`
-	Chunks      int               `json:"chunks"`
-	Records     uint64            `json:"records"`
-	RawBytes    uint64            `json:"raw_bytes"`
-	StoredBytes uint64            `json:"stored_bytes"`
-	Drops       uint64            `json:"drops"`
+	File      string `json:"file"`
+	SizeBytes int64  `json:"size_bytes"`
+	Version   string `json:"version"`
+	Indexed   bool   `json:"indexed"` // the footer was present and read
+	Finished  bool   `json:"finished"`
+	// BeingWritten says a writer holds the file live (a recorder writing
+	// it): "being written by PID 123 (record)".
+	BeingWritten string            `json:"being_written,omitempty"`
+	Warning      string            `json:"warning,omitempty"`
+	CreatedNs    int64             `json:"created_ns"`
+	Metadata     map[string]string `json:"metadata"`
+	StartNs      int64             `json:"start_ns"`
+	EndNs        int64             `json:"end_ns"`
+	Start        string            `json:"start"`
+	End          string            `json:"end"`
+	EpochNs      int64             `json:"epoch_ns"`     // the session epoch 'elapsed' counts from
+	EpochSource  string            `json:"epoch_source"` // what it is (the first state sample, ...)
+	DurationS    float64           `json:"duration_s"`
+	Chunks       int               `json:"chunks"`
+	Records      uint64            `json:"records"`
+	RawBytes     uint64            `json:"raw_bytes"`
+	StoredBytes  uint64            `json:"stored_bytes"`
+	Drops        uint64            `json:"drops"`
 	// ReceiveClock is "recorder" (each record stamped by its recorder's
 	// clocks) or "simulator" (merge --clock sim converted them: SimClock
 	// says how).
@@ -120,10 +123,14 @@ func infoOf(path string, r *logfmt.Reader, tf codec.TimeFormat) *Info {
 	if in.Metadata == nil {
 		in.Metadata = map[string]string{}
 	}
-	if !r.Indexed() {
+	if in.BeingWritten = r.BeingWritten(); in.BeingWritten != "" {
+		// A live log: no footer yet, and an end cut mid-block is where
+		// the writer is, not damage.
+		in.Warning = in.BeingWritten + ": no footer yet; read what is there by linear scan"
+	} else if !r.Indexed() {
 		in.Warning = "no footer: the log was not closed (recorder crashed or still writing); read by linear scan. Run `vrlog recover " + path + " -o FIXED.vrlog` for a repaired, indexed copy"
 	}
-	if tt := r.TornTail(); tt != nil {
+	if tt := r.TornTail(); tt != nil && in.BeingWritten == "" {
 		in.Damage = append(in.Damage, "torn tail: "+tt.Error())
 	}
 	for _, s := range r.SkippedChunks() {
@@ -227,7 +234,11 @@ func printInfo(out io.Writer, in *Info, width int) {
 	if in.Finished {
 		fmt.Fprintf(w, "footer:    present (log closed properly)\n")
 	} else {
-		fmt.Fprintf(w, "footer:    MISSING: %s\n", in.Warning)
+		if in.BeingWritten != "" {
+			fmt.Fprintf(w, "footer:    not yet: %s\n", in.Warning)
+		} else {
+			fmt.Fprintf(w, "footer:    MISSING: %s\n", in.Warning)
+		}
 	}
 	for _, d := range in.Damage {
 		fmt.Fprintf(w, "damage:    %s\n", d)
@@ -289,7 +300,7 @@ func printInfo(out io.Writer, in *Info, width int) {
 			fmt.Fprintf(w, "warning:   channel %s: %s\n", ch.Name, ch.Warning)
 		}
 	}
-	if !in.Finished {
+	if !in.Finished && in.BeingWritten == "" {
 		fmt.Fprintf(w, "hint:      vrlog recover %s -o FIXED.vrlog\n", in.File)
 	}
 }

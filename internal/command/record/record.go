@@ -21,6 +21,7 @@ import (
 	"github.com/vrlog/vrlog/internal/zenohflags"
 	"github.com/vrlog/vrlog/keyexpr"
 	"github.com/vrlog/vrlog/logfmt"
+	"github.com/vrlog/vrlog/outfile"
 	"github.com/vrlog/vrlog/recorder"
 	"github.com/vrlog/vrlog/transport/zenoh"
 )
@@ -216,6 +217,11 @@ func run(c *cli.Context) error {
 		cfg.Sync = logfmt.SyncInterval
 	default:
 		return cliutil.Usage("--sync %q: want close, flush, interval or none", c.String("sync"))
+	}
+	if c.IsSet("sync") && outfile.InPlace(out) {
+		// A device, FIFO or socket is written in place and sequentially:
+		// there is nothing to fdatasync.
+		fmt.Fprintf(c.App.ErrWriter, "record: %s is not a regular file: --sync %s does not apply (written in place, not synced)\n", out, c.String("sync"))
 	}
 	for _, s := range c.StringSlice("compression") {
 		cc, err := parseCompression(s)
