@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/livecheck"
+	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/sampler"
 )
 

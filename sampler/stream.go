@@ -201,6 +201,7 @@ func (s *Stream) Add(x Sample) Event {
 // NominalNs is the configured period or the median interval so far (after
 // a few intervals; 0 before): the period live outage flags are judged by.
 func (s *Stream) NominalNs() int64 { return s.nominal() }
+
 // Break says that the samples after it were captured apart from those
 // before (the next of several snapshots of one recording): the time
 // between was not captured, so the next sample is compared with none
