@@ -181,6 +181,23 @@ func TestOneRecordAndEmptyLogs(t *testing.T) {
 	})
 }
 
+// Under an address-space limit (ulimit -v, as CI containers set it) replay
+// runs: glibc's per-thread malloc arenas of the native library's threads
+// (64 MiB of address space each) reserved about 1.9 GB before any record
+// was read, and the Go runtime died with "out of memory" at 30 MB resident
+// under the 2,000,000 kB; bounded to one arena per core
+// (transport/zenoh/arenas.go, TestMallocArenasBounded) it peaks near 1.4 GB.
+func TestReplayUnderAnAddressSpaceLimit(t *testing.T) {
+	runContract(t, []contractCase{
+		{name: "ulimit -v 2000000", script: "ulimit -v 2000000 && vrlog replay run.vrlog --no-multicast --listen tcp/127.0.0.1:0 --rate max --end 2 --linger 0 -q --json",
+			check: func(t *testing.T, _ string, r result) {
+				if strings.Contains(r.stderr, "out of memory") || strings.Contains(r.stderr, "fatal error") {
+					t.Fatalf("replay under ulimit -v: %s", r)
+				}
+			}},
+	})
+}
+
 // A lockstep replay no controller answered is a failed check, not a pass.
 func TestLockstepWithoutAnswer(t *testing.T) {
 	runContract(t, []contractCase{
