@@ -65,6 +65,11 @@ bench:
 bench-targets:
 	./bench/targets.sh
 
+## bench-read: reading payloads, vrlog's reader vs MCAP's Go reader, one core and two, 4 MiB and 110 KiB chunks
+.PHONY: bench-read
+bench-read:
+	./bench/read.sh
+
 ## demo: the main job end to end: simulate, record ~10 s, analyze, replay
 demo: build
 	./scripts/demo.sh

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/hostclock"
+	"github.com/vrlog/vrlog/livecheck"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/sampler"
 )
@@ -37,6 +38,10 @@ type Options struct {
 	// sampler.LagStream); beyond it a note says so. Negative keeps every
 	// state: exact whatever the order, memory grows with the log.
 	LagWindow time.Duration
+	// PartialReplay gates a response log of a replay that did not finish,
+	// or did not release every trigger of its window, on what it holds;
+	// by default such a log fails --max-reaction (Report.ReplayIncomplete).
+	PartialReplay bool
 }
 
 // channel is one channel's running analysis.
@@ -70,8 +75,9 @@ type Analysis struct {
 	span     [2]int64 // capture range over all stamped channels, for plot bins
 	lags     []namedLag
 	snaps    []fileSnapshot
-	notes    []string // about the inputs
-	onSim    int      // files whose receive stamps are on the simulator's clock
+	gaps     []NotCaptured // between snapshots of one recording
+	notes    []string      // about the inputs
+	onSim    int           // files whose receive stamps are on the simulator's clock
 	hosts    []HostReport
 	rec      recordingSpan // the recorder's heartbeats: the recording's own end
 	readFrom int64         // RecvMonoNs the current file is read from (overlapping snapshots)
@@ -138,6 +144,13 @@ func (a *Analysis) Plan(paths []string) error {
 		rs = append(rs, r)
 		a.input = i
 		a.channels(r)
+		if a.opts.PlotBins > 0 { // the plots' bins span every file (snapshots far apart)
+			for _, c := range r.Channels() {
+				if st := r.StatsOf(c.ID); st.HasCapture && st.Records > 0 {
+					a.widen(st.FirstCaptureNs, st.LastCaptureNs)
+				}
+			}
+		}
 	}
 	// One receive clock, or the figures that compare receive stamps
 	// across files (latency, the ended outage, the clock offset from
@@ -157,10 +170,14 @@ func (a *Analysis) AddFile(path string) error {
 	}
 	defer r.Close()
 	a.readFrom, a.input = 0, len(a.files)
+	apart := false
 	if a.addSnapshot(path, r.Header()) {
-		a.readFrom = a.overlapStart()
+		a.readFrom, apart = a.overlapStart()
+		if s := a.snaps[len(a.snaps)-1].s; s.HasSessionEpoch && !a.haveEp {
+			a.epoch, a.epochSrc, a.haveEp = s.SessionEpochNs, "the recording's first state sample (snapshot metadata)", true
+		}
 	}
-	fr := FileReport{Path: path, Indexed: r.Indexed(), TornTail: -1, PayloadsChecked: a.opts.FullDecode, SkippedChunks: []string{}, Warnings: []string{}}
+	fr := FileReport{Path: path, Indexed: r.Indexed(), TornTail: -1, BeingWritten: r.BeingWritten(), PayloadsChecked: a.opts.FullDecode, SkippedChunks: []string{}, Warnings: []string{}}
 	if tt := r.TornTail(); tt != nil {
 		fr.TornTail = tt.Offset
 	}
@@ -180,14 +197,24 @@ func (a *Analysis) AddFile(path string) error {
 		}
 	}
 
+	response := isResponseLog(r.Channels())
+	if response {
+		fr.ReplayOutcome = readOutcome(r)
+		fr.response = true
+	}
 	ids, dataIDs, probeIDs := a.channels(r)
-	a.rec.note(r, func(id uint16) *channel {
-		if int(id) < len(ids) {
-			return ids[id]
-		}
-		return nil
-	})
+	if !response { // a response log's recording outlasts the replay by its linger: no outage of the controller
+		a.rec.note(r, func(id uint16) *channel {
+			if int(id) < len(ids) {
+				return ids[id]
+			}
+			return nil
+		})
+	}
 	a.pairFrames()
+	if apart {
+		a.apart(path, r)
+	}
 	for _, c := range r.Channels() {
 		if int(c.ID) >= len(ids) || ids[c.ID] == nil {
 			continue // the recorder's heartbeats
@@ -217,6 +244,9 @@ func (a *Analysis) AddFile(path string) error {
 	a.books = newBooks(a.span, runtime.GOMAXPROCS(0) > 1)
 	err = a.eachData(r, ids, dataIDs, a.add)
 	a.books.finish()
+	if err == nil && fr.response {
+		err = readAnswerTags(r, ids)
+	}
 	if err != nil {
 		return inFile(path, err)
 	}
@@ -270,7 +300,7 @@ func inFile(path string, err error) error {
 func (a *Analysis) channels(r *logfmt.Reader) (ids []*channel, dataIDs, probeIDs []uint16) {
 	responseLog := isResponseLog(r.Channels())
 	for _, c := range r.Channels() {
-		if isHeartbeat(c) {
+		if isHeartbeat(c) || isOutcome(c) {
 			continue
 		}
 		ch := a.channel(c)
@@ -340,17 +370,7 @@ func (a *Analysis) channel(c logfmt.Channel) *channel {
 }
 
 // kindOf is the kind of a channel of schema.
-func kindOf(schema string) string {
-	switch schema {
-	case codec.SchemaState:
-		return KindState
-	case codec.SchemaFrame:
-		return KindFrame
-	case codec.SchemaClockProbe:
-		return KindProbe
-	}
-	return KindRaw
-}
+func kindOf(schema string) string { return livecheck.KindOf(schema) }
 
 // add accounts for one data record: here the counts and the epoch, in
 // a.books its timing and lag pairing.
@@ -394,24 +414,10 @@ func (a *Analysis) sampleOf(s *sampler.Sample, ch *channel, r *logfmt.Record, n 
 	return ok
 }
 
-// storedSample is what the timing of a channel of kind sees of r, its
-// count-th record, from the stamps the recorder stored: a decodable
-// channel's capture stamp and seq (false when r has none: undecodable), a
-// raw channel's transport-level facts only (the receive stamp, and the
-// zenoh source sequence number when the transport gave one). record's
-// live triggers see samples the same way.
+// storedSample is what the timing of a channel of kind sees of r
+// (livecheck.StoredSample: record's live triggers see samples the same way).
 func storedSample(kind string, r *logfmt.Record, count uint64) (sampler.Sample, bool) {
-	s := sampler.Sample{RecvWallNs: r.RecvWallNs, RecvMonoNs: r.RecvMonoNs}
-	if kind == KindRaw {
-		s.TNs, s.Seq = r.RecvWallNs, count
-		if r.HasPubSN {
-			s.Seq = r.PublisherSN
-		}
-		s.RecvWallNs = 0 // no latency without a capture stamp
-		return s, true
-	}
-	s.Seq, s.TNs = r.Seq, r.CaptureNs
-	return s, r.HasStamp
+	return livecheck.StoredSample(kind, r, count)
 }
 
 // Report computes the report. Checks and baseline comparison are applied
@@ -528,6 +534,8 @@ func (a *Analysis) Report() *Report {
 			LatestMs: distMs(&l.Latest), NearestMs: distMs(&l.Nearest), InterpolatedMs: distMs(&l.Interpolated)})
 	}
 	rep.Reaction = a.reaction()
+	rep.ReplayIncomplete = a.replayIncomplete(rep.Reaction)
+	rep.partialReplay = a.opts.PartialReplay
 	if len(probes) > 0 {
 		e := sampler.EstimateClock(probes)
 		rep.Clock = &ClockReport{Probes: e.Probes, Used: e.Used, OffsetMs: round3(float64(e.OffsetNs) / 1e6),
@@ -539,6 +547,13 @@ func (a *Analysis) Report() *Report {
 		}
 	}
 	rep.Snapshots = a.snapshots(rep)
+	rep.NotCaptured = []NotCaptured{}
+	for _, g := range a.gaps {
+		g.FromElapsed, g.ToElapsed = el(g.FromNs), el(g.ToNs)
+		rep.NotCaptured = append(rep.NotCaptured, g)
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%.3f–%.3f s not captured (%.3f s between the snapshots %s and %s): no skip, outage or restart counted there",
+			g.FromElapsed, g.ToElapsed, g.GapS, g.After, g.Before))
+	}
 	return rep
 }
 
@@ -658,10 +673,4 @@ func pairState(f *channel, states []*channel) *channel {
 	return best
 }
 
-func commonPrefix(a, b string) int {
-	n := 0
-	for n < len(a) && n < len(b) && a[n] == b[n] {
-		n++
-	}
-	return n
-}
+func commonPrefix(a, b string) int { return livecheck.CommonPrefix(a, b) }

@@ -2,56 +2,17 @@ package analyzer
 
 import (
 	"fmt"
-	"math"
-	"strconv"
-	"strings"
-	"time"
-
 	"github.com/vrlog/vrlog/keyexpr"
+	"github.com/vrlog/vrlog/livecheck"
 )
 
-// Limit is a threshold for the channels its pattern matches (a key
-// expression, package keyexpr, matched against a channel's name and
-// topic); a Limit without one applies to every channel its check applies
-// to.
-type Limit struct {
-	Channel string // the pattern as given; "" for every channel
-	Value   float64
-	pat     keyexpr.Pattern
-}
+// Limit is a threshold for the channels its pattern matches
+// (livecheck.Limit: record's live triggers take the same limits).
+type Limit = livecheck.Limit
 
 // ParseLimit parses "VALUE" or "CHANNEL=VALUE"; VALUE is a number, or a
 // duration ("500ms") when dur is set, stored in milliseconds.
-func ParseLimit(s string, dur bool) (Limit, error) {
-	var l Limit
-	val := s
-	if i := strings.LastIndexByte(s, '='); i >= 0 {
-		p, err := keyexpr.Parse(s[:i])
-		if err != nil {
-			return l, err
-		}
-		l.Channel, l.pat, val = s[:i], p, s[i+1:]
-	}
-	if dur {
-		d, err := time.ParseDuration(val)
-		if err != nil || d < 0 {
-			return l, fmt.Errorf("%q: want a duration such as 500ms or 2s, or CHANNEL=DURATION", s)
-		}
-		l.Value = float64(d) / 1e6
-		return l, nil
-	}
-	v, err := strconv.ParseFloat(val, 64)
-	if err != nil || v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-		return l, fmt.Errorf("%q: want a non-negative number, or CHANNEL=NUMBER", s)
-	}
-	l.Value = v
-	return l, nil
-}
-
-// matches reports whether l applies to the channel name and topic.
-func (l *Limit) matches(name, topic string) bool {
-	return l.Channel == "" || l.pat.Match(name) || l.pat.Match(topic)
-}
+func ParseLimit(s string, dur bool) (Limit, error) { return livecheck.ParseLimit(s, dur) }
 
 // Thresholds are the CI gate. Each list may hold a default (no pattern)
 // and per-channel overrides; the last matching entry wins.
@@ -97,7 +58,7 @@ func (r *Report) ApplyChecks(t Thresholds) error {
 			l := &c.limits[i]
 			hit := false
 			for _, s := range c.subjects {
-				hit = hit || l.matches(s.name, s.topic)
+				hit = hit || l.Matches(s.name, s.topic)
 			}
 			switch {
 			case hit:
@@ -163,54 +124,30 @@ func (r *Report) checks(t Thresholds) []check {
 
 // What each check applies to, for messages.
 const (
-	whatStamped = "channel with seq stamps"
-	whatData    = "data channel"
-	whatPaired  = "frame channel paired with a state channel"
+	whatStamped = livecheck.WhatStamped
+	whatData    = livecheck.WhatData
+	whatPaired  = livecheck.WhatPaired
 )
 
 // pick is the last limit that applies to s.
-func pick(ls []Limit, s subject) (Limit, bool) {
-	var got Limit
-	ok := false
-	for i := range ls {
-		if ls[i].matches(s.name, s.topic) {
-			got, ok = ls[i], true
-		}
-	}
-	return got, ok
-}
+func pick(ls []Limit, s subject) (Limit, bool) { return livecheck.Pick(ls, s.name, s.topic) }
 
 // add appends the check of l on s.
 func (r *Report) add(c check, s subject, l Limit) {
 	pass, msg := judge(c.name, s.name, c.unit, c.atMost, s.value, l.Value)
 	if why := r.failsAnyway(c.name, s.name); why != "" {
 		pass, msg = false, msg+": "+why
+		if r.noReaction(c.name, s.name) { // no value to compare: not "0 ms"
+			msg = fmt.Sprintf("%s %s: no response to measure: %s", c.name, s.name, why)
+		}
 	}
 	r.Checks = append(r.Checks, Check{Name: c.name, Channel: s.name, Value: s.value, Limit: l.Value, Unit: c.unit, Pass: pass, Message: msg})
 }
 
 // judge compares a check's value on a channel with its limit and says
-// so: "max-skips vr/r1/state: 3 (limit ≤ 0): off by 3". analyze's checks
-// and record's live triggers word it alike.
+// so, as record's live triggers do (livecheck.Judge).
 func judge(check, channel, unit string, atMost bool, value, limit float64) (pass bool, msg string) {
-	pass, rel := value <= limit, "≤"
-	if !atMost {
-		pass, rel = value >= limit, "≥"
-	}
-	u := spaced(unit)
-	msg = fmt.Sprintf("%s %s: %s%s (limit %s %s%s)", check, channel, fmtNum(value), u, rel, fmtNum(limit), u)
-	if !pass {
-		msg += fmt.Sprintf(": off by %s%s", fmtNum(abs(value-limit)), u)
-	}
-	return pass, msg
-}
-
-// spaced is a unit as it follows a number in a message: " ms"; "" for a count.
-func spaced(unit string) string {
-	if unit == "" {
-		return unit
-	}
-	return " " + unit
+	return livecheck.Judge(check, channel, unit, atMost, value, limit)
 }
 
 func (r *Report) updatePass() {
@@ -231,6 +168,9 @@ func (r *Report) Failed() []Check {
 	return f
 }
 
+// spaced is a unit as it follows a number in a message (livecheck.Spaced).
+func spaced(unit string) string { return livecheck.Spaced(unit) }
+
 func abs(v float64) float64 {
 	if v < 0 {
 		return -v
@@ -238,6 +178,5 @@ func abs(v float64) float64 {
 	return v
 }
 
-// fmtNum writes v as short as it reads, to a millionth of its unit (a
-// nanosecond of a millisecond): "off by 843.199 ms", not 843.1990000000001.
-func fmtNum(v float64) string { return strconv.FormatFloat(math.Round(v*1e6)/1e6, 'f', -1, 64) }
+// fmtNum writes v as short as it reads (livecheck.FmtNum).
+func fmtNum(v float64) string { return livecheck.FmtNum(v) }

@@ -1,6 +1,10 @@
 package analyzer
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/vrlog/vrlog/logfmt"
+)
 
 // Damage says, one line per finding and file, what of the inputs was not
 // read as written: a torn tail (what a killed recorder leaves: analyzed up
@@ -10,15 +14,13 @@ import "fmt"
 func (r *Report) Damage() []string {
 	var d []string
 	for _, f := range r.Files {
-		if f.TornTail >= 0 {
-			d = append(d, fmt.Sprintf("%s: torn tail at byte %d of %d: the recording stopped mid-chunk (a killed recorder?); analyzed the records before it", f.Path, f.TornTail, f.SizeBytes))
+		tt := f.TornTail
+		if f.BeingWritten != "" {
+			// A live log: its end cut mid-block is where the writer is.
+			d = append(d, fmt.Sprintf("%s: %s: analyzed what was there when it was opened (no footer yet)", f.Path, f.BeingWritten))
+			tt = -1
 		}
-		for _, s := range f.SkippedChunks {
-			d = append(d, fmt.Sprintf("%s: skipped corrupt chunk: %s", f.Path, s))
-		}
-		for _, s := range f.Warnings {
-			d = append(d, fmt.Sprintf("%s: damaged, read around it (no record lost): %s", f.Path, s))
-		}
+		d = append(d, logfmt.Damage{File: f.Path, Size: f.SizeBytes, TornTail: tt, Skipped: f.SkippedChunks, ReadAround: f.Warnings}.Lines()...)
 	}
 	return d
 }
@@ -30,6 +32,8 @@ func (r *Report) CheckIntact() {
 	for _, f := range r.Files {
 		why := ""
 		switch {
+		case f.BeingWritten != "":
+			why = f.BeingWritten
 		case f.TornTail >= 0:
 			why = fmt.Sprintf("torn tail at byte %d", f.TornTail)
 		case len(f.SkippedChunks) > 0:

@@ -10,7 +10,14 @@ import (
 // robot's first state), else the earliest capture stamp of any channel,
 // else the log's first receive time. 'elapsed' counts from it in every
 // verb. source says which it is.
+//
+// A snapshot (record --snapshot) stores its recording's epoch in its
+// metadata (logfmt.Snapshot.SessionEpochNs): its own first state may be
+// long after the recording's.
 func SessionEpoch(r *logfmt.Reader) (ns int64, source string) {
+	if ns, ok, err := logfmt.SnapshotEpoch(r.Header().Metadata); ok && err == nil {
+		return ns, "the recording's first state sample (snapshot metadata)"
+	}
 	var first logfmt.ChannelStats
 	var name string
 	found := false

@@ -50,13 +50,16 @@ func (a *Analysis) WriteHTML(w io.Writer, r *Report) error {
 		p.Rows = append(p.Rows, row{breakable(c.Name), summaryRow(c)})
 	}
 	p.Events, p.MoreEvents = events(r, 300)
+	for _, sn := range r.Snapshots {
+		p.Snapshots = append(p.Snapshots, snapshotLine(sn))
+	}
 	for _, c := range r.Channels {
 		ch := a.byName[c.Name]
 		if ch == nil || ch.kind == KindProbe || ch.series == nil || c.Count == 0 {
 			continue
 		}
 		sec := section{Name: c.Name, Kind: c.Kind, Color: kindColor[c.Kind],
-			Interval: intervalPlot(c, ch.series, t, r.OutageFactor), Rate: ratePlot(c, ch.series, t),
+			Interval: intervalPlot(c, ch.series, t, r.OutageFactor), Rate: ratePlot(c, ch.series, t, r.NotCaptured),
 			Facts: fmt.Sprintf("interval p50 %s · p99 %s · max %s", ms(c.DtMs.P50), ms(c.DtMs.P99), ms(c.DtMs.Max))}
 		if c.LatencyMs != nil {
 			sec.Hists = append(sec.Hists, figure{
@@ -126,6 +129,7 @@ func (a *Analysis) WriteHTML(w io.Writer, r *Report) error {
 type page struct {
 	Title, Verdict, Session string
 	Files, Notes            []string
+	Snapshots               []string // what each snapshot input holds (snapshotLine)
 	Checks                  []Check
 	Timeline                template.HTML
 	Rows                    []row
@@ -228,10 +232,39 @@ func breakable(name string) template.HTML {
 	return template.HTML(strings.Join(parts, "/<wbr>"))
 }
 
-// events lists every channel's skips, restarts and outages in time order,
-// at most limit of them (and how many more there are).
+// snapshotLine says what a snapshot input holds, visibly (not only in
+// the timeline's tooltips): "Snapshot bug_….vrlog: triggered by … at
+// 75.120 s (and extended by 1 more); window −30 s … +5 s asked, 72.5 s …
+// 80.1 s held; short: …".
+func snapshotLine(sn SnapshotReport) string {
+	line := fmt.Sprintf("Snapshot %s: triggered by %s at %.3f s", sn.File, sn.Cause, sn.TriggerElapsed)
+	if sn.TriggerCount > 1 {
+		line += fmt.Sprintf(" (and extended by %d more)", sn.TriggerCount-1)
+	}
+	line += fmt.Sprintf("; window −%g s … +%g s asked, %.3f s … %.3f s held", sn.BeforeS, sn.AfterS, sn.FromElapsed, sn.ToElapsed)
+	if sn.Short != "" {
+		line += "; short: " + sn.Short
+	}
+	return line
+}
+
+// events lists every channel's skips, restarts and outages, the snapshot
+// triggers and the time between snapshots, in time order, at most limit
+// of them (and how many more there are).
 func events(r *Report, limit int) ([]event, int) {
 	var ev []event
+	for _, sn := range r.Snapshots {
+		for i, tr := range sn.Triggers {
+			how := "opened the snapshot window of " + sn.File
+			if i > 0 {
+				how = "extended the snapshot window of " + sn.File
+			}
+			ev = append(ev, event{tr.Elapsed, "", "trigger", tr.Cause + ": " + how})
+		}
+	}
+	for _, g := range r.NotCaptured {
+		ev = append(ev, event{g.FromElapsed, "", "not captured", fmt.Sprintf("%.3f s between the snapshots %s and %s, until %.3f s: no skip, outage or restart counted", g.GapS, g.After, g.Before, g.ToElapsed)})
+	}
 	for _, c := range r.Channels {
 		for _, s := range c.Skips {
 			ev = append(ev, event{s.Elapsed, c.Name, "skip", fmt.Sprintf("seq %d → %d: %d sample(s) never arrived", s.LastSeq, s.Seq, s.Skipped)})
@@ -276,13 +309,15 @@ var htmlPage = template.Must(template.New("report").Funcs(template.FuncMap{"colu
 <h1>{{.Title}}{{if .Verdict}} <span class="verdict {{if eq .Verdict "PASS"}}pass{{else}}fail{{end}}">{{.Verdict}}</span>{{end}}</h1>
 {{range .Files}}<p class="meta">{{.}}</p>
 {{end}}{{if .Session}}<p class="meta">{{.Session}}</p>{{end}}
+{{range .Snapshots}}<p class="snapshot">{{.}}</p>
+{{end}}
 {{range .Notes}}<p class="note">{{.}}</p>
 {{end}}</header>
 {{if .Checks}}<section id="checks"><h2>Checks</h2><table class="checks">
 {{range .Checks}}<tr class="{{if .Pass}}pass{{else}}fail{{end}}"><td>{{if .Pass}}PASS{{else}}FAIL{{end}}</td><td>{{.Message}}</td></tr>
 {{end}}</table></section>{{end}}
 <section id="timeline"><h2>Timeline</h2>
-<p class="legend"><span class="key present"></span>samples <span class="key outage"></span>outage <span class="key skip"></span>skip (seq gap) <span class="key restart"></span>publisher restart <span class="key trigger"></span>snapshot trigger <span class="key probe"></span>clock probe · time in seconds since the session epoch</p>
+<p class="legend"><span class="key present"></span>samples <span class="key outage"></span>outage <span class="key skip"></span>skip (seq gap) <span class="key restart"></span>publisher restart <span class="key trigger"></span>snapshot trigger{{if .Snapshots}} <span class="key uncaptured"></span>not captured (between snapshots){{end}} <span class="key probe"></span>clock probe · time in seconds since the session epoch</p>
 {{.Timeline}}</section>
 <section id="summary"><h2>Channels</h2><table class="summary"><thead><tr><th>channel</th>{{range columns}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
 {{range .Rows}}<tr><td class="name">{{.Name}}</td>{{range .Cells}}<td>{{.}}</td>{{end}}</tr>

@@ -98,6 +98,24 @@ func (a *Analysis) timelinePlot(r *Report, t timeAxis) template.HTML {
 		x := t.x.at(v)
 		s.f(`<line class="grid" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/>`, x, x, padT, h-padB)
 	}
+	// Under the lanes: the time between snapshots, not captured (left
+	// blank, labelled), and the snapshot triggers, so that no lane's
+	// marker (a restart at the window's edge) is hidden by them.
+	for _, g := range r.NotCaptured {
+		x0, x1 := t.at(g.FromNs), t.at(g.ToNs)
+		s.f(`<rect class="uncaptured" x="%.1f" y="%.1f" width="%.1f" height="%.1f" data-from="%.3f" data-to="%.3f">%s</rect>`, x0, padT, max(x1-x0, 1), h-padB-padT,
+			g.FromElapsed, g.ToElapsed, title(fmt.Sprintf("not captured: %.3f s between the snapshots, from %.3f s to %.3f s (no skip, outage or restart counted)", g.GapS, g.FromElapsed, g.ToElapsed)))
+		if x1-x0 > 90 {
+			s.text((x0+x1)/2, padT+11, "middle", "uncaptured-label", "not captured")
+		}
+	}
+	for _, sn := range r.Snapshots {
+		for _, tr := range sn.Triggers {
+			x := t.at(r.EpochNs + int64(tr.Elapsed*1e9))
+			s.f(`<line class="trigger" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" data-at="%.3f" data-cause=%s>%s</line>`, x, x, padT, h-padB, tr.Elapsed, attr(tr.Cause),
+				title(fmt.Sprintf("snapshot trigger at %.3f s: %s", tr.Elapsed, tr.Cause)))
+		}
+	}
 	for i, c := range r.Channels {
 		y := padT + laneH*float64(i)
 		bar := y + 24
@@ -130,9 +148,14 @@ func (a *Analysis) timelinePlot(r *Report, t timeAxis) template.HTML {
 		}
 		outs := slices.Clone(c.Outages)
 		slices.SortFunc(outs, func(a, b OutageItem) int { return cmp.Compare(a.FromNs, b.FromNs) })
-		for _, o := range outs {
-			if o.FromNs > from {
-				present(from, o.FromNs)
+		cuts := slices.Clone(outs)
+		for _, g := range r.NotCaptured { // blank: neither samples nor an outage
+			cuts = append(cuts, OutageItem{FromNs: g.FromNs, ToNs: g.ToNs})
+		}
+		slices.SortFunc(cuts, func(a, b OutageItem) int { return cmp.Compare(a.FromNs, b.FromNs) })
+		for _, o := range cuts {
+			if o.FromNs > from && from <= c.LastNs {
+				present(from, min(o.FromNs, c.LastNs))
 			}
 			from = max(from, o.ToNs)
 		}
@@ -166,15 +189,16 @@ func (a *Analysis) timelinePlot(r *Report, t timeAxis) template.HTML {
 		}
 		s.f(`</g>`)
 	}
-	// Snapshot triggers (record --snapshot): a line across every lane.
-	for _, sn := range r.Snapshots {
-		for _, tr := range sn.Triggers {
-			x := t.at(r.EpochNs + int64(tr.Elapsed*1e9))
-			s.f(`<line class="trigger" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" data-at="%.3f" data-cause=%s>%s</line>`, x, x, padT, h-padB, tr.Elapsed, attr(tr.Cause),
-				title(fmt.Sprintf("snapshot trigger at %.3f s: %s", tr.Elapsed, tr.Cause)))
-		}
-	}
 	return t.close(s, h-padB)
+}
+
+// captured is the part of [a, b) outside the spans not captured.
+func captured(a, b int64, gaps []NotCaptured) int64 {
+	n := b - a
+	for _, g := range gaps {
+		n -= max(min(b, g.ToNs)-max(a, g.FromNs), 0)
+	}
+	return n
 }
 
 func laneFacts(c ChannelReport) string {
@@ -295,7 +319,7 @@ func ref(s *svg, y linear, x linear, v float64, class, label string) {
 
 // ratePlot draws a channel's sample rate over time, counted in windows of
 // about ten nominal periods (at least 1/150 of the session).
-func ratePlot(c ChannelReport, sr *series, t timeAxis) template.HTML {
+func ratePlot(c ChannelReport, sr *series, t timeAxis, gaps []NotCaptured) template.HTML {
 	const h = 130.0
 	k := 1
 	if sr.width > 0 {
@@ -315,8 +339,9 @@ func ratePlot(c ChannelReport, sr *series, t timeAxis) template.HTML {
 		if b <= a {
 			continue
 		}
-		hz := float64(n) / (float64(b-a) / 1e9)
-		if b-a < sr.width*int64(k)/4 { // a sliver at the channel's ends says nothing
+		got := captured(a, b, gaps) // the time between snapshots is no rate of 0
+		hz := float64(n) / (float64(got) / 1e9)
+		if got < sr.width*int64(k)/4 { // a sliver at the channel's ends, or between snapshots, says nothing
 			continue
 		}
 		wins = append(wins, win{t.el(a), t.el(b), hz})

@@ -2,12 +2,14 @@ package analyzer
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
+	"github.com/vrlog/vrlog/codec"
+	"github.com/vrlog/vrlog/internal/textfit"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/sampler"
 )
@@ -19,7 +21,11 @@ import (
 // recorder as they arrived, on the same monotonic clock. A trigger's
 // reaction is its first response: the first response record received at
 // or after its release and before the next record of its trigger channel
-// was released. A trigger without one is unanswered.
+// was released. A trigger without one is unanswered. When the responses
+// name the trigger they answer (codec.AnswerTag, as lockstep controllers
+// do), the reaction is the first response naming it at or after its
+// release, however late: a late answer is paired with its own trigger,
+// never with the next.
 
 // ReactionReport is one trigger channel's reaction.
 type ReactionReport struct {
@@ -39,6 +45,39 @@ type reactChannel struct {
 	trigger bool
 	mono    []int64
 	seq     []uint64
+	// tagged: a response channel's records that name the trigger they
+	// answer (codec.AnswerTag in their attachment), by trigger seq: their
+	// receive stamps, in order
+	tagged map[uint64][]int64
+}
+
+// readAnswerTags reads the attachments of a response log's response
+// channels (the metadata-only pass has none) for the answers that name
+// their trigger. Response logs are small: the controller's outputs.
+func readAnswerTags(r *logfmt.Reader, ids []*channel) error {
+	var resp []uint16
+	for id, ch := range ids {
+		if ch != nil && ch.react != nil && !ch.react.trigger && ch.kind != KindProbe {
+			resp = append(resp, uint16(id))
+		}
+	}
+	if len(resp) == 0 {
+		return nil
+	}
+	it := r.Records(logfmt.Filter{Channels: resp})
+	for it.Next() {
+		rec := it.Record()
+		seq, ok := codec.ParseAnswerTag(rec.Header)
+		if !ok {
+			continue
+		}
+		rc := ids[rec.Channel].react
+		if rc.tagged == nil {
+			rc.tagged = map[uint64][]int64{}
+		}
+		rc.tagged[seq] = append(rc.tagged[seq], rec.RecvMonoNs)
+	}
+	return it.Err()
 }
 
 func (rc *reactChannel) add(r *logfmt.Record) {
@@ -86,13 +125,20 @@ func (a *Analysis) reaction() []ReactionReport {
 	for _, t := range trigs {
 		rep := ReactionReport{Trigger: t.rep.Name, Responses: []string{}, UnansweredSeq: []uint64{}}
 		var at []int64
+		tagged := map[uint64][]int64{}
 		for _, r := range resps {
 			if pairState(r, trigs) == t {
 				rep.Responses = append(rep.Responses, r.rep.Name)
 				at = append(at, r.react.mono...)
+				for seq, ms := range r.react.tagged {
+					tagged[seq] = append(tagged[seq], ms...)
+				}
 			}
 		}
 		slices.Sort(at)
+		for _, ms := range tagged {
+			slices.Sort(ms)
+		}
 		idx := make([]int, len(t.react.mono)) // triggers in release order
 		for i := range idx {
 			idx[i] = i
@@ -106,8 +152,14 @@ func (a *Analysis) reaction() []ReactionReport {
 				next = t.react.mono[idx[k+1]]
 			}
 			rep.Count++
-			j, _ := slices.BinarySearch(at, rel)
-			if j < len(at) && at[j] < next {
+			if len(tagged) > 0 { // paired by the trigger they name
+				ms := tagged[t.react.seq[i]]
+				if j, _ := slices.BinarySearch(ms, rel); j < len(ms) {
+					rep.Answered++
+					h.Add(ms[j] - rel)
+					continue
+				}
+			} else if j, _ := slices.BinarySearch(at, rel); j < len(at) && at[j] < next {
 				rep.Answered++
 				h.Add(at[j] - rel)
 				continue
@@ -139,6 +191,9 @@ func (r *Report) failsAnyway(check, channel string) string {
 	if check != "max-reaction" {
 		return ""
 	}
+	if len(r.ReplayIncomplete) > 0 && !r.partialReplay {
+		return strings.Join(r.ReplayIncomplete, "; ") + " (--partial-replay gates it on what it holds)"
+	}
 	for _, x := range r.Reaction {
 		if x.Trigger == channel && x.Missing > 0 {
 			return fmt.Sprintf("%d of %d triggers got no response", x.Missing, x.Count)
@@ -147,19 +202,99 @@ func (r *Report) failsAnyway(check, channel string) string {
 	return ""
 }
 
-// writeReaction prints the reaction section of the text report.
-func (r *Report) writeReaction(w io.Writer) {
+// noReaction reports whether check is max-reaction and trigger channel
+// got no response at all (its reaction has no value).
+func (r *Report) noReaction(check, channel string) bool {
+	if check != "max-reaction" {
+		return false
+	}
+	for _, x := range r.Reaction {
+		if x.Trigger == channel {
+			return x.Answered == 0
+		}
+	}
+	return false
+}
+
+// isOutcome reports whether c is a response log's outcome channel (never
+// a data channel of the report).
+func isOutcome(c logfmt.Channel) bool {
+	return c.Transport == logfmt.TransportInternal && c.Schema == logfmt.OutcomeSchema
+}
+
+// readOutcome reads a response log's outcome record, the last one when
+// there are several; nil when it has none (or it does not decode).
+func readOutcome(r *logfmt.Reader) *logfmt.ReplayOutcome {
+	var ids []uint16
+	for _, c := range r.Channels() {
+		if isOutcome(c) {
+			ids = append(ids, c.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	var out *logfmt.ReplayOutcome
+	it := r.Records(logfmt.Filter{Channels: ids})
+	for it.Next() {
+		var o logfmt.ReplayOutcome
+		if json.Unmarshal(it.Record().Payload, &o) == nil && o.Schema == logfmt.OutcomeSchema {
+			out = &o
+		}
+	}
+	return out
+}
+
+// replayIncomplete says why the response logs hold less than their
+// replays' windows, answered: no outcome record (the replay was killed),
+// a replay that did not finish, fewer triggers than the window holds.
+func (a *Analysis) replayIncomplete(reacts []ReactionReport) []string {
+	out := []string{}
+	var released uint64
+	for _, x := range reacts {
+		released += x.Count
+	}
+	var want uint64
+	responses := 0
+	for _, f := range a.files {
+		if !f.response {
+			continue
+		}
+		responses++
+		o := f.ReplayOutcome
+		switch {
+		case o == nil:
+			out = append(out, f.Path+": the response log records no outcome (the replay was killed before it finished the log)")
+			continue
+		case !o.Finished:
+			out = append(out, fmt.Sprintf("%s: the replay did not finish (%s)", f.Path, o.Reason))
+		}
+		want += o.Triggers
+	}
+	if responses > 0 && want > released {
+		out = append(out, fmt.Sprintf("the response log holds %d of the %d triggers of the replayed window", released, want))
+	}
+	return out
+}
+
+// writeReaction prints the reaction section of the text report: lines to
+// w (wrapped), the table straight to out, fitted to width.
+func (r *Report) writeReaction(w *textfit.Writer, out io.Writer, width int) {
 	if len(r.Reaction) == 0 {
 		return
 	}
 	fmt.Fprintf(w, "\nreaction (response log: the first response after each released trigger):\n")
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "trigger\tresponses\ttriggers\tanswered\tmissing\tp50 ms\tp99 ms\tmax ms\t")
+	tb := &textfit.Table{Indent: "  ", Keep: 1, Right: true}
+	tb.Row("trigger", "responses", "triggers", "answered", "missing", "p50 ms", "p99 ms", "max ms")
 	for _, x := range r.Reaction {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%.3f\t%.3f\t%.3f\t\n", x.Trigger, strings.Join(x.Responses, ","), x.Count, x.Answered, x.Missing,
-			x.LatencyMs.P50, x.LatencyMs.P99, x.LatencyMs.Max)
+		tb.Row(x.Trigger, strings.Join(x.Responses, ","), fmt.Sprint(x.Count), fmt.Sprint(x.Answered), fmt.Sprint(x.Missing),
+			fmt.Sprintf("%.3f", x.LatencyMs.P50), fmt.Sprintf("%.3f", x.LatencyMs.P99), fmt.Sprintf("%.3f", x.LatencyMs.Max))
 	}
-	tw.Flush()
+	w.Flush()
+	tb.Write(out, width)
+	for _, why := range r.ReplayIncomplete {
+		fmt.Fprintf(w, "         incomplete: %s\n", why)
+	}
 	for _, x := range r.Reaction {
 		if len(x.Responses) == 0 {
 			fmt.Fprintf(w, "         %s: no response channel in the log (the controller published nothing that was captured)\n", x.Trigger)

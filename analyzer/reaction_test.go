@@ -1,6 +1,7 @@
 package analyzer
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,6 +16,13 @@ import (
 // first counts); a stray command before the first release; robot r2
 // answered after 5 ms.
 func responseLog(t *testing.T) string {
+	t.Helper()
+	return responseLogOf(t, &logfmt.ReplayOutcome{Schema: logfmt.OutcomeSchema, Finished: true, Triggers: 20, Released: 20})
+}
+
+// responseLogOf is responseLog with the outcome record o (nil: none, as
+// a replay killed before it finished the log leaves it).
+func responseLogOf(t *testing.T, o *logfmt.ReplayOutcome) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "response.vrlog")
 	w, err := logfmt.Create(path, logfmt.WriterOptions{})
@@ -49,6 +57,15 @@ func responseLog(t *testing.T) string {
 		if i == 5 {
 			put(c1, at+30*ms, 0, false)
 		}
+	}
+	// The recorder's heartbeat: the recording ends 2 s after the last
+	// response (replay --linger), which is no outage of the controller.
+	hb, _ := w.AddChannel(logfmt.Channel{Name: "vrlog/heartbeat", Transport: logfmt.TransportInternal, Topic: "vrlog/heartbeat", Schema: codec.SchemaHeartbeat})
+	w.Write(&logfmt.Record{Channel: hb, RecvMonoNs: mono0 + 3000*ms, RecvWallNs: wall0 + 3000*ms})
+	if o != nil {
+		b, _ := json.Marshal(o)
+		oc, _ := w.AddChannel(logfmt.Channel{Name: logfmt.OutcomeChannel, Transport: logfmt.TransportInternal, Topic: logfmt.OutcomeChannel, Schema: logfmt.OutcomeSchema})
+		w.Write(&logfmt.Record{Channel: oc, RecvMonoNs: mono0 + 2000*ms, RecvWallNs: wall0 + 2000*ms, Payload: b})
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
@@ -87,9 +104,9 @@ func TestReaction(t *testing.T) {
 		t.Fatalf("checks %+v", rep.Checks)
 	}
 	rep2, _ := AnalyzeFiles([]string{responseLog(t)}, Options{})
-	rep2.ApplyChecks(Thresholds{MaxReaction: []Limit{mustLimit(t, "vr/r2/**=6ms")}})
+	rep2.ApplyChecks(Thresholds{MaxReaction: []Limit{mustLimit(t, "vr/r2/**=6ms")}, MaxOutageMs: []Limit{mustLimit(t, "vr/r2/cmd=150ms")}})
 	if !rep2.Pass {
-		t.Fatalf("r2 within 6 ms: %+v", rep2.Checks)
+		t.Fatalf("r2 within 6 ms, no outage after its last response: %+v", rep2.Checks)
 	}
 	if err := rep2.ApplyChecks(Thresholds{MaxReaction: []Limit{mustLimit(t, "vr/r9/state=1ms")}}); err == nil {
 		t.Fatal("a trigger pattern matching nothing is a usage error")
@@ -104,6 +121,125 @@ func TestReaction(t *testing.T) {
 	sample.ApplyChecks(Thresholds{MaxReaction: []Limit{{Value: 10}}})
 	if len(sample.Reaction) != 0 || sample.Pass || !strings.Contains(sample.Checks[0].Message, "nothing to check") {
 		t.Fatalf("sample: %+v %+v", sample.Reaction, sample.Checks)
+	}
+}
+
+// A response log of a replay that did not finish, that holds fewer
+// triggers than its window, or that records no outcome (the replay was
+// killed) fails --max-reaction whatever the limit, unless PartialReplay;
+// the outcome is no data channel.
+func TestReactionOfAPartialReplay(t *testing.T) {
+	lim := Thresholds{MaxReaction: []Limit{mustLimit(t, "vr/r2/**=6ms")}}
+	for _, c := range []struct {
+		name string
+		o    *logfmt.ReplayOutcome
+		want string // "" passes
+	}{
+		{"finished", &logfmt.ReplayOutcome{Schema: logfmt.OutcomeSchema, Finished: true, Triggers: 20}, ""},
+		{"stopped", &logfmt.ReplayOutcome{Schema: logfmt.OutcomeSchema, Reason: "stopped before the end", Triggers: 20}, "the replay did not finish (stopped before the end)"},
+		{"short", &logfmt.ReplayOutcome{Schema: logfmt.OutcomeSchema, Finished: true, Triggers: 35}, "holds 20 of the 35 triggers"},
+		{"killed", nil, "records no outcome (the replay was killed"},
+	} {
+		path := responseLogOf(t, c.o)
+		rep, err := AnalyzeFiles([]string{path}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ch := range rep.Channels {
+			if ch.Name == logfmt.OutcomeChannel {
+				t.Fatalf("%s: the outcome is a data channel of the report", c.name)
+			}
+		}
+		rep.ApplyChecks(lim)
+		if c.want == "" {
+			if !rep.Pass || len(rep.ReplayIncomplete) != 0 || rep.Files[0].ReplayOutcome == nil {
+				t.Fatalf("%s: %+v %v", c.name, rep.Checks, rep.ReplayIncomplete)
+			}
+			continue
+		}
+		if rep.Pass || !strings.Contains(rep.Checks[0].Message, c.want) {
+			t.Fatalf("%s: %+v", c.name, rep.Checks)
+		}
+		part, _ := AnalyzeFiles([]string{path}, Options{PartialReplay: true})
+		if part.ApplyChecks(lim); !part.Pass || len(part.ReplayIncomplete) == 0 {
+			t.Fatalf("%s with PartialReplay: %+v", c.name, part.Checks)
+		}
+	}
+}
+
+// Responses that name their trigger (codec.AnswerTag) are paired with it:
+// a late answer is its own trigger's long reaction, not the next
+// trigger's short one.
+func TestReactionPairedByTag(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "response.vrlog")
+	w, _ := logfmt.Create(path, logfmt.WriterOptions{})
+	s1, _ := w.AddChannel(logfmt.Channel{Name: "vr/r1/state", Transport: logfmt.TransportZenoh, Topic: "vr/r1/state", Schema: codec.SchemaState,
+		Meta: map[string]string{logfmt.MetaTrigger: "1"}})
+	c1, _ := w.AddChannel(logfmt.Channel{Name: "vr/r1/cmd", Transport: logfmt.TransportZenoh, Topic: "vr/r1/cmd"})
+	const ms = int64(1e6)
+	put := func(ch uint16, at int64, seq uint64, state bool) {
+		r := logfmt.Record{Channel: ch, RecvMonoNs: 1e12 + at, RecvWallNs: 1e18 + at}
+		if state {
+			st := codec.State{Seq: seq, TNs: 1e18 + at}
+			r.Payload, r.Seq, r.CaptureNs, r.HasStamp = codec.AppendState(nil, &st), seq, st.TNs, true
+		} else {
+			r.Payload, r.Header = []byte("cmd"), codec.AppendAnswerTag(nil, seq)
+		}
+		w.Write(&r)
+	}
+	// Lockstep with a 100 ms timeout: states 0, 1 answered in 10 ms; state
+	// 2's answer comes at 250 ms, after state 3 was released (200 ms,
+	// the timeout), whose own answer follows at 260 ms.
+	put(s1, 0, 0, true)
+	put(c1, 10*ms, 0, false)
+	put(s1, 10*ms, 1, true)
+	put(c1, 20*ms, 1, false)
+	put(s1, 100*ms, 2, true)
+	put(s1, 200*ms, 3, true)
+	put(c1, 250*ms, 2, false)
+	put(c1, 260*ms, 3, false)
+	oc, _ := w.AddChannel(logfmt.Channel{Name: logfmt.OutcomeChannel, Transport: logfmt.TransportInternal, Topic: logfmt.OutcomeChannel, Schema: logfmt.OutcomeSchema})
+	b, _ := json.Marshal(logfmt.ReplayOutcome{Schema: logfmt.OutcomeSchema, Finished: true, Triggers: 4})
+	w.Write(&logfmt.Record{Channel: oc, RecvMonoNs: 2e12, RecvWallNs: 2e18, Payload: b})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, full := range []bool{false, true} {
+		rep, err := AnalyzeFiles([]string{path}, Options{FullDecode: full})
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := rep.Reaction[0]
+		if x.Count != 4 || x.Answered != 4 || x.LatencyMs.Max != 150 || x.LatencyMs.Min != 10 || x.LatencyMs.P50 != 10 {
+			t.Fatalf("full decode %v: %+v", full, x)
+		}
+	}
+}
+
+// A trigger channel without any response has no reaction to compare with
+// the limit: the check says so instead of "0 ms".
+func TestNoReactionAtAll(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "response.vrlog")
+	w, _ := logfmt.Create(path, logfmt.WriterOptions{})
+	s1, _ := w.AddChannel(logfmt.Channel{Name: "vr/r1/state", Transport: logfmt.TransportZenoh, Topic: "vr/r1/state", Schema: codec.SchemaState,
+		Meta: map[string]string{logfmt.MetaTrigger: "1"}})
+	for i := range int64(3) {
+		st := codec.State{Seq: uint64(i), TNs: 1e18 + i*1e8}
+		w.Write(&logfmt.Record{Channel: s1, RecvMonoNs: 1e12 + i*1e8, RecvWallNs: 1e18 + i*1e8, Payload: codec.AppendState(nil, &st), Seq: uint64(i), CaptureNs: st.TNs, HasStamp: true})
+	}
+	oc, _ := w.AddChannel(logfmt.Channel{Name: logfmt.OutcomeChannel, Transport: logfmt.TransportInternal, Topic: logfmt.OutcomeChannel, Schema: logfmt.OutcomeSchema})
+	b, _ := json.Marshal(logfmt.ReplayOutcome{Schema: logfmt.OutcomeSchema, Finished: true, Triggers: 3})
+	w.Write(&logfmt.Record{Channel: oc, RecvMonoNs: 2e12, RecvWallNs: 2e18, Payload: b})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := AnalyzeFiles([]string{path}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep.ApplyChecks(Thresholds{MaxReaction: []Limit{{Value: 10}}})
+	if rep.Pass || rep.Checks[0].Message != "max-reaction vr/r1/state: no response to measure: 3 of 3 triggers got no response" {
+		t.Fatalf("%+v", rep.Checks)
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/vrlog/vrlog/livecheck"
+	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/sampler"
 )
 
@@ -27,7 +29,13 @@ type Report struct {
 	Channels       []ChannelReport  `json:"channels"`
 	Lag            []LagReport      `json:"lag"`
 	Reaction       []ReactionReport `json:"reaction"` // response logs (replay --capture), reaction.go
-	Clock          *ClockReport     `json:"clock"`
+	// ReplayIncomplete says, per response log, why it holds less than the
+	// replay's whole window answered: the replay did not finish, or the
+	// log holds fewer triggers than the window; --max-reaction fails on it
+	// unless Options.PartialReplay.
+	ReplayIncomplete []string `json:"replay_incomplete"`
+	partialReplay    bool
+	Clock            *ClockReport `json:"clock"`
 	// ReceiveClock is what the receive stamps are on: "recorder" (each
 	// recorder's own clocks), "simulator" (merge --clock sim converted
 	// them; Hosts says how) or "mixed" (several files, some of each).
@@ -40,6 +48,9 @@ type Report struct {
 	// Snapshots: what triggered each input that is a snapshot
 	// (record --snapshot), and the window it holds.
 	Snapshots []SnapshotReport `json:"snapshots"`
+	// NotCaptured: the time between snapshots of one recording, which
+	// no check counts.
+	NotCaptured []NotCaptured `json:"not_captured"`
 }
 
 // SnapshotReport is one snapshot log's trigger and window. Times are on
@@ -83,6 +94,11 @@ type FileReport struct {
 	// Warnings is damage read around without losing a record: a damaged
 	// footer index (read by linear scan), header block or prelude.
 	Warnings []string `json:"warnings"`
+	// BeingWritten says another process holds the log live (a recorder
+	// writing it): "being written by PID 123 (record)"; what was there
+	// when it was opened is analyzed, and its torn tail is where the
+	// writer was, not damage.
+	BeingWritten string `json:"being_written,omitempty"`
 	// TornTail is where an unfinished log's last incomplete chunk starts
 	// (-1: none); what follows it was never completely written.
 	TornTail int64 `json:"torn_tail"`
@@ -90,6 +106,11 @@ type FileReport struct {
 	// (--full-decode). By default only record metadata and its CRCs are
 	// read: a corrupt payload is not noticed (vrlog verify checks it).
 	PayloadsChecked bool `json:"payloads_checked"`
+	// ReplayOutcome is how the replay that wrote a response log ended (the
+	// log's outcome record; null when it has none: not a response log, or
+	// the replay was killed before it finished the log).
+	ReplayOutcome *logfmt.ReplayOutcome `json:"replay_outcome"`
+	response      bool                  // a response log (it has a trigger channel)
 }
 
 // Dist summarises a distribution in milliseconds.
@@ -119,10 +140,10 @@ func ms3(ns int64) float64 { return round3(float64(ns) / 1e6) }
 
 // Channel kinds.
 const (
-	KindState = "state"
-	KindFrame = "frame"
-	KindProbe = "clock-probe"
-	KindRaw   = "raw" // schema unknown: transport-level facts only
+	KindState = livecheck.KindState
+	KindFrame = livecheck.KindFrame
+	KindProbe = livecheck.KindProbe
+	KindRaw   = livecheck.KindRaw // schema unknown: transport-level facts only
 )
 
 // ChannelReport is one channel's audit.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/hostclock"
+	"github.com/vrlog/vrlog/internal/synth"
 	"github.com/vrlog/vrlog/logfmt"
 )
 
@@ -236,6 +237,18 @@ func TestJSONMatchesDoc(t *testing.T) {
 		t.Fatal(err)
 	}
 	reports = append(reports, er)
+
+	// Two snapshots of one recording, apart in time.
+	whole, tr := writeSession(t, synth.Default())
+	start := synth.Default().Start.UnixNano()
+	s1, s2 := filepath.Join(dir, "s1.vrlog"), filepath.Join(dir, "s2.vrlog")
+	cutSnapshot(t, whole, s1, "rec", start+1e9, start+4e9, tr.EpochNs)
+	cutSnapshot(t, whole, s2, "rec", start+25e9, start+29e9, tr.EpochNs)
+	two, err := AnalyzeFiles([]string{s1, s2}, Options{})
+	if err != nil || len(two.NotCaptured) != 1 {
+		t.Fatalf("two snapshots: %v, %+v", err, two)
+	}
+	reports = append(reports, two)
 
 	// A response log (replay --capture), gated on its reaction.
 	resp, err := AnalyzeFiles([]string{responseLog(t)}, Options{})

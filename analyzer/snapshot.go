@@ -31,28 +31,76 @@ func (a *Analysis) addSnapshot(path string, h logfmt.Header) bool {
 // RecvMonoNs; 0: from its start): past the end of earlier snapshots of the
 // same recording whose windows overlap it, which hold the same records
 // there. Counted twice, those records read as seq going back: restarts
-// that never happened.
-func (a *Analysis) overlapStart() int64 {
+// that never happened. apart says that it begins after every earlier
+// snapshot of its recording ended: the time between was not captured.
+func (a *Analysis) overlapStart() (start int64, apart bool) {
 	if len(a.snaps) < 2 {
-		return 0
+		return 0, false
 	}
 	cur := a.snaps[len(a.snaps)-1]
 	if cur.s.Recording == "" {
-		return 0
+		return 0, false
 	}
 	var end int64
 	var with string
+	same := false
 	for _, p := range a.snaps[:len(a.snaps)-1] {
-		if p.s.Recording == cur.s.Recording && p.s.ToMonoNs >= cur.s.FromMonoNs && p.s.ToMonoNs > end {
+		if p.s.Recording != cur.s.Recording {
+			continue
+		}
+		same = true
+		if p.s.ToMonoNs >= cur.s.FromMonoNs && p.s.ToMonoNs > end {
 			end, with = p.s.ToMonoNs, p.path
 		}
 	}
 	if end == 0 {
-		return 0
+		return 0, same
 	}
 	a.notes = append(a.notes, fmt.Sprintf("%s overlaps %s (snapshots of one recording) by %.3f s: their common records are counted once",
 		cur.path, with, float64(min(end, cur.s.ToMonoNs)-cur.s.FromMonoNs)/1e9))
-	return end + 1
+	return end + 1, false
+}
+
+// NotCaptured is the time between two snapshots of one recording, on the
+// capture clock: no record of it was kept, so it is no skip, outage or
+// restart, and no rate counts it.
+type NotCaptured struct {
+	After       string  `json:"after"`  // the snapshot before it
+	Before      string  `json:"before"` // and the one after
+	FromNs      int64   `json:"from_ns"`
+	ToNs        int64   `json:"to_ns"`
+	FromElapsed float64 `json:"from_elapsed"`
+	ToElapsed   float64 `json:"to_elapsed"`
+	GapS        float64 `json:"gap_s"`
+}
+
+// apart starts a captured span: r, the snapshot at path, was taken after
+// the earlier snapshots of its recording ended, so every channel's
+// timing starts afresh with its records (sampler.Stream.Break).
+func (a *Analysis) apart(path string, r *logfmt.Reader) {
+	var from int64
+	for _, ch := range a.order {
+		if ch.kind == KindProbe || ch.kind == KindRaw || ch.rep.Count == 0 {
+			continue
+		}
+		from = max(from, ch.stream.Summary().MaxTNs)
+	}
+	to, have := int64(0), false
+	for _, c := range r.Channels() {
+		if st := r.StatsOf(c.ID); st.HasCapture && st.Records > 0 && kindOf(c.Schema) != KindProbe && (!have || st.FirstCaptureNs < to) {
+			to, have = st.FirstCaptureNs, true
+		}
+	}
+	for _, ch := range a.order {
+		ch.stream.Break()
+		if ch.lag != nil {
+			ch.lag.Break()
+		}
+	}
+	if from != 0 && have && to > from {
+		a.gaps = append(a.gaps, NotCaptured{After: a.snaps[len(a.snaps)-2].path, Before: path, FromNs: from, ToNs: to,
+			GapS: round3(float64(to-from)/1e9*1000) / 1000})
+	}
 }
 
 // snapshots reports the snapshot inputs' triggers and windows; a recorder

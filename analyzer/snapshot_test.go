@@ -2,6 +2,7 @@ package analyzer
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -57,5 +58,155 @@ func TestSnapshotReport(t *testing.T) {
 	// Two triggers, each a line across the timeline's lanes.
 	if n := strings.Count(html.String(), `<line class="trigger"`); n != 2 || !strings.Contains(html.String(), `data-at="21.770"`) {
 		t.Fatalf("HTML: %d trigger marks", n)
+	}
+}
+
+// cutSnapshot writes the records of the log at src received (wall) in
+// [from, to] to dst as a snapshot of recording rec, as record --snapshot
+// would, with the session epoch.
+func cutSnapshot(t *testing.T, src, dst, rec string, from, to, epoch int64) {
+	t.Helper()
+	recs, chans, _ := readRecords(t, src, func(r *logfmt.Record, _ logfmt.Channel) bool { return r.RecvWallNs >= from && r.RecvWallNs <= to })
+	lo, hi := recs[0].RecvMonoNs, recs[0].RecvMonoNs
+	for _, r := range recs {
+		lo, hi = min(lo, r.RecvMonoNs), max(hi, r.RecvMonoNs)
+	}
+	md := map[string]string{}
+	(&logfmt.Snapshot{Triggers: []logfmt.SnapshotTrigger{{Cause: "signal SIGUSR1", WallNs: to - 1e9, MonoNs: hi - 1e9}}, TriggerCount: 1,
+		Before: time.Duration(to-from) - time.Second, After: time.Second, FromWallNs: from, ToWallNs: to, FromMonoNs: lo, ToMonoNs: hi,
+		Recording: rec, SessionEpochNs: epoch, HasSessionEpoch: true}).AddTo(md)
+	writeRecords(t, dst, md, chans, recs)
+}
+
+// dropInside removes the state of seq from the snapshot at path (a seq
+// gap inside its window).
+func dropInside(t *testing.T, path string, seq uint64) {
+	t.Helper()
+	recs, chans, md := readRecords(t, path, func(r *logfmt.Record, c logfmt.Channel) bool {
+		return !(c.Schema == codec.SchemaState && r.HasStamp && r.Seq == seq)
+	})
+	writeRecords(t, path, md, chans, recs)
+}
+
+// readRecords reads the records of the log at path that keep takes, with
+// its channels and metadata.
+func readRecords(t *testing.T, path string, keep func(*logfmt.Record, logfmt.Channel) bool) ([]logfmt.Record, []logfmt.Channel, map[string]string) {
+	t.Helper()
+	r, err := logfmt.Open(path, logfmt.ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	chans := r.Channels()
+	var recs []logfmt.Record
+	it := r.Records(logfmt.Filter{})
+	for it.Next() {
+		rc := *it.Record()
+		if !keep(&rc, chans[rc.Channel-1]) {
+			continue
+		}
+		rc.Header, rc.Payload, rc.PublisherID = append([]byte(nil), rc.Header...), append([]byte(nil), rc.Payload...), append([]byte(nil), rc.PublisherID...)
+		recs = append(recs, rc)
+	}
+	if err := it.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return recs, chans, r.Header().Metadata
+}
+
+// writeRecords writes a log of recs at path.
+func writeRecords(t *testing.T, path string, md map[string]string, chans []logfmt.Channel, recs []logfmt.Record) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w, err := logfmt.NewWriter(f, logfmt.WriterOptions{Metadata: md})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range chans {
+		if _, err := w.AddChannel(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range recs {
+		if err := w.Write(&recs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Several snapshots of one recording read as one: the time between them
+// was not captured, so the faults there (a seq gap, a publisher restart
+// and its outage) are none of the report's, while those inside the
+// windows are all there; the rate is that of the captured time, elapsed
+// counts from the recording's epoch, and no gate fails on the gap.
+func TestSnapshotsOfOneRecording(t *testing.T) {
+	cfg := synth.Default()
+	cfg.Duration, cfg.StateHz, cfg.RawHz, cfg.GarbageStates, cfg.RecorderDrops = 60*time.Second, 100, 0, 0, 0
+	cfg.DropStates = []uint64{300, 2000}                      // at 3 s (inside the first window), at 20 s (between)
+	cfg.DropFrames = []uint64{}                               // frames: none
+	cfg.RestartAt, cfg.Outage = 25*time.Second, 2*time.Second // between: seq back to 0 at 27 s
+	dir := t.TempDir()
+	whole, tr := writeSession(t, cfg)
+	start := cfg.Start.UnixNano()
+	a, b := filepath.Join(dir, "bug_a.vrlog"), filepath.Join(dir, "bug_b.vrlog")
+	cutSnapshot(t, whole, a, "rec1", start+2e9, start+12e9, tr.EpochNs)
+	// the second window: 40 s .. 55 s, with a seq gap of its own at 44 s
+	// (seq 1700 after the restart at 27 s)
+	cutSnapshot(t, whole, b, "rec1", start+40e9, start+55e9, tr.EpochNs)
+	dropInside(t, b, 1700)
+	rep, err := AnalyzeFiles([]string{a, b}, Options{PlotBins: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := rep.Channel("vr/r1/state")
+	if st.Skipped != 2 || st.SkipEvents != 2 || st.RestartCount != 0 || len(st.Outages) != 0 {
+		t.Fatalf("state: %d skipped in %d gaps, %d restarts, outages %+v: want exactly the two gaps inside the windows",
+			st.Skipped, st.SkipEvents, st.RestartCount, st.Outages)
+	}
+	if f := rep.Channel("vr/r1/camera/front"); f.Skipped != 0 || f.RestartCount != 0 || len(f.Outages) != 0 {
+		t.Fatalf("frames: %+v", f)
+	}
+	if st.RateHz < 99 || st.RateHz > 101 {
+		t.Fatalf("state rate %.3f Hz, want 100 (of the captured time)", st.RateHz)
+	}
+	if len(rep.NotCaptured) != 1 || rep.NotCaptured[0].GapS < 27.9 || rep.NotCaptured[0].GapS > 28.1 || rep.EpochNs != tr.EpochNs {
+		t.Fatalf("not captured %+v, epoch %d (want %d)", rep.NotCaptured, rep.EpochNs, tr.EpochNs)
+	}
+	if err := rep.ApplyChecks(Thresholds{MaxSkips: []Limit{{Value: 2}}, MaxRestarts: []Limit{{Value: 0}}, MaxOutageMs: []Limit{{Value: 500}},
+		MinRate: limits(t, false, "29", "vr/r1/state=95"), MaxLagMs: []Limit{{Value: 50}}}); err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Pass {
+		t.Fatalf("gates failed: %+v", rep.Failed())
+	}
+	// The HTML report: a visible block per snapshot, the triggers and the
+	// time between in Events, that time blank on the timeline, and the
+	// trigger lines under the lanes' markers.
+	an := New(Options{PlotBins: 100})
+	if err := an.Plan([]string{a, b}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{a, b} {
+		if err := an.AddFile(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var html bytes.Buffer
+	if err := an.WriteHTML(&html, an.Report()); err != nil {
+		t.Fatal(err)
+	}
+	h := html.String()
+	if strings.Count(h, `<p class="snapshot">Snapshot `) != 2 || strings.Count(h, `<tr class="trigger">`) != 2 || strings.Count(h, `<tr class="not captured">`) != 1 ||
+		strings.Count(h, `<rect class="uncaptured"`) != 1 || strings.Index(h, `<line class="trigger"`) > strings.Index(h, `<g class="lane"`) {
+		t.Fatalf("HTML: snapshot blocks %d, trigger events %d, not-captured events %d, blank spans %d, trigger before lanes %v",
+			strings.Count(h, `<p class="snapshot">`), strings.Count(h, `<tr class="trigger">`), strings.Count(h, `<tr class="not captured">`),
+			strings.Count(h, `<rect class="uncaptured"`), strings.Index(h, `<line class="trigger"`) < strings.Index(h, `<g class="lane"`))
 	}
 }

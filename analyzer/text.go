@@ -5,15 +5,24 @@ import (
 	"io"
 	"math"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/vrlog/vrlog/codec"
+	"github.com/vrlog/vrlog/internal/textfit"
 	"github.com/vrlog/vrlog/sampler"
 )
 
 // WriteText prints the report as aligned tables for a person. Event times
 // are printed in tf (elapsed seconds since the session epoch by default).
 func (r *Report) WriteText(w io.Writer, tf codec.TimeFormat) error {
+	return r.WriteTextWidth(w, tf, 0)
+}
+
+// WriteTextWidth is WriteText fitted to width columns (a terminal's):
+// lines wrapped under their own text, the tables split into groups of
+// columns that fit, each led by the channel. 0 is WriteText's layout.
+func (r *Report) WriteTextWidth(out io.Writer, tf codec.TimeFormat, width int) error {
+	w := textfit.NewWriter(out, width)
+	defer w.Flush()
 	at := func(ns int64) string {
 		if tf == codec.TimeElapsed {
 			return fmt.Sprintf("%.3f s", codec.Elapsed(ns, r.EpochNs))
@@ -62,22 +71,25 @@ func (r *Report) WriteText(w io.Writer, tf codec.TimeFormat) error {
 		}
 	}
 	p("\n")
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "channel\tkind\tcount\trate Hz\tnominal Hz\tdt p50\tdt p99\tdt max ms\tskipped\trestarts\toutages\tdups\treorders\trec drops\tundecodable\tlatency p50\tp99 ms\t")
+	tb := &textfit.Table{Indent: "  ", Keep: 1, Right: true}
+	tb.Row("channel", "kind", "count", "rate Hz", "nominal Hz", "dt p50", "dt p99", "dt max ms", "skipped", "restarts", "outages", "dups", "reorders", "rec drops", "undecodable", "latency p50", "p99 ms")
+	d := func(v any) string { return fmt.Sprint(v) }
+	f := func(format string, v float64) string { return fmt.Sprintf(format, v) }
 	for _, c := range r.Channels {
-		lat := "-\t-"
+		lat := []string{"-", "-"}
 		if c.LatencyMs != nil {
-			lat = fmt.Sprintf("%.3f\t%.3f", c.LatencyMs.P50, c.LatencyMs.P99)
+			lat = []string{f("%.3f", c.LatencyMs.P50), f("%.3f", c.LatencyMs.P99)}
 		}
 		if c.Kind == KindProbe {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t%d\t%d\t-\t-\t\n", c.Name, c.Kind, c.Count, c.RecorderDrops, c.Undecodable)
+			tb.Row(append([]string{c.Name, string(c.Kind), d(c.Count), "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", d(c.RecorderDrops), d(c.Undecodable)}, "-", "-")...)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t%.2f\t%.3f\t%.3f\t%.3f\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t\n", c.Name, c.Kind, c.Count, c.RateHz, c.NominalRateHz,
-			c.DtMs.P50, c.DtMs.P99, c.DtMs.Max, c.Skipped, c.RestartCount, len(c.Outages), c.Duplicates, c.Reorders,
-			c.RecorderDrops, c.Undecodable, lat)
+		tb.Row(append([]string{c.Name, string(c.Kind), d(c.Count), f("%.2f", c.RateHz), f("%.2f", c.NominalRateHz),
+			f("%.3f", c.DtMs.P50), f("%.3f", c.DtMs.P99), f("%.3f", c.DtMs.Max), d(c.Skipped), d(c.RestartCount), d(len(c.Outages)), d(c.Duplicates), d(c.Reorders),
+			d(c.RecorderDrops), d(c.Undecodable)}, lat...)...)
 	}
-	tw.Flush()
+	w.Flush()
+	tb.Write(out, width)
 	for _, c := range r.Channels {
 		if c.Error != "" {
 			p("ERROR    channel %s was NOT RECORDED: %s\n", c.Name, c.Error)
@@ -157,7 +169,7 @@ func (r *Report) WriteText(w io.Writer, tf codec.TimeFormat) error {
 			}
 		}
 	}
-	r.writeReaction(w)
+	r.writeReaction(w, out, width)
 	if c := r.Clock; c != nil {
 		section("clock (simulator minus recorder, from clock-sync probes):")
 		drift := "n/a (fewer than 3 probes used)"

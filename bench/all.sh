@@ -3,6 +3,7 @@
 # one after the other (about 15 minutes; quote the load it prints):
 #
 #   logfmt and analyze pairs         bench/targets.sh
+#   payload reads vs MCAP's reader   bench/read.sh
 #   recorder limit, 1080p and 4K,    bench/record.sh (uncompressed, the
 #   loss accounting, memory bound      simulator's frame ring, truth log)
 #   recorder vs iox2 service record  bench/iox2_compare.sh
@@ -18,6 +19,7 @@ export PATH=$(dirname "$IOX2"):$PATH
 
 echo "# $(date -u +%FT%TZ) $(uptime)"
 bench/targets.sh
+bench/read.sh
 for r in $(seq "$ROUNDS"); do
 	echo "# record round $r: $(uptime | sed 's/.*load/load/')"
 	COMP=none bench/record.sh 10s 120 150 180

@@ -240,3 +240,19 @@ func TestPixelEncodingNames(t *testing.T) {
 		t.Fatal("0 and 7 are not encodings")
 	}
 }
+
+// An answer names its trigger by "vrlog.seq=N" and by nothing else.
+func TestAnswerTag(t *testing.T) {
+	b := AppendAnswerTag(nil, 18446744073709551615)
+	if string(b) != "vrlog.seq=18446744073709551615" {
+		t.Fatalf("%q", b)
+	}
+	if seq, ok := ParseAnswerTag(b); !ok || seq != 18446744073709551615 {
+		t.Fatalf("%d %v", seq, ok)
+	}
+	for _, bad := range []string{"", "vrlog.seq=", "vrlog.seq=-1", "vrlog.seq=1 ", "seq=1", "vrlog.seq=18446744073709551616"} {
+		if _, ok := ParseAnswerTag([]byte(bad)); ok {
+			t.Errorf("%q names a trigger", bad)
+		}
+	}
+}

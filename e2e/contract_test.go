@@ -346,7 +346,7 @@ func TestPausedAndTimes(t *testing.T) {
 		{name: "start paused off a terminal", script: "vrlog replay run.vrlog --start-paused --duration 0.5 --channel vr/r1/state --remap vr/r1/state=vr/ROBOT/state" +
 			" --no-multicast --listen " + ep + " < /dev/null > out.txt 2> err.txt & pid=$!; sleep 1; kill -0 $pid && echo still paused;" +
 			" vrlog ctl resume --no-multicast --connect " + ep + " && wait $pid && cat out.txt err.txt",
-			want: []string{"still paused", "paused; resume with `vrlog ctl --replay default resume`", "replayed 13 records"}},
+			want: []string{"still paused", "paused; resume with `vrlog ctl --replay replay-", "replayed 13 records"}},
 		{name: "elapsed everywhere", script: "vrlog info run.vrlog --json > info.json && vrlog analyze run.vrlog --json > a.json &&" +
 			" vrlog cat run.vrlog --channel vr/r1/state --limit 1 > cat.txt && vrlog cat run.vrlog --channel vr/r1/state --limit 1 --json > cat.json &&" +
 			" vrlog export run.vrlog --format csv -o t.csv --channel vr/r1/state",

@@ -41,7 +41,12 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "e2e: building vrlog: %v\n%s", err, out)
 		os.Exit(1)
 	}
+	// What killed processes and killed test runs left, before and after.
+	logf := func(f string, a ...any) { fmt.Fprintf(os.Stderr, "e2e: "+f+"\n", a...) }
+	cleanupDeadNodes(logf)
+	removeStaleReadmePrefixes()
 	code := m.Run()
+	cleanupDeadNodes(logf)
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -67,7 +72,8 @@ func start(t *testing.T, name string, args ...string) *proc {
 	return startCmd(t, exec.Command(name, args...))
 }
 
-// startCmd starts cmd with its output collected; the test's cleanup kills it.
+// startCmd starts cmd with its output collected; the test's cleanup kills
+// it, waits for it and removes what its iceoryx2 node left.
 func startCmd(t *testing.T, cmd *exec.Cmd) *proc {
 	t.Helper()
 	var errb bytes.Buffer
@@ -77,7 +83,12 @@ func startCmd(t *testing.T, cmd *exec.Cmd) *proc {
 	}
 	p := &proc{cmd: cmd, stderr: &errb, done: make(chan error, 1)}
 	go func() { p.done <- cmd.Wait() }()
-	t.Cleanup(func() { cmd.Process.Kill() })
+	t.Cleanup(func() {
+		if cmd.Process.Kill() == nil {
+			<-p.done
+		}
+		cleanupDeadNodes(t.Logf)
+	})
 	return p
 }
 

@@ -15,25 +15,47 @@ import (
 )
 
 // readmeCommands returns the commands of README.md's sh blocks, verbatim,
-// continuation lines joined.
+// continuation lines joined; readmeScripts the blocks marked "sh script",
+// whole.
 func readmeCommands(t *testing.T) []string {
+	cmds, _ := readmeBlocks(t)
+	return cmds
+}
+
+func readmeScripts(t *testing.T) []string {
+	_, scripts := readmeBlocks(t)
+	return scripts
+}
+
+func readmeBlocks(t *testing.T) (cmds, scripts []string) {
 	t.Helper()
 	f, err := os.Open(filepath.Join(root(), "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var cmds []string
-	in, cont := false, ""
+	in, script, cont := false, false, ""
+	var body strings.Builder
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		l := sc.Text()
 		switch {
+		case strings.HasPrefix(l, "```sh script"):
+			in, script = true, true
+			body.Reset()
+			continue
 		case strings.HasPrefix(l, "```sh"):
 			in = true
 			continue
 		case strings.HasPrefix(l, "```"):
-			in = false
+			if script {
+				scripts = append(scripts, body.String())
+			}
+			in, script = false, false
+			continue
+		}
+		if script {
+			body.WriteString(l + "\n")
 			continue
 		}
 		if !in {
@@ -48,7 +70,7 @@ func readmeCommands(t *testing.T) []string {
 			cmds = append(cmds, s)
 		}
 	}
-	return cmds
+	return cmds, scripts
 }
 
 // readmeStep is what one README command must do.
@@ -88,13 +110,10 @@ func TestReadmeCommands(t *testing.T) {
 	prefix := fmt.Sprintf("vrlogreadme%d_", os.Getpid())
 	os.WriteFile(filepath.Join(dir, "config", "iceoryx2.toml"), []byte(fmt.Sprintf("[global]\nprefix = %q\n", prefix)), 0o644)
 	// iceoryx2 keeps a node-management file in /dev/shm after its last
-	// process exits; the prefix is this test's alone.
-	t.Cleanup(func() {
-		leftover, _ := filepath.Glob("/dev/shm/" + prefix + "*")
-		for _, f := range leftover {
-			os.Remove(f)
-		}
-	})
+	// process exits, and a job killed in a cleanup leaves its node's files:
+	// the prefix is this test's alone. (Registered first, this runs after
+	// the jobs' cleanups have killed and reaped them.)
+	t.Cleanup(func() { removeIceoryxPrefix(prefix) })
 	env := []string{"ZENOH_CONFIG=" + zcfg, "GOBIN=" + filepath.Join(dir, "gobin")}
 	sim := exec.Command(vrlogBin, "sim", "--listen", "tcp/127.0.0.1:"+strconv.Itoa(port), "--no-multicast", "-q", "--robot", "r1",
 		"--width", "160", "--height", "120", "--duration", "5m", "--start-delay", "500ms", "--drop-every", "30")
@@ -136,13 +155,6 @@ func TestReadmeCommands(t *testing.T) {
 			}},
 		{prefix: "vrlog replay bug-1234.vrlog  ", want: []string{"replayed ", "clock, 1 pass(es)"}},
 		{prefix: "vrlog replay bug-1234.vrlog --rate 2 --loop 3", want: []string{"3 pass(es)", "restamped"}},
-		{prefix: "vrlog controller --state ci/vr/r1/state --command ci/vr/r1/cmd --delay 5ms &", background: true},
-		{prefix: "vrlog replay run.vrlog --channel vr/r1/state --duration 10 --prefix ci --rate max --wait-for-subscribers 1",
-			want: []string{"lockstep on ci/vr/r1/cmd: ", " trigger records answered, 0 missed", "captured into response.vrlog: trigger ci/vr/r1/state "},
-			made: []string{"response.vrlog"}},
-		{prefix: "vrlog analyze response.vrlog --max-reaction 250ms --junit reaction.xml", made: []string{"reaction.xml"},
-			want: []string{"reaction (response log", "PASS  max-reaction ci/vr/r1/state"}},
-		{prefix: "kill %1", stop: true, want: []string{" superseded, 0 undecodable"}},
 		{prefix: "zenohd -c deploy/router.json5", skip: "a router on another host (docs/deployment.md): TestAcrossHostsThroughRouter runs it in network namespaces"},
 		{prefix: "vrlog record --zenoh-config deploy/client.json5 --connect tcp/ROUTER:7447", skip: "ROUTER is another host: TestAcrossHostsThroughRouter records through a router"},
 		{prefix: "vrlog verify crashed.vrlog; vrlog recover crashed.vrlog -o fixed.vrlog", want: []string{"DAMAGED crashed.vrlog", "recovered crashed.vrlog -> fixed.vrlog"},
@@ -228,7 +240,37 @@ func TestReadmeCommands(t *testing.T) {
 			t.Errorf("the README lost the command %q", st.prefix)
 		}
 	}
+	readmeCIJob(t, dir, env)
 	noTemporaries(t, dir)
+}
+
+// readmeCIJob runs the README's CI job as the script it is (bash, not
+// line by line), on a port of its own: it passes (exit 0) with its files,
+// and with a gate the controller cannot meet it
+// fails with the gate's exit code (1), not the kill's.
+func readmeCIJob(t *testing.T, dir string, env []string) {
+	t.Helper()
+	scripts := readmeScripts(t)
+	if len(scripts) != 1 || !strings.Contains(scripts[0], "vrlog analyze response.vrlog --max-reaction 250ms") {
+		t.Fatalf("the README's CI job script is gone or changed: %q", scripts)
+	}
+	job := strings.ReplaceAll(scripts[0], "tcp/127.0.0.1:7447", fmt.Sprintf("tcp/127.0.0.1:%d", freePort(t)))
+	os.WriteFile(filepath.Join(dir, "ci-job.sh"), []byte(job), 0o755)
+	r := shell(t, dir, "./ci-job.sh", env...)
+	if r.code != 0 || !strings.Contains(r.stdout+r.stderr, "PASS  max-reaction ci/vr/r1/state") ||
+		!strings.Contains(r.stdout+r.stderr, " trigger records answered, 0 missed") {
+		t.Fatalf("README CI job: want exit 0; %s", r)
+	}
+	for _, f := range []string{"response.vrlog", "reaction.xml"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("README CI job: %v", err)
+		}
+	}
+	failing := strings.Replace(job, "--max-reaction 250ms", "--max-reaction 1us", 1)
+	os.WriteFile(filepath.Join(dir, "ci-job-failing.sh"), []byte(failing), 0o755)
+	if r := shell(t, dir, "rm response.vrlog reaction.xml && ./ci-job-failing.sh", env...); r.code != 1 || !strings.Contains(r.stdout+r.stderr, "FAIL  max-reaction") {
+		t.Fatalf("README CI job with a gate it cannot meet: want exit 1 (the gate's); %s", r)
+	}
 }
 
 // bgJob is a command the README runs in the background (cmd &, or in
@@ -253,7 +295,11 @@ func background(t *testing.T, dir, cmd string, env []string) *bgJob {
 		t.Fatal(err)
 	}
 	go func() { j.done <- j.cmd.Wait() }()
-	t.Cleanup(func() { j.cmd.Process.Kill() })
+	t.Cleanup(func() {
+		if j.cmd.Process.Kill() == nil { // still running: the test failed before stopping it
+			<-j.done
+		}
+	})
 	return j
 }
 

@@ -114,7 +114,7 @@ func (l *chunkLoader) decompress(k CompressionKind, src []byte, rawLen uint32, d
 	}
 	n := int(rawLen) + zstdSlack
 	if cap(dst) < n {
-		dst = make([]byte, 0, n)
+		dst = make([]byte, 0, n+int(rawLen)/8) // room for a chunk or two larger
 	}
 	// The capacity is the decoder's limit (WithDecodeAllCapLimit), and
 	// the frame's declared size stops it one block past rawLen at the
@@ -126,5 +126,11 @@ func (l *chunkLoader) decompress(k CompressionKind, src []byte, rawLen uint32, d
 	if len(out) != int(rawLen) {
 		return dst, fmt.Errorf("%w: decompressed %d bytes, expected %d", ErrMalformed, len(out), rawLen)
 	}
-	return out, nil
+	// out is dst's memory limited to n: hand back its whole capacity, so
+	// that a larger block next time (chunks differ by a record or two)
+	// reuses it instead of allocating and clearing a new one.
+	if len(out) > 0 && &out[0] != &dst[:1][0] {
+		return out, nil // moved by the decoder (not under its cap limit)
+	}
+	return dst[:len(out)], nil
 }

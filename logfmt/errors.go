@@ -42,7 +42,7 @@ var ErrClosed = errors.New("logfmt: closed")
 
 // ErrExists means Create or Recover refused to replace an existing file.
 // It is vrlog's one "output exists" error: errors.Is(err, fs.ErrExist) is
-// true for it too, as for an output.Create refusal.
+// true for it too, as for an outfile.Create refusal.
 var ErrExists error = existsError{}
 
 type existsError struct{}

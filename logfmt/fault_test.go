@@ -3,9 +3,12 @@ package logfmt
 import (
 	"bytes"
 	"errors"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vrlog/vrlog/outfile"
 )
 
 // fullDisk accepts limit bytes, then fails like a full disk; the write
@@ -120,8 +123,10 @@ func TestWriterErrorsAndOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Create(path, WriterOptions{}); !errors.Is(err, ErrExists) {
-		t.Fatalf("Create over existing: %v", err)
+	for _, over := range []bool{false, true} { // a live log: locked, never replaced
+		if _, err := Create(path, WriterOptions{Overwrite: over}); !errors.Is(err, outfile.ErrLocked) {
+			t.Fatalf("Create over a live log (Overwrite %v): %v", over, err)
+		}
 	}
 	id, _ := w.AddChannel(Channel{Name: "a"})
 	if _, err := w.AddChannel(Channel{Name: "a"}); err == nil {
@@ -154,9 +159,15 @@ func TestWriterErrorsAndOptions(t *testing.T) {
 	if n := len(readAll(t, r, Filter{})); n != 1 {
 		t.Fatalf("read %d records from a live file", n)
 	}
+	if bw := r.BeingWritten(); !strings.Contains(bw, "being written by PID") {
+		t.Fatalf("a live file's reader says %q", bw)
+	}
 	r.Close()
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := Create(path, WriterOptions{}); !errors.Is(err, ErrExists) {
+		t.Fatalf("Create over a closed log: %v", err)
 	}
 	if err := w.Close(); !errors.Is(err, ErrClosed) {
 		t.Fatalf("second close: %v", err)

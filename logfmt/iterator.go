@@ -24,7 +24,12 @@ type Filter struct {
 	// iteration: the same records and errors in the same order, faster
 	// on a spare core. It applies to logs whose chunks are in order (a
 	// recorder's); others iterate without. Close the iterator when
-	// stopping before Next returns false.
+	// stopping before Next returns false. Loading is most of a payload
+	// read's work (zstd: 80 % of it for 200-byte states), so a payload
+	// reader with two cores gives Workers runtime.GOMAXPROCS(0): both
+	// load while the iteration decodes the record metadata beside them
+	// (docs/benchmarks-logfmt.md, "Reading payloads"). Memory is that of
+	// Workers+1 chunks, whatever the log's length.
 	Workers int
 }
 
@@ -166,6 +171,9 @@ func (it *Iterator) Err() error { return it.err }
 // nextBatch decodes the streamed chunk's next records into entries.
 func (it *Iterator) nextBatch() {
 	lc := it.stream
+	if cap(it.entries) < streamBatch {
+		it.entries = make([]metaEntry, 0, streamBatch)
+	}
 	var err error
 	it.entries, err = lc.dec.decode(it.entries[:0], streamBatch)
 	it.ei = 0

@@ -99,7 +99,7 @@ func (m *memorySink) kept(j *job) *Chunk {
 	var block []byte
 	select {
 	case b := <-m.free:
-		if cap(b) >= n {
+		if fits(cap(b), n) {
 			block = b[:0]
 		}
 	default:
@@ -120,6 +120,13 @@ func (m *memorySink) kept(j *job) *Chunk {
 	c.block = block
 	return c
 }
+
+// fits reports whether a recycled buffer of capacity c may hold a chunk
+// of n bytes: large enough, and not much larger, since Size counts the
+// capacity. A small chunk (sealed by the flush interval) in the buffer of
+// a frame's chunk would count megabytes for kilobytes, and a caller that
+// budgets Size would hold less and less time at a constant rate.
+func fits(c, n int) bool { return c >= n && c <= n+n/8+64<<10 }
 
 // jobSealed is a kept chunk queued for the stage to write as it is.
 const jobSealed = jobBarrier + 1

@@ -191,20 +191,27 @@ func TestMemoryWriterFlushInterval(t *testing.T) {
 	}
 }
 
-// A recycled chunk's memory builds a later chunk.
-func TestMemoryWriterRecycles(t *testing.T) {
+// oneRecordChunks is a memory writer and a function that writes one
+// record of n bytes as a chunk of its own and returns it.
+func oneRecordChunks(t *testing.T) (*Writer, func(n int) *Chunk) {
+	t.Helper()
 	got := make(chan *Chunk, 16)
 	mw, err := NewMemoryWriter(WriterOptions{FlushInterval: -1}, func(c *Chunk) { got <- c })
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer mw.Close()
+	t.Cleanup(func() { mw.Close() })
 	id, _ := mw.AddChannel(Channel{Name: "a"})
-	write := func(n int) *Chunk {
+	return mw, func(n int) *Chunk {
 		mw.Write(&Record{Channel: id, RecvMonoNs: 5, RecvWallNs: 6, Payload: make([]byte, n)})
 		mw.Flush()
 		return <-got
 	}
+}
+
+// A recycled chunk's memory builds a later chunk.
+func TestMemoryWriterRecycles(t *testing.T) {
+	mw, write := oneRecordChunks(t)
 	a := write(100 << 10)
 	buf := &a.block[:1][0]
 	mw.Recycle(a)
@@ -219,6 +226,20 @@ func TestMemoryWriterRecycles(t *testing.T) {
 	defer r.Close()
 	if recs := readAll(t, r, Filter{}); len(recs) != 1 || len(recs[0].Payload) != 90<<10 {
 		t.Fatalf("the chunk built in recycled memory reads %d records", len(recs))
+	}
+}
+
+// A small chunk is not built in a much larger recycled buffer: Size counts
+// the memory held, and a frame's buffer holding a flush interval's few
+// states would count megabytes for kilobytes (a budget of Size held less
+// and less time at a constant rate).
+func TestMemoryWriterRecycledSizeFollowsUse(t *testing.T) {
+	mw, write := oneRecordChunks(t)
+	big := write(4 << 20)
+	mw.Recycle(big)
+	small := write(1 << 10)
+	if small.Size() > 64<<10 {
+		t.Fatalf("a chunk of 1 KiB holds %d bytes: built in the recycled 4 MiB buffer", small.Size())
 	}
 }
 

@@ -45,3 +45,15 @@ func ReadBack(path string) (uint64, error) {
 	}
 	return n, nil
 }
+
+// ReadBackCheck is ReadBack as an outfile.File.CommitChecked check: the
+// log must read back with exactly records records.
+func ReadBackCheck(records uint64) func(path string) error {
+	return func(path string) error {
+		got, err := ReadBack(path)
+		if err == nil && got != records {
+			err = fmt.Errorf("it holds %d records, %d were written", got, records)
+		}
+		return err
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/vrlog/vrlog/outfile"
 )
 
 // ReaderOptions bounds what a reader will allocate and says how to treat
@@ -86,6 +88,7 @@ type Reader struct {
 	writer    *WriterStats
 
 	warnings []*CorruptionError
+	live     string // "being written by PID n (record)": a writer holds it (Open)
 
 	mu      sync.Mutex
 	skipped []*CorruptionError
@@ -109,6 +112,7 @@ func Open(path string, opts ReaderOptions) (*Reader, error) {
 		return nil, err
 	}
 	r.file = f
+	r.live = outfile.Describe(f)
 	if opts.Map {
 		// After NewReader: the map holds the bytes NewReader checked
 		// the size of; a failed map reads as without it.
@@ -116,6 +120,12 @@ func Open(path string, opts ReaderOptions) (*Reader, error) {
 	}
 	return r, nil
 }
+
+// BeingWritten says that another process holds the file as a live log
+// (a recorder writing it): "being written by PID 123 (record)", or "". Such
+// a log has no footer yet and its end may be cut mid-block: Open read
+// what was there when it opened (a linear scan), which is no damage.
+func (r *Reader) BeingWritten() string { return r.live }
 
 // NewReader reads a log of size bytes from ra. Close does not close ra.
 func NewReader(ra io.ReaderAt, size int64, opts ReaderOptions) (*Reader, error) {

@@ -1,13 +1,14 @@
 package logfmt
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"io/fs"
 	"sort"
+
+	"github.com/vrlog/vrlog/outfile"
 )
 
 // RecoverOptions configures Recover.
@@ -21,10 +22,10 @@ type RecoverOptions struct {
 	// front) for blocks from its first byte. Without it such a source is
 	// refused with ErrBadMagic.
 	Force bool
-	// TempCreated, if set, is called with the name of the temporary file
-	// as soon as it exists: a process that can be killed before Recover
-	// returns (an interrupted command) removes it by that name.
-	TempCreated func(path string)
+	// Stdout is what the destination "-" writes to (nil refuses "-"): a
+	// repaired log streamed to a pipe, checked as it is written but not
+	// read back.
+	Stdout io.Writer
 }
 
 // RecoverReport says what Recover kept and what it dropped.
@@ -55,65 +56,50 @@ type RecoverReport struct {
 // Recover writes a repaired copy of src to dst: every complete chunk
 // whose CRCs and structure check out is copied byte for byte, with the
 // channel definitions, the latest recorder drop counts, a new index and
-// footer. Recover owns the whole output: it writes a temporary file next
-// to dst, syncs it, verifies it (Verify, then every record read back),
-// and only then moves it to dst and syncs the directory. On any error,
-// and when ctx is cancelled, the temporary file is removed and dst is
-// left as it was. Without Overwrite an existing dst is refused with
-// ErrExists, also if it appears while Recover runs.
+// footer. The output is an outfile.File: a temporary file next to dst
+// (links followed), synced, verified (Verify, then every record read back)
+// and only then moved to dst and the directory synced. On any error, and
+// when ctx is cancelled, the temporary file is removed and dst is left as
+// it was. Without Overwrite an existing dst is refused with ErrExists, also
+// if it appears while Recover runs. A device, FIFO or socket dst, or "-"
+// (opts.Stdout), is written in place and cannot be read back.
 func Recover(ctx context.Context, src, dst string, opts RecoverOptions) (*RecoverReport, error) {
-	fail := func(err error) error { return fmt.Errorf("recover %s: %w", src, err) }
-	if !opts.Overwrite {
-		if _, err := os.Lstat(dst); err == nil {
-			return nil, fail(fmt.Errorf("%s: %w", dst, ErrExists))
+	fail := func(err error) error {
+		if errors.Is(err, fs.ErrExist) && !errors.Is(err, ErrExists) {
+			err = fmt.Errorf("%s: %w", dst, ErrExists)
 		}
+		return fmt.Errorf("recover %s: %w", src, err)
 	}
 	in, size, err := openLogFile(src)
 	if err != nil {
 		return nil, fail(err)
 	}
 	defer in.Close()
-	out, err := createTemp(dst)
+	out, err := outfile.Create(dst, outfile.Options{Force: opts.Overwrite, Stdout: opts.Stdout})
 	if err != nil {
 		return nil, fail(err)
 	}
-	tmp := out.Name()
-	if opts.TempCreated != nil {
-		opts.TempCreated(tmp)
-	}
-	committed := false
-	defer func() {
-		if !committed {
-			os.Remove(tmp)
-		}
-	}()
+	defer out.Abort()
 	ro := opts.Reader
 	ro.Name = src
-	bw := bufio.NewWriterSize(out, 1<<20)
-	rep, err := recoverTo(ctx, in, size, bw, ro, opts.Force)
-	if err == nil {
-		err = bw.Flush()
-	}
-	if err == nil {
-		err = out.Sync()
-	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
+	rep, err := recoverTo(ctx, in, size, out, ro, opts.Force)
 	if err != nil {
 		return rep, fail(err)
 	}
 	rep.Source, rep.Dest = src, dst
-	if rep.Verified, err = checkCopy(tmp, rep, opts.Reader); err != nil {
-		return rep, fail(fmt.Errorf("the repaired copy does not read back, nothing written: %w", err))
+	err = out.CommitChecked(func(tmp string) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rep.Verified, err = checkCopy(tmp, rep, opts.Reader)
+		return err
+	})
+	if err == nil {
+		err = ctx.Err() // a device or FIFO took it all: still an interrupted run
 	}
-	if err := ctx.Err(); err != nil {
+	if err != nil {
 		return rep, fail(err)
 	}
-	if err := commitTemp(tmp, dst, opts.Overwrite); err != nil {
-		return rep, fail(err)
-	}
-	committed = true
 	return rep, nil
 }
 

@@ -30,6 +30,12 @@ type Snapshot struct {
 	// id per recorder run; "" in older snapshots): snapshots of one
 	// recording whose windows overlap hold the same records there.
 	Recording string
+	// SessionEpochNs is the recording's session epoch, the t_ns of the
+	// first state sample the recorder received (HasSessionEpoch), which
+	// may be long before the window: every verb counts elapsed from it,
+	// so that times read as the controller's own.
+	SessionEpochNs  int64
+	HasSessionEpoch bool
 }
 
 // SnapshotTrigger is one trigger of a snapshot.
@@ -60,6 +66,7 @@ const (
 	metaSnapshotToMono   = "vrlog.snapshot.to_mono_ns"
 	metaSnapshotShort    = "vrlog.snapshot.short"
 	metaSnapshotRec      = "vrlog.snapshot.recording"
+	metaSnapshotEpoch    = "vrlog.snapshot.session_epoch_ns"
 )
 
 // AddTo stores s in a log's metadata md.
@@ -82,6 +89,24 @@ func (s *Snapshot) AddTo(md map[string]string) {
 	if s.Recording != "" {
 		md[metaSnapshotRec] = s.Recording
 	}
+	if s.HasSessionEpoch {
+		md[metaSnapshotEpoch] = strconv.FormatInt(s.SessionEpochNs, 10)
+	}
+}
+
+// SnapshotEpoch is the session epoch a snapshot log's metadata md stores
+// (Snapshot.SessionEpochNs); ok is false when md has none (not a
+// snapshot, or an older one). A damaged value is an error.
+func SnapshotEpoch(md map[string]string) (ns int64, ok bool, err error) {
+	v, has := md[metaSnapshotEpoch]
+	if !has {
+		return 0, false, nil
+	}
+	ns, err = strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, false, fmt.Errorf("%w: snapshot metadata %s: %v", ErrMalformed, metaSnapshotEpoch, err)
+	}
+	return ns, true, nil
 }
 
 // ParseSnapshot reads what AddTo stored; nil, nil when md is not a
@@ -119,6 +144,9 @@ func ParseSnapshot(md map[string]string) (*Snapshot, error) {
 			return nil, bad(k, err)
 		}
 		*p = v
+	}
+	if s.SessionEpochNs, s.HasSessionEpoch, err = SnapshotEpoch(md); err != nil {
+		return nil, err
 	}
 	return s, nil
 }

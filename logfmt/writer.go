@@ -4,10 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"runtime"
 	"sync"
 	"time"
+
+	"github.com/vrlog/vrlog/outfile"
 )
 
 // SyncPolicy says when the writer calls fdatasync on the file. A process
@@ -129,7 +132,8 @@ type chanState struct {
 type Writer struct {
 	opts  WriterOptions
 	name  string
-	owned io.Closer // the file, closed by Close when Create opened it
+	owned io.Closer     // the file, closed by Close when Create opened it
+	live  *outfile.Live // Create's file (Remove)
 
 	mu       sync.Mutex
 	closed   bool
@@ -155,37 +159,75 @@ type Writer struct {
 	tickDone chan struct{}
 }
 
-// Create creates a log file at path. It refuses an existing file unless
-// opts.Overwrite.
+// Create creates a log file at path, written in place as it grows (a
+// live log that readers may follow), through outfile.CreateLive: a regular
+// file is a new inode under its name, holding an exclusive lock until
+// Close, so a second writer is refused (outfile.ErrLocked) and a reader
+// can tell it is being written; an existing file is refused unless
+// opts.Overwrite, and then replaced by a rename, never truncated. An
+// existing device, FIFO or socket (/dev/null, a pipe) is written in place
+// and sequentially: no sync (the policy applies only to a regular file),
+// no O_DIRECT, the footer at the end as always.
 func Create(path string, opts WriterOptions) (*Writer, error) {
-	flag := os.O_WRONLY | os.O_CREATE | os.O_EXCL
-	if opts.Overwrite {
-		flag = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
-	}
-	f, err := os.OpenFile(path, flag, 0o666) // the umask narrows it, as for any file
+	l, err := outfile.CreateLive(path, outfile.Options{Force: opts.Overwrite})
 	if err != nil {
-		if errors.Is(err, os.ErrExist) {
+		if errors.Is(err, fs.ErrExist) {
 			return nil, fmt.Errorf("create %s: %w", path, ErrExists)
 		}
-		return nil, fmt.Errorf("create %s: %w", path, pathless(err))
+		return nil, err // outfile names the path
 	}
 	var out interface {
 		io.Writer
 		io.Closer
-	} = f
-	if opts.DirectIO {
-		if d := openDirect(f, path); d != nil {
-			out = d
+	} = unsynced{l} // a device, FIFO or socket: written, never synced
+	if f := l.File(); f != nil && l.Regular() {
+		out = lockedFile{f, l}
+		if opts.DirectIO {
+			if d := openDirect(f, path); d != nil {
+				out = d
+			}
 		}
 	}
 	w, err := newWriter(out, path, opts)
 	if err != nil {
 		out.Close()
-		os.Remove(path)
+		l.Remove()
 		return nil, err
 	}
-	w.owned = out
+	w.owned, w.live = out, l
 	return w, nil
+}
+
+// lockedFile is a regular live file: written and synced through the
+// descriptor, closed (and its lock released) through the outfile.Live.
+type lockedFile struct {
+	*os.File
+	l *outfile.Live
+}
+
+func (f lockedFile) Close() error { return f.l.Close() }
+
+// unsynced is a live output without a Sync method, so that the sync
+// policy does not apply to it.
+type unsynced struct{ l *outfile.Live }
+
+func (u unsynced) Write(p []byte) (int, error) { return u.l.Write(p) }
+func (u unsynced) Close() error                { return u.l.Close() }
+
+// Synced reports whether the sync policy applies: false for a log Create
+// writes onto a device, FIFO or socket (and for NewWriter's output when it
+// has no Sync method).
+func (w *Writer) Synced() bool { return w.stage.syncF != nil }
+
+// Remove closes the writer and removes the file Create made: for a log
+// abandoned before it held anything. A device, FIFO or socket written in
+// place is left alone.
+func (w *Writer) Remove() error {
+	err := w.Close()
+	if w.live != nil {
+		w.live.Remove()
+	}
+	return err
 }
 
 // NewWriter writes a log to out, which must be positioned at offset 0 of

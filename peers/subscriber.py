@@ -28,6 +28,7 @@ def main():
     p.add_argument("--service")
     p.add_argument("--frames", type=int, default=0)
     p.add_argument("--buffer", type=int, default=8, help="subscriber_max_buffer_size if the service is created here")
+    p.add_argument("--hold", type=float, default=0.0, help="seconds to wait after each frame (a slow subscriber)")
     p.add_argument("--timeout", type=float, default=30.0)
     p.add_argument("--out", default="-")
     a = p.parse_args()
@@ -73,6 +74,8 @@ def main():
                 seq, t_ns = vrwire.seq_t_ns("frame", header, payload)
                 out.write(common.record("frame:" + a.service, seq, t_ns, header, payload))
                 got["frame"] += 1
+                if a.hold:
+                    time.sleep(a.hold)
         if not busy:
             time.sleep(0.0005)
     ok = got["state"] >= a.states and got["frame"] >= a.frames

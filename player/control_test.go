@@ -165,7 +165,7 @@ type answerer struct {
 	now     func() int64
 	delay   time.Duration
 	skip    func(i int) bool // no answer to the i-th trigger
-	answers chan struct{}
+	answers chan Answer
 	mu      sync.Mutex
 	calls   []call
 	answer  []int64 // when each answer was sent
@@ -192,7 +192,7 @@ func (a *answerer) Publish(r *Rec) error {
 		a.mu.Lock()
 		a.answer = append(a.answer, a.now())
 		a.mu.Unlock()
-		a.answers <- struct{}{}
+		a.answers <- Answer{}
 	}()
 	return nil
 }
@@ -204,7 +204,7 @@ func (a *answerer) Publish(r *Rec) error {
 func TestLockstepWaitsForTheAnswer(t *testing.T) {
 	recs := states(30, 4*time.Millisecond, true) // states on 0, frames on 1
 	now := monoClock()
-	a := &answerer{now: now, delay: 15 * time.Millisecond, answers: make(chan struct{}, 16)}
+	a := &answerer{now: now, delay: 15 * time.Millisecond, answers: make(chan Answer, 16)}
 	p, err := New(&sliceSource{recs: recs}, a, Options{Loops: 1, Channels: chans, Now: now,
 		Lockstep: &Lockstep{Trigger: []bool{true, false, false}, Answers: a.answers, Timeout: 5 * time.Second}})
 	if err != nil {
@@ -246,7 +246,7 @@ func TestLockstepWaitsForTheAnswer(t *testing.T) {
 func TestLockstepTimeoutIsAMissedStep(t *testing.T) {
 	recs := states(12, time.Millisecond, false)
 	now := monoClock()
-	a := &answerer{now: now, answers: make(chan struct{}, 16), skip: func(i int) bool { return i%4 == 1 }}
+	a := &answerer{now: now, answers: make(chan Answer, 16), skip: func(i int) bool { return i%4 == 1 }}
 	p, _ := New(&sliceSource{recs: recs}, a, Options{Loops: 1, Channels: chans, Now: now, RateMax: true,
 		Lockstep: &Lockstep{Trigger: []bool{true, false, false}, Answers: a.answers, Timeout: 20 * time.Millisecond}})
 	s, err := p.Run(context.Background())
@@ -264,14 +264,14 @@ func TestLockstepTimeoutIsAMissedStep(t *testing.T) {
 func TestLockstepStepAndStop(t *testing.T) {
 	recs := states(10, time.Millisecond, false)
 	now := monoClock()
-	answers := make(chan struct{}, 1)
+	answers := make(chan Answer, 1)
 	sink := &recSink{now: now}
 	p, _ := New(&sliceSource{recs: recs}, sink, Options{Loops: 1, Channels: chans, Now: now, StartPaused: true,
 		Lockstep: &Lockstep{Trigger: []bool{true, false, false}, Answers: answers, Timeout: time.Hour}})
 	wait := started(t, p)
 	go func() { // answered once released (an earlier answer is discarded: it answers an earlier record)
 		waitFor(t, func() bool { return p.Status().Waiting })
-		answers <- struct{}{}
+		answers <- Answer{}
 	}()
 	if st := do(t, p, Request{Op: OpStep, N: 1}); st.Sent != 1 || st.Answered != 1 || st.Waiting {
 		t.Fatalf("step: %+v", st)
@@ -359,5 +359,88 @@ func TestReadyWaitsAndTakesRequests(t *testing.T) {
 	go func() { waitFor(t, func() bool { return p.Status().Starting }); p.Stop() }()
 	if s, err := p.Run(context.Background()); err != nil || !s.Interrupted {
 		t.Fatalf("stopped while starting: %v %+v", err, s)
+	}
+}
+
+// An answer that names another trigger (a late answer to one that timed
+// out) is dropped and reported, never taken for the current trigger's, so
+// one slow answer cannot shift the pairing of the rest.
+func TestLockstepLateAnswerDoesNotShiftThePairing(t *testing.T) {
+	recs := states(6, time.Millisecond, false)
+	for i := range recs {
+		recs[i].Seq = uint64(100 + i)
+	}
+	now := monoClock()
+	answers := make(chan Answer, 16)
+	var lates []Late
+	var steps []Step
+	released := make(chan uint64, 16)
+	sink := SinkFunc(func(r *Rec) error {
+		if r.Channel == 0 {
+			released <- r.Seq
+		}
+		return nil
+	})
+	go func() { // answers each trigger by its seq; seq 101 only after the next trigger is out
+		for seq := range released {
+			switch seq {
+			case 101:
+			case 102:
+				answers <- Answer{Tag: 101, Tagged: true} // late: 101 timed out
+				answers <- Answer{Tag: 102, Tagged: true}
+			default:
+				answers <- Answer{Tag: seq, Tagged: true}
+			}
+		}
+	}()
+	p, _ := New(&sliceSource{recs: recs}, sink, Options{Loops: 1, Channels: chans, Now: now, RateMax: true,
+		Lockstep: &Lockstep{Trigger: []bool{true, false, false}, Answers: answers, Timeout: 50 * time.Millisecond,
+			OnLate: func(l Late) { lates = append(lates, l) }, OnStep: func(s Step) { steps = append(steps, s) }}})
+	s, err := p.Run(context.Background())
+	close(released)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Channels[0]; st.Answered != 5 || st.Missed != 1 || s.Late != 1 {
+		t.Fatalf("answered %d, missed %d, late %d", st.Answered, st.Missed, s.Late)
+	}
+	if len(lates) != 1 || lates[0].Tag != 101 || lates[0].Current != 102 {
+		t.Fatalf("late %+v", lates)
+	}
+	for i, st := range steps {
+		if st.Seq != uint64(100+i) || st.Answered != (st.Seq != 101) {
+			t.Fatalf("step %d: %+v", i, st)
+		}
+	}
+}
+
+// A released trigger freezes the log's clock in the same step as it
+// counts as sent: no reading says "running" while it waits for its answer.
+func TestLockstepClockFrozenOnceReleased(t *testing.T) {
+	recs := states(200, time.Millisecond, false)
+	now := monoClock()
+	answers := make(chan Answer, 1)
+	p, _ := New(&sliceSource{recs: recs}, SinkFunc(func(*Rec) error { return nil }), Options{Loops: 1, Channels: chans, Now: now,
+		Lockstep: &Lockstep{Trigger: []bool{true, false, false}, Answers: answers, Timeout: time.Second}})
+	done := make(chan struct{})
+	go func() { defer close(done); p.Run(context.Background()) }()
+	var sent uint64
+	bad := 0
+	for sent < uint64(len(recs)) {
+		st := p.Status()
+		if st.Finished {
+			break
+		}
+		if st.Sent > sent { // a trigger is out and not answered yet: the clock stands still
+			if p.LogTime(now()).Running {
+				bad++
+			}
+			sent = st.Sent
+			answers <- Answer{}
+		}
+	}
+	<-done
+	if bad > 0 {
+		t.Fatalf("%d of %d released triggers read as running while they waited", bad, len(recs))
 	}
 }

@@ -64,7 +64,11 @@
 // Lockstep (lockstep.go) holds the stream after each record of a trigger
 // channel until the controller answers or a timeout passes; an answer that
 // comes after the next record was due moves the anchor to it, so the wait
-// is a pause of the log's clock, never a burst of late records.
+// is a pause of the log's clock, never a burst of late records. An answer
+// that names its trigger (Answer.Tagged: the trigger's Seq) answers only
+// that one: a late answer is reported (OnLate), never paired with the next
+// trigger. OnStep tells the caller how each wait ended, which is where the
+// replay's bounds on missed steps are applied.
 //
 // LogTime (clock.go) reads the position on the log's clock at any moment,
 // from the anchor the publishing goroutine copies at every schedule

@@ -53,11 +53,11 @@ func (f *Faults) Active() bool {
 // of the replay window lasts: it would inject nothing (nil when none does).
 func (f *Faults) Within(length time.Duration) error {
 	for _, o := range f.Outages {
-		if o.At >= length {
+		if o.At > length || (o.At == length && length > 0) { // a zero-length window (one record) still has its instant
 			return fmt.Errorf("%w: outage at %v: the replayed window lasts %v (faults are log time from its start)", ErrBadInject, o.At, length)
 		}
 	}
-	if f.RestartAt >= length {
+	if f.RestartAt > 0 && f.RestartAt >= length { // 0: no restart asked for
 		return fmt.Errorf("%w: restart at %v: the replayed window lasts %v (faults are log time from its start)", ErrBadInject, f.RestartAt, length)
 	}
 	return nil

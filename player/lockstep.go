@@ -17,17 +17,55 @@ import (
 // that comes in time changes nothing. So a controller that keeps up sees
 // the original pacing, and one that does not is never run over: the log's
 // clock waits for it. At rate max the next record goes out at the answer.
+//
+// Pairing: an answer that names the trigger it answers (Answer.Tagged, the
+// trigger record's Seq echoed by the controller) answers only that
+// trigger: one naming another (an earlier trigger, answered after its
+// timeout) is a late answer, reported to OnLate and never taken for the
+// answer of the current one, so a single slow answer cannot shift the
+// pairing of the rest. An untagged answer answers whatever trigger waits.
+// Answers that arrived before a trigger is released are discarded when it
+// is (tagged ones for an unanswered trigger are reported late).
 type Lockstep struct {
 	// Trigger tells, by channel index (Options.Channels), which channels'
 	// records wait for an answer.
 	Trigger []bool
-	// Answers delivers one value per answer the controller published
-	// (senders should not block: a full channel loses nothing that
-	// matters, one pending value is an answer). Values that arrived before
-	// a trigger is released are discarded when it is.
-	Answers <-chan struct{}
+	// Answers delivers the controller's answers (senders should not block:
+	// an untagged answer pending is an answer, so a full channel loses
+	// nothing that matters for those).
+	Answers <-chan Answer
 	// Timeout bounds each wait.
 	Timeout time.Duration
+	// OnStep, if set, is told how each trigger's wait ended, from the
+	// publishing goroutine, before the next record goes out.
+	OnStep func(Step)
+	// OnLate, if set, is told of each late answer, from the publishing
+	// goroutine.
+	OnLate func(Late)
+}
+
+// Answer is one answer of the controller.
+type Answer struct {
+	Tag    uint64 // the Seq of the trigger record it answers, when Tagged
+	Tagged bool
+	At     int64 // when it was received, on Options.Now's clock
+}
+
+// Step is how one trigger's wait ended.
+type Step struct {
+	Channel  int
+	Seq      uint64 // the trigger record's Seq (its payload's, 0 when unstamped)
+	Released int64  // when it was published, on Options.Now's clock
+	Answered bool   // false: the timeout passed (a missed step), or the wait was ended (Ended)
+	Ended    bool   // stop, seek or cancellation ended the wait
+}
+
+// Late is an answer that named another trigger than the one waiting (or
+// came for an unanswered trigger after the next was released).
+type Late struct {
+	Tag     uint64 // the trigger it names
+	Current uint64 // the trigger waiting, or the one just released
+	At      int64  // when it was received
 }
 
 func (l *Lockstep) validate(channels int) error {
@@ -44,25 +82,37 @@ func (r *run) trigger(ch int) bool {
 	return r.o.Lockstep != nil && r.o.Lockstep.Trigger[ch]
 }
 
-// drainAnswers discards the answers that came before a record of channel
+// drainAnswers discards the answers that came before record m of channel
 // ch is released, when ch is a trigger: they answer earlier records.
-func (r *run) drainAnswers(ch int) {
+// Tagged ones for a trigger that went unanswered are late answers.
+func (r *run) drainAnswers(ch int, seq uint64) {
 	if !r.trigger(ch) {
 		return
 	}
 	for {
 		select {
-		case <-r.o.Lockstep.Answers:
+		case a := <-r.o.Lockstep.Answers:
+			if a.Tagged && !(r.lastAnswered && a.Tag == r.lastTag) {
+				r.late(a, seq)
+			}
 		default:
 			return
 		}
 	}
 }
 
+// late reports a late answer.
+func (r *run) late(a Answer, current uint64) {
+	r.lateN++
+	if f := r.o.Lockstep.OnLate; f != nil {
+		f(Late{Tag: a.Tag, Current: current, At: a.At})
+	}
+}
+
 // await holds the replay after a published record of a trigger channel ch
-// until the answer or the timeout; commands are applied meanwhile (stop
-// and seek end the wait).
-func (r *run) await(ch int) {
+// (seq its Seq) until its answer or the timeout; commands are applied
+// meanwhile (stop and seek end the wait).
+func (r *run) await(ch int, seq uint64, released int64) {
 	if !r.trigger(ch) {
 		return
 	}
@@ -77,7 +127,11 @@ func (r *run) await(ch int) {
 wait:
 	for {
 		select {
-		case <-ls.Answers:
+		case a := <-ls.Answers:
+			if a.Tagged && a.Tag != seq {
+				r.late(a, seq)
+				continue
+			}
 			answered = true
 			st.Answered++
 			break wait
@@ -95,11 +149,14 @@ wait:
 		}
 	}
 	r.waiting = false
+	r.lastAnswered, r.lastTag = answered, seq
 	if answered || missed {
 		r.held, r.holdAt = true, r.o.Now()
 	}
+	late := r.lateN
 	r.setStatus(func(s *Status) {
 		s.Waiting = false
+		s.Late = late
 		if answered {
 			s.Answered++
 		}
@@ -107,6 +164,9 @@ wait:
 			s.Missed++
 		}
 	})
+	if ls.OnStep != nil {
+		ls.OnStep(Step{Channel: ch, Seq: seq, Released: released, Answered: answered, Ended: !answered && !missed})
+	}
 }
 
 // hold moves a deadline that falls before the last answer (or timeout)

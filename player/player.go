@@ -185,6 +185,7 @@ type Summary struct {
 	PeakQueueMsgs  int
 	PeakQueueBytes int
 	SpinMargin     time.Duration // the margin at the end
+	Late           uint64        // lockstep: late answers (Lockstep)
 }
 
 // Status is a snapshot for progress lines.
@@ -203,6 +204,7 @@ type Status struct {
 	Skipped  uint64 // records not published: drop and outage faults
 	Answered uint64 // lockstep: answered trigger records
 	Missed   uint64 // lockstep: trigger records whose answer timed out
+	Late     uint64 // lockstep: answers that named an earlier trigger (Lockstep)
 	// RestampDelta is the constant Restamp adds (valid if HasRestamp).
 	RestampDelta int64
 	HasRestamp   bool
@@ -363,9 +365,12 @@ type run struct {
 	seeks       int           // seeks so far (a wait ends on one)
 
 	// lockstep
-	waiting bool  // a trigger record waits for its answer
-	held    bool  // an answer (or timeout) came at holdAt
-	holdAt  int64 // the next record is due no earlier
+	waiting      bool   // a trigger record waits for its answer
+	held         bool   // an answer (or timeout) came at holdAt
+	holdAt       int64  // the next record is due no earlier
+	lastAnswered bool   // the last trigger was answered
+	lastTag      uint64 // its Seq
+	lateN        uint64 // late answers so far
 
 	// input
 	inputDone  bool
@@ -440,7 +445,7 @@ func (p *Player) Run(ctx context.Context) (*Summary, error) {
 
 	s := &Summary{Channels: r.stats, Passes: r.pass + 1, RestampDelta: r.restampD, HasRestamp: r.haveRestamp,
 		Interrupted: r.stopped || ctx.Err() != nil, Stopped: r.stopped, PeakQueueMsgs: r.peakN, PeakQueueBytes: r.peakB,
-		SpinMargin: time.Duration(r.margin)}
+		SpinMargin: time.Duration(r.margin), Late: r.lateN}
 	if !r.havePass {
 		s.Passes = 0
 	}
@@ -696,11 +701,11 @@ func (r *run) loop() error {
 				continue
 			}
 			heap.Pop(&r.h)
-			ch := m.Channel // m is recycled once published
+			ch, seq := m.Channel, m.Seq // m is recycled once published
 			if err := r.publish(m, 0, false); err != nil {
 				return err
 			}
-			r.await(ch)
+			r.await(ch, seq, r.lastPub)
 			r.stepped(ch)
 			continue
 		}
@@ -733,11 +738,11 @@ func (r *run) loop() error {
 			continue // a command changed the schedule
 		}
 		heap.Pop(&r.h)
-		ch := m.Channel
+		ch, seq := m.Channel, m.Seq
 		if err := r.publish(m, deadline, timed); err != nil {
 			return err
 		}
-		r.await(ch)
+		r.await(ch, seq, r.lastPub)
 	}
 }
 
@@ -767,7 +772,7 @@ func (r *run) publish(m *msg, deadline int64, timed bool) error {
 	if !m.prepared {
 		r.prepare(m, r.o.Now())
 	}
-	r.drainAnswers(m.Channel)
+	r.drainAnswers(m.Channel, m.Seq)
 	now := r.o.Now()
 	err := r.sink.Publish(&m.Rec)
 	st := &r.stats[m.Channel]
@@ -787,7 +792,14 @@ func (r *run) publish(m *msg, deadline int64, timed bool) error {
 	r.pubPass, r.pubOffset = m.pass, m.base-m.Key
 	pos, pass := m.e-r.pubOffset-r.origin, m.pass
 	skipped := r.skipped
-	r.setStatus(func(s *Status) { s.Position, s.Pass, s.Skipped = time.Duration(pos), pass, skipped; s.Sent++ })
+	if r.trigger(m.Channel) {
+		r.waiting = true // the log's clock stands still from the release on (await)
+	}
+	waiting := r.waiting
+	r.setStatus(func(s *Status) {
+		s.Position, s.Pass, s.Skipped, s.Waiting = time.Duration(pos), pass, skipped, waiting
+		s.Sent++
+	})
 	r.q.put(m)
 	return nil
 }

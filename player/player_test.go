@@ -576,3 +576,29 @@ func TestParseInject(t *testing.T) {
 		}
 	}
 }
+
+// A window of one record lasts 0 s: no fault is then "after its end"
+// unless one was asked for there, and the record is played.
+func TestOneRecordWindow(t *testing.T) {
+	var none Faults
+	if err := none.Within(0); err != nil {
+		t.Fatalf("no fault asked for: %v", err)
+	}
+	f := Faults{Outages: []Outage{{At: 0, For: time.Second}}}
+	if err := f.Within(0); err != nil {
+		t.Fatalf("an outage at the one record's instant: %v", err)
+	}
+	f = Faults{RestartAt: time.Second}
+	if err := f.Within(0); err == nil {
+		t.Fatal("a restart after a 0 s window was accepted")
+	}
+	recs := states(1, time.Millisecond, false)
+	var got int
+	p, err := New(&sliceSource{recs: recs}, SinkFunc(func(*Rec) error { got++; return nil }), Options{Loops: 1, Channels: chans})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err := p.Run(context.Background()); err != nil || got != 1 || s.Channels[0].Sent != 1 {
+		t.Fatalf("sent %d: %v", got, err)
+	}
+}

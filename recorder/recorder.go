@@ -6,16 +6,15 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/vrlog/vrlog/analyzer"
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/keyexpr"
+	"github.com/vrlog/vrlog/livecheck"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/sampler"
 	"github.com/vrlog/vrlog/transport/clock"
@@ -99,11 +98,12 @@ type Config struct {
 	// Feed and OnStart: see feed.go.
 	Feed    Feed
 	OnStart func()
-	// OnZenohSample, if set, is told the key of every zenoh sample received,
+	// OnZenohSample, if set, is shown every zenoh sample received (not to
+	// be kept: its bytes are the recorder's),
 	// after its receive stamps were taken and before it is written (replay
 	// --lockstep takes its answers from a capture this way, so an answer is
 	// stamped before the replay reacts to it).
-	OnZenohSample func(key string)
+	OnZenohSample func(s *zenoh.Sample)
 	// Snapshot, if set, keeps the recording in memory and writes a log
 	// only when triggered (SnapshotConfig); Output is then the base of the
 	// snapshots' names, and splitting does not apply.
@@ -250,7 +250,7 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		}
 		out, r.trig = r.snap, make(chan trigger, 16)
 		if len(cfg.Snapshot.Faults) > 0 {
-			r.watch = analyzer.NewWatch(cfg.Snapshot.Faults, 0)
+			r.watch = livecheck.NewWatch(cfg.Snapshot.Faults, 0)
 		}
 	} else if out, err = newRotator(cfg); err != nil {
 		return nil, err
@@ -309,9 +309,13 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		}
 	}
 	var qbl *zenoh.Queryable
+	var token *zenoh.Token // on the query's key: `vrlog snapshot` lists the recorders there are
 	if setupErr == nil && query {
 		if qbl, err = sess.DeclareDeferredQueryable(cfg.Snapshot.Query, r.query); err != nil {
 			setupErr = fmt.Errorf("zenoh queryable %q: %w", cfg.Snapshot.Query, err)
+		} else if token, err = sess.DeclareToken(cfg.Snapshot.Query); err != nil {
+			qbl.Close()
+			setupErr = fmt.Errorf("zenoh liveliness token %q: %w", cfg.Snapshot.Query, err)
 		}
 	}
 	if setupErr != nil {
@@ -345,6 +349,7 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	}
 	werr := r.write(rctx, cancel)
 	if qbl != nil {
+		token.Close()
 		qbl.Close()
 	}
 	r.refuseTriggers()
@@ -358,22 +363,24 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 
 // rec is one recording's state; write's goroutine owns chans and out.
 type rec struct {
-	cfg        Config
-	out        sink
-	snap       *snapshotter    // out, in snapshot mode
-	trig       chan trigger    // snapshot triggers from zenoh queries
-	watch      *analyzer.Watch // --trigger's checks, watched live
-	lanes      *lanes          // from the receivers to the writer
-	w          writeState
-	ended      atomic.Int64 // when the recording ended (unix ns; 0: not yet)
-	mu         sync.Mutex   // guards subs (receivers add, writer reads)
-	subs       map[*subInfo]bool
-	chans      map[string]*channel
-	order      []*channel
-	start      time.Time
-	discovered sync.Map      // iceoryx2 services already subscribed
-	session    *sessionWatch // the zenoh session's connectivity, if there is a session
-	comp       []compression
+	cfg          Config
+	out          sink
+	snap         *snapshotter     // out, in snapshot mode
+	trig         chan trigger     // snapshot triggers from zenoh queries
+	watch        *livecheck.Watch // --trigger's checks, watched live
+	watchSaid    bool             // the triggers that match no channel were said (watchTick)
+	firstChannel time.Time        // when the first data channel was defined
+	lanes        *lanes           // from the receivers to the writer
+	w            writeState
+	ended        atomic.Int64 // when the recording ended (unix ns; 0: not yet)
+	mu           sync.Mutex   // guards subs (receivers add, writer reads)
+	subs         map[*subInfo]bool
+	chans        map[string]*channel
+	order        []*channel
+	start        time.Time
+	discovered   sync.Map      // iceoryx2 services already subscribed
+	session      *sessionWatch // the zenoh session's connectivity, if there is a session
+	comp         []compression
 }
 
 // channel is the writer's view of one recorded channel.
@@ -422,7 +429,7 @@ func (r *rec) subscribeZenoh(ctx context.Context, wg *sync.WaitGroup, sess *zeno
 					continue
 				}
 				if r.cfg.OnZenohSample != nil {
-					r.cfg.OnZenohSample(s.Key)
+					r.cfg.OnZenohSample(s)
 				}
 				n := len(s.Payload) + len(s.Attachment)
 				held += n
@@ -740,6 +747,12 @@ func (r *rec) writeOne(it *item, keep bool) error {
 		}
 		r.chans[it.name] = ch
 		r.order = append(r.order, ch)
+		if r.watch != nil {
+			r.watch.Add(&ch.def)
+		}
+		if r.firstChannel.IsZero() && it.transport != logfmt.TransportInternal {
+			r.firstChannel = time.Now()
+		}
 		if w := it.meta[logfmt.MetaWarning]; w != "" && r.cfg.OnProblem != nil {
 			r.cfg.OnProblem(ChannelStatus{Name: it.name, Transport: it.transport.String(), Schema: ch.def.Schema, Warning: w})
 		}
@@ -770,8 +783,7 @@ func (r *rec) writeOne(it *item, keep bool) error {
 	}
 	if r.watch != nil {
 		for _, f := range r.watch.Record(&ch.def, rec) {
-			r.snap.trigger(trigger{SnapshotTrigger: logfmt.SnapshotTrigger{Cause: f.Message, WallNs: rec.RecvWallNs, MonoNs: rec.RecvMonoNs,
-				CaptureNs: f.CaptureNs}, slug: f.Check + "_" + slug(f.Channel)})
+			r.fire(f, rec.RecvMonoNs, rec.RecvWallNs)
 		}
 	}
 	ch.msgs++
@@ -826,15 +838,4 @@ func (r *rec) bookDrops() {
 			s.seen = d
 		}
 	}
-}
-
-// existsErr reports the file that Force would overwrite, with the one
-// sentinel logfmt.Create also returns (logfmt.ErrExists).
-func existsErr(p string) error {
-	return fmt.Errorf("%s: %w", p, logfmt.ErrExists)
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
 }

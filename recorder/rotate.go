@@ -44,11 +44,6 @@ func (o *rotator) name(i int) string {
 
 func newRotator(cfg Config) (*rotator, error) {
 	o := &rotator{cfg: cfg}
-	if !cfg.Force {
-		if p := o.name(0); fileExists(p) {
-			return nil, existsErr(p)
-		}
-	}
 	if err := o.open(); err != nil {
 		return nil, err
 	}
@@ -262,10 +257,12 @@ func (o *rotator) bytes() (written int64, raw uint64) {
 // paths are the files written so far, the current one included.
 func (o *rotator) paths() []string { return append([]string(nil), o.files...) }
 
-// abandon removes the first file when recording never started.
+// abandon removes the first file when recording never started (a
+// device or FIFO written in place is left alone).
 func (o *rotator) abandon() {
-	o.w.Close()
 	if o.n == 1 {
-		os.Remove(o.files[0])
+		o.w.Remove()
+		return
 	}
+	o.w.Close()
 }

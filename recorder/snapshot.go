@@ -6,16 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/vrlog/vrlog/analyzer"
-	"github.com/vrlog/vrlog/internal/output"
+	"github.com/vrlog/vrlog/codec"
+	"github.com/vrlog/vrlog/livecheck"
 	"github.com/vrlog/vrlog/logfmt"
+	"github.com/vrlog/vrlog/outfile"
 	"github.com/vrlog/vrlog/transport/clock"
 	"github.com/vrlog/vrlog/transport/zenoh"
 )
@@ -28,22 +27,36 @@ import (
 type SnapshotConfig struct {
 	Before, After time.Duration
 	// MaxBytes bounds the chunks held in memory, those being written out
-	// included. The time before a trigger is what a snapshot is for: when
-	// the window needs more than MaxBytes, it ends early (the data before
-	// the trigger is kept), and the log says so (logfmt.Snapshot.Short).
+	// included. The part after a trigger is guaranteed: a window keeps
+	// room for After at the rate held, and when the window needs more than
+	// MaxBytes, its oldest part before the trigger is left out, and the
+	// log says so (logfmt.Snapshot.Short); the first fill of the buffer
+	// says what it holds (OnNotice).
 	MaxBytes int64
 	// Query, if set, is the zenoh key of a queryable that triggers a
-	// snapshot and replies with the file written (vrlog/record/NAME/snapshot).
+	// snapshot and replies with the file written (vrlog/record/NAME/snapshot);
+	// a liveliness token on the same key says the recorder is there.
 	Query string
 	// Faults are analyze's checks watched live: a sample that makes one
 	// fail triggers a snapshot.
-	Faults []analyzer.Trigger
+	Faults []livecheck.Trigger
 	// Manual triggers come from outside (record's SIGUSR1), stamped by
 	// the sender (TriggerNow).
 	Manual <-chan logfmt.SnapshotTrigger
 	// OnSnapshot, if set, is called once per snapshot written or failed,
 	// from the goroutine that writes them.
 	OnSnapshot func(SnapshotResult)
+	// OnNotice, if set, is told what a person should know while the
+	// recording goes on: the first fill of the buffer when it holds less
+	// than the window asked (with the numbers), a --trigger that matches
+	// no channel once the channels are known, a journal that could not be
+	// written. It may be called from any goroutine, under locks: it must
+	// not block.
+	OnNotice func(string)
+	// OnOpen, if set, is told of each window as its writing starts: the
+	// trigger that opened it and its journal, the log a kill -9 leaves
+	// (for vrlog recover) until the snapshot is in place.
+	OnOpen func(t logfmt.SnapshotTrigger, journal string)
 }
 
 // SnapshotResult is one snapshot written, or not (Err).
@@ -100,10 +113,9 @@ const settle = 300 * time.Millisecond
 
 // snapshotter is the recording's output in snapshot mode: a memory writer
 // whose chunks it keeps within the budget, windows opened and extended by
-// triggers, and a goroutine that writes each closed window out as a log
-// (through internal/output: a temporary name, read back, renamed). The
-// recorder's writer goroutine calls it; keep runs on the memory writer's
-// stage goroutine, the writes on their own.
+// triggers, and a goroutine that writes each window out as a log
+// (snapshotwrite.go). The recorder's writer goroutine calls it; keep runs
+// on the memory writer's stage goroutine, the writes on their own.
 type snapshotter struct {
 	cfg  Config
 	sc   SnapshotConfig
@@ -113,12 +125,16 @@ type snapshotter struct {
 	done chan struct{}
 	// recording names this recorder run in every snapshot it writes
 	recording string
+	// epoch is the recording's session epoch: the t_ns of the first state
+	// sample written (hasEpoch; the writer goroutine sets it, under mu).
+	epoch    int64
+	hasEpoch bool
 
 	mu        sync.Mutex // guards what follows (keep, the writes, status)
 	freed     *sync.Cond // a chunk being written out was released
-	queued    *sync.Cond // a window was closed, or the recording ended
+	queued    *sync.Cond // a window was opened, got a chunk or closed, or the recording ended
 	open      *window    // the window triggers extend; nil when none
-	queue     []*window  // closed windows, to be written
+	queue     []*window  // windows to write, the open one last; the first is being written
 	ending    bool       // no more windows
 	ring      []*kept    // oldest first
 	held      int64
@@ -128,27 +144,34 @@ type snapshotter struct {
 	squeezed  int64  // latest receive stamp the memory bound evicted
 	lost      uint64 // records dropped for want of room (dropped)
 	drops     []dropMark
+	filled    bool // the memory bound has evicted: the shortfall was said
+	starved   bool // the last chunk found no room after pinWait: the next ones do not wait
 	files     []string
 	written   int64
 	snapshots int
 	err       error // the first snapshot that could not be written
 }
 
-// kept is a chunk in the ring; pins count the snapshots writing it out.
+// kept is a chunk in the ring; pins count the windows that need it.
 type kept struct {
 	c        *logfmt.Chunk
+	size     int64
 	min, max int64 // receive-time range (mono)
 	pins     int
 }
 
-// window is a snapshot being taken: the receive-time window it holds.
+// window is a snapshot being taken: the receive-time window it holds, and
+// the chunks it needs, pinned, appended while it is open.
 type window struct {
 	from, to int64 // mono, both included
 	triggers []trigger
 	count    int
-	defs     []*logfmt.Channel
 	chunks   []*kept
+	closed   bool // no more chunks; to is final
 	drops    map[string]uint64
+	head     int   // chunks[:head] were left out (cut)
+	cut      bool  // the memory bound left out the oldest part before the trigger
+	busy     *kept // the chunk the journal is writing
 	short    string
 }
 
@@ -173,22 +196,30 @@ func newSnapshotter(cfg Config) (*snapshotter, error) {
 }
 
 // keep takes a sealed chunk into the ring, evicting the oldest chunks the
-// budget and the time span no longer need. An open window that would lose
-// its start to the budget ends instead, just before this chunk (a chunk
-// that still holds records from before the trigger takes the window's
-// oldest chunk instead). A chunk a snapshot is writing out is never
-// evicted: keep waits up to pinWait for the writing to release it, then
-// drops the new chunk, its records counted as recorder drops in the
-// snapshots that cover them, so that neither memory nor the recording's
-// backlog grows when the disk is slower than the streams.
+// budget and the time span no longer need; the open window takes it.
+// A chunk a window still needs is never evicted: keep waits up to pinWait
+// for the writing to release the oldest, then drops the new chunk, and
+// the next ones at once until one finds room, their records counted as
+// recorder drops in the snapshots that cover them, so that neither memory
+// nor the recording's backlog grows when the disk is slower than the
+// streams. The room for an open window's after part was
+// kept when it opened (trigger), so a window is never cut short.
 func (s *snapshotter) keep(c *logfmt.Chunk) {
 	info := c.Info()
-	k := &kept{c: c, min: info.MinMonoNs, max: info.MaxMonoNs}
+	k := &kept{c: c, size: int64(c.Size()), min: info.MinMonoNs, max: info.MaxMonoNs}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var deadline time.Time
-	for len(s.ring) > 0 && s.held+int64(c.Size()) > s.sc.MaxBytes {
+	for len(s.ring) > 0 && s.held+k.size > s.sc.MaxBytes {
 		switch front := s.ring[0]; {
+		case s.cuttable(front) && s.open.busy != front:
+			s.cut(front)
+		case s.cuttable(front): // once the journal has it: one chunk's write
+			s.freed.Wait()
+		case front.pins > 0 && s.starved: // still no room: no new wait, which would back up the recording
+			s.dropped(info)
+			s.mw.Recycle(c)
+			return
 		case front.pins > 0 && deadline.IsZero():
 			deadline = time.Now().Add(pinWait)
 			defer time.AfterFunc(pinWait, func() { s.mu.Lock(); s.freed.Broadcast(); s.mu.Unlock() }).Stop()
@@ -196,34 +227,116 @@ func (s *snapshotter) keep(c *logfmt.Chunk) {
 		case front.pins > 0 && time.Now().Before(deadline):
 			s.freed.Wait()
 		case front.pins > 0:
+			s.starved = true
 			s.dropped(info)
 			s.mw.Recycle(c)
 			return
-		case s.open != nil && front.max >= s.open.from && k.min > s.open.triggers[0].MonoNs:
-			s.closeLocked(k.min-1, fmt.Sprintf("the memory bound (%s) ended the window %.3f s after the trigger, %s asked",
-				mib(s.sc.MaxBytes), float64(k.min-1-s.open.triggers[0].MonoNs)/1e9, s.sc.After))
 		default:
+			if !s.filled {
+				s.filled = true
+				s.sayShortfall(k)
+			}
 			s.squeezed = max(s.squeezed, front.max)
 			s.evict()
 		}
 	}
+	s.starved = false
 	s.ring = append(s.ring, k)
-	s.held += int64(c.Size())
+	s.held += k.size
 	s.peak = max(s.peak, s.held)
 	s.newest = max(s.newest, k.max)
 	if s.first == 0 || k.min < s.first {
 		s.first = k.min
 	}
+	if w := s.open; w != nil && k.max >= w.from {
+		k.pins++
+		w.chunks = append(w.chunks, k)
+		s.queued.Broadcast()
+	}
 	horizon := s.newest - s.sc.Before.Nanoseconds() - settle.Nanoseconds()
-	for len(s.ring) > 0 && s.ring[0].pins == 0 && s.ring[0].max < horizon && (s.open == nil || s.ring[0].max < s.open.from) {
+	for len(s.ring) > 0 && s.ring[0].pins == 0 && s.ring[0].max < horizon {
 		s.evict()
 	}
+}
+
+// cuttable reports whether front, the ring's oldest chunk, is the oldest
+// part of the open window before its first trigger, needed by nothing
+// else (mu held): the memory bound leaves it out of the window, so that
+// the part after the trigger fits.
+func (s *snapshotter) cuttable(front *kept) bool {
+	w := s.open
+	return w != nil && front.pins == 1 && w.head < len(w.chunks) && w.chunks[w.head] == front &&
+		front.max < w.triggers[0].MonoNs
+}
+
+// cut leaves front out of the open window and evicts it (mu held).
+func (s *snapshotter) cut(front *kept) {
+	w := s.open
+	w.chunks[w.head] = nil
+	w.head++
+	w.from = max(w.from, front.max+1)
+	w.cut = true
+	front.pins--
+	s.squeezed = max(s.squeezed, front.max)
+	s.evict()
 }
 
 // pinWait is how long keep waits for a snapshot being written to release
 // the oldest chunk before it drops the newest: long enough for a disk
 // that keeps up, short enough that the recording's backlog stays small.
 const pinWait = 100 * time.Millisecond
+
+// rate is the bytes per second of receive time the ring holds, with k, the
+// chunk arriving (mu held); 0 before a tenth of a second is held.
+func (s *snapshotter) rate(k *kept) float64 {
+	if len(s.ring) == 0 {
+		return 0
+	}
+	held, to := s.held, s.newest
+	if k != nil {
+		held, to = held+k.size, max(to, k.max)
+	}
+	span := to - s.ring[0].min
+	if span < int64(100*time.Millisecond) {
+		return 0
+	}
+	return float64(held) / (float64(span) / 1e9)
+}
+
+// sayShortfall tells, at the first fill of the buffer, what the memory
+// bound holds of the current rate against the window asked (mu held).
+func (s *snapshotter) sayShortfall(k *kept) {
+	rate := s.rate(k)
+	if rate <= 0 || s.sc.OnNotice == nil {
+		return
+	}
+	holds := float64(s.sc.MaxBytes) / rate
+	asked := s.sc.Before + s.sc.After
+	if holds >= asked.Seconds() {
+		return
+	}
+	msg := fmt.Sprintf("snapshot buffer: %s holds about %.1f s of the current %.0f MB/s; --snapshot %s --after %s needs about %s",
+		sizeText(s.sc.MaxBytes), holds, rate/1e6, s.sc.Before, s.sc.After, sizeText(int64(rate*(asked+settle).Seconds())))
+	if after := (s.sc.After + settle).Seconds(); holds > after {
+		msg += fmt.Sprintf(": a snapshot holds all of --after and about %.1f s before its trigger (raise --snapshot-bytes, or lower the rate)", holds-after)
+	} else {
+		msg += ": not even --after fits; what does not is dropped and counted (raise --snapshot-bytes)"
+	}
+	s.sc.OnNotice(msg)
+}
+
+// sizeText is a byte count for people: 512 MiB, 2 GiB (a bound as given), 6.5 GB.
+func sizeText(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GB", float64(n)/1e9)
+	case n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return mib(n)
+}
 
 // dropped books the records of a chunk that found no room (mu held).
 func (s *snapshotter) dropped(info logfmt.ChunkInfo) {
@@ -240,7 +353,7 @@ func (s *snapshotter) evict() {
 	k := s.ring[0]
 	s.ring[0] = nil
 	s.ring = s.ring[1:]
-	s.held -= int64(k.c.Size())
+	s.held -= k.size
 	s.mw.Recycle(k.c) // unpinned: in no file writer's queue
 	for len(s.drops) > 0 && s.drops[0].mono <= k.max {
 		s.drops = s.drops[1:]
@@ -251,16 +364,26 @@ func (s *snapshotter) evict() {
 func (s *snapshotter) trigger(t trigger) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	w := s.open
-	if w == nil {
-		w = &window{from: t.MonoNs - s.sc.Before.Nanoseconds(), to: t.MonoNs + s.sc.After.Nanoseconds()}
-		s.open = w
+	if w := s.open; w != nil {
+		w.to = max(w.to, t.MonoNs+s.sc.After.Nanoseconds())
+		w.count++
+		if len(w.triggers) < logfmt.MaxSnapshotTriggers || t.reply != nil {
+			w.triggers = append(w.triggers, t) // a query's trigger is kept to be answered
+		}
+		return
 	}
-	w.to = max(w.to, t.MonoNs+s.sc.After.Nanoseconds())
-	w.count++
-	if len(w.triggers) < logfmt.MaxSnapshotTriggers || t.reply != nil {
-		w.triggers = append(w.triggers, t) // a query's trigger is kept to be answered
+	w := &window{from: t.MonoNs - s.sc.Before.Nanoseconds(), to: t.MonoNs + s.sc.After.Nanoseconds(), triggers: []trigger{t}, count: 1}
+	i := 0
+	for i < len(s.ring) && s.ring[i].max < w.from {
+		i++
 	}
+	for _, k := range s.ring[i:] {
+		k.pins++
+		w.chunks = append(w.chunks, k)
+	}
+	s.open = w
+	s.queue = append(s.queue, w)
+	s.queued.Broadcast()
 }
 
 // due closes the open window once now (a receive stamp, or the clock) is
@@ -283,7 +406,7 @@ func (s *snapshotter) closeWindow(ended bool) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.open != nil { // the memory bound may have ended it meanwhile
+	if s.open != nil {
 		to, end := s.open.to, ""
 		if ended && s.newest < to {
 			to = s.newest
@@ -294,18 +417,43 @@ func (s *snapshotter) closeWindow(ended bool) error {
 	return nil
 }
 
-// closeLocked ends the open window at to and queues it for writing with
-// the chunks it needs, pinned (mu held).
+// closeLocked ends the open window at to: its chunks are final, and what
+// it holds is said (mu held). The window starts at its first record: a
+// start the memory bound, the recording's start or drops moved is said,
+// and its drops are those booked in it.
 func (s *snapshotter) closeLocked(to int64, end string) {
 	w := s.open
 	s.open = nil
 	w.to = min(w.to, to)
-	w.defs = append([]*logfmt.Channel(nil), s.defs...)
-	for _, k := range s.ring {
-		if k.max >= w.from && k.min <= w.to {
-			k.pins++
-			w.chunks = append(w.chunks, k)
+	w.closed = true
+	var why []string
+	t0 := w.triggers[0].MonoNs
+	var oldest int64 = -1
+	for _, k := range w.chunks {
+		if k != nil && k.max >= w.from && k.min <= w.to {
+			oldest = max(k.min, w.from)
+			break
 		}
+	}
+	switch {
+	case oldest < 0:
+		why = append(why, "nothing was received in the window")
+	case oldest > w.from:
+		late := s.dropsIn(w.from, oldest-1)
+		switch {
+		case late > 0:
+			why = append(why, fmt.Sprintf("the window starts %.2f s late: %d records dropped while an earlier snapshot was written", float64(oldest-w.from)/1e9, late))
+		case w.cut:
+			why = append(why, fmt.Sprintf("the memory bound (%s) kept the %s after the trigger by leaving out the oldest part before it: it holds %.3f s before the trigger, %s asked",
+				sizeText(s.sc.MaxBytes), s.sc.After, float64(t0-oldest)/1e9, s.sc.Before))
+		case s.squeezed >= w.from:
+			why = append(why, fmt.Sprintf("the memory bound (%s) held only %.3f s before the trigger, %s asked", sizeText(s.sc.MaxBytes), float64(t0-oldest)/1e9, s.sc.Before))
+		case s.first == oldest || s.first > w.from:
+			why = append(why, fmt.Sprintf("the recording started %.3f s before the trigger, %s asked", float64(t0-oldest)/1e9, s.sc.Before))
+		default: // nothing was received between the two: the window is whole
+			oldest = w.from
+		}
+		w.from = oldest
 	}
 	w.drops = map[string]uint64{}
 	for _, d := range s.drops {
@@ -313,167 +461,28 @@ func (s *snapshotter) closeLocked(to int64, end string) {
 			w.drops[d.name] += d.n
 		}
 	}
-	var why []string
-	t0 := w.triggers[0].MonoNs
-	if len(w.chunks) > 0 && w.chunks[0].min > w.from {
-		oldest := w.chunks[0].min
-		switch {
-		case s.first == oldest:
-			why = append(why, fmt.Sprintf("the recording started %.3f s before the trigger, %s asked", float64(t0-oldest)/1e9, s.sc.Before))
-			w.from = oldest
-		case s.squeezed >= w.from:
-			why = append(why, fmt.Sprintf("the memory bound (%s) held only %.3f s before the trigger, %s asked", mib(s.sc.MaxBytes), float64(t0-oldest)/1e9, s.sc.Before))
-			w.from = oldest
-		}
-	}
-	if len(w.chunks) == 0 {
-		why = append(why, "nothing was received in the window")
-	}
 	if end != "" {
 		why = append(why, end)
 	}
 	w.short = strings.Join(why, "; ")
-	s.queue = append(s.queue, w)
-	s.queued.Signal()
+	s.queued.Broadcast()
 }
 
-// writeAll writes the closed windows, one after the other, until the
-// recording ends.
-func (s *snapshotter) writeAll() {
-	for {
-		s.mu.Lock()
-		for len(s.queue) == 0 && !s.ending {
-			s.queued.Wait()
-		}
-		if len(s.queue) == 0 {
-			s.mu.Unlock()
-			return
-		}
-		w := s.queue[0]
-		s.queue = s.queue[1:]
-		s.mu.Unlock()
-		res := s.writeWindow(w)
-		for _, t := range w.triggers {
-			if t.reply == nil {
-				continue
-			}
-			if res.Err != nil {
-				t.reply.Reply(zenoh.Reply{Key: s.sc.Query, Err: true, Payload: []byte(res.Err.Error()), Encoding: "text/plain"})
-			} else {
-				path, _ := filepath.Abs(res.Path) // the querier may be elsewhere
-				t.reply.Reply(zenoh.Reply{Key: s.sc.Query, Payload: []byte(path), Encoding: "text/plain"})
-			}
-		}
-		s.mu.Lock()
-		if res.Err != nil && s.err == nil {
-			s.err = res.Err
-		}
-		if res.Err == nil {
-			s.files = append(s.files, res.Path)
-			s.written += res.Bytes
-			s.snapshots++
-		}
-		s.mu.Unlock()
-		if s.sc.OnSnapshot != nil {
-			s.sc.OnSnapshot(res)
+// dropsIn counts the records dropped for want of room in [from, to] (mu held).
+func (s *snapshotter) dropsIn(from, to int64) uint64 {
+	var n uint64
+	for _, d := range s.drops {
+		if d.mono >= from && d.mono <= to {
+			n += d.n
 		}
 	}
-}
-
-// writeWindow writes one window as a complete, verified log, releasing
-// each chunk once it is in the file.
-func (s *snapshotter) writeWindow(w *window) (res SnapshotResult) {
-	defer func() {
-		for _, k := range w.chunks {
-			s.unpin(k)
-		}
-	}()
-	from := w.from
-	t0 := w.triggers[0]
-	off := t0.WallNs - t0.MonoNs // the recorder's wall minus mono clock, at the trigger
-	res.Snapshot = logfmt.Snapshot{Before: s.sc.Before, After: s.sc.After, TriggerCount: w.count, Short: w.short,
-		FromMonoNs: from, ToMonoNs: w.to, FromWallNs: from + off, ToWallNs: w.to + off, Recording: s.recording}
-	for _, t := range w.triggers {
-		res.Snapshot.Triggers = append(res.Snapshot.Triggers, t.SnapshotTrigger)
-	}
-	res.Snapshot.Triggers = res.Snapshot.Triggers[:min(len(res.Snapshot.Triggers), logfmt.MaxSnapshotTriggers)]
-	f, err := s.create(t0)
-	if err != nil {
-		res.Err = err
-		return res
-	}
-	defer f.Abort()
-	res.Path = f.Path()
-	fail := func(err error) SnapshotResult {
-		res.Err = fmt.Errorf("snapshot %s: %w", res.Path, err)
-		return res
-	}
-	md := logMetadata(s.cfg)
-	md["tool"] = "vrlog record --snapshot"
-	res.Snapshot.AddTo(md)
-	lw, err := logfmt.NewWriter(f, logfmt.WriterOptions{Metadata: md, FlushInterval: -1, Sync: logfmt.SyncOnClose})
-	if err != nil {
-		return fail(err)
-	}
-	defer lw.Close()
-	ids := map[string]uint16{}
-	for _, d := range w.defs { // the memory writer's ids, in its order
-		if ids[d.Name], err = lw.AddChannel(*d); err != nil {
-			return fail(err)
-		}
-	}
-	for i, k := range w.chunks {
-		n, err := lw.WriteChunk(k.c, from, w.to)
-		if err == nil {
-			err = lw.Flush() // in the file: the chunk may go
-		}
-		if err != nil {
-			return fail(err)
-		}
-		res.Records += n
-		s.unpin(k)
-		w.chunks[i] = nil
-	}
-	w.chunks = nil
-	for name, n := range w.drops {
-		lw.AddDrops(ids[name], n)
-	}
-	err = lw.Close()
-	if err == nil {
-		err = f.Finish()
-	}
-	if err != nil {
-		return fail(err)
-	}
-	if got, err := logfmt.ReadBack(f.TempName()); err != nil {
-		return fail(fmt.Errorf("does not read back, not written: %w", err))
-	} else if got != res.Records {
-		return fail(fmt.Errorf("holds %d records, %d were written; not written", got, res.Records))
-	}
-	if err := f.Commit(); err != nil {
-		res.Err = err // output names the file
-		return res
-	}
-	if st, err := os.Stat(res.Path); err == nil {
-		res.Bytes = st.Size()
-	}
-	return res
-}
-
-func (s *snapshotter) unpin(k *kept) {
-	if k == nil {
-		return
-	}
-	s.mu.Lock()
-	k.pins--
-	s.mu.Unlock()
-	s.freed.Broadcast()
+	return n
 }
 
 // create starts the file of a snapshot: BASE_TIME_CAUSE.vrlog, BASE the
 // output without .vrlog, TIME the trigger's (UTC, milliseconds), CAUSE
 // what triggered it; -N is added when that name is taken.
-func (s *snapshotter) create(t trigger) (*output.File, error) {
+func (s *snapshotter) create(t trigger) (*outfile.File, error) {
 	base := strings.TrimSuffix(s.cfg.Output, ".vrlog")
 	stamp := time.Unix(0, t.WallNs).UTC().Format("20060102T150405.000Z")
 	for n := 1; ; n++ {
@@ -481,7 +490,7 @@ func (s *snapshotter) create(t trigger) (*output.File, error) {
 		if n > 1 {
 			name = fmt.Sprintf("%s_%s_%s-%d.vrlog", base, stamp, t.slug, n)
 		}
-		f, err := output.Create(name, output.Options{Force: s.cfg.Force})
+		f, err := outfile.Create(name, outfile.Options{Force: s.cfg.Force})
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
@@ -520,6 +529,11 @@ func (s *snapshotter) addDrops(name string, n uint64) {
 }
 
 func (s *snapshotter) write(r *logfmt.Record, release func()) error {
+	if !s.hasEpoch && r.HasStamp && int(r.Channel) <= len(s.defs) && r.Channel > 0 && s.defs[r.Channel-1].Schema == codec.SchemaState {
+		s.mu.Lock()
+		s.epoch, s.hasEpoch = r.CaptureNs, true // the session's: the recording's first state sample
+		s.mu.Unlock()
+	}
 	if err := s.mw.WriteOwned(r, release); err != nil {
 		return fmt.Errorf("snapshot buffer: %w", err)
 	}
@@ -545,7 +559,7 @@ func (s *snapshotter) close() error {
 	}
 	s.mu.Lock()
 	s.ending = true
-	s.queued.Signal()
+	s.queued.Broadcast()
 	s.mu.Unlock()
 	<-s.done
 	if cerr := s.mw.Close(); err == nil && cerr != nil {
@@ -597,6 +611,44 @@ func (r *rec) query(q zenoh.Query, p *zenoh.Pending) {
 	case r.trig <- t:
 	default:
 		p.Reply(zenoh.Reply{Key: r.cfg.Snapshot.Query, Err: true, Payload: []byte("too many snapshot queries at once; try again"), Encoding: "text/plain"})
+	}
+}
+
+// fire triggers a snapshot for a live check that failed, at the
+// receive stamps of the sample that showed it (or when a silence became
+// one: Fired.RecvMonoNs).
+func (r *rec) fire(f livecheck.Fired, mono, wall int64) {
+	if f.RecvMonoNs != 0 {
+		mono, wall = f.RecvMonoNs, f.RecvWallNs
+	}
+	r.snap.trigger(trigger{SnapshotTrigger: logfmt.SnapshotTrigger{Cause: f.Message, WallNs: wall, MonoNs: mono,
+		CaptureNs: f.CaptureNs}, slug: f.Check + "_" + slug(f.Channel)})
+}
+
+// unwatchedAfter is how long after its first channel a recording's
+// channels are taken as known: zenoh keys and iceoryx2 services found in
+// the first moments (the service poll, the first samples).
+const unwatchedAfter = 2 * time.Second
+
+// watchTick is the live checks' share of the writer's tick: streams that
+// stopped fire max-outage (Watch.Silent), and once the channels are known
+// the triggers that match none are said (Config.Snapshot.OnNotice), at
+// once rather than when the recording ends.
+func (r *rec) watchTick() {
+	if r.watch == nil {
+		return
+	}
+	for _, f := range r.watch.Silent() {
+		r.fire(f, 0, 0)
+	}
+	if r.watchSaid || r.firstChannel.IsZero() || time.Since(r.firstChannel) < unwatchedAfter {
+		return
+	}
+	r.watchSaid = true
+	if r.cfg.Snapshot.OnNotice != nil {
+		for _, u := range r.watch.Unwatched() {
+			r.cfg.Snapshot.OnNotice(u + " (so far: the recording ends with exit 1 unless one appears)")
+		}
 	}
 }
 

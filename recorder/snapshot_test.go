@@ -56,6 +56,28 @@ func (r *snapRun) run(step, end int64, size int, triggers ...int64) {
 	}
 }
 
+// write writes incompressible records of 32 KiB, one every 10 ms of
+// receive time in [from, to), sealing a chunk every chunk records (0: at
+// the end only).
+func (r *snapRun) write(from, to int64, chunk int64) {
+	payload := make([]byte, 32<<10)
+	rng := rand.NewChaCha8([32]byte{byte(from)})
+	step := int64(10 * time.Millisecond)
+	for mono := from; mono < to; mono += step {
+		rng.Read(payload)
+		rec := logfmt.Record{Channel: r.s.id("a"), RecvMonoNs: mono, RecvWallNs: 1e18 + mono, Payload: payload}
+		if err := r.s.write(&rec, nil); err != nil {
+			r.t.Fatal(err)
+		}
+		if chunk > 0 && (mono/step)%chunk == chunk-1 {
+			r.s.mw.Flush()
+		}
+	}
+	if err := r.s.mw.Flush(); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
 // monos reads a written snapshot's receive stamps and its metadata.
 func monos(t *testing.T, path string) ([]int64, *logfmt.Snapshot) {
 	t.Helper()
@@ -123,13 +145,17 @@ func TestSnapshotWindows(t *testing.T) {
 	}
 }
 
-// The memory bound holds whatever the rate: a window that needs more
-// ends early and keeps the time before the trigger, and says so.
+// The memory bound holds whatever the rate, and the part after the
+// trigger is guaranteed: a window that needs more than the bound keeps
+// all of --after and leaves out the oldest part before the trigger, and
+// says so; the first fill says what the bound holds, with the numbers.
 func TestSnapshotMemoryBound(t *testing.T) {
-	const bound = 16 << 20
-	r := newSnapRun(t, SnapshotConfig{Before: 10 * time.Second, After: 5 * time.Second, MaxBytes: bound})
+	const bound = 32 << 20
+	var notices []string
+	r := newSnapRun(t, SnapshotConfig{Before: 10 * time.Second, After: 5 * time.Second, MaxBytes: bound,
+		OnNotice: func(s string) { notices = append(notices, s) }})
 	ms := int64(time.Millisecond)
-	r.run(10*ms, 40*sec, 32<<10, 20*sec) // 3.3 MB/s: the bound holds about 5 s
+	r.run(10*ms, 40*sec, 32<<10, 20*sec) // 3.3 MB/s: the bound holds about 10 s
 	if r.peak > bound {
 		t.Fatalf("held %d bytes at most, the bound is %d", r.peak, bound)
 	}
@@ -137,12 +163,33 @@ func TestSnapshotMemoryBound(t *testing.T) {
 		t.Fatalf("snapshots %+v", r.results)
 	}
 	recs, snap := monos(t, r.results[0].Path)
-	checkWindow(t, recs, recs[0], recs[len(recs)-1], 10*ms)
-	if recs[0] > 20*sec-3*sec || recs[len(recs)-1] < 20*sec || !strings.Contains(snap.Short, "the memory bound (16.0 MiB) held only") ||
-		snap.FromMonoNs != recs[0] {
-		t.Fatalf("window %d..%d (%+v): want the seconds before the trigger at 20 s", recs[0], recs[len(recs)-1], snap)
+	checkWindow(t, recs, recs[0], 25*sec, 10*ms)
+	if recs[0] > 20*sec-2*sec || recs[0] < 20*sec-9*sec || !strings.Contains(snap.Short, "the memory bound (32 MiB) kept the 5s after the trigger by leaving out the oldest part before it") ||
+		snap.FromMonoNs != recs[0] || snap.ToMonoNs != 25*sec {
+		t.Fatalf("window %d..%d (%+v): want some seconds before the trigger at 20 s and all 5 s after", recs[0], recs[len(recs)-1], snap)
 	}
-	t.Logf("held at most %d of %d bytes; snapshot %d records, %.2f s: %s", r.peak, bound, len(recs), float64(recs[len(recs)-1]-recs[0])/1e9, snap.Short)
+	if len(notices) != 1 || !strings.Contains(notices[0], "snapshot buffer: 32 MiB holds about 9.") || !strings.Contains(notices[0], "--snapshot 10s --after 5s needs about 49.") {
+		t.Fatalf("notices %q: want the shortfall at the first fill", notices)
+	}
+	t.Logf("held at most %d of %d bytes; snapshot %d records, %.2f s: %s; %s", r.peak, bound, len(recs), float64(recs[len(recs)-1]-recs[0])/1e9, snap.Short, notices[0])
+}
+
+// Triggers close together make one window and one file, also when the
+// window needs more than the bound; a window is open for its whole asked
+// --after whatever the memory.
+func TestSnapshotCloseTriggersOneFile(t *testing.T) {
+	const bound = 32 << 20
+	r := newSnapRun(t, SnapshotConfig{Before: 30 * time.Second, After: 5 * time.Second, MaxBytes: bound})
+	ms := int64(time.Millisecond)
+	r.run(10*ms, 40*sec, 32<<10, 20*sec, 22*sec)
+	if len(r.results) != 1 || r.results[0].Err != nil {
+		t.Fatalf("%d snapshots, want 1: %+v", len(r.results), r.results)
+	}
+	recs, snap := monos(t, r.results[0].Path)
+	checkWindow(t, recs, recs[0], 27*sec, 10*ms)
+	if snap.TriggerCount != 2 || snap.ToMonoNs != 27*sec || snap.FromMonoNs != recs[0] {
+		t.Fatalf("snapshot %+v: want both triggers, to 27 s", snap)
+	}
 }
 
 // While a snapshot being written holds the oldest chunk, a full buffer
@@ -152,21 +199,7 @@ func TestSnapshotDropsWhileWriting(t *testing.T) {
 	const bound = 16 << 20
 	r := newSnapRun(t, SnapshotConfig{Before: 60 * time.Second, After: time.Second, MaxBytes: bound})
 	s := r.s
-	ms := int64(time.Millisecond)
-	payload := make([]byte, 32<<10)
-	rng := rand.NewChaCha8([32]byte{2})
-	write := func(from, to int64) {
-		for mono := from; mono < to; mono += 10 * ms {
-			rng.Read(payload)
-			rec := logfmt.Record{Channel: s.id("a"), RecvMonoNs: mono, RecvWallNs: 1e18 + mono, Payload: payload}
-			if err := s.write(&rec, nil); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := s.mw.Flush(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(from, to int64) { r.write(from, to, 0) }
 	write(sec, 10*sec) // fills the buffer
 	s.mu.Lock()
 	s.ring[0].pins++ // a snapshot being written holds the oldest chunk
@@ -176,7 +209,9 @@ func TestSnapshotDropsWhileWriting(t *testing.T) {
 	if st.Lost == 0 || st.PeakBytes > bound {
 		t.Fatalf("held %d (bound %d), dropped %d records: want drops, within the bound", st.PeakBytes, bound, st.Lost)
 	}
-	s.unpin(s.ring[0])
+	s.mu.Lock()
+	s.ring[0].pins--
+	s.mu.Unlock()
 	s.trigger(trigger{SnapshotTrigger: logfmt.SnapshotTrigger{Cause: "test", MonoNs: 12 * sec, WallNs: 1e18 + 12*sec}, slug: "test"})
 	write(12*sec, 14*sec)
 	if err := s.close(); err != nil {
@@ -194,4 +229,45 @@ func TestSnapshotDropsWhileWriting(t *testing.T) {
 		t.Fatalf("the snapshot counts %d recorder drops, %d records were dropped", d, st.Lost)
 	}
 	t.Logf("%s", st)
+}
+
+// Drops at a window's start (records that found no room while an earlier
+// snapshot was written) are said as what they are: the window starts late,
+// from_ns is its first record, and the drops before it are not the log's.
+func TestSnapshotLateStart(t *testing.T) {
+	r := newSnapRun(t, SnapshotConfig{Before: 500 * time.Millisecond, After: 500 * time.Millisecond, MaxBytes: 4 << 20})
+	s := r.s
+	ms := int64(time.Millisecond)
+	write := func(from, to int64) { r.write(from, to, 10) } // chunks of 100 ms
+	pins := func(d int) {
+		s.mu.Lock()
+		for _, k := range s.ring {
+			k.pins += d
+		}
+		s.mu.Unlock()
+		s.freed.Broadcast()
+	}
+	write(sec, 5*sec) // the bound holds about 1.2 s
+	pins(1)           // an earlier snapshot is being written
+	write(5*sec, 5500*ms)
+	pins(-1)
+	write(5500*ms, 5800*ms)
+	s.trigger(trigger{SnapshotTrigger: logfmt.SnapshotTrigger{Cause: "test", MonoNs: 5800 * ms, WallNs: 1e18 + 5800*ms}, slug: "test"})
+	write(5800*ms, 7000*ms)
+	if err := s.close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.results) != 1 || r.results[0].Err != nil {
+		t.Fatalf("snapshots %+v", r.results)
+	}
+	recs, snap := monos(t, r.results[0].Path)
+	checkWindow(t, recs, 5500*ms, 6300*ms, 10*ms)
+	rd, err := logfmt.Open(r.results[0].Path, logfmt.ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	if snap.FromMonoNs != 5500*ms || snap.Short != "the window starts 0.20 s late: 20 records dropped while an earlier snapshot was written" || rd.Stats()[0].Drops != 0 {
+		t.Fatalf("snapshot %+v, %d drops: want it to start at 5.5 s, late by the drops", snap, rd.Stats()[0].Drops)
+	}
 }

@@ -42,7 +42,7 @@ type Status struct {
 	// their channels' Drops like every recorder drop.
 	DrainDrops uint64
 	// Unwatched (in the Summary) are the snapshot --trigger checks that
-	// applied to no recorded channel (analyzer.Watch.Unwatched).
+	// applied to no recorded channel (livecheck.Watch.Unwatched).
 	Unwatched []string
 }
 

@@ -70,6 +70,7 @@ func (r *rec) write(ctx context.Context, cancel context.CancelFunc) error {
 				r.put(cancel, &batch[i], true)
 			}
 		case <-tick.C:
+			r.watchTick()
 			r.bookDrops()
 			if err := r.out.tick(); err != nil && w.failed == nil {
 				w.failed = err

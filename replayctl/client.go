@@ -58,3 +58,21 @@ func Send(ctx context.Context, sess *zenoh.Session, name, command string, timeou
 	}
 	return st, nil
 }
+
+// Running lists the replays that answer a status query on any control
+// channel (vrlog/replay/*/control) within timeout, by name.
+func Running(ctx context.Context, sess *zenoh.Session, timeout time.Duration) ([]Status, error) {
+	key := ControlKey("*")
+	replies, err := sess.Get(ctx, key, []byte("status"), timeout)
+	if err != nil {
+		return nil, fmt.Errorf("replayctl: query %s: %w", key, err)
+	}
+	var out []Status
+	for _, r := range replies {
+		var st Status
+		if !r.Err && json.Unmarshal(r.Payload, &st) == nil && st.Schema == StatusSchema {
+			out = append(out, st)
+		}
+	}
+	return out, nil
+}

@@ -177,7 +177,7 @@ func (s Status) String() string {
 		rate = "max"
 	}
 	line := fmt.Sprintf("%s: %s at %.3f s of %.3f s, pass %d, rate %s, %d sent (%d stepped)", s.Name, s.State, s.PositionS, s.SpanS,
-		s.Pass+1, rate, s.Sent, s.Steps)
+		s.Pass, rate, s.Sent, s.Steps)
 	if s.Answered+s.Missed > 0 {
 		line += fmt.Sprintf(", lockstep %d answered, %d missed", s.Answered, s.Missed)
 	}

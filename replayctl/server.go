@@ -31,6 +31,17 @@ type Server struct {
 	stop    chan struct{}
 	done    sync.WaitGroup
 	closeMu sync.Once
+	// steps and seeks wait for their records in order, on one goroutine,
+	// so that status, pause, resume, rate and stop are answered at once
+	// meanwhile; ctx ends their waits on Close.
+	ordered chan pendingCommand
+	ctx     context.Context
+	cancel  context.CancelFunc
+}
+
+type pendingCommand struct {
+	req player.Request
+	p   *zenoh.Pending
 }
 
 // Serve declares the control queryable (ControlKey) and the status
@@ -40,27 +51,33 @@ func Serve(sess *zenoh.Session, name string, p *player.Player, span time.Duratio
 	if err := CheckName(name); err != nil {
 		return nil, err
 	}
-	s := &Server{name: name, p: p, span: span, nudge: make(chan struct{}, 1), stop: make(chan struct{})}
+	s := &Server{name: name, p: p, span: span, nudge: make(chan struct{}, 1), stop: make(chan struct{}), ordered: make(chan pendingCommand, 64)}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
 	var err error
 	if s.pub, err = sess.Publisher(StatusKey(name), zenoh.PublisherOptions{Encoding: "application/json"}); err != nil {
 		return nil, err
 	}
-	if s.q, err = sess.DeclareQueryable(ControlKey(name), s.handle); err != nil {
+	s.done.Add(2)
+	go s.publish()
+	go s.runOrdered()
+	if s.q, err = sess.DeclareDeferredQueryable(ControlKey(name), s.handle); err != nil {
+		s.cancel()
+		close(s.stop)
+		s.done.Wait()
 		s.pub.Close()
 		return nil, err
 	}
-	s.done.Add(1)
-	go s.publish()
 	return s, nil
 }
 
 // Status is the replay's status now.
 func (s *Server) Status() Status { return StatusOf(s.name, s.p.Status(), s.span) }
 
-func (s *Server) handle(q zenoh.Query) []zenoh.Reply {
-	fail := func(err error) []zenoh.Reply {
-		return []zenoh.Reply{{Err: true, Payload: []byte(err.Error()), Encoding: ErrorEncoding}}
-	}
+// handle answers a query: status at once from the player's status; pause,
+// resume, rate and stop once applied (at the next record, or at once while
+// a lockstep record waits for its answer); steps and seeks, which wait for
+// their records, in arrival order on their own goroutine.
+func (s *Server) handle(q zenoh.Query, p *zenoh.Pending) {
 	var req player.Request
 	var err error
 	if body := bytes.TrimSpace(q.Payload); q.HasPayload && len(body) > 0 {
@@ -68,18 +85,61 @@ func (s *Server) handle(q zenoh.Query) []zenoh.Reply {
 	} else {
 		req, err = ParseParameters(q.Parameters)
 	}
-	if err != nil {
-		return fail(err)
+	switch {
+	case err != nil:
+		p.Reply(failReply(err))
+	case req.Op == player.OpStatus:
+		p.Reply(s.statusReply())
+	case req.Op == player.OpStep || req.Op == player.OpSeek:
+		select {
+		case s.ordered <- pendingCommand{req, p}:
+		default:
+			p.Reply(failReply(errors.New("replayctl: too many steps and seeks pending")))
+		}
+	default:
+		p.Reply(s.do(req)...)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), maxWait)
-	_, err = s.p.Do(ctx, req)
+}
+
+// runOrdered carries out the steps and seeks in arrival order.
+func (s *Server) runOrdered() {
+	defer s.done.Done()
+	for {
+		select {
+		case <-s.stop:
+			for {
+				select {
+				case c := <-s.ordered:
+					c.p.Reply(failReply(errors.New("replayctl: the replay stopped serving")))
+				default:
+					return
+				}
+			}
+		case c := <-s.ordered:
+			c.p.Reply(s.do(c.req)...)
+		}
+	}
+}
+
+// do carries out req and says how it went.
+func (s *Server) do(req player.Request) []zenoh.Reply {
+	ctx, cancel := context.WithTimeout(s.ctx, maxWait)
+	_, err := s.p.Do(ctx, req)
 	cancel()
 	s.changed()
 	if err != nil {
-		return fail(err) // refused, or the replay has finished
+		return []zenoh.Reply{failReply(err)} // refused, or the replay has finished
 	}
+	return []zenoh.Reply{s.statusReply()}
+}
+
+func failReply(err error) zenoh.Reply {
+	return zenoh.Reply{Err: true, Payload: []byte(err.Error()), Encoding: ErrorEncoding}
+}
+
+func (s *Server) statusReply() zenoh.Reply {
 	b, _ := json.Marshal(s.Status())
-	return []zenoh.Reply{{Payload: b, Encoding: "application/json"}}
+	return zenoh.Reply{Payload: b, Encoding: "application/json"}
 }
 
 func (s *Server) changed() {
@@ -114,14 +174,17 @@ func (s *Server) publish() {
 	}
 }
 
-// Close publishes the last status, then stops serving.
+// Close stops serving (a step or seek still waiting gets an error reply)
+// and publishes the last status.
 func (s *Server) Close() error {
 	var err error
 	s.closeMu.Do(func() {
+		s.cancel()
+		qerr := s.q.Close() // no query is handled after this
 		close(s.stop)
 		s.done.Wait()
 		b, _ := json.Marshal(s.Status())
-		err = errors.Join(s.pub.Put(b, nil), s.q.Close(), s.pub.Close())
+		err = errors.Join(s.pub.Put(b, nil), qerr, s.pub.Close())
 	})
 	return err
 }

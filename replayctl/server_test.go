@@ -159,3 +159,49 @@ func TestControlOverZenoh(t *testing.T) {
 		t.Fatalf("no replay: %v", err)
 	}
 }
+
+// While a step waits for its records (here a lockstep record whose answer
+// never comes), status is answered at once, and stop too: it ends the
+// wait, and the step is answered then.
+func TestStatusAndStopWhileAStepWaits(t *testing.T) {
+	rs, cs := sessions(t)
+	answers := make(chan player.Answer)
+	p, err := player.New(records{10}, player.SinkFunc(func(*player.Rec) error { return nil }), player.Options{
+		Channels: []player.Channel{{Name: "c"}}, Loops: 1, StartPaused: true, Length: time.Second,
+		Lockstep: &player.Lockstep{Trigger: []bool{true}, Answers: answers, Timeout: time.Hour}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := Serve(rs, "t2", p, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	done := make(chan error, 1)
+	go func() { _, err := p.Run(context.Background()); done <- err }()
+	ctx := context.Background()
+	for end := time.Now().Add(10 * time.Second); ; { // the queryable's declaration travels to the client first
+		if _, err = Send(ctx, cs, "t2", "status", 2*time.Second); !errors.Is(err, ErrNoReplay) || time.Now().After(end) {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	stepped := make(chan error, 1)
+	go func() { _, err := Send(ctx, cs, "t2", "step 1", time.Minute); stepped <- err }()
+	for !p.Status().Waiting {
+		time.Sleep(5 * time.Millisecond)
+	}
+	st, err := Send(ctx, cs, "t2", "status", 5*time.Second)
+	if err != nil || st.State != StateHeld || st.Sent != 1 {
+		t.Fatalf("status while the step waits: %v %+v", err, st)
+	}
+	if _, err := Send(ctx, cs, "t2", "stop", 5*time.Second); err != nil {
+		t.Fatalf("stop while the step waits: %v", err)
+	}
+	<-stepped // answered once the stop ended the wait (with the status or an error)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}

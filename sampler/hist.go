@@ -13,14 +13,25 @@ import (
 // values in that bucket are equal (a steady period). Min, max, count and
 // mean are always exact. Negative values (lags between two streams can be
 // negative) have their own buckets.
+//
+// The zero value is empty and ready. A Histogram must not be copied
+// after its first Add (the copy would share the buckets).
 type Histogram struct {
-	pos, neg [nBuckets]bucket // values ≥ 0; magnitudes of the negative ones
-	gpos     [nGroups]uint64  // pos and neg counts summed per group of
-	gneg     [nGroups]uint64  // buckets, so a quantile skips empty stretches
+	// The pointers come first: the GC scans a Histogram, and a struct
+	// holding one, only up to its last pointer field.
+	exact    []int64 // the first ExactLimit values, partially ordered by selections
+	*buckets         // nil until the first value
 	n        uint64
 	sum      float64
 	min, max int64
-	exact    []int64 // the first ExactLimit values, partially ordered by selections
+}
+
+// buckets are a Histogram's counts, 467 KB in an object of their own
+// without pointers, which the GC does not scan.
+type buckets struct {
+	pos, neg [nBuckets]bucket // values ≥ 0; magnitudes of the negative ones
+	gpos     [nGroups]uint64  // pos and neg counts summed per group of
+	gneg     [nGroups]uint64  // buckets, so a quantile skips empty stretches
 }
 
 // bucket is one histogram bucket: count and sum side by side, so an Add
@@ -94,15 +105,20 @@ func (h *Histogram) Add(v int64) {
 	} else if h.exact != nil {
 		h.exact = nil // past the limit: buckets only, memory back
 	}
+	hb := h.buckets
+	if hb == nil {
+		hb = new(buckets)
+		h.buckets = hb
+	}
 	if v >= 0 {
 		b := bucketOf(uint64(v))
-		h.pos[b].add(float64(v))
-		h.gpos[b>>groupBits]++
+		hb.pos[b].add(float64(v))
+		hb.gpos[b>>groupBits]++
 	} else {
 		m := uint64(-(v + 1)) + 1
 		b := bucketOf(m)
-		h.neg[b].add(float64(m))
-		h.gneg[b>>groupBits]++
+		hb.neg[b].add(float64(m))
+		hb.gneg[b>>groupBits]++
 	}
 }
 
@@ -156,26 +172,27 @@ func (h *Histogram) approxQuantile(q float64) int64 {
 // walking the groups first: tens of steps instead of thousands, so
 // Stream can refresh its running median cheaply.
 func (h *Histogram) bucketQuantile(rank uint64) int64 {
+	hb := h.buckets // not nil: h holds values
 	var seen uint64
 	for g := nGroups - 1; g >= 0; g-- { // most negative first
-		if seen+h.gneg[g] < rank {
-			seen += h.gneg[g]
+		if seen+hb.gneg[g] < rank {
+			seen += hb.gneg[g]
 			continue
 		}
 		for i := min(nBuckets, (g+1)<<groupBits) - 1; i >= g<<groupBits; i-- {
-			if seen += h.neg[i].n; seen >= rank && h.neg[i].n > 0 {
-				return h.clamp(neg(uint64(math.Round(h.neg[i].mean()))))
+			if seen += hb.neg[i].n; seen >= rank && hb.neg[i].n > 0 {
+				return h.clamp(neg(uint64(math.Round(hb.neg[i].mean()))))
 			}
 		}
 	}
 	for g := range nGroups {
-		if seen+h.gpos[g] < rank {
-			seen += h.gpos[g]
+		if seen+hb.gpos[g] < rank {
+			seen += hb.gpos[g]
 			continue
 		}
 		for i := g << groupBits; i < min(nBuckets, (g+1)<<groupBits); i++ {
-			if seen += h.pos[i].n; seen >= rank && h.pos[i].n > 0 {
-				return h.clamp(pos(uint64(math.Round(h.pos[i].mean()))))
+			if seen += hb.pos[i].n; seen >= rank && hb.pos[i].n > 0 {
+				return h.clamp(pos(uint64(math.Round(hb.pos[i].mean()))))
 			}
 		}
 	}
@@ -212,31 +229,39 @@ func (h *Histogram) Merge(o *Histogram) {
 	}
 	h.n += o.n
 	h.sum += o.sum
+	if h.buckets == nil {
+		h.buckets = new(buckets)
+	}
+	hb, ob := h.buckets, o.buckets
 	for i := range nBuckets {
-		h.pos[i].n += o.pos[i].n
-		h.pos[i].sum += o.pos[i].sum
-		h.neg[i].n += o.neg[i].n
-		h.neg[i].sum += o.neg[i].sum
+		hb.pos[i].n += ob.pos[i].n
+		hb.pos[i].sum += ob.pos[i].sum
+		hb.neg[i].n += ob.neg[i].n
+		hb.neg[i].sum += ob.neg[i].sum
 	}
 	for g := range nGroups {
-		h.gpos[g] += o.gpos[g]
-		h.gneg[g] += o.gneg[g]
+		hb.gpos[g] += ob.gpos[g]
+		hb.gneg[g] += ob.gneg[g]
 	}
 }
 
 // Buckets calls f for each non-empty bucket in ascending value order with
 // the bucket's value range and count (for plots).
 func (h *Histogram) Buckets(f func(lo, hi int64, n uint64)) {
+	hb := h.buckets
+	if hb == nil {
+		return
+	}
 	for i := nBuckets - 1; i >= 0; i-- {
-		if h.neg[i].n > 0 {
+		if hb.neg[i].n > 0 {
 			lo, hi := bucketRange(i)
-			f(neg(hi), neg(lo), h.neg[i].n)
+			f(neg(hi), neg(lo), hb.neg[i].n)
 		}
 	}
 	for i := range nBuckets {
-		if h.pos[i].n > 0 {
+		if hb.pos[i].n > 0 {
 			lo, hi := bucketRange(i)
-			f(pos(lo), pos(hi), h.pos[i].n)
+			f(pos(lo), pos(hi), hb.pos[i].n)
 		}
 	}
 }

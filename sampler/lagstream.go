@@ -211,3 +211,15 @@ func (l *LagStream) evict() {
 		l.evictAt = min(l.evictAt, l.cfg.MaxStates)
 	}
 }
+
+// Break says that the samples after it were captured apart from those
+// before (the next of several snapshots of one recording): the frames
+// waiting are paired with the states before, and no frame after pairs
+// with those.
+func (l *LagStream) Break() {
+	for _, f := range l.pending {
+		l.pair(f)
+	}
+	l.pending, l.hasNext = l.pending[:0], false
+	l.states, l.paired, l.dropped = l.states[:0], false, false
+}

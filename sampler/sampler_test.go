@@ -409,3 +409,31 @@ func TestBucketQuantileGroups(t *testing.T) {
 		}
 	}
 }
+
+// Across a Break (the next of several snapshots of one recording), the
+// time between is not captured: no skip, restart or outage, no interval,
+// and the rate is that of the captured spans.
+func TestStreamBreak(t *testing.T) {
+	s := NewStream(Config{})
+	const ms = int64(1e6)
+	for i := uint64(0); i < 100; i++ {
+		s.Add(Sample{Seq: i, TNs: int64(i) * 10 * ms})
+	}
+	s.Break()
+	for i := uint64(5000); i < 5100; i++ { // 49 s later, seq far ahead
+		if ev := s.Add(Sample{Seq: i, TNs: int64(i) * 10 * ms}); ev.Kind != Next && ev.Kind != First || ev.Outage {
+			t.Fatalf("seq %d: %+v", i, ev)
+		}
+	}
+	s.Break()
+	for i := uint64(10); i < 20; i++ { // a publisher restart while not captured
+		s.Add(Sample{Seq: i, TNs: int64(60000+i*10) * ms})
+	}
+	sum := s.Summary()
+	if sum.Skipped != 0 || sum.RestartCount != 0 || len(sum.Outages) != 0 || sum.Spans != 2 || s.Dt.Max() != 10*ms {
+		t.Fatalf("summary %+v, longest interval %d", sum, s.Dt.Max())
+	}
+	if r := sum.RateHz(); r < 99.99 || r > 100.01 {
+		t.Fatalf("rate %.3f Hz, want 100", r)
+	}
+}

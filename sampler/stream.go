@@ -2,7 +2,6 @@ package sampler
 
 import (
 	"cmp"
-	"container/heap"
 	"slices"
 )
 
@@ -117,6 +116,9 @@ type Stream struct {
 	gaps      gapHeap // the largest gaps, for outages
 	median    int64   // cached median interval, refreshed as the stream grows
 	refreshAt uint64  // Dt count at which median is next refreshed
+	broken    bool    // Break: the next sample starts a new captured span
+	spans     uint64  // captured spans after the first (Break)
+	notCapt   int64   // capture time between them (ns)
 
 	// Dt and RecvDt are the intervals between consecutive in-order samples
 	// (duplicates and reordered samples left out), on the capture clock and
@@ -147,6 +149,13 @@ func (s *Stream) Add(x Sample) Event {
 		return Event{Kind: First}
 	}
 	s.minTNs, s.maxTNs = min(s.minTNs, x.TNs), max(s.maxTNs, x.TNs)
+	if s.broken {
+		s.broken = false
+		s.spans++
+		s.notCapt += max(x.TNs-s.last.TNs, 0)
+		s.last = x
+		return Event{Kind: First}
+	}
 	ev := Event{Kind: Next}
 	last := s.last
 	newPub := x.Publisher != "" && last.Publisher != "" && x.Publisher != last.Publisher
@@ -193,6 +202,17 @@ func (s *Stream) Add(x Sample) Event {
 // a few intervals; 0 before): the period live outage flags are judged by.
 func (s *Stream) NominalNs() int64 { return s.nominal() }
 
+// Break says that the samples after it were captured apart from those
+// before (the next of several snapshots of one recording): the time
+// between was not captured, so the next sample is compared with none
+// before it (no skip, restart, outage or interval across the break), and
+// the rate leaves the time between out (Summary.NotCapturedNs).
+func (s *Stream) Break() {
+	if s.n > 0 {
+		s.broken = true
+	}
+}
+
 // nominal is the configured period or the median interval so far (after a
 // few intervals).
 func (s *Stream) nominal() int64 {
@@ -234,14 +254,21 @@ type Summary struct {
 	ReorderEvents   []ReorderEvent
 	NominalPeriodNs int64
 	Outages         []Gap // gaps above OutageFactor × nominal, in time order
+	// Spans counts the captured spans after the first (Break), and
+	// NotCapturedNs the capture time between them.
+	Spans         uint64
+	NotCapturedNs int64
 }
 
-// RateHz is (count-1) over the capture span; 0 with fewer than 2 samples.
+// RateHz is the intervals over the captured time: (count-1) over the
+// capture span, less the spans and the time between them (Break); 0
+// with fewer than 2 samples in a span.
 func (s Summary) RateHz() float64 {
-	if s.Count < 2 || s.MaxTNs <= s.MinTNs {
+	span := s.MaxTNs - s.MinTNs - s.NotCapturedNs
+	if s.Count < 2+s.Spans || span <= 0 {
 		return 0
 	}
-	return float64(s.Count-1) / (float64(s.MaxTNs-s.MinTNs) / 1e9)
+	return float64(s.Count-1-s.Spans) / (float64(span) / 1e9)
 }
 
 // Summary returns the totals so far; the Stream can go on.
@@ -252,6 +279,7 @@ func (s *Stream) Summary() Summary {
 		Skipped: s.skipped, SkipEvents: s.nSkips, Skips: slices.Clone(s.skips),
 		Restarts: slices.Clone(s.restarts), RestartCount: s.nRestart,
 		Duplicates: s.dups, Reorders: s.reorder, ReorderEvents: slices.Clone(s.reorders),
+		Spans: s.spans, NotCapturedNs: s.notCapt,
 	}
 	if s.cfg.NominalPeriodNs > 0 {
 		sum.NominalPeriodNs = s.cfg.NominalPeriodNs
@@ -271,25 +299,49 @@ func (s *Stream) Summary() Summary {
 }
 
 // gapHeap keeps the largest gaps seen (a min-heap by length), so outages can
-// be judged against the final nominal period with bounded memory.
+// be judged against the final nominal period with bounded memory. Its
+// sift-up and sift-down are container/heap's, typed: no interface call or
+// boxed Gap per sample.
 type gapHeap []Gap
-
-func (h gapHeap) Len() int           { return len(h) }
-func (h gapHeap) Less(i, j int) bool { return h[i].Len() < h[j].Len() }
-func (h gapHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *gapHeap) Push(x any)        { *h = append(*h, x.(Gap)) }
-func (h *gapHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
 
 func (h *gapHeap) offer(g Gap, capacity int) {
 	if len(*h) < capacity {
-		heap.Push(h, g)
+		*h = append(*h, g)
+		h.up(len(*h) - 1)
 	} else if g.Len() > (*h)[0].Len() {
 		(*h)[0] = g
-		heap.Fix(h, 0)
+		h.down(0)
+	}
+}
+
+func (h gapHeap) up(j int) {
+	for {
+		i := (j - 1) / 2 // parent
+		if i == j || h[j].Len() >= h[i].Len() {
+			break
+		}
+		h[i], h[j] = h[j], h[i]
+		j = i
+	}
+}
+
+// down is container/heap's down from i0 (heap.Fix of the root: the
+// root's up never moves it).
+func (h gapHeap) down(i0 int) {
+	n, i := len(h), i0
+	for {
+		j1 := 2*i + 1
+		if j1 >= n || j1 < 0 { // j1 < 0 after int overflow
+			break
+		}
+		j := j1 // left child
+		if j2 := j1 + 1; j2 < n && h[j2].Len() < h[j1].Len() {
+			j = j2 // = 2*i + 2  // right child
+		}
+		if h[j].Len() >= h[i].Len() {
+			break
+		}
+		h[i], h[j] = h[j], h[i]
+		i = j
 	}
 }

@@ -29,7 +29,7 @@ rec=$!
 trap 'kill $rec 2>/dev/null || true' EXIT
 "$BIN"/vrlog sim -q --robot r1 --connect "tcp/127.0.0.1:$PORT" --no-multicast \
 	--state-hz 25 --frame-hz 30 --width 64 --height 48 --duration 30s --start-delay 1500ms \
-	"${faults[@]}" --log "$truth"
+	"${faults[@]}" --log "$truth" --force
 sleep 1
 kill -INT $rec
 wait $rec

@@ -3,6 +3,7 @@ package cliutil
 import (
 	"flag"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -52,8 +53,8 @@ func reorder(flags []cli.Flag, app bool, args []string) []string {
 			pos = append(pos, args[i+1:]...)
 			break
 		}
-		if len(a) < 2 || a[0] != '-' {
-			pos = append(pos, a)
+		if len(a) < 2 || a[0] != '-' || isNumber(a) {
+			pos = append(pos, a) // a negative number is an argument: ctl seek -1, rate -1 (then refused as such)
 			continue
 		}
 		fl = append(fl, a)
@@ -77,4 +78,10 @@ func reorder(flags []cli.Flag, app bool, args []string) []string {
 		return fl
 	}
 	return append(append(fl, "--"), pos...)
+}
+
+// isNumber reports whether a is a number ("-1", "-2.5"): no flag is named so.
+func isNumber(a string) bool {
+	_, err := strconv.ParseFloat(a, 64)
+	return err == nil
 }

@@ -8,12 +8,9 @@ package cliutil
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 
 	"github.com/urfave/cli/v2"
-	"golang.org/x/term"
 )
 
 // Exit codes, the same for every vrlog command (documented in the README and
@@ -102,13 +99,6 @@ func Code(err error) int {
 		return ec.ExitCode()
 	}
 	return ExitRuntime
-}
-
-// IsTerminal reports whether w is a terminal (live status lines, progress
-// bars and keyboard control only then).
-func IsTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 func usageError(_ *cli.Context, err error, _ bool) error {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/urfave/cli/v2"
 )
@@ -36,6 +37,8 @@ func TestFlagsAnywhere(t *testing.T) {
 		{[]string{"cut", "in", "--json", "other", "-o=out"}, []string{"out", "in", "other", "json"}},
 		{[]string{"cut", "in", "-c", "vr/*", "--", "-o"}, []string{"", "vr/*", "in", "-o"}},
 		{[]string{"cut", "--json", "a", "b"}, []string{"", "a", "b", "json"}},
+		{[]string{"cut", "seek", "-1", "-o", "-2"}, []string{"-2", "seek", "-1"}}, // a negative number is an argument (ctl seek -1), or a flag's value
+		{[]string{"cut", "rate", "-0.5"}, []string{"", "rate", "-0.5"}},
 	} {
 		var got []string
 		var out, errb bytes.Buffer
@@ -96,6 +99,70 @@ func TestVersionFromBuildInfo(t *testing.T) {
 	} {
 		if got := describe(&c.bi); !strings.HasPrefix(got, c.want) {
 			t.Errorf("%q, want %q", got, c.want)
+		}
+	}
+}
+
+func TestSignalsTogetherAreOneRequest(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	s := signalCount{window: SameRequest}
+	for _, c := range []struct {
+		at           time.Duration
+		first, again bool
+	}{
+		{0, true, false},
+		{20 * time.Microsecond, false, false}, // GNU timeout: the child, then its process group
+		{10 * time.Millisecond, false, false}, // kill -TERM; sleep 0.01; kill -TERM
+		{SameRequest, false, false},
+		{SameRequest + time.Millisecond, false, true}, // a later signal: stop at once
+	} {
+		if first, again := s.add(t0.Add(c.at)); first != c.first || again != c.again {
+			t.Errorf("signal at +%v: first %v again %v, want %v %v", c.at, first, again, c.first, c.again)
+		}
+	}
+}
+
+func TestUnknownCommand(t *testing.T) {
+	a := app(new([]string))
+	a.Commands = append(a.Commands, &cli.Command{Name: "cat"}, &cli.Command{Name: "info"}, &cli.Command{Name: "merge"})
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"inf", "x"}, ExitUsage, `t: unknown command "inf"; did you mean info? (see --help)`},
+		{[]string{"mrege"}, ExitUsage, `unknown command "mrege"; did you mean merge?`},
+		{[]string{"ca"}, ExitUsage, `unknown command "ca"; did you mean cat?`},
+		{[]string{"zzzzz"}, ExitUsage, `unknown command "zzzzz" (the commands: cut, cat, info, merge)`},
+		{[]string{"cut", "in"}, ExitOK, ""},
+		{[]string{"help", "inf"}, ExitUsage, `unknown command "inf"; did you mean info?`},
+		{[]string{"help", "cut"}, ExitOK, ""},
+	} {
+		var out, errb bytes.Buffer
+		a.Writer, a.ErrWriter = &out, &errb
+		if code := Execute(a, append([]string{"t"}, c.args...)); code != c.code || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("%v: exit %d %q, want %d %q", c.args, code, errb.String(), c.code, c.want)
+		}
+	}
+}
+
+func TestHelpWrapsAt80OffATerminal(t *testing.T) {
+	a := app(new([]string))
+	a.Commands[0].Usage = "cut a log"
+	a.Commands[0].Flags = append(a.Commands[0].Flags, &cli.StringFlag{Name: "long", Usage: strings.Repeat("a usage that goes on and on ", 12)})
+	for _, args := range [][]string{{"t", "cut", "--help"}, {"t", "--help"}} {
+		var out bytes.Buffer
+		a.Writer = &out
+		if code := Execute(a, args); code != 0 {
+			t.Fatalf("%v: exit %d", args, code)
+		}
+		if !strings.HasSuffix(out.String(), "\n") {
+			t.Errorf("%v: no final newline: %q", args, out.String())
+		}
+		for _, l := range strings.Split(out.String(), "\n") {
+			if len(l) > HelpWidth {
+				t.Errorf("%v: %d columns: %q", args, len(l), l)
+			}
 		}
 	}
 }

@@ -8,23 +8,26 @@ import (
 	"os/signal"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/vrlog/vrlog/internal/output"
+	"github.com/vrlog/vrlog/outfile"
 )
 
 // Run runs app with args and exits with the code its error maps to.
 func Run(app *cli.App, args []string) { os.Exit(Execute(app, args)) }
 
 // Execute runs app with args under the command-line contract and returns
-// the exit code: flags anywhere, usage errors 2, an interrupt that removes
+// the exit code: flags anywhere, -q/--quiet on every verb, usage errors 2
+// (an unknown verb included), an interrupt that removes
 // unfinished outputs, standard output checked to the end; an error is
 // printed once to app.ErrWriter (stderr by default).
 func Execute(app *cli.App, args []string) int {
 	app.Version = version()
 	app.ExitErrHandler = func(*cli.Context, error) {} // we exit below, once
 	app.OnUsageError = usageError
+	everyVerbQuiet(app)
 	for _, c := range app.Commands {
 		if c.OnUsageError == nil {
 			c.OnUsageError = usageError
@@ -36,9 +39,16 @@ func Execute(app *cli.App, args []string) int {
 	if app.Writer == nil {
 		app.Writer = os.Stdout
 	}
-	stdout := output.NewStream(app.Writer)
+	args = helpVerb(app, args)
+	if err := unknownCommand(app, args); err != nil {
+		fmt.Fprintf(app.ErrWriter, "%s: %v\n", app.Name, err)
+		return Code(err)
+	}
+	st := &runState{width: TextWidth(app.Writer)}
+	helpWidth(st.width)
+	stdout := outfile.NewStream(app.Writer)
 	app.Writer = stdout
-	ctx, stop := interrupts(app.Name, app.ErrWriter)
+	ctx, stop := interrupts(app.Name, app.ErrWriter, st)
 	defer stop()
 	err := app.RunContext(ctx, interspersed(app, args))
 	if cerr := stdout.Close(); err == nil && cerr != nil {
@@ -50,46 +60,81 @@ func Execute(app *cli.App, args []string) int {
 	return Code(err)
 }
 
-// runState is what the signal handler knows of the running verb.
-type runState struct{ graceful atomic.Bool }
+// runState is what the runner knows of the running verb: whether it stops
+// cleanly on a signal, and the width its standard output's text fits.
+type runState struct {
+	graceful atomic.Bool
+	width    int
+}
 
 type stateKey struct{}
 
 // Graceful declares that the running verb stops cleanly when c.Context is
 // cancelled (record finishes its log, replay its report, sim its truth
 // log). SIGINT or SIGTERM cancels the context; for a verb that did not call
-// Graceful, and for a second signal, the runner removes every output not
-// yet committed (output.Discard) and exits 3 at once.
+// Graceful, and for a signal that comes later than SameRequest after the
+// first, the runner removes every output not yet committed
+// (outfile.Discard) and exits 3 at once.
 func Graceful(c *cli.Context) {
 	if st, ok := c.Context.Value(stateKey{}).(*runState); ok {
 		st.graceful.Store(true)
 	}
 }
 
+// SameRequest is how long after the first SIGINT or SIGTERM further ones
+// count as the same request to stop. GNU timeout signals its child and
+// then the child's process group, two signals microseconds apart; a
+// wrapper that forwards Ctrl-C to a child in the terminal's process group
+// does the same. Only a signal after this interval means "stop at once".
+const SameRequest = time.Second
+
+// signalCount tells a repeated request to stop from the echo of the
+// first: signals within window of the first are one request.
+type signalCount struct {
+	window time.Duration
+	first  time.Time
+}
+
+// add counts a signal received at now: first is true for the first
+// signal, again for one that comes later than the window after it (a
+// signal within the window is neither).
+func (s *signalCount) add(now time.Time) (first, again bool) {
+	if s.first.IsZero() {
+		s.first = now
+		return true, false
+	}
+	return false, now.Sub(s.first) > s.window
+}
+
 // interrupts returns the verb's context, cancelled by SIGINT or SIGTERM.
 // SIGXFSZ is ignored, so a file size limit fails a write with EFBIG like a
 // full disk instead of killing the process.
-func interrupts(name string, errw io.Writer) (context.Context, func()) {
-	st := &runState{}
+func interrupts(name string, errw io.Writer, st *runState) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), stateKey{}, st))
-	sigs := make(chan os.Signal, 2)
+	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	signal.Ignore(syscall.SIGXFSZ)
 	done := make(chan struct{})
 	go func() {
-		for n := 1; ; n++ {
+		count := signalCount{window: SameRequest}
+		for {
 			select {
 			case <-done:
 				return
 			case sig := <-sigs:
-				cancel()
-				if n == 1 && st.graceful.Load() {
+				first, again := count.add(time.Now())
+				switch {
+				case first && st.graceful.Load():
+					cancel()
 					// Finishing may take a while (a recorder writes what it
 					// has queued): say so, and how to stop at once.
-					fmt.Fprintf(errw, "%s: %s: finishing (again to stop at once)\n", name, signalName(sig))
+					fmt.Fprintf(errw, "%s: %s: finishing (another signal after %v stops at once)\n", name, signalName(sig), SameRequest)
 					continue
+				case !first && !again:
+					continue // the same request, echoed (GNU timeout, a process group)
 				}
-				removed := output.Discard()
+				cancel()
+				removed := outfile.Discard()
 				fmt.Fprintf(errw, "%s: interrupted by %s: stopped; %d unfinished output file(s) removed\n", name, signalName(sig), removed)
 				os.Exit(ExitRuntime)
 			}

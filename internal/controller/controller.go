@@ -1,7 +1,10 @@
 // Package controller is the bundled example controller under test (`vrlog
 // controller`): a PD loop on a robot's state, over zenoh, that publishes
 // one command for each state it processes, optionally after a processing
-// delay. It is what replay's test-fixture examples and tests drive.
+// delay, with the state's seq in the attachment ("vrlog.seq=N",
+// codec.AnswerTag) so that a lockstep replay pairs each command with its
+// state even when one comes late. It is what replay's test-fixture
+// examples and tests drive.
 //
 // It is deterministic in the states it processes: each command depends
 // only on the states processed before it (the PD law and a first-order
@@ -73,7 +76,7 @@ func Run(ctx context.Context, sess *zenoh.Session, cfg Config) (st Stats, err er
 	var buf []zenoh.Sample
 	var state codec.State
 	var force codec.Vec3
-	var out []byte
+	var out, tag []byte
 	for {
 		if buf, err = sub.Receive(ctx, buf[:0]); err != nil {
 			if errors.Is(err, ctx.Err()) {
@@ -105,7 +108,8 @@ func Run(ctx context.Context, sess *zenoh.Session, cfg Config) (st Stats, err er
 		}
 		force = cfg.Law(&state, force)
 		out = AppendCommand(out[:0], Command{Seq: st.Commands, StateSeq: state.Seq, StateTNs: state.TNs, Force: force})
-		if err := pub.Put(out, nil); err != nil {
+		tag = codec.AppendAnswerTag(tag[:0], state.Seq) // names the state it answers (replay --lockstep pairs by it)
+		if err := pub.Put(out, tag); err != nil {
 			return st, fmt.Errorf("controller: put %s: %w", cfg.CommandKey, err)
 		}
 		st.Commands++

@@ -12,8 +12,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"golang.org/x/term"
 )
 
 // Bar reports the progress of one piece of work. A nil *Bar does nothing.
@@ -71,19 +69,6 @@ func Start(w io.Writer, what string, total int64, done func() int64, o Options) 
 		}
 	}()
 	return b
-}
-
-// Terminal reports whether w is a terminal and its width.
-func Terminal(w io.Writer) (tty bool, width int) {
-	f, ok := w.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
-		return false, 0
-	}
-	width, _, err := term.GetSize(int(f.Fd()))
-	if err != nil {
-		width = 80
-	}
-	return true, width
 }
 
 // Done stops the reports and clears the bar. Idempotent.

@@ -212,11 +212,13 @@ char *vr_isub_last_error(const vr_isub *s);
 void vr_isub_shutdown(vr_isub *s);
 void vr_isub_free(vr_isub *s);
 
-/* allocation_strategy: 0 PowerOfTwo, 1 BestFit, 2 Static */
+/* allocation_strategy: 0 PowerOfTwo, 1 BestFit, 2 Static; backpressure (a
+   subscriber's full buffer on a service without safe overflow): 0 iceoryx2's
+   default, 1 retry until delivered (send blocks), 2 discard */
 int vr_ipub_create(const vr_inode *n, const char *service, const vr_itype_detail *payload,
                    const vr_itype_detail *user_header, const vr_iservice_opts *opts,
                    size_t initial_max_slice_len, int allocation_strategy, size_t max_loaned_samples,
-                   vr_ipub **out, char **err);
+                   int backpressure, vr_ipub **out, char **err);
 int vr_ipub_send(const vr_ipub *p, const uint8_t *header, size_t header_len, const uint8_t *payload,
                  size_t payload_len, size_t *delivered, char **err);
 /* The number of subscribers connected to the publisher's service right now. */

@@ -753,6 +753,7 @@ pub unsafe extern "C" fn vr_ipub_create(
     initial_max_slice_len: usize,
     allocation_strategy: i32,
     max_loaned_samples: usize,
+    backpressure: i32,
     out: *mut *mut IPub,
     err: *mut *mut c_char,
 ) -> i32 {
@@ -808,6 +809,11 @@ pub unsafe extern "C" fn vr_ipub_create(
         let mut pb = svc.publisher_builder();
         if max_loaned_samples > 0 {
             pb = pb.max_loaned_samples(max_loaned_samples);
+        }
+        match backpressure {
+            1 => pb = pb.backpressure_strategy(BackpressureStrategy::RetryUntilDelivered),
+            2 => pb = pb.backpressure_strategy(BackpressureStrategy::DiscardData),
+            _ => {}
         }
         let publisher = if pt.variant() == TypeVariant::Dynamic {
             let strat = match allocation_strategy {

@@ -2,6 +2,7 @@
 published), and on cut, damaged and foreign files. python/reader_test.go
 compares it with the Go reader record by record."""
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -287,3 +288,18 @@ def test_frames_are_views_of_the_map():
         assert px.tobytes() == bytes(r.payload) and r.payload.obj is log._mm
     # Closed with views alive: still readable, unmapped when they go.
     assert px.reshape(-1)[:16].tobytes() == bytes(f.data[:16])
+def test_snapshot_session_epoch():
+    """A snapshot (record --snapshot) stores its recording's epoch: it wins
+    over the snapshot's own first state, which may be long after it."""
+    with vrlog.open(SAMPLE) as log:
+        own = log.session_epoch_ns()
+        md = dict(log.header.metadata)
+        md["vrlog.snapshot.session_epoch_ns"] = str(own - 75_000_000_000)
+        log.header = dataclasses.replace(log.header, metadata=md)
+        assert log.session_epoch_ns() == own - 75_000_000_000
+        st = log.to_pandas("states")
+        assert st["elapsed"].iloc[0] == pytest.approx(75.0)
+        md["vrlog.snapshot.session_epoch_ns"] = "x"
+        log.header = dataclasses.replace(log.header, metadata=md)
+        with pytest.raises(ValueError, match="session_epoch_ns"):
+            log.session_epoch_ns()

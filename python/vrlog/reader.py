@@ -171,7 +171,16 @@ class Log:
         first; without a stamped state channel the earliest capture stamp of
         a non-internal channel; without any, the log's first receive wall
         stamp (0 for a log without chunks). From the channel statistics:
-        reads no chunk."""
+        reads no chunk. A snapshot (record --snapshot) stores its
+        recording's epoch in vrlog.snapshot.session_epoch_ns, which wins:
+        its first state may be long after the recording's (Go reads it the
+        same way)."""
+        stored = self.header.metadata.get("vrlog.snapshot.session_epoch_ns")
+        if stored is not None:
+            try:
+                return int(stored)
+            except ValueError:
+                raise ValueError(f"{self.path}: snapshot metadata vrlog.snapshot.session_epoch_ns: {stored!r} is not an integer") from None
         if self._epoch_ns is None:
             self._epoch_ns = self._find_session_epoch()
         return self._epoch_ns

@@ -501,7 +501,7 @@ func (n *Node) Publisher(service string, types TypeDetails, opts PublisherOption
 	err := n.use(func(nh *C.vr_inode) error {
 		var cerr *C.char
 		rc := C.vr_ipub_create(nh, cs, &pt, &ht, &copts, C.size_t(sl), C.int(opts.AllocationStrategy),
-			C.size_t(max(opts.MaxLoanedSamples, 0)), &h, &cerr)
+			C.size_t(max(opts.MaxLoanedSamples, 0)), C.int(opts.Backpressure), &h, &cerr)
 		if rc != C.VR_OK {
 			return toErr(rc, cerr)
 		}

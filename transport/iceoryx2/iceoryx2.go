@@ -355,4 +355,20 @@ type PublisherOptions struct {
 	AllocationStrategy AllocationStrategy
 	// MaxLoanedSamples (0 = iceoryx2's default).
 	MaxLoanedSamples int
+	// Backpressure is what Send does when a subscriber's buffer is full on
+	// a service without safe overflow (ServiceConfig.SafeOverflow false):
+	// iceoryx2's default, wait until it has room (Send blocks), or skip it.
+	// On a service with safe overflow the oldest sample is overwritten
+	// whatever this says, and the publisher is not told.
+	Backpressure Backpressure
 }
+
+// Backpressure is a publisher's strategy for a subscriber whose buffer is
+// full (PublisherOptions.Backpressure).
+type Backpressure int
+
+const (
+	BackpressureDefault Backpressure = iota // iceoryx2's default
+	BackpressureBlock                       // retry until delivered: Send waits for the subscriber
+	BackpressureDiscard                     // skip that subscriber
+)

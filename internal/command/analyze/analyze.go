@@ -16,7 +16,7 @@ import (
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/hostclock"
 	"github.com/vrlog/vrlog/internal/cliutil"
-	"github.com/vrlog/vrlog/internal/output"
+	"github.com/vrlog/vrlog/outfile"
 )
 
 // Command returns the analyze command.
@@ -84,8 +84,9 @@ EXAMPLES:
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON (schema vrlog.analyze/1, docs/analyze-report.md) instead of text"},
 			&cli.StringFlag{Name: "csv", Usage: "write a per-sample timeline CSV to `FILE` (- for stdout, with -q: failed checks then go to stderr)"},
-			&cli.StringFlag{Name: "junit", Usage: "write one JUnit test case per check to `FILE`"},
-			&cli.StringFlag{Name: "html", Usage: "write a self-contained HTML report with plots to `FILE`"},
+			&cli.StringFlag{Name: "junit", Usage: "write one JUnit test case per check to `FILE` (- for stdout, with -q)"},
+			&cli.StringFlag{Name: "html", Usage: "write a self-contained HTML report with plots to `FILE` (- for stdout, with -q)"},
+			&cli.BoolFlag{Name: "force", Usage: "replace existing --csv, --junit and --html files (a device or FIFO needs no --force)"},
 			&cli.StringFlag{Name: "time-format", Value: "elapsed", Usage: "times in text and CSV: unix, elapsed, uts or rfc3339"},
 			&cli.Float64Flag{Name: "outage-factor", Value: 3, Usage: "an outage is a capture gap above `K` × the nominal period (K > 1)"},
 			&cli.DurationFlag{Name: "lag-tolerance", Value: analyzerDefaultLag, Usage: "frames lagging the latest state by more are rejected (> 0)"},
@@ -100,6 +101,7 @@ EXAMPLES:
 			&cli.StringSliceFlag{Name: "max-lag", Usage: "largest frame-to-latest-state lag (the state period included; frames across a state outage left out): `[FRAME_CHANNEL=]DURATION`"},
 			&cli.StringSliceFlag{Name: "max-lag-reject", Usage: "largest fraction of frames rejected by --lag-tolerance: `[FRAME_CHANNEL=]F` (0..1)"},
 			&cli.StringSliceFlag{Name: "max-reaction", Usage: "a response log's largest reaction (first response after a released trigger; one without a response fails): `[TRIGGER_CHANNEL=]DURATION`"},
+			&cli.BoolFlag{Name: "partial-replay", Usage: "gate a response log whose replay did not finish, or did not release every trigger of its window, on what it holds (by default --max-reaction fails it)"},
 			&cli.StringFlag{Name: "baseline", Usage: "compare with an earlier --json report `OLD.json`: each metric of each baseline channel is a check; a regression, or a baseline channel missing from the log, fails"},
 			&cli.Float64Flag{Name: "baseline-tolerance", Value: 0.1, Usage: "relative worsening allowed against --baseline (>= 0; 0.1 = 10 %)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only failed checks and the verdict"},
@@ -132,16 +134,34 @@ func run(c *cli.Context) error {
 			return cliutil.Usage("--baseline: %v", err)
 		}
 	}
-	// Report files replace earlier ones (as a shell redirection does), and
-	// are complete or absent: written aside, committed at the end.
-	var files []*output.File
+	// Report files are complete or absent (outfile: written aside,
+	// committed at the end); an existing one is replaced only with
+	// --force, a device or FIFO is written in place, - is stdout.
+	var files []*outfile.File
 	defer func() {
 		for _, f := range files {
 			f.Abort()
 		}
 	}()
-	create := func(flag string) (*output.File, error) {
-		f, err := output.Create(c.String(flag), output.Options{Force: true})
+	out := c.App.Writer     // the report's
+	var dash, what []string // the outputs onto stdout (-, /dev/stdout), and what they are
+	for _, o := range []struct{ flag, what string }{{"csv", "CSV"}, {"junit", "JUnit report"}, {"html", "HTML report"}} {
+		if p := c.String(o.flag); p != "" && outfile.IsStdout(p) {
+			dash, what = append(dash, "--"+o.flag+" "+p), append(what, o.what)
+		}
+	}
+	switch {
+	case len(dash) > 1:
+		return cliutil.Usage("%s all write to stdout: give one of them -, the others a FILE", strings.Join(dash, " and "))
+	case len(dash) == 1 && (!c.Bool("quiet") || c.Bool("json")):
+		// One output per stream: only -q's failed checks may go along,
+		// and they go to stderr.
+		return cliutil.Usage("%s writes the %s to stdout: add -q (failed checks then go to stderr) and no --json, or give %s FILE", dash[0], what[0], strings.Fields(dash[0])[0])
+	case len(dash) == 1:
+		out = c.App.ErrWriter
+	}
+	create := func(flag string) (*outfile.File, error) {
+		f, err := outfile.Create(c.String(flag), outfile.Options{Force: c.Bool("force"), Stdout: c.App.Writer})
 		if err != nil {
 			return nil, cliutil.Output(fmt.Errorf("--%s: %w", flag, err))
 		}
@@ -149,22 +169,14 @@ func run(c *cli.Context) error {
 		return f, nil
 	}
 	var csvOut io.Writer
-	out := c.App.Writer // the report's
-	if p := c.String("csv"); p == "-" {
-		// One output per stream: the CSV takes stdout, so only -q's
-		// failed checks may go along, and they go to stderr.
-		if !c.Bool("quiet") || c.Bool("json") {
-			return cliutil.Usage("--csv - writes the CSV to stdout: add -q (failed checks then go to stderr) and no --json, or give --csv FILE")
-		}
-		csvOut, out = c.App.Writer, c.App.ErrWriter
-	} else if p != "" {
+	if c.String("csv") != "" {
 		f, err := create("csv")
 		if err != nil {
 			return err
 		}
 		csvOut = f
 	}
-	var junit, html *output.File
+	var junit, html *outfile.File
 	if c.String("junit") != "" {
 		if junit, err = create("junit"); err != nil {
 			return err
@@ -203,9 +215,7 @@ func run(c *cli.Context) error {
 	if c.Bool("require-intact") {
 		rep.CheckIntact()
 	}
-	for _, d := range append(rep.Damage(), rep.OutageLimitWarnings()...) {
-		fmt.Fprintf(c.App.ErrWriter, "analyze: warning: %s\n", d)
-	}
+	cliutil.Warn(c, append(rep.Damage(), rep.OutageLimitWarnings()...)...)
 
 	if csvOut != nil {
 		if err := a.WriteCSV(csvOut, rep, tf); err != nil {
@@ -224,7 +234,7 @@ func run(c *cli.Context) error {
 			}
 		}
 	default:
-		err = rep.WriteText(out, tf)
+		err = rep.WriteTextWidth(out, tf, cliutil.Width(c)) // fitted on a terminal
 	}
 	if err != nil {
 		return cliutil.Runtime(err)

@@ -11,7 +11,8 @@ import (
 // out of range is a usage error: the analyzer replaces a setting <= 0 by
 // its default, and NaN or Inf slipped past that test and made a gate pass.
 func settings(c *cli.Context) (analyzer.Options, float64, error) {
-	opts := analyzer.Options{LagWindow: c.Duration("lag-window"), FullDecode: c.Bool("full-decode"), Tolerant: c.Bool("tolerant")}
+	opts := analyzer.Options{LagWindow: c.Duration("lag-window"), FullDecode: c.Bool("full-decode"), Tolerant: c.Bool("tolerant"),
+		PartialReplay: c.Bool("partial-replay")}
 	var err error
 	if opts.OutageFactor, err = cliutil.Float(c, "outage-factor", "a factor > 1 of the nominal period", func(v float64) bool { return v > 1 }); err != nil {
 		return opts, 0, err

@@ -24,8 +24,9 @@ func Command() *cli.Command {
 		Name:      "ctl",
 		Usage:     "control a running replay over zenoh: pause, resume, step, seek, rate, status, stop",
 		ArgsUsage: "COMMAND [ARG]",
-		Description: `Sends one command to the replay started with --control NAME (default
-"default", which --start-paused off a terminal uses), as a zenoh query on
+		Description: `Sends one command to the replay started with --control NAME (without
+--replay: the one replay that answers on the network; --start-paused off a
+terminal names its channel replay-PID and prints it), as a zenoh query on
 vrlog/replay/NAME/control, and prints the replay's status once the command
 took effect: a step once its records are out, a seek once the position
 moved. Any zenoh client can do the same (docs/replay.md, "Remote control").
@@ -43,7 +44,7 @@ EXAMPLES:
    ctl: 2 also when the replay refused the command (e.g. a seek outside its
    window), 3 when no replay answered within --timeout.`,
 		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "replay", Value: "default", Usage: "the replay's control `NAME` (its --control)"},
+			&cli.StringFlag{Name: "replay", Usage: "the replay's control `NAME` (its --control); default: the one replay that answers"},
 			&cli.DurationFlag{Name: "timeout", Value: 10 * time.Second, Usage: "how long to wait for the answer"},
 			&cli.BoolFlag{Name: "json", Usage: "print the status as JSON (schema " + replayctl.StatusSchema + ", docs/replay.md)"},
 		}, zenohflags.Flags()...),
@@ -60,8 +61,10 @@ func run(c *cli.Context) error {
 		return cliutil.Usage("%v", err)
 	}
 	name := c.String("replay")
-	if err := replayctl.CheckName(name); err != nil {
-		return cliutil.Usage("--replay: %v", err)
+	if name != "" {
+		if err := replayctl.CheckName(name); err != nil {
+			return cliutil.Usage("--replay: %v", err)
+		}
 	}
 	if c.Duration("timeout") <= 0 {
 		return cliutil.Usage("--timeout %v: want a duration > 0", c.Duration("timeout"))
@@ -71,6 +74,11 @@ func run(c *cli.Context) error {
 		return err
 	}
 	defer sess.Close()
+	if name == "" {
+		if name, err = theReplay(c, sess); err != nil {
+			return err
+		}
+	}
 	st, err := sendWhenReachable(c, sess, name, cmd)
 	switch {
 	case errors.Is(err, replayctl.ErrRefused):
@@ -126,4 +134,30 @@ func sendWhenReachable(c *cli.Context, sess *zenoh.Session, name, cmd string) (r
 			replayctl.ErrNoReplay, replayctl.ControlKey(name), timeout, cmd)
 	}
 	return st, err
+}
+
+// theReplay is the name of the one replay that answers on the network
+// (ctl without --replay), asked until one does or --timeout passes.
+func theReplay(c *cli.Context, sess *zenoh.Session) (string, error) {
+	end := time.Now().Add(c.Duration("timeout"))
+	for {
+		sts, err := replayctl.Running(c.Context, sess, min(max(time.Until(end), time.Millisecond), time.Second))
+		if err != nil {
+			return "", cliutil.Runtime(err)
+		}
+		switch {
+		case len(sts) == 1:
+			return sts[0].Name, nil
+		case len(sts) > 1:
+			var names []string
+			for _, st := range sts {
+				names = append(names, st.Name)
+			}
+			return "", cliutil.Usage("%d replays answer (%s): choose one with --replay NAME", len(sts), strings.Join(names, ", "))
+		case time.Until(end) <= 0:
+			return "", cliutil.Runtime(fmt.Errorf("%w on %s within %v (is one running with --control, and reachable over zenoh?)",
+				replayctl.ErrNoReplay, replayctl.ControlKey("*"), c.Duration("timeout")))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strconv"
 
 	"github.com/urfave/cli/v2"
@@ -11,6 +12,7 @@ import (
 	"github.com/vrlog/vrlog/analyzer"
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/internal/cliutil"
+	"github.com/vrlog/vrlog/internal/textfit"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/mcapexport"
 )
@@ -100,6 +102,7 @@ func runCat(c *cli.Context) error {
 		return err
 	}
 	defer r.Close()
+	defer warnDamage(c, r)
 	codecs := map[uint16]codec.Codec{}
 	for _, ch := range sel.Channels {
 		if cd, ok := codec.Lookup(ch.Schema); ok {
@@ -110,6 +113,13 @@ func runCat(c *cli.Context) error {
 	out := c.App.Writer
 	limit := c.Int("limit")
 	asJSON, raw := c.Bool("json"), c.Bool("raw")
+	var text io.Writer = out
+	if width := cliutil.Width(c); width > 0 && !asJSON {
+		tw := textfit.NewWriter(out, width) // a record's line continues indented
+		tw.Extra = 4
+		defer tw.Flush()
+		text = tw
+	}
 	n := 0
 	it := r.Read(sel)
 	for it.Next() {
@@ -164,15 +174,12 @@ func runCat(c *cli.Context) error {
 		if raw {
 			line += "\n  header:  " + *cr.HeaderHex + "\n  payload: " + *cr.PayloadHex
 		}
-		if _, err := fmt.Fprintln(out, line); err != nil {
+		if _, err := fmt.Fprintln(text, line); err != nil {
 			return cliutil.Runtime(err)
 		}
 	}
 	if err := it.Err(); err != nil {
 		return readError(path, err)
-	}
-	for _, s := range r.SkippedChunks() {
-		fmt.Fprintf(c.App.ErrWriter, "cat: skipped damaged data: %v\n", s)
 	}
 	return nil
 }

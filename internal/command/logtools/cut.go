@@ -11,9 +11,9 @@ import (
 
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/internal/cliutil"
-	"github.com/vrlog/vrlog/internal/output"
 	"github.com/vrlog/vrlog/internal/progress"
 	"github.com/vrlog/vrlog/logfmt"
+	"github.com/vrlog/vrlog/outfile"
 )
 
 func cutCommand() *cli.Command {
@@ -58,6 +58,7 @@ func runCut(c *cli.Context) error {
 		return err
 	}
 	defer r.Close()
+	defer warnDamage(c, r)
 	f, err := createOutput(c, path)
 	if err != nil {
 		return err
@@ -76,7 +77,7 @@ func runCut(c *cli.Context) error {
 	if err != nil {
 		return readError(path, err)
 	}
-	fmt.Fprintf(c.App.Writer, "wrote %s: %d records on %d channels (verified)\n", f.Path(), st.Records, st.Channels)
+	fmt.Fprintf(status(c), "wrote %s: %d records on %d channels (%s)\n", f.Path(), st.Records, st.Channels, checked(f))
 	return nil
 }
 
@@ -101,8 +102,10 @@ func cutNote(r *logfmt.Reader, sel *logfmt.Selection, pats []string) string {
 
 // writeCopy writes a log into f with copy, then reads it back (a full
 // verify and every record) and commits it: cut and merge report success
-// only for a log that reads back with exactly the records copied.
-func writeCopy(f *output.File, opts logfmt.WriterOptions, prog *progress.Bar, copy func(*logfmt.Writer) (logfmt.CopyStats, error)) (logfmt.CopyStats, error) {
+// only for a log that reads back with exactly the records copied (an
+// output in place, a device, FIFO or stdout, is streamed: a linear
+// log whose footer comes last, not read back).
+func writeCopy(f *outfile.File, opts logfmt.WriterOptions, prog *progress.Bar, copy func(*logfmt.Writer) (logfmt.CopyStats, error)) (logfmt.CopyStats, error) {
 	defer prog.Done()
 	w, err := logfmt.NewWriter(f, opts)
 	if err != nil {
@@ -123,10 +126,5 @@ func writeCopy(f *output.File, opts logfmt.WriterOptions, prog *progress.Bar, co
 		return st, cliutil.Runtime(err)
 	}
 	prog.Done()
-	if got, err := logfmt.ReadBack(f.TempName()); err != nil {
-		return st, cliutil.Runtime(fmt.Errorf("%s: the output does not read back, nothing written: %w", f.Path(), err))
-	} else if got != st.Records {
-		return st, cliutil.Runtime(fmt.Errorf("%s: the output holds %d records, %d were written; nothing written", f.Path(), got, st.Records))
-	}
-	return st, cliutil.Runtime(f.Commit())
+	return st, cliutil.Runtime(f.CommitChecked(logfmt.ReadBackCheck(st.Records)))
 }

@@ -12,10 +12,10 @@ import (
 	"github.com/vrlog/vrlog/analyzer"
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/internal/cliutil"
-	"github.com/vrlog/vrlog/internal/output"
 	"github.com/vrlog/vrlog/internal/progress"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/mcapexport"
+	"github.com/vrlog/vrlog/outfile"
 )
 
 func exportCommand() *cli.Command {
@@ -120,6 +120,7 @@ func runExport(c *cli.Context) error {
 		return err
 	}
 	defer r.Close()
+	defer warnDamage(c, r)
 	epoch, err := exportEpoch(c, r)
 	if err != nil {
 		return err
@@ -182,15 +183,16 @@ func exportMCAP(c *cli.Context, path string, r *logfmt.Reader, sel *logfmt.Selec
 	}
 	prog.Done()
 	st := w.Stats()
-	if err := mcapexport.Check(f.TempName(), st.Messages); err != nil {
-		return cliutil.Runtime(fmt.Errorf("%s does not read back, nothing written: %w", f.Path(), err))
-	}
-	if err := f.Commit(); err != nil {
+	if err := f.CommitChecked(func(tmp string) error { return mcapexport.Check(tmp, st.Messages) }); err != nil {
 		return cliutil.Runtime(err)
 	}
-	fmt.Fprintf(c.App.Writer, "wrote %s: %d messages on %d topics (read back through its index)\n", f.Path(), st.Messages, len(st.PerTopic))
+	how := "read back through its index"
+	if f.InPlace() {
+		how = checked(f)
+	}
+	fmt.Fprintf(status(c), "wrote %s: %d messages on %d topics (%s)\n", f.Path(), st.Messages, len(st.PerTopic), how)
 	if st.Undecodable > 0 {
-		fmt.Fprintf(c.App.Writer, "  %d records did not decode; kept in '<topic>:undecodable' channels\n", st.Undecodable)
+		fmt.Fprintf(status(c), "  %d records did not decode; kept in '<topic>:undecodable' channels\n", st.Undecodable)
 	}
 	return nil
 }
@@ -201,7 +203,7 @@ func exportCSV(c *cli.Context, path string, r *logfmt.Reader, sel *logfmt.Select
 		return cliutil.Usage("%s: the output must differ from the input", out)
 	}
 	type table struct {
-		f *output.File
+		f *outfile.File
 		w *mcapexport.CSVWriter
 	}
 	// State channels get their decoded fields; their payloads (never a
@@ -224,7 +226,7 @@ func exportCSV(c *cli.Context, path string, r *logfmt.Reader, sel *logfmt.Select
 		chans[sel.Channels[i].ID] = &sel.Channels[i]
 	}
 	var commit func() error
-	if strings.HasSuffix(strings.ToLower(out), ".csv") {
+	if strings.HasSuffix(strings.ToLower(out), ".csv") || outfile.InPlace(out) { // one table: a file, a device, a FIFO, stdout
 		f, err := createOutput(c, path)
 		if err != nil {
 			return err
@@ -244,7 +246,7 @@ func exportCSV(c *cli.Context, path string, r *logfmt.Reader, sel *logfmt.Select
 		}
 		commit = f.Commit
 	} else {
-		d, err := output.CreateDir(out, output.Options{Force: c.Bool("force")})
+		d, err := outfile.CreateDir(out, outfile.Options{Force: c.Bool("force")})
 		if err != nil {
 			return cliutil.Output(err)
 		}
@@ -290,6 +292,6 @@ func exportCSV(c *cli.Context, path string, r *logfmt.Reader, sel *logfmt.Select
 	if err := commit(); err != nil {
 		return cliutil.Runtime(err)
 	}
-	fmt.Fprintf(c.App.Writer, "wrote %d rows to %d CSV file(s) under %s\n", rows, len(sel.Channels), out)
+	fmt.Fprintf(status(c), "wrote %d rows to %d CSV file(s) under %s\n", rows, len(sel.Channels), out)
 	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"math"
 	"sort"
-	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -15,6 +14,7 @@ import (
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/hostclock"
 	"github.com/vrlog/vrlog/internal/cliutil"
+	"github.com/vrlog/vrlog/internal/textfit"
 	"github.com/vrlog/vrlog/logfmt"
 )
 
@@ -83,26 +83,29 @@ type InfoChannel struct {
 
 // Info is `info --json`'s object for one file.
 type Info struct {
-	File        string            `json:"file"`
-	SizeBytes   int64             `json:"size_bytes"`
-	Version     string            `json:"version"`
-	Indexed     bool              `json:"indexed"` // the footer was present and read
-	Finished    bool              `json:"finished"`
-	Warning     string            `json:"warning,omitempty"`
-	CreatedNs   int64             `json:"created_ns"`
-	Metadata    map[string]string `json:"metadata"`
-	StartNs     int64             `json:"start_ns"`
-	EndNs       int64             `json:"end_ns"`
-	Start       string            `json:"start"`
-	End         string            `json:"end"`
-	EpochNs     int64             `json:"epoch_ns"`     // the session epoch 'elapsed' counts from
-	EpochSource string            `json:"epoch_source"` // what it is (the first state sample, ...)
-	DurationS   float64           `json:"duration_s"`
-	Chunks      int               `json:"chunks"`
-	Records     uint64            `json:"records"`
-	RawBytes    uint64            `json:"raw_bytes"`
-	StoredBytes uint64            `json:"stored_bytes"`
-	Drops       uint64            `json:"drops"`
+	File      string `json:"file"`
+	SizeBytes int64  `json:"size_bytes"`
+	Version   string `json:"version"`
+	Indexed   bool   `json:"indexed"` // the footer was present and read
+	Finished  bool   `json:"finished"`
+	// BeingWritten says a writer holds the file live (a recorder writing
+	// it): "being written by PID 123 (record)".
+	BeingWritten string            `json:"being_written,omitempty"`
+	Warning      string            `json:"warning,omitempty"`
+	CreatedNs    int64             `json:"created_ns"`
+	Metadata     map[string]string `json:"metadata"`
+	StartNs      int64             `json:"start_ns"`
+	EndNs        int64             `json:"end_ns"`
+	Start        string            `json:"start"`
+	End          string            `json:"end"`
+	EpochNs      int64             `json:"epoch_ns"`     // the session epoch 'elapsed' counts from
+	EpochSource  string            `json:"epoch_source"` // what it is (the first state sample, ...)
+	DurationS    float64           `json:"duration_s"`
+	Chunks       int               `json:"chunks"`
+	Records      uint64            `json:"records"`
+	RawBytes     uint64            `json:"raw_bytes"`
+	StoredBytes  uint64            `json:"stored_bytes"`
+	Drops        uint64            `json:"drops"`
 	// ReceiveClock is "recorder" (each record stamped by its recorder's
 	// clocks) or "simulator" (merge --clock sim converted them: SimClock
 	// says how).
@@ -120,10 +123,14 @@ func infoOf(path string, r *logfmt.Reader, tf codec.TimeFormat) *Info {
 	if in.Metadata == nil {
 		in.Metadata = map[string]string{}
 	}
-	if !r.Indexed() {
+	if in.BeingWritten = r.BeingWritten(); in.BeingWritten != "" {
+		// A live log: no footer yet, and an end cut mid-block is where
+		// the writer is, not damage.
+		in.Warning = in.BeingWritten + ": no footer yet; read what is there by linear scan"
+	} else if !r.Indexed() {
 		in.Warning = "no footer: the log was not closed (recorder crashed or still writing); read by linear scan. Run `vrlog recover " + path + " -o FIXED.vrlog` for a repaired, indexed copy"
 	}
-	if tt := r.TornTail(); tt != nil {
+	if tt := r.TornTail(); tt != nil && in.BeingWritten == "" {
 		in.Damage = append(in.Damage, "torn tail: "+tt.Error())
 	}
 	for _, s := range r.SkippedChunks() {
@@ -205,7 +212,7 @@ func runInfo(c *cli.Context) error {
 		if i > 0 {
 			fmt.Fprintln(out)
 		}
-		printInfo(out, in)
+		printInfo(out, in, cliutil.Width(c))
 	}
 	if nerr == 1 && c.NArg() == 1 {
 		return firstErr
@@ -216,13 +223,22 @@ func runInfo(c *cli.Context) error {
 	return nil
 }
 
-func printInfo(w io.Writer, in *Info) {
+// printInfo prints in for a person, fitted to width (0: no limit): lines
+// wrapped under their values, the channel table split into groups of
+// columns led by ID and NAME.
+func printInfo(out io.Writer, in *Info, width int) {
+	w := textfit.NewWriter(out, width)
+	defer w.Flush()
 	fmt.Fprintf(w, "file:      %s\n", in.File)
 	fmt.Fprintf(w, "size:      %s (%d bytes), format %s, %d chunks\n", humanBytes(uint64(in.SizeBytes)), in.SizeBytes, in.Version, in.Chunks)
 	if in.Finished {
 		fmt.Fprintf(w, "footer:    present (log closed properly)\n")
 	} else {
-		fmt.Fprintf(w, "footer:    MISSING: %s\n", in.Warning)
+		if in.BeingWritten != "" {
+			fmt.Fprintf(w, "footer:    not yet: %s\n", in.Warning)
+		} else {
+			fmt.Fprintf(w, "footer:    MISSING: %s\n", in.Warning)
+		}
 	}
 	for _, d := range in.Damage {
 		fmt.Fprintf(w, "damage:    %s\n", d)
@@ -258,8 +274,8 @@ func printInfo(w io.Writer, in *Info) {
 		}
 	}
 	fmt.Fprintf(w, "channels:  %d\n", len(in.Channels))
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  ID\tNAME\tTRANSPORT\tTOPIC\tSCHEMA\tCOUNT\tRATE\tRAW\tSTORED\tRATIO\tDROPS")
+	tb := &textfit.Table{Indent: "  ", Keep: 2}
+	tb.Row("ID", "NAME", "TRANSPORT", "TOPIC", "SCHEMA", "COUNT", "RATE", "RAW", "STORED", "RATIO", "DROPS")
 	for _, ch := range in.Channels {
 		schema := ch.Schema
 		if schema == "" {
@@ -271,10 +287,11 @@ func printInfo(w io.Writer, in *Info) {
 		if ch.CompressionRatio > 0 && !math.IsInf(ch.CompressionRatio, 0) {
 			ratio = fmt.Sprintf("%.2f", ch.CompressionRatio)
 		}
-		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%d\t%.2f Hz\t%s\t%s\t%s\t%d\n", ch.ID, ch.Name, ch.Transport, ch.Topic, schema,
-			ch.Count, ch.RateHz, humanBytes(ch.RawBytes), humanBytes(ch.StoredBytes), ratio, ch.Drops)
+		tb.Row(fmt.Sprint(ch.ID), ch.Name, ch.Transport, ch.Topic, schema, fmt.Sprint(ch.Count), fmt.Sprintf("%.2f Hz", ch.RateHz),
+			humanBytes(ch.RawBytes), humanBytes(ch.StoredBytes), ratio, fmt.Sprint(ch.Drops))
 	}
-	tw.Flush()
+	w.Flush()
+	tb.Write(out, width)
 	for _, ch := range in.Channels {
 		if ch.Error != "" {
 			fmt.Fprintf(w, "error:     channel %s was NOT RECORDED: %s\n", ch.Name, ch.Error)
@@ -283,7 +300,7 @@ func printInfo(w io.Writer, in *Info) {
 			fmt.Fprintf(w, "warning:   channel %s: %s\n", ch.Name, ch.Warning)
 		}
 	}
-	if !in.Finished {
+	if !in.Finished && in.BeingWritten == "" {
 		fmt.Fprintf(w, "hint:      vrlog recover %s -o FIXED.vrlog\n", in.File)
 	}
 }

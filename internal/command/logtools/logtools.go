@@ -15,10 +15,10 @@ import (
 
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/internal/cliutil"
-	"github.com/vrlog/vrlog/internal/output"
 	"github.com/vrlog/vrlog/internal/progress"
 	"github.com/vrlog/vrlog/keyexpr"
 	"github.com/vrlog/vrlog/logfmt"
+	"github.com/vrlog/vrlog/outfile"
 )
 
 // Commands returns the log tools' verbs.
@@ -46,8 +46,8 @@ func windowFlags() []cli.Flag {
 
 func outputFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `PATH` (required)"},
-		&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "replace PATH if it exists"},
+		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `PATH` (required; - for stdout; a device or FIFO is written in place, a link followed)"},
+		&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "replace PATH if it is an existing file"},
 	}
 }
 
@@ -71,11 +71,20 @@ func openLog(path string, o logfmt.ReaderOptions) (*logfmt.Reader, error) {
 	return r, nil
 }
 
-// warnDamage reports damage the reader read around without losing a
-// record (a damaged footer index, header block or prelude).
-func warnDamage(w io.Writer, r *logfmt.Reader) {
-	for _, d := range r.Warnings() {
-		fmt.Fprintf(w, "warning: %v (read around it, no record lost; `vrlog recover` writes a repaired copy)\n", d)
+// noteLive says on stderr that path is a live log another process is
+// writing, read as far as it was when opened.
+func noteLive(c *cli.Context, path string, r *logfmt.Reader) {
+	if w := r.BeingWritten(); w != "" {
+		fmt.Fprintf(c.App.ErrWriter, "%s: %s: %s; reading what is there (no footer yet)\n", c.Command.Name, path, w)
+	}
+}
+
+// warnDamage says on stderr, once per input and after reading it, that
+// an input was torn or damaged (cliutil.WarnDamage): a verb defers it
+// once its inputs are open.
+func warnDamage(c *cli.Context, rs ...*logfmt.Reader) {
+	for _, r := range rs {
+		cliutil.WarnDamage(c, r.Damage())
 	}
 }
 
@@ -104,7 +113,7 @@ func readError(path string, err error) error {
 
 // openSelection opens path and resolves the --channel and --start, --end,
 // --duration flags against it: what cat, cut and export begin with. The
-// caller closes r.
+// caller closes r, and says what was damaged (warnDamage) after reading.
 func openSelection(c *cli.Context, path string, o logfmt.ReaderOptions, metaOnly bool) (*logfmt.Reader, *logfmt.Selection, error) {
 	w, err := logfmt.ParseWindow(c.String("start"), c.String("end"), c.String("duration"))
 	if err != nil {
@@ -114,7 +123,7 @@ func openSelection(c *cli.Context, path string, o logfmt.ReaderOptions, metaOnly
 	if err != nil {
 		return nil, nil, err
 	}
-	warnDamage(c.App.ErrWriter, r)
+	noteLive(c, path, r)
 	sel, err := r.Select(logfmt.Select{Channels: c.StringSlice("channel"), Window: w, MetaOnly: metaOnly})
 	if err != nil {
 		r.Close()
@@ -126,19 +135,32 @@ func openSelection(c *cli.Context, path string, o logfmt.ReaderOptions, metaOnly
 	return r, sel, nil
 }
 
-// createOutput starts the -o output, refusing to overwrite an input.
-func createOutput(c *cli.Context, inputs ...string) (*output.File, error) {
+// createOutput starts the -o output, refusing to overwrite an input; -o -
+// is standard output, which the verb's own report then leaves (report).
+func createOutput(c *cli.Context, inputs ...string) (*outfile.File, error) {
 	out := c.String("output")
 	if out == "" {
 		return nil, cliutil.Usage("give the output with -o PATH (see --help)")
+	}
+	if outfile.IsStdout(out) && c.Bool("json") {
+		return nil, cliutil.Usage("-o %s writes the output to stdout: drop --json, or give -o FILE", out)
 	}
 	for _, in := range inputs {
 		if same(in, out) {
 			return nil, cliutil.Usage("%s: the output must differ from the input", out)
 		}
 	}
-	f, err := output.Create(out, output.Options{Force: c.Bool("force")})
+	f, err := outfile.Create(out, outfile.Options{Force: c.Bool("force"), Stdout: c.App.Writer})
 	return f, cliutil.Output(err)
+}
+
+// checked says how an output was checked: read back, or (written in
+// place onto a device, FIFO, socket or stdout) only written.
+func checked(f *outfile.File) string {
+	if f.InPlace() {
+		return "streamed in place, not read back"
+	}
+	return "verified"
 }
 
 // newProgress reports the bytes read of rs, on stderr.
@@ -156,12 +178,13 @@ func newProgress(c *cli.Context, what string, rs ...*logfmt.Reader) *progress.Ba
 	})
 }
 
-// startProgress reports done() of total on stderr (nothing if done is nil).
+// startProgress reports done() of total on stderr (nothing if done is nil
+// or with -q).
 func startProgress(c *cli.Context, what string, total int64, done func() int64) *progress.Bar {
-	if done == nil {
+	if done == nil || c.Bool("quiet") {
 		return nil
 	}
-	tty, width := progress.Terminal(c.App.ErrWriter)
+	width, _, tty := cliutil.Terminal(c.App.ErrWriter)
 	return progress.Start(c.App.ErrWriter, what, total, done, progress.Options{TTY: tty, Width: width})
 }
 
@@ -173,6 +196,18 @@ func same(a, b string) bool {
 }
 
 // ---- small printing helpers ----
+
+// status is where a verb's summary of what it wrote goes: stdout, stderr
+// when its output took stdout (-o -, -o /dev/stdout), nowhere with -q.
+func status(c *cli.Context) io.Writer {
+	switch {
+	case c.Bool("quiet"):
+		return io.Discard
+	case outfile.IsStdout(c.String("output")): // -o - or /dev/stdout took it
+		return c.App.ErrWriter
+	}
+	return c.App.Writer
+}
 
 func humanBytes(n uint64) string {
 	const unit = 1024

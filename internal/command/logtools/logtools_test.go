@@ -349,8 +349,11 @@ func TestRecoverAndVerify(t *testing.T) {
 				if catCode != 0 || strings.Count(catOut, "\n") != len(tc.want) {
 					t.Fatalf("cat: code %d, %d lines, want %d\n%s", catCode, strings.Count(catOut, "\n"), len(tc.want), catErrs)
 				}
-				if strings.HasPrefix(tc.name, "flipped") && !strings.Contains(catErrs, "warning:") {
-					t.Fatalf("cat does not warn about the damage: %q", catErrs)
+				if strings.HasPrefix(tc.name, "flipped") && strings.Count(catErrs, "cat: warning: damaged, read around it (no record lost): "+bad+": offset ") != 1 {
+					t.Fatalf("cat does not warn about the damage once: %q", catErrs)
+				}
+				if tc.message == "torn tail" && strings.Count(catErrs, "cat: warning: "+bad+": torn tail at byte ") != 1 {
+					t.Fatalf("cat does not say once that its input is torn: %q", catErrs)
 				}
 			}
 			if tc.name == "bit_flip_payload" && !strings.Contains(out, fmt.Sprintf("chunk at offset %d ", cs[mid].Offset)) {
@@ -359,6 +362,9 @@ func TestRecoverAndVerify(t *testing.T) {
 			out, errs, code = run(t, "recover", bad, "-o", fixed)
 			if code != 0 {
 				t.Fatalf("recover: code %d\n%s%s", code, out, errs)
+			}
+			if said := strings.Contains(errs, "recover: warning: "); said != (tc.name != "intact" && tc.name != "no_footer") {
+				t.Fatalf("recover's stderr on a %s input: %q", tc.name, errs)
 			}
 			if !strings.Contains(out, tc.message) || !strings.Contains(out, "verified") {
 				t.Fatalf("recover report lacks %q:\n%s", tc.message, out)

@@ -84,12 +84,12 @@ func runMerge(c *cli.Context) error {
 			r.Close()
 		}
 	}()
+	defer func() { warnDamage(c, readers...) }()
 	for _, p := range paths {
 		r, err := openLog(p, logfmt.ReaderOptions{})
 		if err != nil {
 			return err
 		}
-		warnDamage(c.App.ErrWriter, r)
 		readers = append(readers, r)
 	}
 	meta := maps.Clone(readers[0].Header().Metadata)
@@ -145,11 +145,11 @@ func runMerge(c *cli.Context) error {
 			fmt.Fprintf(c.App.ErrWriter, "merge: warning: %s: channel %q differs from the one of that name in an earlier input (transport/topic/schema); renamed %q\n", paths[rn.Input], rn.From, rn.To)
 		}
 	}
-	fmt.Fprintf(c.App.Writer, "wrote %s: %d records on %d channels from %d inputs (verified)\n", f.Path(), st.Records, st.Channels, len(paths))
+	fmt.Fprintf(status(c), "wrote %s: %d records on %d channels from %d inputs (%s)\n", f.Path(), st.Records, st.Channels, len(paths), checked(f))
 	if al != nil {
 		sc := al.SimClock(plan)
-		fmt.Fprintf(c.App.Writer, "receive stamps on the simulator's clock (time service %s), each input's converted by its probes' offset:\n", sc.Service)
-		printHosts(c.App.Writer, sc.Hosts)
+		fmt.Fprintf(status(c), "receive stamps on the simulator's clock (time service %s), each input's converted by its probes' offset:\n", sc.Service)
+		printHosts(status(c), sc.Hosts)
 	}
 	return nil
 }

@@ -8,9 +8,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/vrlog/vrlog/internal/cliutil"
-	"github.com/vrlog/vrlog/internal/output"
 	"github.com/vrlog/vrlog/internal/progress"
 	"github.com/vrlog/vrlog/logfmt"
+	"github.com/vrlog/vrlog/outfile"
 )
 
 func recoverCommand() *cli.Command {
@@ -75,8 +75,11 @@ func runRecover(c *cli.Context) error {
 	if err != nil {
 		return cliutil.Input(fmt.Errorf("recover: %w", err))
 	}
-	if dst == "" || dst == "-" {
-		return cliutil.Usage("recover: --output: give a file path")
+	if dst == "" {
+		return cliutil.Usage("recover: --output: give a file path (- for stdout)")
+	}
+	if outfile.IsStdout(dst) && c.Bool("json") {
+		return cliutil.Usage("recover: -o %s writes the copy to stdout: drop --json, or give -o FILE", dst)
 	}
 	if st, err := os.Stat(dst); err == nil && st.IsDir() {
 		return cliutil.Usage("recover: %s is a directory", dst)
@@ -86,10 +89,7 @@ func runRecover(c *cli.Context) error {
 	}
 	force := c.Bool("force")
 	prog := startProgress(c, "recover "+src, 2*st.Size(), progress.ProcessReads())
-	forget := func() {}
-	defer func() { forget() }()
-	rep, err := logfmt.Recover(c.Context, src, dst, logfmt.RecoverOptions{Overwrite: force, Force: force,
-		TempCreated: func(tmp string) { forget = output.Track(tmp) }}) // an interrupt removes it
+	rep, err := logfmt.Recover(c.Context, src, dst, logfmt.RecoverOptions{Overwrite: force, Force: force, Stdout: c.App.Writer})
 	prog.Done()
 	if err != nil {
 		var ce *logfmt.CorruptionError
@@ -105,11 +105,15 @@ func runRecover(c *cli.Context) error {
 		}
 		return cliutil.Runtime(err)
 	}
-	n := rep.Verified.Records
+	var n uint64 // read back: none for a copy streamed in place
+	how := "streamed in place, not read back"
+	if rep.Verified != nil {
+		n, how = rep.Verified.Records, fmt.Sprintf("verified: %d records read back", rep.Verified.Records)
+	}
 	res := RecoverResult{Source: src, Dest: dst, SourceBytes: st.Size(), HadFooter: rep.HadFooter, ChunksKept: rep.ChunksKept,
 		RecordsKept: rep.RecordsKept, RecordsRead: n, Placeholders: rep.Placeholders, ChunksDropped: len(rep.Dropped)}
-	if dst, err := os.Stat(dst); err == nil {
-		res.DestBytes = dst.Size()
+	if st, err := os.Stat(dst); err == nil && st.Mode().IsRegular() {
+		res.DestBytes = st.Size()
 	}
 	for _, d := range rep.Rebuilt {
 		res.Rebuilt = append(res.Rebuilt, d.Error())
@@ -123,6 +127,11 @@ func runRecover(c *cli.Context) error {
 		off := rep.TornTail.Offset
 		res.TornTailOffset = &off
 	}
+	torn := int64(-1)
+	if res.TornTailOffset != nil {
+		torn = *res.TornTailOffset
+	}
+	cliutil.WarnDamage(c, logfmt.Damage{File: src, Size: st.Size(), TornTail: torn, Skipped: res.Dropped, ReadAround: res.Rebuilt})
 	if r, err := logfmt.Open(src, logfmt.ReaderOptions{Tolerant: true}); err == nil {
 		if ws := r.WriterStats(); ws != nil && r.Indexed() {
 			total := ws.Records
@@ -133,8 +142,8 @@ func runRecover(c *cli.Context) error {
 	if c.Bool("json") {
 		return writeJSONLine(c.App.Writer, &res)
 	}
-	w := c.App.Writer
-	fmt.Fprintf(w, "recovered %s -> %s (verified: %d records read back)\n", src, dst, n)
+	w := status(c)
+	fmt.Fprintf(w, "recovered %s -> %s (%s)\n", src, dst, how)
 	fmt.Fprintf(w, "  kept:   %d chunks, %d records, %s of %s\n", res.ChunksKept, res.RecordsKept, humanBytes(uint64(res.DestBytes)), humanBytes(uint64(res.SourceBytes)))
 	if res.RecordsInSource != nil {
 		fmt.Fprintf(w, "  source index listed %d records: %d lost\n", *res.RecordsInSource, *res.RecordsInSource-min(*res.RecordsInSource, res.RecordsKept))

@@ -127,7 +127,7 @@ func runVerify(c *cli.Context) error {
 				fmt.Fprintf(c.App.ErrWriter, "verify: %s\n", res.Error)
 			}
 		case res.OK:
-			fmt.Fprintf(out, "OK %s: %d chunks, %d records, %d channels, footer and index consistent\n", path, res.Chunks, res.Records, res.Channels)
+			fmt.Fprintf(status(c), "OK %s: %d chunks, %d records, %d channels, footer and index consistent\n", path, res.Chunks, res.Records, res.Channels)
 		default:
 			fmt.Fprintf(out, "DAMAGED %s: %d sound chunks, %d readable records\n", path, res.Chunks, res.Records)
 			for _, p := range res.Problems {

@@ -21,6 +21,7 @@ import (
 	"github.com/vrlog/vrlog/internal/zenohflags"
 	"github.com/vrlog/vrlog/keyexpr"
 	"github.com/vrlog/vrlog/logfmt"
+	"github.com/vrlog/vrlog/outfile"
 	"github.com/vrlog/vrlog/recorder"
 	"github.com/vrlog/vrlog/transport/zenoh"
 )
@@ -48,9 +49,10 @@ Finishing writes what was received before the end, for at most
 --drain-timeout (default 5s; 0: no limit): a recorder that fell behind (a
 backlog of frames) then drops what is still queued, counts it as recorder
 drops in the log (so published - recorded = drops stays exact), says so on
-stderr (also with --quiet), finishes the log and exits 0 as usual. A second
-SIGINT or SIGTERM stops at once (exit 3, the unfinished log left as it is,
-for 'vrlog recover').
+stderr (also with --quiet), finishes the log and exits 0 as usual. Signals
+within 1s of the first are the same request (GNU timeout signals vrlog and
+then its process group); a SIGINT or SIGTERM later than that stops at once
+(exit 3, the unfinished log left as it is, for 'vrlog recover').
 A full disk stops the recording with exit 3, leaving a readable log.
 
 A recording that captured nothing is not a success: when no data arrived,
@@ -88,13 +90,21 @@ and nothing is written until a trigger:
 Each trigger writes one log, OUT_TIME_CAUSE.vrlog (OUT the -o file without
 .vrlog, TIME the trigger's, UTC), holding DURATION before the trigger and
 --after after it, verified and renamed into place; its metadata says what
-triggered it and when (analyze shows it). A trigger while that window is
-open extends it instead. A window that needs more memory than
---snapshot-bytes ends early, keeping the time before the trigger, and the
-log says so. kill -9 while a snapshot is written leaves it under its
-temporary name (.OUT_TIME_CAUSE.vrlog.tmp-*), which 'vrlog recover'
-restores; earlier snapshots are untouched. A --trigger that applied to no
-recorded channel fails the recording (exit 1).
+triggered it and when, and the recording's session epoch, so elapsed reads
+as the controller's own (analyze shows it). A trigger while that window is
+open extends it: one file. The --after part is guaranteed: a window that
+needs more memory than --snapshot-bytes leaves out the oldest part before
+the trigger, and the log says so; the first time the buffer fills, record
+says what it holds at the current rate against what the window needs
+("512 MiB holds about 2.6 s of the current 186 MB/s; --snapshot 30s --after
+5s needs about 6.5 GB"). A --trigger max-outage also fires when a stream
+stops for good. While a window is open it is written as it comes to
+OUT_TIME_CAUSE.vrlog.partial (the part before the trigger at once): kill -9
+then leaves that file, which 'vrlog recover' restores, and a snapshot being
+finished leaves its temporary name (.OUT_TIME_CAUSE.vrlog.tmp-*) as well;
+earlier snapshots are untouched. A --trigger that matches no recorded
+channel is said once the channels are known, and fails the recording at its
+end (exit 1).
 
 A service that matches -s or --all but cannot be opened (e.g. its
 max_subscribers are all taken) is never skipped in silence: it is printed on
@@ -207,6 +217,11 @@ func run(c *cli.Context) error {
 		cfg.Sync = logfmt.SyncInterval
 	default:
 		return cliutil.Usage("--sync %q: want close, flush, interval or none", c.String("sync"))
+	}
+	if c.IsSet("sync") && outfile.InPlace(out) {
+		// A device, FIFO or socket is written in place and sequentially:
+		// there is nothing to fdatasync.
+		fmt.Fprintf(c.App.ErrWriter, "record: %s is not a regular file: --sync %s does not apply (written in place, not synced)\n", out, c.String("sync"))
 	}
 	for _, s := range c.StringSlice("compression") {
 		cc, err := parseCompression(s)

@@ -12,9 +12,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/vrlog/vrlog/analyzer"
 	"github.com/vrlog/vrlog/internal/cliutil"
 	"github.com/vrlog/vrlog/keyexpr"
+	"github.com/vrlog/vrlog/livecheck"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/recorder"
 )
@@ -25,9 +25,9 @@ func snapshotFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.DurationFlag{Name: "snapshot", Usage: "snapshot mode: keep the last `DURATION` in memory and write it only when triggered (SIGUSR1, a zenoh query, --trigger)"},
 		&cli.StringFlag{Name: "snapshot-bytes", Value: "512M", Usage: "with --snapshot: most `SIZE` of compressed chunks held in memory (e.g. 256M, 2G)"},
-		&cli.DurationFlag{Name: "after", Usage: "with --snapshot: also record this `DURATION` after the trigger"},
+		&cli.DurationFlag{Name: "after", Usage: "with --snapshot: also record this `DURATION` after the trigger (guaranteed: when memory runs short, the oldest part before the trigger gives way)"},
 		&cli.StringFlag{Name: "name", Usage: "with --snapshot: answer zenoh queries on vrlog/record/`NAME`/snapshot (default: the -o file's name)"},
-		&cli.StringSliceFlag{Name: "trigger", Usage: "with --snapshot: take a snapshot when a sample fails analyze's check: `CHECK=[CHANNEL=]VALUE`, CHECK " + analyzer.LiveChecks + " (repeatable)"},
+		&cli.StringSliceFlag{Name: "trigger", Usage: "with --snapshot: take a snapshot when a sample fails analyze's check: `CHECK=[CHANNEL=]VALUE`, CHECK " + livecheck.LiveChecks + " (repeatable)"},
 	}
 }
 
@@ -69,7 +69,7 @@ func snapshotConfig(c *cli.Context, cfg *recorder.Config) error {
 	}
 	sc.Query = "vrlog/record/" + name + "/snapshot"
 	for _, s := range c.StringSlice("trigger") {
-		t, err := analyzer.ParseTrigger(s)
+		t, err := livecheck.ParseTrigger(s)
 		if err != nil {
 			return cliutil.Usage("--trigger %v", err)
 		}
@@ -98,6 +98,12 @@ func startSnapshots(c *cli.Context, cfg *recorder.Config, errw io.Writer) (stop 
 		}
 	}()
 	cfg.Snapshot.Manual = manual
+	cfg.Snapshot.OnNotice = func(msg string) { fmt.Fprintf(errw, "record: WARNING: %s\n", msg) }
+	if !c.Bool("quiet") {
+		cfg.Snapshot.OnOpen = func(t logfmt.SnapshotTrigger, journal string) {
+			fmt.Fprintf(errw, "record: snapshot: triggered by %s; writing it as it comes to %s (what a kill -9 would leave, for vrlog recover)\n", t.Cause, journal)
+		}
+	}
 	cfg.Snapshot.OnSnapshot = func(r recorder.SnapshotResult) {
 		if r.Err != nil {
 			fmt.Fprintf(errw, "record: ERROR: snapshot (%s) not written: %v\n", r.Snapshot.Triggers[0].Cause, r.Err)

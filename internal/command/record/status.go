@@ -3,14 +3,12 @@ package record
 import (
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
-	"golang.org/x/term"
-
+	"github.com/vrlog/vrlog/internal/cliutil"
 	"github.com/vrlog/vrlog/recorder"
 )
 
@@ -27,21 +25,13 @@ type status struct {
 }
 
 func newStatus(w io.Writer) *status {
-	s := &status{w: w}
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		s.tty = true
-	}
-	return s
+	return &status{w: w, tty: cliutil.IsTerminal(w)}
 }
 
-// size is the terminal's, 80×24 when unknown.
+// size is the terminal's (it may change between redraws).
 func (s *status) size() (width, height int) {
-	if f, ok := s.w.(*os.File); ok {
-		if w, h, err := term.GetSize(int(f.Fd())); err == nil && w > 0 && h > 0 {
-			return w, h
-		}
-	}
-	return 80, 24
+	width, height, _ = cliutil.Terminal(s.w)
+	return width, height
 }
 
 func (s *status) show(st recorder.Status) {

@@ -1,7 +1,9 @@
 package record
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,7 +31,8 @@ place. Without NAME it asks every recorder ('*'). --note adds a text to the
 snapshot's cause.
 
 Prints one line per snapshot written. Exit 3 when no recorder answered within
---timeout, or one could not write its snapshot.
+--timeout, or one could not write its snapshot; exit 2, at once, when
+recorders are running but none has that NAME (it lists the ones there are).
 
 EXAMPLES:
    snapshot bug --note "controller oscillated"
@@ -74,7 +77,11 @@ func runSnapshot(c *cli.Context) error {
 	var failed []string
 	for _, n := range names {
 		key := "vrlog/record/" + n + "/snapshot"
-		replies, err := ask(c, sess, key, payload, deadline)
+		replies, err := ask(c, sess, n, key, payload, deadline)
+		var missing *noSuchRecorder
+		if errors.As(err, &missing) {
+			return cliutil.Usage("%v", err)
+		}
 		if err != nil {
 			return cliutil.Runtime(fmt.Errorf("zenoh query %s: %w", key, err))
 		}
@@ -95,10 +102,28 @@ func runSnapshot(c *cli.Context) error {
 	return nil
 }
 
+// noSuchRecorder is a NAME that no running recorder has, while others run.
+type noSuchRecorder struct {
+	name  string
+	names []string // the recorders there are
+}
+
+func (e *noSuchRecorder) Error() string {
+	return fmt.Sprintf("no recorder named %q (the recorders running with --snapshot: %s)", e.name, strings.Join(e.names, ", "))
+}
+
 // ask queries key until a recorder answers or the deadline passes: a new
 // session learns the routes to the recorders' queryables in its first
-// moments (zenoh's gossip), and a query before then reaches none.
-func ask(c *cli.Context, sess *zenoh.Session, key string, payload []byte, deadline time.Time) ([]zenoh.GetReply, error) {
+// moments (zenoh's gossip), and a query before then reaches none. When
+// recorders are there (each holds a liveliness token on its query key)
+// and none of them is name, twice in a row, it returns a noSuchRecorder
+// instead of waiting for the deadline.
+func ask(c *cli.Context, sess *zenoh.Session, name, key string, payload []byte, deadline time.Time) ([]zenoh.GetReply, error) {
+	pat, err := keyexpr.Parse(name)
+	if err != nil {
+		return nil, err // checked by runSnapshot
+	}
+	misses := 0
 	for {
 		left := time.Until(deadline)
 		if left <= 0 {
@@ -108,10 +133,34 @@ func ask(c *cli.Context, sess *zenoh.Session, key string, payload []byte, deadli
 		if err != nil || len(replies) > 0 {
 			return replies, err
 		}
+		wait := min(250*time.Millisecond, left)
+		if names := recorders(sess, wait); len(names) > 0 && !slices.ContainsFunc(names, pat.Match) {
+			if misses++; misses == 2 {
+				return nil, &noSuchRecorder{name: name, names: names}
+			}
+		} else {
+			misses = 0
+		}
 		select {
 		case <-c.Context.Done():
 			return nil, c.Context.Err()
-		case <-time.After(min(250*time.Millisecond, left)):
+		case <-time.After(wait):
 		}
 	}
+}
+
+// recorders are the --names of the recorders running with --snapshot that
+// sess reaches, from their liveliness tokens (vrlog/record/NAME/snapshot).
+func recorders(sess *zenoh.Session, timeout time.Duration) []string {
+	keys, err := sess.LiveTokens("vrlog/record/*/snapshot", timeout)
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, k := range keys {
+		if parts := strings.Split(k, "/"); len(parts) == 4 && !slices.Contains(names, parts[2]) {
+			names = append(names, parts[2])
+		}
+	}
+	return names
 }

@@ -411,21 +411,23 @@ func TestLockstepAnswersEveryState(t *testing.T) {
 }
 
 // Without an answer, each trigger is released after the timeout and
-// counted as a missed step; no answer at all is a failed check (exit 1),
-// so a lockstep run against a controller that never ran does not pass.
+// counted as a missed step; three in a row (the default bound) end the
+// run, and no answer at all is a failed check (exit 1), so a lockstep run
+// against a controller that never ran does not pass, in three timeouts;
+// --max-missed-in-a-row 0 lifts the bound.
 func TestLockstepMissedSteps(t *testing.T) {
 	f := writeLog(t, 50*time.Millisecond) // 10 states
 	zp := newZenohPeer(t)
 	r := runReplay(t, "--json", "--quiet", "--no-multicast", "--connect", zp.ep, "--channel", f.stateKey,
 		"--lockstep", f.stateKey+"/nobody", "--lockstep-timeout", "50ms", "--linger", "0s", f.path)
-	if r.code != 1 || !strings.Contains(r.stderr, "--lockstep "+f.stateKey+"/nobody: no answer at all: each of the 10 trigger records was released after --lockstep-timeout 0.05 s") {
+	if r.code != 1 || !strings.Contains(r.stderr, "--lockstep "+f.stateKey+"/nobody: no answer at all: 3 trigger records in a row went out unanswered after the 50ms timeout") {
 		t.Fatalf("exit %d (want 1)\n%s", r.code, r.stderr)
 	}
-	if l := r.rep.Lockstep; l.Missed != uint64(len(f.states)) || l.Answered != 0 || r.rep.Channels[0].Missed != l.Missed {
+	if l := r.rep.Lockstep; l.Missed != 3 || l.Answered != 0 || r.rep.Channels[0].Missed != l.Missed {
 		t.Fatalf("lockstep %+v", l)
 	}
 	if !strings.Contains(runReplay(t, "--quiet", "--no-multicast", "--channel", f.stateKey, "--lockstep", "nobody", "--lockstep-timeout", "10ms",
-		"--linger", "0s", f.path).stdout, "0 trigger records answered, 10 missed") {
+		"--max-missed-in-a-row", "0", "--linger", "0s", f.path).stdout, "0 trigger records answered, 10 missed") {
 		t.Fatal("the text summary does not report the missed steps")
 	}
 }

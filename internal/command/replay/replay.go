@@ -1,15 +1,16 @@
 // Package replay is the `replay` command: it republishes the channels of one
 // or more .vrlog files over zenoh and iceoryx2 at the original pacing (or
-// faster, or with faults injected) into a controller under test. The pacing
-// engine is package player; this package wires it to the log and the
-// transports.
+// faster, or with faults injected) into a controller under test. The replay
+// itself is package replayer (its pacing engine package player); this
+// package parses the flags, runs the keyboard UI and prints the report.
 package replay
 
 import (
 	"errors"
 	"fmt"
-	"io"
+	"io/fs"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,7 +24,8 @@ import (
 	"github.com/vrlog/vrlog/keyexpr"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/player"
-	"github.com/vrlog/vrlog/transport/zenoh"
+	"github.com/vrlog/vrlog/replayctl"
+	"github.com/vrlog/vrlog/replayer"
 )
 
 // Command returns the replay command.
@@ -62,7 +64,7 @@ A TEST FIXTURE for a controller under test (docs/replay.md):
                    stop over zenoh on vrlog/replay/NAME/control (` + "`vrlog ctl`" + `,
                    or any zenoh client); status on vrlog/replay/NAME/status.
                    Off a terminal, --start-paused waits for a resume there
-                   (NAME default)
+                   (NAME default replay-PID, printed on stderr)
    --clock-key K   publish the log's time on K (vrlog.ReplayClock/1,
                    docs/wire-format.md) at --clock-rate and/or with every
                    record (--clock-per-record)
@@ -70,7 +72,12 @@ A TEST FIXTURE for a controller under test (docs/replay.md):
                    default the state channels) only after the controller
                    answered on KEY, or --lockstep-timeout passed (a missed step;
                    some are reported, gate them with analyze --max-reaction;
-                   no answer at all is exit 1)
+                   --max-missed-in-a-row N (default 3) in a row, or
+                   --max-missed N in all, end the run with exit 1, as does
+                   a trigger key losing its subscriber (the controller died).
+                   A controller pairs its answer to the trigger by putting
+                   "vrlog.seq=SEQ" (the state's seq) in the attachment; late
+                   answers are then dropped and reported)
    --capture PATTERN -o response.vrlog
                    record the controller's outputs (zenoh keys and iceoryx2
                    services PATTERN matches) with the released triggers, on
@@ -96,8 +103,10 @@ EXAMPLES:
 
 ` + cliutil.ExitCodesHelp + `
    replay: 0 also when ended with q or the control channel's stop; 1 when a
-   --capture pattern captured nothing (the response log is kept); 3 when
-   --wait-timeout passed without the subscribers, or on SIGINT/SIGTERM.`,
+   --capture pattern captured nothing (the response log is kept), or in
+   lockstep when no step was answered, too many were missed or the
+   controller went away; 3 when --wait-timeout passed without the
+   subscribers, or on SIGINT/SIGTERM.`,
 		Flags: append([]cli.Flag{
 			&cli.StringSliceFlag{Name: "channel", Aliases: []string{"c"}, Usage: "replay the data channels whose name or topic matches `PATTERN`, a key expression (* one level, ** any levels); repeatable; default all"},
 			&cli.StringSliceFlag{Name: "remap", Usage: "publish the channels whose topic or name `FROM` (a pattern) matches as TO; FROM/**=TO/** keeps what ** matched; repeatable"},
@@ -118,10 +127,13 @@ EXAMPLES:
 			&cli.BoolFlag{Name: "clock-per-record", Usage: "also publish the clock just before every record"},
 			&cli.StringFlag{Name: "lockstep", Usage: "release each trigger record only after the controller answered on `KEYEXPR` (or the timeout passed)"},
 			&cli.DurationFlag{Name: "lockstep-timeout", Value: time.Second, Usage: "how long a lockstep record waits for its answer before it counts as a missed step"},
+			&cli.IntFlag{Name: "max-missed", Usage: "end a lockstep run (exit 1) after `N` missed steps; 0: no limit"},
+			&cli.IntFlag{Name: "max-missed-in-a-row", Value: replayer.DefaultMaxMissedInARow, Usage: "end a lockstep run (exit 1) after `N` missed steps in a row; 0: no limit"},
 			&cli.StringSliceFlag{Name: "trigger", Usage: "the channels lockstep holds and capture measures the reaction from (`PATTERN`, repeatable); default the state channels"},
 			&cli.StringSliceFlag{Name: "capture", Usage: "record the controller's outputs: zenoh keys and iceoryx2 services `PATTERN` matches (repeatable; needs -o)"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "--capture's response log `FILE`"},
 			&cli.BoolFlag{Name: "force", Usage: "replace an existing -o"},
+			&cli.BoolFlag{Name: "iox2-block", Usage: "never overwrite a slow iceoryx2 subscriber's frames: services are created without safe overflow and each frame waits until every subscriber has room (replay's pace then follows the slowest subscriber)"},
 			&cli.BoolFlag{Name: "restamp", Usage: "shift every stamp of decodable payloads by one constant so the first record's t_ns is now"},
 			&cli.StringSliceFlag{Name: "inject", Usage: "inject a fault `KIND=VALUE` (see FAULTS); repeatable"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "random `SEED` for drop and jitter"},
@@ -139,92 +151,102 @@ EXAMPLES:
 	}
 }
 
-// config is the parsed command line.
-type config struct {
-	files             []string
-	clock             clockKind
-	rate              float64
-	rateMax           bool
-	window            logfmt.Window
-	delay             time.Duration
-	faults            player.Faults
-	injects           []string
-	patterns          *keyexpr.Set
-	remaps            []*keyexpr.Remap
-	remapUsed         []bool
-	prefix            string
-	tolerant, jsonOut bool
-	quiet             bool
-	zenoh             zenoh.Config
-	fixture           fixtureConfig
+// options is the parsed command line: the replay's Config and what the
+// verb does around it.
+type options struct {
+	cfg        replayer.Config
+	jsonOut    bool
+	quiet      bool
+	lowLatency bool
+	// pausedOffTTY: --start-paused off a terminal, resumed over the control
+	// channel (named for this process when --control is not given).
+	pausedOffTTY bool
 }
 
-// fixtureConfig is what makes the replay a test fixture (docs/replay.md).
-type fixtureConfig struct {
-	waitSubscribers int
-	waitTimeout     time.Duration
-	control         string
-	clockKey        string
-	clockRate       float64
-	clockPerRecord  bool
-	lockstep        string
-	lockstepPattern keyexpr.Pattern
-	lockstepTimeout time.Duration
-	triggers        *keyexpr.Set
-	capture         []string
-	capturePatterns []keyexpr.Pattern
-	output          string
-	force           bool
-	pausedOffTTY    bool // --start-paused off a terminal: resumed over the control channel
+// flagOf names the flag of each replayer.Config field, for its errors.
+var flagOf = map[string]string{
+	"Files": "FILE", "Rate": "--rate", "Loops": "--loop", "Delay": "--delay", "WaitTimeout": "--wait-timeout",
+	"LockstepTimeout": "--lockstep-timeout", "Linger": "--linger", "ReorderWindow": "--reorder-window",
+	"ReadAhead": "--read-ahead", "Spin": "--spin", "ReadAheadBytes": "--read-ahead-bytes",
+	"WaitSubscribers": "--wait-for-subscribers", "Prefix": "--prefix", "Control": "--control", "ClockKey": "--clock-key",
+	"ClockRate": "--clock-rate/--clock-per-record", "Lockstep": "--lockstep", "MaxMissed": "--max-missed",
+	"MaxMissedInARow": "--max-missed-in-a-row", "Capture": "--capture", "Output": "-o", "Triggers": "--trigger",
+	"Channels": "--channel", "Remaps": "--remap", "Clock": "--clock", "Window": "--start/--end/--duration",
+	"Faults": "--inject", "Player": "replay",
 }
 
-func parse(c *cli.Context) (*config, error) {
+// flagError turns a replayer.ConfigError into a usage error naming the
+// flag: "--lockstep vr/*/state matches ...", where the message starts with
+// the value; "--flag: why" otherwise.
+func flagError(ce *replayer.ConfigError) error {
+	msg, sep := ce.Err.Error(), " "
+	if ce.Needs != "" || packagePrefix.MatchString(msg) || slices.Contains([]string{"Window", "Files", "Player", "Faults"}, ce.Field) {
+		sep = ": "
+	}
+	msg = flagOf[ce.Field] + sep + msg
+	if ce.Needs != "" {
+		msg += " (needs " + flagOf[ce.Needs] + ")"
+	}
+	return cliutil.Usage("%s", msg)
+}
+
+// packagePrefix is an error message's leading "pkg: ".
+var packagePrefix = regexp.MustCompile(`^[a-z0-9]+: `)
+
+func parse(c *cli.Context) (*options, error) {
 	if c.NArg() == 0 {
 		return nil, cliutil.Usage("no input: give one or more .vrlog files (see --help)")
 	}
-	cfg := &config{files: c.Args().Slice(), tolerant: c.Bool("tolerant"), jsonOut: c.Bool("json"), quiet: c.Bool("quiet")}
+	o := &options{jsonOut: c.Bool("json"), quiet: c.Bool("quiet"), lowLatency: c.Bool("low-latency")}
+	cfg := &o.cfg
+	*cfg = replayer.Config{Files: c.Args().Slice(), Tolerant: c.Bool("tolerant"), Loops: c.Int("loop"), Forever: c.Int("loop") == 0,
+		StartPaused: c.Bool("start-paused"), Seed: c.Uint64("seed"), Restamp: c.Bool("restamp"),
+		ReadAheadBytes: c.Int("read-ahead-bytes"), ReadAhead: c.Duration("read-ahead"), ReorderWindow: c.Duration("reorder-window"),
+		Spin: c.Duration("spin"), Linger: c.Duration("linger"), Prefix: c.String("prefix"), BlockIceoryx: c.Bool("iox2-block")}
 	switch c.String("clock") {
 	case "receive", "recv":
-		cfg.clock = clockReceive
+		cfg.Clock = replayer.ClockReceive
 	case "capture":
-		cfg.clock = clockCapture
+		cfg.Clock = replayer.ClockCapture
 	default:
 		return nil, cliutil.Usage("--clock %q: want receive or capture", c.String("clock"))
 	}
 	if r := c.String("rate"); r == "max" {
-		cfg.rateMax = true
+		cfg.RateMax = true
 	} else {
 		f, err := strconv.ParseFloat(r, 64)
 		if err != nil || !(f > 0) || f > 1e9 {
 			return nil, cliutil.Usage("--rate %q: want a factor > 0 or max", r)
 		}
-		cfg.rate = f
+		cfg.Rate = f
 	}
 	if err := cliutil.NonNegative(c, "wait-timeout", "lockstep-timeout", "linger", "reorder-window", "read-ahead", "spin"); err != nil {
 		return nil, err
 	}
-	if c.Int("read-ahead-bytes") < 0 || c.Int("wait-for-subscribers") < 0 {
-		return nil, cliutil.Usage("--read-ahead-bytes and --wait-for-subscribers want N >= 0")
+	for _, name := range []string{"read-ahead-bytes", "wait-for-subscribers", "max-missed", "max-missed-in-a-row"} {
+		if c.Int(name) < 0 {
+			return nil, cliutil.Usage("--%s %d: want N >= 0", name, c.Int(name))
+		}
 	}
 	if c.Int("loop") < 0 {
 		return nil, cliutil.Usage("--loop %d: want N >= 0 (0 = forever)", c.Int("loop"))
 	}
 	var err error
-	if cfg.window, err = logfmt.ParseWindow(c.String("start"), c.String("end"), c.String("duration")); err != nil {
+	if cfg.Window, err = logfmt.ParseWindow(c.String("start"), c.String("end"), c.String("duration")); err != nil {
 		return nil, cliutil.Usage("%v", err)
 	}
 	if s := c.String("delay"); s != "" {
-		if cfg.delay, err = player.ParseDuration(s); err != nil || cfg.delay < 0 {
+		if cfg.Delay, err = player.ParseDuration(s); err != nil || cfg.Delay < 0 {
 			return nil, cliutil.Usage("--delay %q: want seconds or a duration >= 0", s)
 		}
 	}
 	for _, s := range c.StringSlice("inject") {
-		if err := cfg.faults.ParseInject(s); err != nil {
+		if err := cfg.Faults.ParseInject(s); err != nil {
 			return nil, cliutil.Usage("--inject: %v", err)
 		}
-		cfg.injects = append(cfg.injects, s)
+		cfg.Inject = append(cfg.Inject, s)
 	}
-	if cfg.patterns, err = keyexpr.ParseSet(c.StringSlice("channel")); err != nil {
+	if cfg.Channels, err = keyexpr.ParseSet(c.StringSlice("channel")); err != nil {
 		return nil, cliutil.Usage("--channel: %v", err)
 	}
 	for _, spec := range c.StringSlice("remap") {
@@ -232,149 +254,94 @@ func parse(c *cli.Context) (*config, error) {
 		if err != nil {
 			return nil, cliutil.Usage("--remap: %v", err)
 		}
-		cfg.remaps = append(cfg.remaps, m)
+		cfg.Remaps = append(cfg.Remaps, m)
 	}
-	cfg.remapUsed = make([]bool, len(cfg.remaps))
-	if p := strings.TrimSuffix(c.String("prefix"), "/"); p != "" {
-		if pat, err := keyexpr.Parse(p); err != nil || !pat.Literal() {
-			return nil, cliutil.Usage("--prefix %q: want levels of a name, without wildcards", c.String("prefix"))
-		}
-		cfg.prefix = p + "/"
-	}
-	if cfg.zenoh, err = zenohflags.Config(c); err != nil {
+	if cfg.Zenoh, err = zenohflags.Config(c); err != nil {
 		return nil, err
 	}
-	if cfg.fixture, err = parseFixture(c); err != nil {
+	if err := o.parseFixture(c); err != nil {
 		return nil, err
 	}
-	return cfg, nil
+	return o, nil
 }
 
-// session is the opened inputs, the selected outputs and the window.
-type session struct {
-	inputs     []*input
-	outs       []output
-	src        *logSource
-	logStart   int64 // key of the log's first data record
-	logEnd     int64
-	wallOffset int64 // file 0's wall - mono
+// parseFixture reads the flags that make the replay a test fixture for a
+// controller (docs/replay.md, "A test fixture").
+func (o *options) parseFixture(c *cli.Context) error {
+	cfg := &o.cfg
+	cfg.WaitSubscribers, cfg.WaitTimeout = c.Int("wait-for-subscribers"), c.Duration("wait-timeout")
+	cfg.Control, cfg.ClockKey, cfg.ClockPerRecord = c.String("control"), c.String("clock-key"), c.Bool("clock-per-record")
+	if cfg.ClockKey != "" || c.IsSet("clock-rate") {
+		cfg.ClockRate = c.Float64("clock-rate")
+	}
+	cfg.Capture, cfg.Output, cfg.Force = c.StringSlice("capture"), c.String("output"), c.Bool("force")
+	if cfg.Lockstep = c.String("lockstep"); cfg.Lockstep != "" {
+		cfg.LockstepTimeout = c.Duration("lockstep-timeout")
+		if cfg.LockstepTimeout <= 0 {
+			return cliutil.Usage("--lockstep-timeout %v: want a duration > 0", cfg.LockstepTimeout)
+		}
+		cfg.MaxMissed, cfg.MaxMissedInARow = c.Int("max-missed"), c.Int("max-missed-in-a-row")
+		if cfg.MaxMissedInARow == 0 {
+			cfg.MaxMissedInARow = -1 // the flag's 0 is no limit
+		}
+	} else if c.IsSet("max-missed") || c.IsSet("max-missed-in-a-row") {
+		return cliutil.Usage("--max-missed and --max-missed-in-a-row bound --lockstep's missed steps; give --lockstep")
+	}
+	var err error
+	if cfg.Triggers, err = keyexpr.ParseSet(c.StringSlice("trigger")); err != nil {
+		return cliutil.Usage("--trigger: %v", err)
+	}
+	if cfg.StartPaused && !keyboard(c.App.ErrWriter) {
+		o.pausedOffTTY = true
+		if cfg.Control == "" {
+			cfg.Control = replayer.DefaultControl(os.Getpid())
+		}
+	}
+	return nil
 }
 
-func (s *session) close() {
-	for _, in := range s.inputs {
-		in.r.Close()
+// openError maps Open's errors to exit codes, naming flags.
+func openError(err error) error {
+	var ce *replayer.ConfigError
+	switch {
+	case errors.As(err, &ce):
+		return flagError(ce)
+	case errors.Is(err, replayer.ErrInput):
+		return cliutil.Input(withFlags(err))
+	case errors.Is(err, fs.ErrExist):
+		return cliutil.Output(fmt.Errorf("-o: %w", err))
+	case errors.Is(err, replayer.ErrOutput):
+		return cliutil.Output(err)
 	}
+	return zenohflags.OpenError(err)
 }
 
-// open opens the files and selects channels and the window.
-func open(cfg *config) (*session, error) {
-	s := &session{src: &logSource{clock: cfg.clock}}
-	var names []string        // the data channels there are, for errors
-	index := map[string]int{} // transport/topic → output
-	first := true
-	for _, path := range cfg.files {
-		r, err := logfmt.Open(path, logfmt.ReaderOptions{Tolerant: cfg.tolerant})
-		if err != nil {
-			s.close()
-			return nil, cliutil.Input(err)
-		}
-		in := &input{path: path, r: r, out: map[uint16]int{}}
-		s.inputs = append(s.inputs, in)
-		if tt := r.TornTail(); tt != nil && !cfg.tolerant {
-			s.close()
-			return nil, cliutil.Input(fmt.Errorf("%w (truncated log; --tolerant replays the intact part)", tt))
-		}
-		w := wallMinusMono(r)
-		if first {
-			s.wallOffset = w
-		}
-		in.shift = w - s.wallOffset
-		for _, ch := range r.Channels() {
-			if ch.Transport == logfmt.TransportInternal {
-				continue
-			}
-			if !slices.Contains(names, ch.Name) {
-				names = append(names, ch.Name)
-			}
-			st := r.StatsOf(ch.ID)
-			if st.Records > 0 {
-				k0, k1 := st.FirstMonoNs+in.shift, st.LastMonoNs+in.shift
-				if cfg.clock == clockCapture {
-					k0, k1 = st.FirstCaptureNs, st.LastCaptureNs
-				}
-				if cfg.clock == clockReceive || st.HasCapture {
-					if first || k0 < s.logStart {
-						s.logStart = k0
-					}
-					if first || k1 > s.logEnd {
-						s.logEnd = k1
-					}
-					if cfg.clock == clockCapture && s.src.captureOff == 0 {
-						s.src.captureOff = st.FirstCaptureNs - (st.FirstMonoNs + in.shift)
-					}
-					first = false
-				}
-			}
-			if cfg.patterns.Len() > 0 && !cfg.patterns.Match(ch.Name, ch.Topic) {
-				continue
-			}
-			topic := cfg.topic(ch)
-			k := ch.Transport.String() + "\x00" + topic
-			oi, ok := index[k]
-			if !ok {
-				oi = len(s.outs)
-				index[k] = oi
-				avg := 0
-				if st.Records > 0 {
-					avg = int(st.RawBytes / st.Records)
-				}
-				s.outs = append(s.outs, output{Name: ch.Name, Transport: ch.Transport, Topic: topic, Schema: ch.Schema,
-					Meta: ch.Meta, MaxRecord: avg + avg/4, Frame: isFrame(ch)})
-			}
-			in.out[ch.ID] = oi
-			in.ids = append(in.ids, ch.ID)
-		}
+// runError maps Run's errors to exit codes, naming flags.
+func runError(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, replayer.ErrNoAnswer), errors.Is(err, replayer.ErrMissedSteps):
+		return cliutil.CheckFailed(fmt.Errorf("--%w (bounds: --lockstep-timeout, --max-missed-in-a-row, --max-missed)", err))
+	case errors.Is(err, replayer.ErrControllerGone):
+		return cliutil.CheckFailed(fmt.Errorf("--%w", err)) // "--lockstep KEY: ..."
+	case errors.Is(err, replayer.ErrCapturedNothing):
+		return cliutil.CheckFailed(fmt.Errorf("--capture %w", err))
+	case errors.Is(err, replayer.ErrNoSubscribers):
+		return cliutil.Runtime(fmt.Errorf("--wait-for-subscribers: %w", err))
+	case errors.Is(err, replayer.ErrInput):
+		return cliutil.Input(withFlags(err))
 	}
-	s.src.inputs = s.inputs
-	if err := cfg.patterns.Unmatched("data channel", names); err != nil {
-		s.close()
-		return nil, cliutil.Usage("--channel %v", err)
-	}
-	for i, used := range cfg.remapUsed {
-		if !used {
-			s.close()
-			return nil, cliutil.Usage("--remap %s: FROM matches no replayed channel (name or topic)", cfg.remaps[i])
-		}
-	}
-	if len(s.outs) == 0 {
-		s.close()
-		return nil, cliutil.Usage("nothing to replay: the log has no data channel")
-	}
-	if first && cfg.clock == clockCapture {
-		s.close()
-		return nil, cliutil.Input(errors.New("--clock capture: no channel carries capture stamps"))
-	}
-	fromUnix := func(unix int64) int64 { return unix - s.wallOffset } // receive key: file 0's monotonic clock
-	if cfg.clock == clockCapture {
-		fromUnix = nil
-	}
-	win, err := cfg.window.Resolve(s.logStart, fromUnix)
-	if err == nil && !win.Overlaps(s.logStart, s.logEnd) {
-		err = fmt.Errorf("%w: it spans %s from its start", logfmt.ErrOutsideLog, time.Duration(s.logEnd-s.logStart))
-	}
-	if err != nil {
-		s.close()
-		return nil, cliutil.Usage("%v", err)
-	}
-	s.src.start, s.src.end, s.src.hasEnd = s.logStart, win.End, win.HasEnd
-	if win.HasStart {
-		s.src.start = win.Start
-	}
-	return s, nil
+	return cliutil.Runtime(err)
+}
+
+// withFlags names the flag where the library's message names the setting.
+func withFlags(err error) error {
+	return errors.New(strings.Replace(err.Error(), "a tolerant replay", "--tolerant", 1))
 }
 
 func run(c *cli.Context) error {
-	cfg, err := parse(c)
+	o, err := parse(c)
 	if err != nil {
 		return err
 	}
@@ -385,102 +352,36 @@ func run(c *cli.Context) error {
 	if stderr == nil {
 		stderr = os.Stderr
 	}
-	s, err := open(cfg)
+	o.cfg.Warn = stderr
+	rp, err := replayer.Open(o.cfg)
 	if err != nil {
-		return err
+		return openError(err)
 	}
-	defer s.close()
-	trigger, names, err := cfg.fixture.check(s.outs)
-	if err != nil {
-		return err
-	}
-
-	span := s.logEnd - s.src.start
-	if s.src.hasEnd {
-		span = min(s.src.end, s.logEnd) - s.src.start
-	}
-	if err := cfg.faults.Within(time.Duration(span)); err != nil {
-		return cliutil.Usage("--inject: %v", err)
-	}
-	chans := make([]player.Channel, len(s.outs))
-	for i, o := range s.outs {
-		chans[i] = player.Channel{Name: o.Name, Schema: o.Schema, Frame: o.Frame}
-	}
-	opts := player.Options{Channels: chans, Rate: cfg.rate, RateMax: cfg.rateMax, Loops: c.Int("loop"),
-		Delay: cfg.delay, StartPaused: c.Bool("start-paused"), Origin: s.src.start, Restamp: c.Bool("restamp"),
-		Faults: cfg.faults, Seed: c.Uint64("seed"), MaxQueueBytes: c.Int("read-ahead-bytes"), ReadAhead: c.Duration("read-ahead"),
-		Length: time.Duration(span)}
-	if s.src.hasEnd {
-		opts.Span = time.Duration(s.src.end - s.src.start)
-	}
-	if cfg.clock == clockCapture {
-		opts.ReorderWindow = c.Duration("reorder-window")
-	}
-	if d := c.Duration("spin"); d > 0 {
-		opts.SpinMin, opts.SpinMax = d, d
-	}
-
-	var sess *zenoh.Session
-	if needsZenoh(s.outs) || cfg.fixture.needsSession() {
-		if sess, err = zenoh.Open(cfg.zenoh); err != nil {
-			return zenohflags.OpenError(fmt.Errorf("zenoh session: %w", err))
+	defer rp.Close()
+	if name := rp.Control(); name != "" && (o.pausedOffTTY || !o.quiet) {
+		how := ""
+		if o.pausedOffTTY {
+			how = "paused; resume with `vrlog ctl --replay " + name + " resume`, or "
 		}
-		defer sess.Close()
+		fmt.Fprintf(stderr, "replay: %scommands on zenoh %s, status on %s\n", how, replayctl.ControlKey(name), replayctl.StatusKey(name))
 	}
-	// Express (no batching) unless at rate max; in lockstep always: each
-	// record waits for the answer to the one before.
-	pubs, err := openPublishers(s.outs, sess, transportOptions{express: !cfg.rateMax || cfg.fixture.lockstep != "", warn: stderr})
-	if err != nil {
-		pubs.Close()
-		return zenohflags.OpenError(err)
-	}
-	fx, err := startFixture(cfg, s, pubs, sess, trigger, names)
-	if err != nil {
-		fx.abort()
-		pubs.Close()
-		if cliutil.Code(err) != cliutil.ExitRuntime {
-			return err
-		}
-		return zenohflags.OpenError(err)
-	}
-	fx.options(&opts, progressWriter(stderr, cfg.quiet))
-	p, err := player.New(s.src, fx, opts)
-	if err != nil {
-		fx.abort()
-		pubs.Close()
-		return cliutil.Usage("%v", err)
-	}
-	if err := fx.serve(p, sess, time.Duration(span), stderr, cfg.quiet); err != nil {
-		fx.abort()
-		pubs.Close()
-		return cliutil.Runtime(err)
-	}
-
-	if c.Bool("low-latency") {
+	if o.lowLatency {
 		release, err := cpulatency.Hold(0)
 		if err != nil {
-			fx.abort()
-			pubs.Close()
 			return cliutil.Runtime(fmt.Errorf("--low-latency: %w", err))
 		}
 		defer release()
 	}
 
 	cliutil.Graceful(c) // SIGINT or SIGTERM stops the replay and prints its report
-	ctx := c.Context
-	ui := startUI(ctx, p, stderr, cfg.quiet, time.Duration(span))
-	sum, perr := p.Run(ctx)
+	ui := startUI(c.Context, rp.Player(), stderr, o.quiet, rp.Span())
+	rep, rerr := rp.Run(c.Context)
 	ctrlC := ui.stop()
-	if perr == nil && !sum.Interrupted {
-		time.Sleep(c.Duration("linger"))
+	if rep == nil {
+		return cliutil.Runtime(rerr)
 	}
-	ferr := fx.finish()
-	cerr := pubs.Close()
-
-	rep := buildReport(cfg, s, sum, opts)
-	rep.LowLatency = c.Bool("low-latency")
-	rep.addFixture(fx)
-	if cfg.jsonOut {
+	rep.LowLatency = o.lowLatency
+	if o.jsonOut {
 		err = writeJSON(stdout, rep)
 	} else {
 		err = writeText(stdout, rep)
@@ -488,53 +389,14 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return cliutil.Runtime(err)
 	}
-	warnSkipped(stderr, s)
-	switch {
-	case perr != nil:
-		var ce *logfmt.CorruptionError
-		if errors.As(perr, &ce) {
-			return cliutil.Input(fmt.Errorf("%w (replayed up to the damage; --tolerant skips it)", perr))
-		}
-		return cliutil.Runtime(perr)
-	case ferr != nil:
-		return cliutil.Runtime(ferr)
-	case cerr != nil:
-		return cliutil.Runtime(cerr)
-	case sum.Interrupted && (!sum.Stopped || ctrlC): // q and the control channel's stop end it as asked: exit 0
+	cliutil.WarnDamage(c, rp.InputDamage()...)
+	if rerr == nil && ctrlC { // Ctrl-C in raw mode is a key, not SIGINT: an interrupt all the same
 		return cliutil.Runtime(errors.New("interrupted"))
-	case rep.Lockstep != nil && rep.Lockstep.Answered == 0 && rep.Lockstep.Missed > 0:
-		return cliutil.CheckFailed(fmt.Errorf("--lockstep %s: no answer at all: each of the %d trigger records was released after --lockstep-timeout %g s (is the controller running, and answering on that key?)",
-			rep.Lockstep.Key, rep.Lockstep.Missed, rep.Lockstep.TimeoutS))
-	case rep.Capture != nil && len(rep.Capture.Missed) > 0:
-		return cliutil.CheckFailed(fmt.Errorf("--capture captured nothing on %s (the response log %s holds the released records)",
-			strings.Join(rep.Capture.Missed, ", "), rep.Capture.Output))
 	}
-	return nil
+	return runError(rerr)
 }
 
-// progressWriter is where waiting messages go: nowhere with --quiet.
-func progressWriter(w io.Writer, quiet bool) io.Writer {
-	if quiet {
-		return nil
-	}
-	return w
-}
-
-func warnSkipped(w io.Writer, s *session) {
-	for _, in := range s.inputs {
-		if tt := in.r.TornTail(); tt != nil {
-			fmt.Fprintf(w, "replay: warning: %v (truncated; replayed the intact part)\n", tt)
-		}
-		for _, ce := range in.r.SkippedChunks() {
-			fmt.Fprintf(w, "replay: warning: skipped damaged chunk: %v\n", ce)
-		}
-		for _, ce := range in.r.Warnings() {
-			fmt.Fprintf(w, "replay: warning: %v (read around it, no record lost)\n", ce)
-		}
-	}
-}
-
-// fmtDur prints a duration in seconds with a precision that fits.
+// fmtSec prints a duration in seconds with a precision that fits.
 func fmtSec(d time.Duration) string {
 	return strings.TrimSuffix(strconv.FormatFloat(d.Seconds(), 'f', 1, 64), ".0") + " s"
 }

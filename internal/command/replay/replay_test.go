@@ -25,8 +25,16 @@ import (
 	"github.com/vrlog/vrlog/internal/cliutil"
 	"github.com/vrlog/vrlog/internal/peertest"
 	"github.com/vrlog/vrlog/logfmt"
+	"github.com/vrlog/vrlog/replayer"
 	"github.com/vrlog/vrlog/transport/iceoryx2"
 	"github.com/vrlog/vrlog/transport/zenoh"
+)
+
+// The report's types, from the library.
+type (
+	Report        = replayer.Report
+	ChannelReport = replayer.ChannelReport
+	TimingError   = replayer.TimingError
 )
 
 // logFixture is a log written for a test, with what went into it.
@@ -63,7 +71,10 @@ func writeLog(t *testing.T, span time.Duration) *logFixture {
 	sc, _ := w.AddChannel(logfmt.Channel{Name: f.stateKey, Transport: logfmt.TransportZenoh, Topic: f.stateKey,
 		Schema: codec.SchemaState, Compression: logfmt.Compression{Kind: logfmt.CompressionZstd},
 		Meta: map[string]string{"zenoh.encoding": "application/octet-stream"}})
-	meta := frameTypes.ToMeta()
+	meta := iceoryx2.TypeDetails{ // a vrsdk frame service's types (docs/wire-format.md)
+		Payload:    iceoryx2.TypeDetail{Variant: iceoryx2.Dynamic, TypeName: "u8", Size: 1, Alignment: 1},
+		UserHeader: iceoryx2.TypeDetail{Variant: iceoryx2.FixedSize, TypeName: "vrsdk::FrameHeader", Size: 48, Alignment: 8},
+	}.ToMeta()
 	meta["iox2.subscriber_max_buffer_size"] = "16"
 	fc, _ := w.AddChannel(logfmt.Channel{Name: f.service, Transport: logfmt.TransportIceoryx2, Topic: f.service,
 		Schema: codec.SchemaFrame, Meta: meta})

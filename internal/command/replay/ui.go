@@ -91,10 +91,10 @@ func (u *ui) line(s player.Status, span time.Duration) {
 		bar = "[" + repeat("#", n) + repeat("-", width-n) + "] "
 	}
 	if u.tty {
-		fmt.Fprintf(u.w, "\r\x1b[K%s%s  pass %d  %d sent  %s %s", bar, pos, s.Pass+1, s.Sent, rate, state)
+		fmt.Fprintf(u.w, "\r\x1b[K%s%s  pass %d  %d sent  %s %s", bar, pos, s.Pass, s.Sent, rate, state)
 		return
 	}
-	fmt.Fprintf(u.w, "replay: %s, pass %d, %d sent, rate %s, %s\n", pos, s.Pass+1, s.Sent, rate, state)
+	fmt.Fprintf(u.w, "replay: %s, pass %d, %d sent, rate %s, %s\n", pos, s.Pass, s.Sent, rate, state)
 }
 
 func repeat(s string, n int) string {

@@ -13,9 +13,9 @@ import (
 
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/internal/cliutil"
-	"github.com/vrlog/vrlog/internal/output"
 	"github.com/vrlog/vrlog/internal/simulator"
 	"github.com/vrlog/vrlog/internal/zenohflags"
+	"github.com/vrlog/vrlog/outfile"
 	"github.com/vrlog/vrlog/transport/iceoryx2"
 	"github.com/vrlog/vrlog/transport/zenoh"
 )
@@ -70,7 +70,8 @@ EXAMPLES:
 			&cli.DurationFlag{Name: "clock-offset", Usage: "simulator clock minus this host's clock"},
 			&cli.DurationFlag{Name: "frame-lag", Usage: "frames' capture stamps are this much older than their tick"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "random seed for --drop-random and --jitter"},
-			&cli.StringFlag{Name: "log", Usage: "write every published sample (channel, seq, t_ns, sha256) as JSON lines to `FILE`"},
+			&cli.StringFlag{Name: "log", Usage: "write every published sample (channel, seq, t_ns, sha256) as JSON lines to `FILE` (a device or FIFO is written in place)"},
+			&cli.BoolFlag{Name: "force", Usage: "replace an existing --log file"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no periodic status lines"},
 		),
 		Action: run,
@@ -129,9 +130,9 @@ func run(c *cli.Context) error {
 	}
 	// --log is read while the simulator runs (tests wait for its lines):
 	// written in place, like a recording, every error checked.
-	var truth *output.Live
+	var truth *outfile.Live
 	if p := c.String("log"); p != "" {
-		if truth, err = output.CreateLive(p); err != nil {
+		if truth, err = outfile.CreateLive(p, outfile.Options{Force: c.Bool("force")}); err != nil {
 			return cliutil.Output(fmt.Errorf("--log: %w", err))
 		}
 		defer truth.Close()
@@ -163,7 +164,7 @@ func run(c *cli.Context) error {
 		return cliutil.Runtime(err)
 	}
 	if truth != nil {
-		return cliutil.Runtime(truth.Close())
+		return cliutil.Runtime(truth.Finish())
 	}
 	return nil
 }

@@ -1,8 +1,0 @@
-//go:build !linux
-
-package output
-
-import "os"
-
-// writev writes bufs to f in order, one write each.
-func writev(f *os.File, bufs [][]byte) (int64, error) { return writeEach(f, bufs) }

@@ -1,0 +1,158 @@
+package livecheck
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vrlog/vrlog/codec"
+	"github.com/vrlog/vrlog/keyexpr"
+	"github.com/vrlog/vrlog/logfmt"
+	"github.com/vrlog/vrlog/sampler"
+)
+
+// Limit is a threshold for the channels its pattern matches (a key
+// expression, package keyexpr, matched against a channel's name and
+// topic); a Limit without one applies to every channel its check applies
+// to.
+type Limit struct {
+	Channel string // the pattern as given; "" for every channel
+	Value   float64
+	pat     keyexpr.Pattern
+}
+
+// ParseLimit parses "VALUE" or "CHANNEL=VALUE"; VALUE is a number, or a
+// duration ("500ms") when dur is set, stored in milliseconds.
+func ParseLimit(s string, dur bool) (Limit, error) {
+	var l Limit
+	val := s
+	if i := strings.LastIndexByte(s, '='); i >= 0 {
+		p, err := keyexpr.Parse(s[:i])
+		if err != nil {
+			return l, err
+		}
+		l.Channel, l.pat, val = s[:i], p, s[i+1:]
+	}
+	if dur {
+		d, err := time.ParseDuration(val)
+		if err != nil || d < 0 {
+			return l, fmt.Errorf("%q: want a duration such as 500ms or 2s, or CHANNEL=DURATION", s)
+		}
+		l.Value = float64(d) / 1e6
+		return l, nil
+	}
+	v, err := strconv.ParseFloat(val, 64)
+	if err != nil || v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return l, fmt.Errorf("%q: want a non-negative number, or CHANNEL=NUMBER", s)
+	}
+	l.Value = v
+	return l, nil
+}
+
+// Matches reports whether l applies to the channel name and topic.
+func (l *Limit) Matches(name, topic string) bool {
+	return l.Channel == "" || l.pat.Match(name) || l.pat.Match(topic)
+}
+
+// Pick is the last of ls that applies to the channel name and topic.
+func Pick(ls []Limit, name, topic string) (Limit, bool) {
+	var got Limit
+	ok := false
+	for i := range ls {
+		if ls[i].Matches(name, topic) {
+			got, ok = ls[i], true
+		}
+	}
+	return got, ok
+}
+
+// Judge compares a check's value on a channel with its limit and says
+// so: "max-skips vr/r1/state: 3 (limit ≤ 0): off by 3". analyze's checks
+// and record's live triggers word it alike.
+func Judge(check, channel, unit string, atMost bool, value, limit float64) (pass bool, msg string) {
+	pass, rel := value <= limit, "≤"
+	if !atMost {
+		pass, rel = value >= limit, "≥"
+	}
+	u := Spaced(unit)
+	msg = fmt.Sprintf("%s %s: %s%s (limit %s %s%s)", check, channel, FmtNum(value), u, rel, FmtNum(limit), u)
+	if !pass {
+		msg += fmt.Sprintf(": off by %s%s", FmtNum(math.Abs(value-limit)), u)
+	}
+	return pass, msg
+}
+
+// Spaced is a unit as it follows a number in a message: " ms"; "" for a count.
+func Spaced(unit string) string {
+	if unit == "" {
+		return unit
+	}
+	return " " + unit
+}
+
+// FmtNum writes v as short as it reads, to a millionth of its unit (a
+// nanosecond of a millisecond): "off by 843.199 ms", not 843.1990000000001.
+func FmtNum(v float64) string { return strconv.FormatFloat(math.Round(v*1e6)/1e6, 'f', -1, 64) }
+
+// What each check applies to, for messages.
+const (
+	WhatStamped = "channel with seq stamps"
+	WhatData    = "data channel"
+	WhatPaired  = "frame channel paired with a state channel"
+)
+
+// Channel kinds, by schema.
+const (
+	KindState = "state"
+	KindFrame = "frame"
+	KindProbe = "clock-probe"
+	KindRaw   = "raw" // schema unknown: transport-level facts only
+)
+
+// KindOf is the kind of a channel of schema.
+func KindOf(schema string) string {
+	switch schema {
+	case codec.SchemaState:
+		return KindState
+	case codec.SchemaFrame:
+		return KindFrame
+	case codec.SchemaClockProbe:
+		return KindProbe
+	}
+	return KindRaw
+}
+
+// StoredSample is what the timing of a channel of kind sees of r, its
+// count-th record, from the stamps the recorder stored: a decodable
+// channel's capture stamp and seq (false when r has none: undecodable), a
+// raw channel's transport-level facts only (the receive stamp, and the
+// zenoh source sequence number when the transport gave one). analyze and
+// record's live triggers see samples the same way.
+func StoredSample(kind string, r *logfmt.Record, count uint64) (sampler.Sample, bool) {
+	s := sampler.Sample{RecvWallNs: r.RecvWallNs, RecvMonoNs: r.RecvMonoNs}
+	if kind == KindRaw {
+		s.TNs, s.Seq = r.RecvWallNs, count
+		if r.HasPubSN {
+			s.Seq = r.PublisherSN
+		}
+		s.RecvWallNs = 0 // no latency without a capture stamp
+		return s, true
+	}
+	s.Seq, s.TNs = r.Seq, r.CaptureNs
+	return s, r.HasStamp
+}
+
+// CommonPrefix is the length of the common prefix of a and b: a frame
+// channel pairs with the state channel sharing the longest one
+// (vr/r1/camera/front → vr/r1/state).
+func CommonPrefix(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
+func round3(v float64) float64 { return math.Round(v*1000) / 1000 }

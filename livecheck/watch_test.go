@@ -1,0 +1,107 @@
+package livecheck
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/vrlog/vrlog/codec"
+	"github.com/vrlog/vrlog/logfmt"
+)
+
+func TestParseTrigger(t *testing.T) {
+	for _, c := range []struct{ in, check, channel, err string }{
+		{in: "max-restarts=0", check: "max-restarts"},
+		{in: "max-outage=vr/r1/state=200ms", check: "max-outage", channel: "vr/r1/state"},
+		{in: "max-lag=vr/*/camera/*=45ms", check: "max-lag", channel: "vr/*/camera/*"},
+		{in: "max-skips", err: "want CHECK=[CHANNEL=]VALUE"},
+		{in: "min-rate=24", err: "not decided sample by sample"},
+		{in: "max-lag-reject=0.1", err: "not decided sample by sample"},
+		{in: "max-drops=0", err: `unknown check "max-drops"`},
+		{in: "max-outage=200", err: "want a duration"},
+		{in: "max-skips=cam*=0", err: "cam$*"},
+	} {
+		tr, err := ParseTrigger(c.in)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: error %v, want %q", c.in, err, c.err)
+			}
+			continue
+		}
+		if err != nil || tr.Check != c.check || tr.Limit.Channel != c.channel || tr.String() != c.in {
+			t.Errorf("%s: %+v (%s), %v", c.in, tr, tr, err)
+		}
+	}
+}
+
+// A trigger that applies to no recorded channel says so.
+func TestWatchUnwatched(t *testing.T) {
+	var trigs []Trigger
+	for _, s := range []string{"max-lag=45ms", "max-skips=vr/r9/**=0", "max-outage=1s"} {
+		tr, _ := ParseTrigger(s)
+		trigs = append(trigs, tr)
+	}
+	w := NewWatch(trigs, 0)
+	c := &logfmt.Channel{Name: "vr/r1/state", Topic: "vr/r1/state", Schema: "vrsdk.State/1"}
+	w.Record(c, &logfmt.Record{HasStamp: true, Seq: 1, CaptureNs: 5, RecvMonoNs: 6})
+	u := strings.Join(w.Unwatched(), "\n")
+	if !strings.Contains(u, "--trigger max-lag=45ms watched nothing: the recording has no frame channel paired") ||
+		!strings.Contains(u, `--trigger max-skips=vr/r9/**=0: "vr/r9/**" matches no channel with seq stamps (there are: vr/r1/state)`) ||
+		strings.Contains(u, "max-outage") {
+		t.Fatalf("unwatched:\n%s", u)
+	}
+}
+
+// A stream that stops for good fires max-outage once its silence passes
+// the limit (and the outage factor), stamped when it did, judged at the
+// latest record received (a recorder's heartbeat), not the clock: records
+// still queued in a recorder that is behind are no silence; the sample
+// that ends the silence does not fire it again.
+func TestWatchSilent(t *testing.T) {
+	tr, _ := ParseTrigger("max-outage=200ms")
+	w := NewWatch([]Trigger{tr}, 0)
+	c := &logfmt.Channel{Name: "vr/r1/state", Topic: "vr/r1/state", Schema: "vrsdk.State/1"}
+	hb := &logfmt.Channel{Name: "vrlog/recorder", Topic: "vrlog/recorder", Transport: logfmt.TransportInternal, Schema: codec.SchemaHeartbeat}
+	w.Add(hb)
+	const ms = int64(1e6)
+	var last int64
+	for i := int64(1); i <= 100; i++ {
+		last = 1000*ms*1000 + i*10*ms
+		if f := w.Record(c, &logfmt.Record{HasStamp: true, Seq: uint64(i), CaptureNs: last, RecvMonoNs: last, RecvWallNs: last + 7}); len(f) != 0 {
+			t.Fatalf("fired %+v", f)
+		}
+		w.Record(hb, &logfmt.Record{RecvMonoNs: last, RecvWallNs: last + 7})
+	}
+	beat := func(at int64) { w.Record(hb, &logfmt.Record{RecvMonoNs: at, RecvWallNs: at + 7}) }
+	beat(last + 150*ms)
+	if f := w.Silent(); len(f) != 0 {
+		t.Fatalf("fired at 150 ms of silence: %+v", f)
+	}
+	beat(last + 900*ms)
+	f := w.Silent()
+	if len(f) != 1 || f[0].Channel != "vr/r1/state" || f[0].RecvMonoNs != last+200*ms || f[0].RecvWallNs != last+200*ms+7 ||
+		f[0].Value != 900 || !strings.Contains(f[0].Message, "max-outage vr/r1/state: 900 ms (limit ≤ 200 ms)") {
+		t.Fatalf("fired %+v: want max-outage on vr/r1/state stamped at 200 ms of silence", f)
+	}
+	beat(last + 1900*ms)
+	if f := w.Silent(); len(f) != 0 {
+		t.Fatalf("fired again: %+v", f)
+	}
+	back := last + 2000*ms
+	if f := w.Record(c, &logfmt.Record{HasStamp: true, Seq: 101, CaptureNs: back, RecvMonoNs: back, RecvWallNs: back}); len(f) != 0 {
+		t.Fatalf("the sample ending the silence fired %+v", f)
+	}
+}
+
+// The recorder's own channel is no subject of a trigger, nor one of the
+// channels a trigger's message lists; channels are judged from their
+// definition, before their first sample.
+func TestWatchUnwatchedLeavesOutTheRecorder(t *testing.T) {
+	tr, _ := ParseTrigger("max-outage=vr/r9/**=1s")
+	w := NewWatch([]Trigger{tr}, 0)
+	w.Add(&logfmt.Channel{Name: "vrlog/recorder", Topic: "vrlog/recorder", Transport: logfmt.TransportInternal, Schema: codec.SchemaHeartbeat})
+	w.Add(&logfmt.Channel{Name: "vr/r1/state", Topic: "vr/r1/state", Schema: "vrsdk.State/1"})
+	u := strings.Join(w.Unwatched(), "\n")
+	if !strings.Contains(u, "(there are: vr/r1/state)") || strings.Contains(u, "vrlog/recorder") {
+		t.Fatalf("unwatched: %s", u)
+	}
+}

@@ -1,0 +1,483 @@
+//go:build cgo
+
+package replayer
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/vrlog/vrlog/analyzer"
+	"github.com/vrlog/vrlog/codec"
+	"github.com/vrlog/vrlog/internal/peertest"
+	"github.com/vrlog/vrlog/keyexpr"
+	"github.com/vrlog/vrlog/logfmt"
+	"github.com/vrlog/vrlog/transport/iceoryx2"
+	"github.com/vrlog/vrlog/transport/zenoh"
+)
+
+// These tests drive the fixture through the Go API against a controller in
+// this process: a real zenoh session of its own (and real iceoryx2 for the
+// log's frames), answering each state with its seq in the attachment, as a
+// controller written from docs/replay.md does. One behaves, one dies, one
+// stalls once for longer than the timeout, one answers on the wrong key.
+
+// stateLog writes n states at period on a zenoh key unique to the test,
+// and a frame channel (iceoryx2) at a third of the rate.
+func stateLog(t *testing.T, n int, period time.Duration, frames bool) (path, stateKey, service string) {
+	t.Helper()
+	id := fmt.Sprintf("%d/%s/%d", os.Getpid(), strings.ReplaceAll(t.Name(), "/", "_"), time.Now().UnixNano())
+	stateKey, service = "vrtest/"+id+"/state", "vrtest/"+id+"/camera"
+	path = filepath.Join(t.TempDir(), "in.vrlog")
+	w, err := logfmt.Create(path, logfmt.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, _ := w.AddChannel(logfmt.Channel{Name: stateKey, Transport: logfmt.TransportZenoh, Topic: stateKey, Schema: codec.SchemaState,
+		Meta: map[string]string{"zenoh.encoding": "application/octet-stream"}})
+	var fc uint16
+	if frames {
+		fc, _ = w.AddChannel(logfmt.Channel{Name: service, Transport: logfmt.TransportIceoryx2, Topic: service, Schema: codec.SchemaFrame,
+			Meta: frameTypes.ToMeta()})
+	}
+	t0, mono0 := int64(1_764_446_400_000_000_000), int64(5_000_000_000_000)
+	for i := range n {
+		c := t0 + int64(i)*int64(period)
+		s := codec.State{Seq: uint64(i), TNs: c, Position: codec.Vec3{X: float64(i)}}
+		if err := w.Write(&logfmt.Record{Channel: sc, RecvWallNs: c + 1e6, RecvMonoNs: mono0 + c - t0 + 1e6, CaptureNs: c, Seq: uint64(i),
+			HasStamp: true, Payload: codec.AppendState(nil, &s)}); err != nil {
+			t.Fatal(err)
+		}
+		if frames && i%3 == 0 {
+			h := codec.NewFrameHeader(uint64(i/3), c, 1, 4, 2, codec.RGB8)
+			if err := w.Write(&logfmt.Record{Channel: fc, RecvWallNs: c + 2e6, RecvMonoNs: mono0 + c - t0 + 2e6, CaptureNs: c, Seq: uint64(i / 3),
+				HasStamp: true, Header: codec.AppendFrameHeader(nil, &h), Payload: make([]byte, 24)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path, stateKey, service
+}
+
+// network is a zenoh session listening on a loopback port that the replay
+// and the controller connect to.
+func network(t *testing.T) string {
+	t.Helper()
+	ep := "tcp/127.0.0.1:" + strconv.Itoa(peertest.FreePort(t))
+	s, err := zenoh.Open(zenoh.Config{Mode: zenoh.ModePeer, Listen: []string{ep}, DisableMulticastScouting: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return ep
+}
+
+// behaviour says what the controller does with the state of seq: wait
+// first, answer on another key, or die (close its session) instead.
+type behaviour func(seq uint64) (wait time.Duration, key string, die bool)
+
+// controller runs a controller on its own zenoh session: for each state
+// on stateKey, an answer (the state's seq, 8 bytes) on answerKey tagged
+// with that seq, as behave says. It returns once it subscribed.
+func controller(t *testing.T, ep, stateKey, answerKey string, behave behaviour) {
+	t.Helper()
+	s, err := zenoh.Open(zenoh.Config{Mode: zenoh.ModePeer, Connect: []string{ep}, DisableMulticastScouting: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, err := s.Subscribe(stateKey, zenoh.SubscriberOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pubs := map[string]*zenoh.Publisher{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	var once sync.Once
+	closeAll := func() {
+		once.Do(func() {
+			for _, p := range pubs {
+				p.Close()
+			}
+			sub.Close()
+			s.Close()
+		})
+	}
+	go func() {
+		defer close(done)
+		var buf []zenoh.Sample
+		var st codec.State
+		for {
+			if buf, err = sub.Receive(ctx, buf[:0]); err != nil {
+				return
+			}
+			for _, smp := range buf {
+				if err := codec.DecodeStateInto(&st, smp.Payload, 0); err != nil {
+					t.Errorf("controller: %v", err)
+					continue
+				}
+				wait, key, die := behave(st.Seq)
+				if die {
+					closeAll()
+					return
+				}
+				time.Sleep(wait)
+				if key == "" {
+					key = answerKey
+				}
+				p := pubs[key]
+				if p == nil {
+					if p, err = s.Publisher(key, zenoh.PublisherOptions{Express: true, Block: true}); err != nil {
+						t.Errorf("controller: %v", err)
+						return
+					}
+					pubs[key] = p
+				}
+				if err := p.Put(binary.LittleEndian.AppendUint64(nil, st.Seq), codec.AppendAnswerTag(nil, st.Seq)); err != nil {
+					t.Errorf("controller: %v", err)
+				}
+			}
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-done; closeAll() })
+}
+
+// lockstepConfig is the lockstep + capture replay of the tests.
+func lockstepConfig(t *testing.T, ep, path, answerKey string, timeout time.Duration) Config {
+	return Config{Files: []string{path}, Rate: 4, Zenoh: zenoh.Config{Mode: zenoh.ModePeer, Connect: []string{ep}, DisableMulticastScouting: true},
+		WaitSubscribers: 1, WaitTimeout: 20 * time.Second, Lockstep: answerKey, LockstepTimeout: timeout,
+		Capture: []string{answerKey}, Output: filepath.Join(t.TempDir(), "response.vrlog"), Linger: 100 * time.Millisecond}
+}
+
+// run opens and runs cfg, timing the run; opened, if set, runs between
+// Open and Run (the publishers exist then).
+func run(t *testing.T, cfg Config, opened ...func()) (*Report, error, time.Duration) {
+	t.Helper()
+	r, err := Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for _, f := range opened {
+		f()
+	}
+	t0 := time.Now()
+	rep, err := r.Run(context.Background())
+	return rep, err, time.Since(t0)
+}
+
+// response reads a response log: each trigger's release and each answer's
+// arrival (by the seq it carries) on the log's one clock, and the outcome.
+func response(t *testing.T, path, stateKey string) (released, answered map[uint64]int64, out *logfmt.ReplayOutcome) {
+	t.Helper()
+	rd, err := logfmt.Open(path, logfmt.ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	names := map[uint16]string{}
+	internal := map[uint16]bool{}
+	for _, c := range rd.Channels() {
+		names[c.ID], internal[c.ID] = c.Name, c.Transport == logfmt.TransportInternal
+	}
+	released, answered = map[uint64]int64{}, map[uint64]int64{}
+	it := rd.Records(logfmt.Filter{})
+	for it.Next() {
+		r := it.Record()
+		switch name := names[r.Channel]; {
+		case name == stateKey:
+			released[r.Seq] = r.RecvMonoNs
+		case name == logfmt.OutcomeChannel:
+			out = new(logfmt.ReplayOutcome)
+			if err := json.Unmarshal(r.Payload, out); err != nil {
+				t.Fatal(err)
+			}
+		case internal[r.Channel]: // the recorder's heartbeats
+		default:
+			seq := binary.LittleEndian.Uint64(r.Payload)
+			if tag, ok := codec.ParseAnswerTag(r.Header); !ok || tag != seq {
+				t.Fatalf("answer %d carries attachment %q", seq, r.Header)
+			}
+			if _, dup := answered[seq]; !dup {
+				answered[seq] = r.RecvMonoNs
+			}
+		}
+	}
+	if err := it.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return released, answered, out
+}
+
+// A controller that keeps up: every state is answered by its own answer,
+// each trigger goes out after the answer to the one before, nothing is
+// late, and the response log says the replay finished with every trigger.
+func TestLockstepCaptureAgainstAController(t *testing.T) {
+	const n = 40
+	path, stateKey, service := stateLog(t, n, 10*time.Millisecond, true)
+	ep := network(t)
+	answerKey := stateKey + "/cmd"
+	controller(t, ep, stateKey, answerKey, func(uint64) (time.Duration, string, bool) { return 2 * time.Millisecond, "", false })
+	cfg := lockstepConfig(t, ep, path, answerKey, 5*time.Second)
+	var frames func() int
+	rep, err, _ := run(t, cfg, func() { frames = frameSubscriber(t, service) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := rep.Lockstep
+	if l.Answered != n || l.Missed != 0 || l.Late != 0 || l.Tagged < n {
+		t.Fatalf("lockstep %+v", l)
+	}
+	if ch := rep.Channels[1]; ch.Transport != "iceoryx2" || ch.Sent != (n+2)/3 || frames() != (n+2)/3 {
+		t.Fatalf("frames %+v, %d received", ch, frames())
+	}
+	rel, ans, out := response(t, cfg.Output, stateKey)
+	if out == nil || !out.Finished || out.Triggers != n || out.Released != n || out.Answered != n {
+		t.Fatalf("outcome %+v", out)
+	}
+	for seq := range uint64(n) {
+		if ans[seq] < rel[seq] {
+			t.Fatalf("answer %d arrived before its trigger was released", seq)
+		}
+		if next, ok := rel[seq+1]; ok && next < ans[seq] {
+			t.Fatalf("trigger %d was released before the answer to %d", seq+1, seq)
+		}
+	}
+	a, err := analyzer.AnalyzeFiles([]string{cfg.Output}, analyzer.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.ReplayIncomplete) != 0 || len(a.Reaction) != 1 || a.Reaction[0].Answered != n {
+		t.Fatalf("analyze: %v %+v", a.ReplayIncomplete, a.Reaction)
+	}
+}
+
+// A controller that dies mid-run: the trigger key loses its subscriber,
+// the replay says so at once and fails with ErrControllerGone in far
+// less than one lockstep timeout, and the response log it leaves fails
+// the gate.
+func TestLockstepControllerDies(t *testing.T) {
+	const n, dieAt = 200, 10
+	path, stateKey, _ := stateLog(t, n, 10*time.Millisecond, false)
+	ep := network(t)
+	answerKey := stateKey + "/cmd"
+	controller(t, ep, stateKey, answerKey, func(seq uint64) (time.Duration, string, bool) { return 0, "", seq == dieAt })
+	cfg := lockstepConfig(t, ep, path, answerKey, 10*time.Second)
+	var warn syncBuffer
+	cfg.Warn = &warn
+	rep, err, took := run(t, cfg)
+	if !errors.Is(err, ErrControllerGone) {
+		t.Fatalf("err %v (want ErrControllerGone)\n%s", err, warn.String())
+	}
+	if took > 8*time.Second { // a sanity bound, not a benchmark: the timeout alone is 10 s
+		t.Fatalf("took %v to notice", took)
+	}
+	if !strings.Contains(warn.String(), "lost its subscriber: the controller is gone") {
+		t.Fatalf("stderr:\n%s", warn.String())
+	}
+	if l := rep.Lockstep; l.Answered != dieAt || l.Missed != 0 {
+		t.Fatalf("lockstep %+v", l)
+	}
+	_, _, out := response(t, cfg.Output, stateKey)
+	if out == nil || out.Finished || !strings.Contains(out.Reason, "lost its subscriber") || out.Triggers != n {
+		t.Fatalf("outcome %+v", out)
+	}
+	a, err := analyzer.AnalyzeFiles([]string{cfg.Output}, analyzer.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.ApplyChecks(analyzer.Thresholds{MaxReaction: []analyzer.Limit{{Value: 1e6}}})
+	if a.Pass {
+		t.Fatalf("the gate passed a response log of a replay whose controller died: %+v", a.Checks)
+	}
+}
+
+// A controller that stalls once for longer than the timeout: one missed
+// step; its late answer arrives while the next trigger waits, is dropped
+// and reported, and the next trigger is answered by its own answer, so
+// the rest of the run stays paired.
+func TestLockstepControllerStallsOnce(t *testing.T) {
+	const n, stallAt = 30, 5
+	const timeout = 300 * time.Millisecond
+	path, stateKey, _ := stateLog(t, n, 10*time.Millisecond, false)
+	ep := network(t)
+	answerKey := stateKey + "/cmd"
+	controller(t, ep, stateKey, answerKey, func(seq uint64) (time.Duration, string, bool) {
+		if seq == stallAt {
+			return timeout * 3 / 2, "", false // the next trigger goes out at the timeout, and is answered in its own time
+		}
+		return time.Millisecond, "", false
+	})
+	cfg := lockstepConfig(t, ep, path, answerKey, timeout)
+	var warn syncBuffer
+	cfg.Warn = &warn
+	rep, err, _ := run(t, cfg)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, warn.String())
+	}
+	l := rep.Lockstep
+	if l.Missed != 1 || l.Answered != n-1 || l.Late != 1 || len(l.LateAnswers) != 1 || l.LateAnswers[0] != (LateAnswer{Seq: stallAt, Current: stallAt + 1}) {
+		t.Fatalf("lockstep %+v\n%s", l, warn.String())
+	}
+	if !strings.Contains(warn.String(), fmt.Sprintf("late answer for seq %d dropped (seq %d is the trigger now)", stallAt, stallAt+1)) ||
+		!strings.Contains(warn.String(), fmt.Sprintf("seq %d within 300ms, a missed step", stallAt)) {
+		t.Fatalf("stderr:\n%s", warn.String())
+	}
+	rel, ans, out := response(t, cfg.Output, stateKey)
+	if out == nil || !out.Finished || out.Missed != 1 || out.Late != 1 {
+		t.Fatalf("outcome %+v", out)
+	}
+	for seq := range uint64(n) {
+		next, ok := rel[seq+1]
+		switch {
+		case !ok:
+		case seq == stallAt && next >= ans[seq]:
+			t.Fatalf("trigger %d waited for the stalled answer", seq+1)
+		case seq != stallAt && next < ans[seq]:
+			t.Fatalf("trigger %d was released before the answer to %d: the pairing shifted", seq+1, seq)
+		}
+	}
+}
+
+// A controller that answers on another key: nothing is ever received on
+// the lockstep key; the replay warns at the first missed step and fails
+// with ErrNoAnswer after DefaultMaxMissedInARow timeouts, not one per
+// record.
+func TestLockstepAnswersOnTheWrongKey(t *testing.T) {
+	const n = 100
+	const timeout = 200 * time.Millisecond
+	path, stateKey, _ := stateLog(t, n, 10*time.Millisecond, false)
+	ep := network(t)
+	answerKey := stateKey + "/cmd"
+	controller(t, ep, stateKey, answerKey, func(uint64) (time.Duration, string, bool) { return 0, stateKey + "/command", false })
+	cfg := lockstepConfig(t, ep, path, answerKey, timeout)
+	var warn syncBuffer
+	cfg.Warn = &warn
+	rep, err, took := run(t, cfg)
+	if !errors.Is(err, ErrNoAnswer) {
+		t.Fatalf("err %v (want ErrNoAnswer)", err)
+	}
+	if took > 10*time.Second { // sanity only: one timeout per record would be 20 s
+		t.Fatalf("took %v", took)
+	}
+	if l := rep.Lockstep; l.Missed != DefaultMaxMissedInARow || l.Answered != 0 {
+		t.Fatalf("lockstep %+v", l)
+	}
+	if !strings.Contains(warn.String(), "nothing was received on "+answerKey+" yet") {
+		t.Fatalf("stderr:\n%s", warn.String())
+	}
+	// MaxMissed bounds the misses in all, with the in-a-row bound off.
+	cfg = lockstepConfig(t, ep, path, answerKey, 50*time.Millisecond)
+	cfg.MaxMissed, cfg.MaxMissedInARow = 5, -1
+	rep, err, _ = run(t, cfg)
+	if !errors.Is(err, ErrNoAnswer) || rep.Lockstep.Missed != 5 {
+		t.Fatalf("max missed 5: %v, %+v", err, rep.Lockstep)
+	}
+}
+
+// syncBuffer is a strings.Builder safe for the fixture's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// frameSubscriber subscribes to an iceoryx2 service the replay publishes
+// and counts what it receives until the test ends.
+func frameSubscriber(t *testing.T, service string) (received func() int) {
+	t.Helper()
+	node, err := iceoryx2.NewNode("vrlog-replayer-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, err := node.Subscribe(service, iceoryx2.SubscriberOptions{QueueLen: 1024})
+	if err != nil {
+		node.Close()
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	n := 0
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var buf []iceoryx2.Sample
+		for {
+			buf, err = sub.Receive(ctx, buf[:0])
+			mu.Lock()
+			n += len(buf)
+			mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-done; sub.Close(); node.Close() })
+	return func() int { mu.Lock(); defer mu.Unlock(); return n }
+}
+
+// Frames replayed into a slow iceoryx2 subscriber (the Python peer on the
+// official wheel, taking a frame every 20 ms from the service's buffer of
+// 2): with BlockIceoryx each frame waits until the subscriber has room and
+// it gets every one; without it, iceoryx2's safe overflow overwrites what
+// it has not taken yet, and the replay cannot tell (sent counts every
+// frame).
+func TestFramesIntoASlowSubscriber(t *testing.T) {
+	const n = 30 // states; a frame for every third
+	const frames = (n + 2) / 3
+	for _, block := range []bool{true, false} {
+		path, _, service := stateLog(t, n, time.Millisecond, true)
+		cfg := Config{Files: []string{path}, RateMax: true, WaitSubscribers: 1, WaitTimeout: 20 * time.Second, BlockIceoryx: block,
+			Zenoh: zenoh.Config{Mode: zenoh.ModePeer, DisableMulticastScouting: true}, Linger: 300 * time.Millisecond,
+			Channels: mustSet(t, service)}
+		var peer *peertest.Peer
+		rep, err, _ := run(t, cfg, func() {
+			peer = peertest.Start(t, "subscriber.py", "--service", service, "--buffer", "0", "--hold", "0.02", "--frames", strconv.Itoa(frames), "--timeout", "3")
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		peer.Wait(30 * time.Second) // exit 2 when it got fewer than all: counted below
+		got := func() int { return len(peertest.Records(t, peer.Log)) }
+		sent := rep.Channels[0].Sent
+		t.Logf("block %v: sent %d, the slow subscriber got %d", block, sent, got())
+		switch {
+		case sent != frames:
+			t.Fatalf("block %v: sent %d of %d", block, sent, frames)
+		case block && got() != frames:
+			t.Fatalf("blocking: the slow subscriber got %d of %d", got(), frames)
+		case !block && got() >= frames:
+			t.Fatalf("without blocking the slow subscriber got all %d: the test does not reproduce the overflow", frames)
+		}
+	}
+}
+
+func mustSet(t *testing.T, pats ...string) *keyexpr.Set {
+	s, err := keyexpr.ParseSet(pats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
