@@ -7,6 +7,7 @@
 #
 #   bench/downstream.sh                 # 1 GiB of 1080p frames, 5 rounds
 #   MIB=4096 ROUNDS=7 bench/downstream.sh
+#   BASE=main bench/downstream.sh       # also the exports of git rev BASE, interleaved
 #
 # The log (bench/mkframes: 1 kHz states, 30 Hz 1920x1080 rgb8 frames stored
 # raw, chunks sealed every second as the recorder does) and the outputs
@@ -33,6 +34,11 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 CGO_ENABLED=0 go build -o "$TMP/vrlog" ./cmd/vrlog
 CGO_ENABLED=0 go build -o "$TMP/mkframes" ./bench/mkframes
+if [ -n "${BASE:-}" ]; then
+	mkdir "$TMP/base"
+	git archive "$BASE" | tar -x -C "$TMP/base"
+	(cd "$TMP/base" && CGO_ENABLED=0 go build -o "$TMP/vrlog-base" ./cmd/vrlog)
+fi
 WORK=$TMP/work
 mkdir -p "$WORK"
 if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=$((MIB * 4 + 512))m vrlog-bench "$WORK"; then
@@ -69,6 +75,8 @@ argv() {
 	zstd_T1) ARGV=(zstd -q -f -3 -T1 "$LOG" -o "$OUT") ;;
 	zstd_T0) ARGV=(zstd -q -f -3 -T0 "$LOG" -o "$OUT") ;;
 	export_zstd) ARGV=("$TMP/vrlog" export "$LOG" --compression zstd -f -o "$OUT") ;;
+	base_export_none) ARGV=("$TMP/vrlog-base" export "$LOG" --compression none -f -o "$OUT") ;;
+	base_export_zstd) ARGV=("$TMP/vrlog-base" export "$LOG" --compression zstd -f -o "$OUT") ;;
 	py_blocks | py_payloads | py_frames) ARGV=("$PY" bench/pyread.py "${1#py_}" "$LOG") ;;
 	cp_sync_disk) ARGV=(sh -c 'cp "$1" "$2" && sync "$2"' sh "$LOG" "$DOUT") ;;
 	export_none_disk) ARGV=("$TMP/vrlog" export "$LOG" --compression none -f -o "$DOUT") ;;
@@ -77,6 +85,7 @@ argv() {
 
 declare -A T
 pairs=(cp cat export_none zstd_T1 zstd_T0 export_zstd py_blocks py_payloads py_frames)
+[ -n "${BASE:-}" ] && pairs+=(base_export_none base_export_zstd)
 [ "${DISK:-0}" = 1 ] && pairs+=(cp_sync_disk export_none_disk)
 declare -A C
 for r in $(seq "$ROUNDS"); do
@@ -109,5 +118,9 @@ ratio "export --compression zstd vs zstd -3 -T1" export_zstd zstd_T1 80
 ratio "export --compression zstd vs zstd -3 -T0" export_zstd zstd_T0 80
 ratio "python payloads vs 1 MiB blocks" py_payloads py_blocks 50
 ratio "python frames() as numpy vs 1 MiB blocks" py_frames py_blocks 50
+if [ -n "${BASE:-}" ]; then
+	ratio "export none vs $BASE's export none" export_none base_export_none 100
+	ratio "export zstd vs $BASE's export zstd" export_zstd base_export_zstd 100
+fi
 if [ "${DISK:-0}" = 1 ]; then ratio "export none vs cp && sync, on $DIR's disk" export_none_disk cp_sync_disk 50; fi
 exit 0

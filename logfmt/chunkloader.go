@@ -17,9 +17,10 @@ import (
 // chunkLoader reads chunks of one file, counting the bytes it reads. Its
 // zstd decoder is created on first use.
 type chunkLoader struct {
-	ra   io.ReaderAt
-	size int64
-	opts ReaderOptions
+	ra     io.ReaderAt
+	size   int64
+	opts   ReaderOptions
+	mapped []byte // the file mapped read-only (ReaderOptions.Map), or nil
 
 	bytesRead atomic.Int64
 	decOnce   sync.Once
@@ -206,6 +207,17 @@ func (l *chunkLoader) openChunk(lc *loadedChunk, ci *ChunkInfo, want []bool, met
 		}
 		at := dataAt + int64(g.dataOff)
 		var stored []byte
+		if g.kind == CompressionNone && l.mapped != nil && at+int64(g.storedLen) <= int64(len(l.mapped)) {
+			// A view of the map: no copy (openChunk checked the chunk lies
+			// inside the file).
+			stored = l.mapped[at : at+int64(g.storedLen) : at+int64(g.storedLen)]
+			l.bytesRead.Add(int64(len(stored)))
+			if crc(stored) != g.crc {
+				return corrupt(name, at, payloadBlock(g.channel), fmt.Sprintf("crc32c %#08x", g.crc), ErrBadCRC)
+			}
+			lc.data[i] = stored
+			continue
+		}
 		if g.kind == CompressionNone {
 			lc.dataBufs[i] = sized(lc.dataBufs[i], int(g.storedLen))
 			stored = lc.dataBufs[i]

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/vrlog/vrlog/outfile"
 )
@@ -35,6 +36,15 @@ type ReaderOptions struct {
 	MaxMergeChunks int
 	// IgnoreIndex reads the file by linear scan even if it has a footer.
 	IgnoreIndex bool
+	// Map has Open map the file into memory, read only (Linux; elsewhere
+	// it is read as without it): a record's header and payload in a
+	// raw-stored payload block are then views of the map, not copies,
+	// valid until Close rather than until the next record, and must not
+	// be written to. Everything is checked as without it (the block's
+	// CRC-32C is computed over the mapped bytes). A file that shrinks
+	// while it is mapped makes a later access to the lost pages fault
+	// (SIGBUS), so map only a log no one truncates: a closed file.
+	Map bool
 	// Name is used in errors; Open sets it to the path.
 	Name string
 }
@@ -103,6 +113,11 @@ func Open(path string, opts ReaderOptions) (*Reader, error) {
 	}
 	r.file = f
 	r.live = outfile.Describe(f)
+	if opts.Map {
+		// After NewReader: the map holds the bytes NewReader checked
+		// the size of; a failed map reads as without it.
+		r.mapped, _ = mapFile(f, size)
+	}
 	return r, nil
 }
 
@@ -349,6 +364,19 @@ func (r *Reader) Warnings() []*CorruptionError { return r.warnings }
 // BytesRead returns the bytes read from the file so far.
 func (r *Reader) BytesRead() int64 { return r.bytesRead.Load() }
 
+// Mapped reports whether b lies in the reader's map of the file
+// (ReaderOptions.Map): such a record header or payload stays valid and
+// unchanged until Close. A payload decompressed from a zstd block never
+// does; it is valid until the next record.
+func (r *Reader) Mapped(b []byte) bool {
+	m := r.mapped
+	if len(m) == 0 || len(b) == 0 {
+		return false
+	}
+	lo, p := uintptr(unsafe.Pointer(unsafe.SliceData(m))), uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	return p >= lo && p-lo <= uintptr(len(m)-len(b))
+}
+
 // Size returns the file size.
 func (r *Reader) Size() int64 { return r.size }
 
@@ -358,6 +386,10 @@ func (r *Reader) Close() error {
 		return ErrClosed
 	}
 	r.chunkLoader.close()
+	if r.mapped != nil {
+		unmapFile(r.mapped)
+		r.mapped = nil
+	}
 	if r.file != nil {
 		return r.file.Close()
 	}

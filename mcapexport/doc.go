@@ -10,8 +10,12 @@
 //     channel's transport meta, each key prefixed "vrlog.".
 //   - Camera frames (vrsdk.Frame/1) are protobuf foxglove.RawImage
 //     messages (schema encoding "protobuf": Foxglove's FileDescriptorSet,
-//     embedded from foxglove/), written by hand from the log's bytes, the
-//     pixels copied once; Foxglove's Image panel shows them.
+//     embedded from foxglove/), written by hand from the log's bytes;
+//     Foxglove's Image panel shows them. Pixels that stay valid until
+//     Close (MCAPOptions.Stable: a mapped log's raw blocks) are not copied
+//     at all into an uncompressed chunk: it is written with one vectored
+//     write from the log's pages; other bytes are copied once, into the
+//     chunk's buffer or its compressor.
 //   - The other known schemas are decoded (codec.Lookup) and written as
 //     JSON messages (message_encoding "json") with a JSON Schema (schema
 //     encoding "jsonschema"): vrsdk.State/1, vrsdk.TimeReply/1,
@@ -38,6 +42,9 @@
 // infinite floats become null (JSON has no literal for them), which the
 // schemas allow.
 //
-// The package is pure Go (CGO_ENABLED=0) and uses the reference MCAP
-// writer, github.com/foxglove/mcap/go/mcap.
+// The package is pure Go (CGO_ENABLED=0). It writes MCAP itself
+// (writer.go: records, chunks with their message indexes, chunk indexes,
+// statistics, summary, every CRC as the reference Go writer writes them)
+// and reads it back with the reference reader,
+// github.com/foxglove/mcap/go/mcap (Check).
 package mcapexport

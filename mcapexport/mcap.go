@@ -27,6 +27,12 @@ type MCAPOptions struct {
 	// NoPoses leaves out the "<topic>:pose" foxglove.PoseInFrame channel
 	// derived from each state channel.
 	NoPoses bool
+	// Stable, when set, tells which record payloads stay valid and
+	// unchanged until Close (logfmt.Reader.Mapped, for a reader opened
+	// with Map: the raw blocks' views of the file): the pixels of such a
+	// frame in an uncompressed chunk are written from them directly,
+	// without a copy. Every other byte is copied before Write returns.
+	Stable func(payload []byte) bool
 }
 
 // MCAPStats counts what an export wrote.
@@ -61,7 +67,7 @@ type outChannel struct {
 
 // MCAPWriter writes vrlog records as an indexed, chunked MCAP file.
 type MCAPWriter struct {
-	w       *mcap.Writer
+	w       *rawWriter
 	opts    MCAPOptions
 	chans   map[uint16]*outChannel
 	schemas map[string]uint16
@@ -90,28 +96,18 @@ func NewMCAP(out io.Writer, opts MCAPOptions) (*MCAPWriter, error) {
 	if chunk <= 0 {
 		chunk = 4 << 20
 	}
-	w, err := mcap.NewWriter(out, &mcap.WriterOptions{
-		Chunked:     true,
-		ChunkSize:   chunk,
-		Compression: comp,
-		IncludeCRC:  true,
-	})
+	w, err := newRawWriter(out, comp, chunk)
 	if err != nil {
 		return nil, fmt.Errorf("mcapexport: %w", err)
 	}
 	m := &MCAPWriter{w: w, opts: opts, chans: map[uint16]*outChannel{}, schemas: map[string]uint16{},
 		nextCh: 1, nextSch: 1, stats: MCAPStats{PerTopic: map[string]uint64{}}}
-	if err := w.WriteHeader(&mcap.Header{Profile: "", Library: "vrlog"}); err != nil {
-		return nil, fmt.Errorf("mcapexport: write header: %w", err)
-	}
+	w.header("", "vrlog")
 	if len(opts.Metadata) > 0 {
-		md := make(map[string]string, len(opts.Metadata))
-		for k, v := range opts.Metadata {
-			md[k] = v
-		}
-		if err := w.WriteMetadata(&mcap.Metadata{Name: "vrlog", Metadata: md}); err != nil {
-			return nil, fmt.Errorf("mcapexport: write metadata: %w", err)
-		}
+		w.metadata("vrlog", opts.Metadata)
+	}
+	if w.err != nil {
+		return nil, fmt.Errorf("mcapexport: write header: %w", w.err)
 	}
 	return m, nil
 }
@@ -150,8 +146,9 @@ func (m *MCAPWriter) schemaID(name, encoding string, data []byte) (uint16, error
 		return id, nil
 	}
 	id := m.nextSch
-	if err := m.w.WriteSchema(&mcap.Schema{ID: id, Name: name, Encoding: encoding, Data: data}); err != nil {
-		return 0, fmt.Errorf("mcapexport: write schema %s: %w", name, err)
+	m.w.schema(&mcap.Schema{ID: id, Name: name, Encoding: encoding, Data: data})
+	if m.w.err != nil {
+		return 0, fmt.Errorf("mcapexport: write schema %s: %w", name, m.w.err)
 	}
 	m.nextSch++
 	m.schemas[name] = id
@@ -163,8 +160,9 @@ func (m *MCAPWriter) newChannel(topic string, schemaID uint16, encoding string, 
 		return 0, fmt.Errorf("mcapexport: more than 65535 MCAP channels")
 	}
 	id := m.nextCh
-	if err := m.w.WriteChannel(&mcap.Channel{ID: id, SchemaID: schemaID, Topic: topic, MessageEncoding: encoding, Metadata: meta}); err != nil {
-		return 0, fmt.Errorf("mcapexport: write channel %s: %w", topic, err)
+	m.w.channel(&mcap.Channel{ID: id, SchemaID: schemaID, Topic: topic, MessageEncoding: encoding, Metadata: meta})
+	if m.w.err != nil {
+		return 0, fmt.Errorf("mcapexport: write channel %s: %w", topic, m.w.err)
 	}
 	m.nextCh++
 	return id, nil
@@ -241,8 +239,11 @@ func clampU(ns int64) uint64 {
 	return uint64(ns)
 }
 
-func (m *MCAPWriter) message(ch uint16, topic string, seq uint32, logTime, pubTime uint64, data []byte) error {
-	if err := m.w.WriteMessage(&mcap.Message{ChannelID: ch, Sequence: seq, LogTime: logTime, PublishTime: pubTime, Data: data}); err != nil {
+// message writes a message whose data is head then tail (a frame's
+// pixels: written from the caller's bytes if Stable says they may be).
+func (m *MCAPWriter) message(ch uint16, topic string, seq uint32, logTime, pubTime uint64, head, tail []byte) error {
+	ref := len(tail) > 0 && m.opts.Stable != nil && m.opts.Stable(tail)
+	if err := m.w.message(ch, seq, logTime, pubTime, head, tail, ref); err != nil {
 		return fmt.Errorf("mcapexport: write message on %s: %w", topic, err)
 	}
 	m.stats.Messages++
@@ -264,22 +265,22 @@ func (m *MCAPWriter) Write(r *logfmt.Record) error {
 	switch oc.kind {
 	case kindOpaque:
 		m.buf = appendOpaqueJSON(m.buf[:0], oc.src.Schema, r.Header, r.Payload)
-		return m.message(oc.id, oc.topic, seq, logTime, pubTime, m.buf)
+		return m.message(oc.id, oc.topic, seq, logTime, pubTime, m.buf, nil)
 	case kindHeartbeat:
 		m.buf = appendHeartbeatJSON(m.buf[:0], r.RecvWallNs)
-		return m.message(oc.id, oc.topic, seq, logTime, pubTime, m.buf)
+		return m.message(oc.id, oc.topic, seq, logTime, pubTime, m.buf, nil)
 	}
-	buf, err := m.encode(oc, r)
+	buf, tail, err := m.encode(oc, r)
 	if err == nil {
 		m.buf = buf
-		if err := m.message(oc.id, oc.topic, seq, logTime, pubTime, buf); err != nil {
+		if err := m.message(oc.id, oc.topic, seq, logTime, pubTime, buf, tail); err != nil {
 			return err
 		}
 		if oc.poseID == 0 {
 			return nil
 		}
 		m.buf = AppendPoseInFrameProto(m.buf[:0], &oc.state)
-		return m.message(oc.poseID, oc.topic+":pose", seq, logTime, pubTime, m.buf)
+		return m.message(oc.poseID, oc.topic+":pose", seq, logTime, pubTime, m.buf, nil)
 	}
 	// Keep the record: a companion channel carries its bytes and the error.
 	m.stats.Undecodable++
@@ -297,39 +298,40 @@ func (m *MCAPWriter) Write(r *logfmt.Record) error {
 		oc.undecID = id
 	}
 	m.buf = appendUndecodableJSON(m.buf[:0], oc.src.Schema, err, r.Header, r.Payload)
-	return m.message(oc.undecID, oc.topic+":undecodable", seq, logTime, pubTime, m.buf)
+	return m.message(oc.undecID, oc.topic+":undecodable", seq, logTime, pubTime, m.buf, nil)
 }
 
-// encode decodes r with its channel's codec and appends its message: a
-// frame as protobuf (its pixels copied once, into the reused buffer), the
-// rest as JSON. A state stays decoded in oc.state for its pose.
-func (m *MCAPWriter) encode(oc *outChannel, r *logfmt.Record) ([]byte, error) {
+// encode decodes r with its channel's codec and returns its message as
+// head then tail: a frame as protobuf (head: its fields, tail: its pixels,
+// not copied here: the chunk copies or references them), the rest as JSON (head only). A state stays decoded
+// in oc.state for its pose.
+func (m *MCAPWriter) encode(oc *outChannel, r *logfmt.Record) (head, tail []byte, err error) {
 	switch oc.src.Schema {
 	case codec.SchemaState:
 		if err := codec.DecodeStateInto(&oc.state, r.Payload, m.opts.EpochNs); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return AppendStateJSON(m.buf[:0], &oc.state), nil
+		return AppendStateJSON(m.buf[:0], &oc.state), nil, nil
 	case codec.SchemaFrame:
 		f, err := codec.DecodeFrame(r.Header, r.Payload, m.opts.EpochNs)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return AppendRawImageProto(m.buf[:0], &f), nil
+		return AppendRawImageProtoHead(m.buf[:0], &f), f.Pixels, nil
 	}
 	v, err := oc.codec.Decode(r.Header, r.Payload, m.opts.EpochNs)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	switch x := v.(type) {
 	case codec.TimeReply:
-		return appendTimeReplyJSON(m.buf[:0], &x), nil
+		return appendTimeReplyJSON(m.buf[:0], &x), nil, nil
 	case codec.ClockProbe:
-		return appendClockProbeJSON(m.buf[:0], &x), nil
+		return appendClockProbeJSON(m.buf[:0], &x), nil, nil
 	case codec.ReplayClock:
-		return appendReplayClockJSON(m.buf[:0], &x), nil
+		return appendReplayClockJSON(m.buf[:0], &x), nil, nil
 	}
-	return nil, fmt.Errorf("mcapexport: no JSON mapping for %T", v)
+	return nil, nil, fmt.Errorf("mcapexport: no JSON mapping for %T", v)
 }
 
 // Stats returns what has been written so far.
@@ -360,7 +362,7 @@ func (m *MCAPWriter) Close() error {
 		return fmt.Errorf("mcapexport: writer closed")
 	}
 	m.closed = true
-	if err := m.w.Close(); err != nil {
+	if err := m.w.close(); err != nil {
 		return fmt.Errorf("mcapexport: %w", err)
 	}
 	return nil

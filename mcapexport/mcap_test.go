@@ -57,7 +57,10 @@ func frame(seq uint64, t int64, w, h uint32) (hdr, pix []byte) {
 	return codec.AppendFrameHeader(nil, &fh), pix
 }
 
-func makeFixture() *fixture {
+func makeFixture() *fixture { return makeFixtureFrames(8, 4) }
+
+// makeFixtureFrames is the fixture with frames of w×h rgb8 pixels.
+func makeFixtureFrames(fw, fh uint32) *fixture {
 	f := &fixture{chans: []logfmt.Channel{
 		{ID: 1, Name: "vr/r1/state", Transport: logfmt.TransportZenoh, Topic: "vr/r1/state", Schema: codec.SchemaState},
 		{ID: 2, Name: "vr/r1/camera/front", Transport: logfmt.TransportIceoryx2, Topic: "vr/r1/camera/front", Schema: codec.SchemaFrame,
@@ -92,12 +95,12 @@ func makeFixture() *fixture {
 			"pose.orientation.x": 0.0, "pose.orientation.w": 1.0}
 		f.want = append(f.want, pose)
 		if i%10 == 0 {
-			h, p := frame(uint64(i/10), t, 8, 4)
+			h, p := frame(uint64(i/10), t, fw, fh)
 			add(logfmt.Record{Channel: 2, RecvWallNs: t + 900_000, RecvMonoNs: int64(i)*1_000_000 + 600_000, CaptureNs: t, Seq: uint64(i / 10), HasStamp: true,
 				Header: h, Payload: p}, "vr/r1/camera/front", SchemaRawImage, "protobuf", uint32(i/10))
 			sum := sha256.Sum256(p)
 			f.want[len(f.want)-1].DataSHA256 = hex.EncodeToString(sum[:])
-			f.want[len(f.want)-1].Fields = map[string]any{"width": 8, "height": 4, "step": 24, "encoding": "rgb8", "frame_id": "camera_3",
+			f.want[len(f.want)-1].Fields = map[string]any{"width": fw, "height": fh, "step": 3 * fw, "encoding": "rgb8", "frame_id": "camera_3",
 				"timestamp.seconds": t / 1e9, "timestamp.nanos": t % 1e9}
 		}
 	}

@@ -89,6 +89,13 @@ func appendCameraFrameID(dst []byte, id uint32) []byte {
 // frame_id = 7 (the field numbers of Foxglove's RawImage.proto). The
 // pixels are copied once, at the end.
 func AppendRawImageProto(dst []byte, f *codec.Frame) []byte {
+	return append(AppendRawImageProtoHead(dst, f), f.Pixels...)
+}
+
+// AppendRawImageProtoHead appends the message AppendRawImageProto does
+// but for the pixels themselves: every field, then the data field's tag
+// and length, so that the message is the result followed by f.Pixels.
+func AppendRawImageProtoHead(dst []byte, f *codec.Frame) []byte {
 	dst = appendTimestampField(dst, 1, f.TNs)
 	dst = appendFixed32Field(dst, 2, f.Width)
 	dst = appendFixed32Field(dst, 3, f.Height)
@@ -98,8 +105,7 @@ func AppendRawImageProto(dst []byte, f *codec.Frame) []byte {
 	var id [24]byte
 	idb := appendCameraFrameID(id[:0], f.CameraID)
 	dst = append(appendLenPrefix(dst, 7, len(idb)), idb...)
-	dst = appendLenPrefix(dst, 6, len(f.Pixels))
-	return append(dst, f.Pixels...)
+	return appendLenPrefix(dst, 6, len(f.Pixels))
 }
 
 // AppendPoseInFrameProto appends the pose of s as a foxglove.PoseInFrame

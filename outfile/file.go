@@ -156,6 +156,46 @@ func (f *File) Write(p []byte) (int, error) {
 	return n, nil
 }
 
+// WriteBuffers writes bufs in order, after what Write buffered: to a
+// file with vectored writes (writev) straight from them, which for large
+// buffers (an MCAP chunk's frames) saves their copy into the write
+// buffer. The first error sticks, as Write's.
+func (f *File) WriteBuffers(bufs [][]byte) (int64, error) {
+	if f.err != nil {
+		return 0, f.err
+	}
+	if f.closed {
+		return 0, f.fail(errors.New("write after Finish"))
+	}
+	if err := f.w.Flush(); err != nil {
+		return 0, f.fail(unwrapPath(err))
+	}
+	var n int64
+	var err error
+	if f.f != nil && f.sink == io.Writer(f.f) {
+		n, err = writev(f.f, bufs)
+	} else {
+		n, err = writeEach(f.sink, bufs)
+	}
+	if err != nil {
+		return n, f.fail(unwrapPath(err))
+	}
+	return n, nil
+}
+
+// writeEach writes bufs to w one after the other.
+func writeEach(w io.Writer, bufs [][]byte) (int64, error) {
+	var n int64
+	for _, b := range bufs {
+		k, err := w.Write(b)
+		n += int64(k)
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
 // fail records the first error, naming the output.
 func (f *File) fail(err error) error {
 	if f.err == nil {

@@ -102,27 +102,37 @@ func TestAbortLeavesNothing(t *testing.T) {
 
 // A write beyond the file size limit fails like a full disk (EFBIG): the
 // error names the output, Commit fails, nothing is left.
-func TestWriteErrorFailsCommit(t *testing.T) {
+// limitFileSize limits the files the process writes to 64 KiB (writes
+// beyond fail with EFBIG) until restore.
+func limitFileSize(t *testing.T) (restore func()) {
 	signal.Ignore(syscall.SIGXFSZ)
-	defer signal.Reset(syscall.SIGXFSZ)
 	var old syscall.Rlimit
 	syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old)
 	lim := old
 	lim.Cur = 64 << 10
 	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
+		signal.Reset(syscall.SIGXFSZ)
 		t.Skipf("setrlimit: %v", err) // not a defect of the code under test: the test needs the limit
 	}
+	return func() {
+		syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old)
+		signal.Reset(syscall.SIGXFSZ)
+	}
+}
+
+func TestWriteErrorFailsCommit(t *testing.T) {
+	restore := limitFileSize(t)
 	dir := t.TempDir()
 	p := filepath.Join(dir, "big")
 	f, err := Create(p, Options{})
 	if err != nil {
-		syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old)
+		restore()
 		t.Fatal(err)
 	}
 	buf := make([]byte, 4<<20)
 	_, werr := f.Write(buf)
 	cerr := f.Commit()
-	syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old)
+	restore()
 	if werr == nil && cerr == nil {
 		t.Fatal("writing past the file size limit succeeded")
 	}
@@ -251,5 +261,70 @@ func TestLiveIsReadableWhileWritten(t *testing.T) {
 	l.Write(line)
 	if err := l.Finish(); !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("Close on a full device: %v", err)
+	}
+}
+
+// WriteBuffers writes after what Write buffered, in order, however many
+// buffers (more than one writev takes) and with empty ones among them.
+func TestWriteBuffers(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "vec")
+	f, err := Create(p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []byte
+	f.Write([]byte("head:"))
+	want = append(want, "head:"...)
+	var bufs [][]byte
+	for i := range 3000 {
+		b := []byte(strings.Repeat(string(rune('a'+i%26)), i%5))
+		bufs = append(bufs, b)
+		want = append(want, b...)
+	}
+	big := make([]byte, 3<<20)
+	for i := range big {
+		big[i] = byte(i * 31)
+	}
+	bufs = append(bufs, big, nil)
+	want = append(want, big...)
+	if n, err := f.WriteBuffers(bufs); err != nil || n != int64(len(want)-len("head:")) {
+		t.Fatalf("WriteBuffers: %d, %v", n, err)
+	}
+	f.Write([]byte(":tail"))
+	want = append(want, ":tail"...)
+	if err := f.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Fatalf("file of %d bytes differs from the %d written", len(got), len(want))
+	}
+}
+
+// A failing vectored write fails the commit and leaves nothing.
+func TestWriteBuffersErrorFailsCommit(t *testing.T) {
+	restore := limitFileSize(t)
+	dir := t.TempDir()
+	p := filepath.Join(dir, "big")
+	f, err := Create(p, Options{})
+	if err != nil {
+		restore()
+		t.Fatal(err)
+	}
+	_, werr := f.WriteBuffers([][]byte{make([]byte, 1<<20), make([]byte, 1<<20)})
+	_, werr2 := f.Write([]byte("x"))
+	cerr := f.Commit()
+	restore()
+	if werr == nil || werr2 == nil || cerr == nil {
+		t.Fatalf("writing past the file size limit: %v, then %v, commit %v", werr, werr2, cerr)
+	}
+	if !strings.Contains(cerr.Error(), p) || strings.Count(cerr.Error(), p) != 1 {
+		t.Fatalf("commit: %v (want the path named once)", cerr)
+	}
+	if got := leftovers(t, dir); len(got) != 0 {
+		t.Fatalf("left %v", got)
 	}
 }

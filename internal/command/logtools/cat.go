@@ -97,7 +97,7 @@ func runCat(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	r, sel, err := openSelection(c, path, c.Bool("tolerant"), false)
+	r, sel, err := openSelection(c, path, logfmt.ReaderOptions{Tolerant: c.Bool("tolerant")}, false)
 	if err != nil {
 		return err
 	}

@@ -53,7 +53,7 @@ func runCut(c *cli.Context) error {
 		return cliutil.Usage("cut: give one input file and -o OUT (see --help)")
 	}
 	path := c.Args().First()
-	r, sel, err := openSelection(c, path, false, false)
+	r, sel, err := openSelection(c, path, logfmt.ReaderOptions{}, false)
 	if err != nil {
 		return err
 	}

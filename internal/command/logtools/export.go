@@ -113,7 +113,9 @@ func runExport(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	r, sel, err := openSelection(c, path, false, format == "csv")
+	// MCAP maps the log: the pixels of raw frame blocks go from its pages
+	// to the output without a copy in user space (logfmt Map, MCAP Stable).
+	r, sel, err := openSelection(c, path, logfmt.ReaderOptions{Map: format == "mcap"}, format == "csv")
 	if err != nil {
 		return err
 	}
@@ -147,7 +149,7 @@ func exportMCAP(c *cli.Context, path string, r *logfmt.Reader, sel *logfmt.Selec
 	meta["vrlog.format_version"] = fmt.Sprintf("%d.%d", h.VersionMajor, h.VersionMinor)
 	meta["vrlog.elapsed_epoch_ns"] = strconv.FormatInt(epoch, 10)
 	w, err := mcapexport.NewMCAP(f, mcapexport.MCAPOptions{Compression: c.String("compression"), EpochNs: epoch, Metadata: meta,
-		NoPoses: !c.Bool("pose")})
+		NoPoses: !c.Bool("pose"), Stable: r.Mapped})
 	if err != nil {
 		return cliutil.Runtime(err)
 	}

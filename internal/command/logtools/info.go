@@ -190,7 +190,7 @@ func runInfo(c *cli.Context) error {
 	var firstErr error
 	nerr := 0
 	for i, path := range c.Args().Slice() {
-		r, err := openLog(path, true)
+		r, err := openLog(path, logfmt.ReaderOptions{Tolerant: true})
 		if err != nil {
 			if c.NArg() > 1 { // one file's error is the verb's, printed once
 				fmt.Fprintf(c.App.ErrWriter, "info: %v\n", err)

@@ -63,8 +63,8 @@ func parseTimeFormat(c *cli.Context) (codec.TimeFormat, error) {
 
 // openLog opens a log; any failure is an input error (exit 2) naming the
 // file (and, for damage, the byte offset and what was expected).
-func openLog(path string, tolerant bool) (*logfmt.Reader, error) {
-	r, err := logfmt.Open(path, logfmt.ReaderOptions{Tolerant: tolerant})
+func openLog(path string, o logfmt.ReaderOptions) (*logfmt.Reader, error) {
+	r, err := logfmt.Open(path, o)
 	if err != nil {
 		return nil, cliutil.Input(explain(path, err))
 	}
@@ -114,12 +114,12 @@ func readError(path string, err error) error {
 // openSelection opens path and resolves the --channel and --start, --end,
 // --duration flags against it: what cat, cut and export begin with. The
 // caller closes r, and says what was damaged (warnDamage) after reading.
-func openSelection(c *cli.Context, path string, tolerant, metaOnly bool) (*logfmt.Reader, *logfmt.Selection, error) {
+func openSelection(c *cli.Context, path string, o logfmt.ReaderOptions, metaOnly bool) (*logfmt.Reader, *logfmt.Selection, error) {
 	w, err := logfmt.ParseWindow(c.String("start"), c.String("end"), c.String("duration"))
 	if err != nil {
 		return nil, nil, cliutil.Usage("%v", err)
 	}
-	r, err := openLog(path, tolerant)
+	r, err := openLog(path, o)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -613,3 +613,65 @@ func TestExportCSV(t *testing.T) {
 		t.Fatalf("single csv has %d lines, want %d", got, len(all)+1)
 	}
 }
+
+// Frames large enough to be written from the mapped log's pages (not
+// copied) come out of export exactly, stored raw or zstd in the log, in
+// uncompressed and zstd MCAP chunks: the independent reader checks every
+// CRC and the sha256 of every frame's pixels.
+func TestExportMCAPLargeFrames(t *testing.T) {
+	root := repoRoot(t)
+	py := filepath.Join(root, ".venv", "bin", "python")
+	if _, err := os.Stat(py); err != nil {
+		t.Fatalf("the independent MCAP check needs %s: run `make peers`: %v", py, err)
+	}
+	dir := t.TempDir()
+	for _, logComp := range []logfmt.CompressionKind{logfmt.CompressionNone, logfmt.CompressionZstd} {
+		src := filepath.Join(dir, fmt.Sprintf("frames-%d.vrlog", logComp))
+		w, err := logfmt.Create(src, logfmt.WriterOptions{ChunkSize: 1 << 20, FlushInterval: -1, Sync: logfmt.SyncNone})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fr, err := w.AddChannel(logfmt.Channel{Name: "cam", Transport: logfmt.TransportIceoryx2, Topic: "cam", Schema: codec.SchemaFrame,
+			Compression: logfmt.Compression{Kind: logComp}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []expectedMsg
+		for i := range 12 {
+			tc := t0 + int64(i)*33_000_000
+			fh := codec.NewFrameHeader(uint64(i), tc, 2, 320, 240, codec.RGB8)
+			pix := make([]byte, fh.DataSize)
+			for k := range pix {
+				pix[k] = byte(k/7 + i*k%13)
+			}
+			r := logfmt.Record{Channel: fr, RecvWallNs: tc + 500_000, RecvMonoNs: mono0 + int64(i)*33_000_000, CaptureNs: tc, Seq: uint64(i),
+				HasStamp: true, Header: codec.AppendFrameHeader(nil, &fh), Payload: pix}
+			if err := w.Write(&r); err != nil {
+				t.Fatal(err)
+			}
+			sum := sha256.Sum256(pix)
+			want = append(want, expectedMsg{Topic: "cam", LogTime: uint64(r.RecvWallNs), PublishTime: uint64(tc), Sequence: uint32(i),
+				Schema: mcapexport.SchemaRawImage, Encoding: "protobuf", DataSHA256: hex.EncodeToString(sum[:]),
+				Fields: map[string]any{"width": 320, "height": 240, "step": 960, "frame_id": "camera_2"}})
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		for _, comp := range []string{"none", "zstd"} {
+			out := filepath.Join(dir, fmt.Sprintf("out-%d-%s.mcap", logComp, comp))
+			if o, errs, code := run(t, "export", src, "--compression", comp, "-o", out); code != 0 {
+				t.Fatalf("export: %d %s %s", code, o, errs)
+			}
+			exp := filepath.Join(dir, "expected.json")
+			mc := comp
+			if comp == "none" {
+				mc = ""
+			}
+			b, _ := json.Marshal(map[string]any{"compression": mc, "messages": want})
+			os.WriteFile(exp, b, 0o644)
+			if res, err := exec.Command(py, filepath.Join(root, "tools", "mcapcheck", "check.py"), out, exp).CombinedOutput(); err != nil {
+				t.Fatalf("log %d, chunks %s: %v\n%s", logComp, comp, err, res)
+			}
+		}
+	}
+}

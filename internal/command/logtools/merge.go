@@ -86,7 +86,7 @@ func runMerge(c *cli.Context) error {
 	}()
 	defer func() { warnDamage(c, readers...) }()
 	for _, p := range paths {
-		r, err := openLog(p, false)
+		r, err := openLog(p, logfmt.ReaderOptions{})
 		if err != nil {
 			return err
 		}
