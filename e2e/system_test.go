@@ -345,3 +345,48 @@ func TestTextFitsTheTerminal(t *testing.T) {
 	}
 	runSystem(t, nil, cases)
 }
+
+// --help off a terminal fits 80 columns, leaves no word of a paragraph
+// alone on a line, and never breaks an example mid-command without a
+// backslash.
+func TestHelpFitsAndFills(t *testing.T) {
+	dir := t.TempDir()
+	for _, verb := range []string{"analyze", "cat", "controller", "ctl", "cut", "export", "info", "merge", "record", "recover", "replay", "sim", "snapshot", "verify"} {
+		r := shell(t, dir, "vrlog "+verb+" --help")
+		if r.code != 0 {
+			t.Fatalf("%s --help: %s", verb, r)
+		}
+		lines := strings.Split(r.stdout, "\n")
+		examples := false
+		for i, l := range lines {
+			if len(l) > 80 {
+				t.Errorf("%s --help: %d columns: %q", verb, len(l), l)
+			}
+			trimmed := strings.TrimSpace(l)
+			switch {
+			case trimmed == "":
+				examples = false
+			case strings.HasSuffix(trimmed, "EXAMPLES:"):
+				examples = true
+			case examples && i > 0 && !strings.HasSuffix(lines[i-1], `\`) && !strings.HasSuffix(lines[i-1], "EXAMPLES:") &&
+				!strings.HasPrefix(trimmed, verb+" ") && !strings.HasPrefix(trimmed, "vrlog ") && !strings.HasPrefix(trimmed, "#"):
+				t.Errorf("%s --help: an example broken without a backslash: %q after %q", verb, l, lines[i-1])
+			}
+		}
+	}
+	for verb, whole := range map[string]string{
+		"cut":      "that could not be written, interrupted",
+		"snapshot": "(it asks again until one answers): the window",
+		"sim":      "then come back with seq from 0",
+	} {
+		r := shell(t, dir, "vrlog "+verb+" --help")
+		if flat := strings.Join(strings.Fields(r.stdout), " "); !strings.Contains(flat, whole) {
+			t.Errorf("%s --help lacks %q", verb, whole)
+		}
+		for _, l := range strings.Split(r.stdout, "\n") {
+			if f := strings.Fields(l); len(f) == 1 && (f[0] == "be" || f[0] == "answers):" || f[0] == "then") {
+				t.Errorf("%s --help: a word alone on a line: %q", verb, l)
+			}
+		}
+	}
+}

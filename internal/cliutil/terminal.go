@@ -75,6 +75,7 @@ func helpWidth(width int) {
 	}
 	cli.HelpPrinter = func(out io.Writer, templ string, data any) {
 		w := textfit.NewWriter(out, width)
+		w.Fill = true
 		cli.HelpPrinterCustom(w, templ, data, nil)
 		w.Flush()
 	}

@@ -115,11 +115,14 @@ smaller subscriber buffer than the recorder wants (iceoryx2's default allows
 2) is recorded with that buffer, with a warning on stderr and in the log.
 
 EXAMPLES:
-   record -o session.vrlog -k 'vr/r1/state' -s vr/r1/camera/front --duration 60s
+   record -o session.vrlog -k 'vr/r1/state' -s vr/r1/camera/front \
+       --duration 60s
    record -o bug-1234.vrlog --all --note "controller oscillates after 20 s"
    record -o ring.vrlog --all --split-duration 1m --max-files 10
-   record -o s.vrlog -k 'vr/**' --compression 'vr/*/camera/*=none' --compression 'vr/*/state=zstd-3'
-   record -o bug.vrlog --all --snapshot 30s --after 5s --trigger max-restarts=0 --trigger 'max-outage=vr/*/state=200ms'
+   record -o s.vrlog -k 'vr/**' --compression 'vr/*/camera/*=none' \
+       --compression 'vr/*/state=zstd-3'
+   record -o bug.vrlog --all --snapshot 30s --after 5s \
+       --trigger max-restarts=0 --trigger 'max-outage=vr/*/state=200ms'
 
 ` + cliutil.ExitCodesHelp,
 		Flags: append(append(zenohflags.Flags(),
