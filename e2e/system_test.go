@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -387,6 +388,30 @@ func TestHelpFitsAndFills(t *testing.T) {
 			if f := strings.Fields(l); len(f) == 1 && (f[0] == "be" || f[0] == "answers):" || f[0] == "then") {
 				t.Errorf("%s --help: a word alone on a line: %q", verb, l)
 			}
+		}
+	}
+}
+
+// A terminal that reports its columns but 0 rows (script(1), CI
+// pseudo-terminals) is as wide as it says: --help fits 50 columns and
+// uses 200.
+func TestHelpWidthWithZeroRows(t *testing.T) {
+	if _, err := exec.LookPath("script"); err != nil {
+		t.Skip("no script(1) to run vrlog on a pseudo-terminal")
+	}
+	dir := t.TempDir()
+	for _, cols := range []int{50, 200} {
+		r := shell(t, dir, fmt.Sprintf("script -qec 'stty rows 0 cols %d; vrlog analyze --help' /dev/null", cols))
+		if r.code != 0 {
+			t.Fatalf("%d columns: %s", cols, r)
+		}
+		widest := 0 // of the flags' usage (the examples stay whole at any width)
+		_, opts, _ := strings.Cut(strings.ReplaceAll(r.stdout, "\r", ""), "\nOPTIONS:")
+		for _, l := range strings.Split(opts, "\n") {
+			widest = max(widest, utf8.RuneCountInString(l))
+		}
+		if widest > cols || cols > 80 && widest <= 80 {
+			t.Errorf("%d columns, 0 rows: the widest line is %d", cols, widest)
 		}
 	}
 }
