@@ -280,7 +280,9 @@ func (a *Analysis) AddFile(path string) error {
 	for _, ce := range r.Warnings() {
 		fr.Warnings = append(fr.Warnings, ce.Error())
 	}
-	fr.BytesRead = r.BytesRead()
+	// A linear scan may read a block again (a torn tail's last block,
+	// read once to find it torn): the report says how much of the file.
+	fr.BytesRead = min(r.BytesRead(), fr.SizeBytes)
 	a.files = append(a.files, fr)
 	return nil
 }

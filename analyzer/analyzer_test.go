@@ -328,6 +328,15 @@ func TestTruncatedLogIsAnalyzedByScan(t *testing.T) {
 	if rep.Files[0].Indexed || rep.Channel(synth.StateKey("r1")) == nil {
 		t.Fatalf("%+v", rep.Files)
 	}
+	// The sample torn mid-chunk: its last block is read twice by the scan.
+	sample, _ := os.ReadFile("../testdata/sample.vrlog")
+	os.WriteFile(cut, sample[:100000], 0o644)
+	if rep, err = AnalyzeFiles([]string{cut}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if f := rep.Files[0]; f.BytesRead > f.SizeBytes {
+		t.Errorf("read %d bytes of a %d-byte file", f.BytesRead, f.SizeBytes)
+	}
 }
 
 func BenchmarkTimingScan(b *testing.B) {

@@ -164,7 +164,14 @@ func TestOutputsLinksDashForce(t *testing.T) {
 		{name: "analyze --junit exists", script: "touch j.xml && vrlog analyze run.vrlog --junit j.xml", code: 2, want: []string{"use --force"}},
 		{name: "analyze --csv --force", script: "touch t.csv && vrlog analyze run.vrlog --csv t.csv --force", check: func(t *testing.T, dir string, _ result) { hasText(t, filepath.Join(dir, "t.csv"), "channel,seq") }},
 		{name: "export exists", script: "touch m.mcap && vrlog export run.vrlog -o m.mcap", code: 2, want: []string{"use --force"}},
-		{name: "recover exists", script: "touch r.vrlog && vrlog recover run.vrlog -o r.vrlog", code: 2, want: []string{"use --force"}},
+		{name: "recover exists", script: "touch r.vrlog && vrlog recover run.vrlog -o r.vrlog", code: 2, want: []string{"create r.vrlog: file already exists (use --force to replace it)"}},
+		{name: "record exists", script: "touch o.vrlog && vrlog record --no-multicast -o o.vrlog -k 'x/**' -d 1s", code: 2, want: []string{"create o.vrlog: file already exists (use --force to replace it)"},
+			check: func(t *testing.T, _ string, r result) {
+				if strings.Contains(r.stderr, "record: writing") {
+					t.Errorf("said it was writing an output it refused: %s", r)
+				}
+			}},
+		{name: "record -o -", script: "vrlog record --no-multicast -o - -k 'x/**' -d 1s", code: 2, want: []string{"record -o -: a recording cannot go to standard output as '-'", "use -o /dev/stdout"}},
 		{name: "sim --log exists", script: "touch truth.jsonl && vrlog sim --log truth.jsonl --duration 1s", code: 2, want: []string{"truth.jsonl: file already exists (use --force to replace it)"}},
 	})
 }
@@ -319,7 +326,7 @@ func TestStreamingOutputs(t *testing.T) {
 		{name: "record null", out: "null"},
 		{name: "record null --sync flush", out: "null", extra: []string{"--sync", "flush"}, want: "null is not a regular file: --sync flush does not apply"},
 		{name: "record fifo", out: "fifo"},
-		{name: "record full", out: "full", code: 3, want: "no space left on device"},
+		{name: "record full", out: "full", code: 3, want: "no space left on device: the stream ended early"},
 		{name: "sim --log null", out: "null", simOnLog: true},
 		{name: "sim --log fifo", out: "fifo", simOnLog: true},
 	} {
@@ -345,6 +352,9 @@ func TestStreamingOutputs(t *testing.T) {
 			}
 			if code != c.code || !strings.Contains(stderr, c.want) {
 				t.Fatalf("exit %d, want %d and %q:\n%s", code, c.code, c.want, stderr)
+			}
+			if c.code != 0 && (strings.Contains(stderr, "vrlog recover") || strings.Contains(stderr, "record: left")) {
+				t.Errorf("a stream that ended early is no log to verify or recover:\n%s", stderr)
 			}
 			if c.want != "" && strings.Count(stderr, c.want) != 1 {
 				t.Errorf("said %d times: %q", strings.Count(stderr, c.want), c.want)

@@ -153,8 +153,8 @@ func TestReadmeCommands(t *testing.T) {
 					t.Fatalf("the last good report: %s", r)
 				}
 			}},
-		{prefix: "vrlog replay bug-1234.vrlog  ", want: []string{"replayed ", "clock, 1 pass(es)"}},
-		{prefix: "vrlog replay bug-1234.vrlog --rate 2 --loop 3", want: []string{"3 pass(es)", "restamped"}},
+		{prefix: "vrlog replay bug-1234.vrlog  ", want: []string{"replayed ", "clock, 1 pass)"}},
+		{prefix: "vrlog replay bug-1234.vrlog --rate 2 --loop 3", want: []string{"3 passes", "restamped"}},
 		{prefix: "zenohd -c deploy/router.json5", skip: "a router on another host (docs/deployment.md): TestAcrossHostsThroughRouter runs it in network namespaces"},
 		{prefix: "vrlog record --zenoh-config deploy/client.json5 --connect tcp/ROUTER:7447", skip: "ROUTER is another host: TestAcrossHostsThroughRouter records through a router"},
 		{prefix: "vrlog verify crashed.vrlog; vrlog recover crashed.vrlog -o fixed.vrlog", want: []string{"DAMAGED crashed.vrlog", "recovered crashed.vrlog -> fixed.vrlog"},

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -344,4 +345,73 @@ func TestTextFitsTheTerminal(t *testing.T) {
 		cases = append(cases, sysCase{name: cmd + " off a terminal", script: cmd, check: widest(80, false)})
 	}
 	runSystem(t, nil, cases)
+}
+
+// --help off a terminal fits 80 columns, leaves no word of a paragraph
+// alone on a line, and never breaks an example mid-command without a
+// backslash.
+func TestHelpFitsAndFills(t *testing.T) {
+	dir := t.TempDir()
+	for _, verb := range []string{"analyze", "cat", "controller", "ctl", "cut", "export", "info", "merge", "record", "recover", "replay", "sim", "snapshot", "verify"} {
+		r := shell(t, dir, "vrlog "+verb+" --help")
+		if r.code != 0 {
+			t.Fatalf("%s --help: %s", verb, r)
+		}
+		lines := strings.Split(r.stdout, "\n")
+		examples := false
+		for i, l := range lines {
+			if len(l) > 80 {
+				t.Errorf("%s --help: %d columns: %q", verb, len(l), l)
+			}
+			trimmed := strings.TrimSpace(l)
+			switch {
+			case trimmed == "":
+				examples = false
+			case strings.HasSuffix(trimmed, "EXAMPLES:"):
+				examples = true
+			case examples && i > 0 && !strings.HasSuffix(lines[i-1], `\`) && !strings.HasSuffix(lines[i-1], "EXAMPLES:") &&
+				!strings.HasPrefix(trimmed, verb+" ") && !strings.HasPrefix(trimmed, "vrlog ") && !strings.HasPrefix(trimmed, "#"):
+				t.Errorf("%s --help: an example broken without a backslash: %q after %q", verb, l, lines[i-1])
+			}
+		}
+	}
+	for verb, whole := range map[string]string{
+		"cut":      "that could not be written, interrupted",
+		"snapshot": "(it asks again until one answers): the window",
+		"sim":      "then come back with seq from 0",
+	} {
+		r := shell(t, dir, "vrlog "+verb+" --help")
+		if flat := strings.Join(strings.Fields(r.stdout), " "); !strings.Contains(flat, whole) {
+			t.Errorf("%s --help lacks %q", verb, whole)
+		}
+		for _, l := range strings.Split(r.stdout, "\n") {
+			if f := strings.Fields(l); len(f) == 1 && (f[0] == "be" || f[0] == "answers):" || f[0] == "then") {
+				t.Errorf("%s --help: a word alone on a line: %q", verb, l)
+			}
+		}
+	}
+}
+
+// A terminal that reports its columns but 0 rows (script(1), CI
+// pseudo-terminals) is as wide as it says: --help fits 50 columns and
+// uses 200.
+func TestHelpWidthWithZeroRows(t *testing.T) {
+	if _, err := exec.LookPath("script"); err != nil {
+		t.Skip("no script(1) to run vrlog on a pseudo-terminal")
+	}
+	dir := t.TempDir()
+	for _, cols := range []int{50, 200} {
+		r := shell(t, dir, fmt.Sprintf("script -qec 'stty rows 0 cols %d; vrlog analyze --help' /dev/null", cols))
+		if r.code != 0 {
+			t.Fatalf("%d columns: %s", cols, r)
+		}
+		widest := 0 // of the flags' usage (the examples stay whole at any width)
+		_, opts, _ := strings.Cut(strings.ReplaceAll(r.stdout, "\r", ""), "\nOPTIONS:")
+		for _, l := range strings.Split(opts, "\n") {
+			widest = max(widest, utf8.RuneCountInString(l))
+		}
+		if widest > cols || cols > 80 && widest <= 80 {
+			t.Errorf("%d columns, 0 rows: the widest line is %d", cols, widest)
+		}
+	}
 }

@@ -47,7 +47,7 @@ var ErrExists error = existsError{}
 
 type existsError struct{}
 
-func (existsError) Error() string        { return "logfmt: file exists" }
+func (existsError) Error() string        { return fs.ErrExist.Error() } // outfile's words: "file already exists"
 func (existsError) Is(target error) bool { return target == fs.ErrExist }
 
 // pathless drops the path an *fs.PathError carries, for an error that

@@ -66,7 +66,7 @@ type RecoverReport struct {
 func Recover(ctx context.Context, src, dst string, opts RecoverOptions) (*RecoverReport, error) {
 	fail := func(err error) error {
 		if errors.Is(err, fs.ErrExist) && !errors.Is(err, ErrExists) {
-			err = fmt.Errorf("%s: %w", dst, ErrExists)
+			err = fmt.Errorf("create %s: %w", dst, ErrExists)
 		}
 		return fmt.Errorf("recover %s: %w", src, err)
 	}

@@ -71,6 +71,9 @@ type Config struct {
 	ServicePoll time.Duration
 	// OnStatus, if set, is called about once a second with a snapshot.
 	OnStatus func(Status)
+	// OnOpen, if set, is called once the output is open (before the
+	// transports are): the recording has somewhere to go.
+	OnOpen func()
 	// OnProblem, if set, is called once for each channel that cannot be
 	// recorded (ChannelStatus.Error) or is recorded with a limit
 	// (ChannelStatus.Warning), from the same goroutine as OnStatus.
@@ -256,6 +259,9 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		return nil, err
 	}
 	r.out = out
+	if cfg.OnOpen != nil {
+		cfg.OnOpen()
+	}
 
 	ctx, endRecording := context.WithCancel(ctx) // ctx's end, Duration's or the caller's, ends the recording
 	defer endRecording()

@@ -95,6 +95,9 @@ func TestVersionFromBuildInfo(t *testing.T) {
 			"devel 0123456789ab-dirty (2026-01-02T03:04:05Z), go1.26"},
 		{debug.BuildInfo{GoVersion: "go1.26", Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
 			{Key: "vcs.revision", Value: "abc"}, {Key: "vcs.modified", Value: "false"}}}, "devel abc, go1.26"},
+		{debug.BuildInfo{GoVersion: "go1.26", Main: debug.Module{Version: "v0.0.0-20260102030405-0123456789ab+dirty"}, Settings: []debug.BuildSetting{
+			{Key: "vcs.revision", Value: "0123456789abcdef0123"}, {Key: "vcs.time", Value: "2026-01-02T03:04:05Z"}, {Key: "vcs.modified", Value: "true"}}},
+			"devel 0123456789ab-dirty (2026-01-02T03:04:05Z), go1.26"}, // the pseudo-version Go stamps in a checkout
 		{debug.BuildInfo{GoVersion: "go1.26"}, "devel (the build carries no VCS information"},
 	} {
 		if got := describe(&c.bi); !strings.HasPrefix(got, c.want) {
@@ -163,6 +166,15 @@ func TestHelpWrapsAt80OffATerminal(t *testing.T) {
 			if len(l) > HelpWidth {
 				t.Errorf("%v: %d columns: %q", args, len(l), l)
 			}
+		}
+	}
+}
+
+func TestTerminalSizeWithZeroRows(t *testing.T) {
+	// script(1) and CI pseudo-terminals report 0 rows with known columns.
+	for _, c := range [][4]int{{50, 0, 50, 24}, {200, 0, 200, 24}, {0, 0, 80, 24}, {120, 40, 120, 40}} {
+		if w, h, _ := knownSize(c[0], c[1]); w != c[2] || h != c[3] {
+			t.Errorf("knownSize(%d, %d) = %d×%d, want %d×%d", c[0], c[1], w, h, c[2], c[3])
 		}
 	}
 }

@@ -10,8 +10,10 @@ import (
 	"github.com/vrlog/vrlog/internal/textfit"
 )
 
-// Terminal is the size of the terminal w writes to (80×24 when the
-// terminal does not say); ok is false when w is not a terminal. The one
+// Terminal is the size of the terminal w writes to (80 columns, 24 rows
+// for what the terminal does not say: under script(1) or a CI pseudo-
+// terminal the rows are often 0 while the columns are known); ok is false
+// when w is not a terminal. The one
 // terminal check of every verb: status tables, progress bars, text
 // fitted to the width.
 func Terminal(w io.Writer) (width, height int, ok bool) {
@@ -20,8 +22,20 @@ func Terminal(w io.Writer) (width, height int, ok bool) {
 		return 0, 0, false
 	}
 	width, height, err := term.GetSize(int(f.Fd()))
-	if err != nil || width <= 0 || height <= 0 {
+	if err != nil {
 		return 80, 24, true
+	}
+	return knownSize(width, height)
+}
+
+// knownSize is width×height with 80 columns or 24 rows for a size the
+// terminal reports as 0.
+func knownSize(width, height int) (int, int, bool) {
+	if width <= 0 {
+		width = 80
+	}
+	if height <= 0 {
+		height = 24
 	}
 	return width, height, true
 }
@@ -61,6 +75,7 @@ func helpWidth(width int) {
 	}
 	cli.HelpPrinter = func(out io.Writer, templ string, data any) {
 		w := textfit.NewWriter(out, width)
+		w.Fill = true
 		cli.HelpPrinterCustom(w, templ, data, nil)
 		w.Flush()
 	}

@@ -3,6 +3,7 @@ package cliutil
 import (
 	"runtime"
 	"runtime/debug"
+	"strings"
 )
 
 // version is what --version prints, from the build information Go embeds:
@@ -18,9 +19,6 @@ func version() string {
 }
 
 func describe(bi *debug.BuildInfo) string {
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		return v + ", " + bi.GoVersion
-	}
 	var rev, at, dirty string
 	for _, s := range bi.Settings {
 		switch s.Key {
@@ -34,6 +32,9 @@ func describe(bi *debug.BuildInfo) string {
 			}
 		}
 	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" && !pseudo(v, rev) {
+		return v + ", " + bi.GoVersion
+	}
 	if rev == "" {
 		return "devel (the build carries no VCS information: go run or go test, -buildvcs=false, a git worktree, or no checkout), " + bi.GoVersion
 	}
@@ -45,4 +46,15 @@ func describe(bi *debug.BuildInfo) string {
 		out += " (" + at + ")"
 	}
 	return out + ", " + bi.GoVersion
+}
+
+// pseudo reports whether v is the pseudo-version Go (1.24 on) stamps on a
+// build in a checkout (v0.0.0-20260102030405-0123456789ab[+dirty]): the
+// revision and commit time say the same, readably.
+func pseudo(v, rev string) bool {
+	if rev == "" {
+		return false
+	}
+	v = strings.TrimSuffix(v, "+dirty")
+	return len(rev) >= 12 && strings.HasSuffix(v, "-"+rev[:12])
 }

@@ -110,10 +110,22 @@ type Writer struct {
 	// Extra indents the continuations of a line that has no aligned
 	// field further than the line itself (cat's records: 4).
 	Extra int
+	// Fill lays out prose (--help): the rest of a wrapped line joins the
+	// next line when that one continues it (the same indentation as the
+	// continuation, no aligned field of its own), so no word is left alone
+	// on a line; and code is never wrapped: the lines of an EXAMPLES:
+	// block (to the next blank line) and the lines of a command continued
+	// with a trailing backslash.
+	Fill  bool
 	w     io.Writer
 	width int
 	buf   []byte
 	err   error
+
+	held     []string // Fill: a wrapped line's pieces, its last one held for the next line
+	heldSrc  string   // the line they are
+	examples bool     // Fill: inside an EXAMPLES: block
+	cont     bool     // Fill: the previous line ended with a backslash
 }
 
 // NewWriter wraps what is written to w at width columns.
@@ -141,13 +153,71 @@ func (t *Writer) Flush() error {
 		t.line(string(t.buf), false)
 		t.buf = t.buf[:0]
 	}
+	t.release()
 	return t.err
 }
 
-func (t *Writer) line(l string, nl bool) {
-	ls := Wrap(l, t.width)
+// release writes the held pieces of a wrapped line; a last piece of one
+// word (a widow) takes a word of the line before it.
+func (t *Writer) release() {
+	if len(t.held) == 0 || t.err != nil {
+		t.held = nil
+		return
+	}
+	ls := t.held
+	for w := t.width - 1; w > t.width*3/4 && widow(ls); w-- {
+		if l := t.wrap(t.heldSrc, w); len(l) == len(ls) {
+			ls = l
+		}
+	}
+	if widow(ls) {
+		ls = t.held
+	}
+	t.held = nil
+	_, t.err = io.WriteString(t.w, strings.Join(ls, "\n")+"\n")
+}
+
+// widow reports whether ls ends in a line of one word.
+func widow(ls []string) bool {
+	return len(ls) > 1 && !strings.Contains(strings.TrimSpace(ls[len(ls)-1]), " ")
+}
+
+func (t *Writer) wrap(l string, width int) []string {
 	if lead, field := fields(l); field == lead && t.Extra > 0 {
-		ls = WrapIndent(l, t.width, lead+t.Extra)
+		return WrapIndent(l, width, lead+t.Extra)
+	}
+	return Wrap(l, width)
+}
+
+func (t *Writer) line(l string, nl bool) {
+	if t.Fill {
+		code := t.examples || t.cont
+		trimmed := strings.TrimSpace(l)
+		t.cont = strings.HasSuffix(l, "\\")
+		switch {
+		case trimmed == "":
+			t.examples = false
+		case strings.HasSuffix(trimmed, "EXAMPLES:"):
+			t.examples = true
+		}
+		code = code || t.cont
+		lead, field := fields(l)
+		if n := len(t.held); n > 0 && !code && trimmed != "" && field == lead && lead == leadOf(t.held[n-1]) {
+			// The next line continues the wrapped one: its rest joins it.
+			_, t.err = io.WriteString(t.w, strings.Join(t.held[:n-1], "\n")+"\n")
+			l = t.held[n-1] + " " + trimmed
+			t.held = nil
+		}
+		t.release()
+		if code {
+			_, t.err = io.WriteString(t.w, l+"\n")
+			return
+		}
+	}
+	ls := t.wrap(l, t.width)
+	if t.Fill && nl && len(ls) > 1 {
+		t.held, t.heldSrc = ls, l
+		return
 	}
 	s := strings.Join(ls, "\n")
 	if nl {
@@ -155,3 +225,6 @@ func (t *Writer) line(l string, nl bool) {
 	}
 	_, t.err = io.WriteString(t.w, s)
 }
+
+// leadOf is the indentation of l in columns.
+func leadOf(l string) int { return len(l) - len(strings.TrimLeft(l, " ")) }

@@ -61,3 +61,34 @@ func TestTableSplitsIntoGroups(t *testing.T) {
 		t.Errorf("30 columns:\n%s\nwant\n%s", narrow.String(), want)
 	}
 }
+
+// --help (Fill): the rest of a wrapped line joins the line that continues
+// it, no word is left alone on a line, and examples are never wrapped.
+func TestWriterFillsProse(t *testing.T) {
+	in := "   3  runtime failure (transport error, disk full, an output that could not be\n" +
+		"      written, interrupted)\n" +
+		"   --drop-every N  never publish every Nth sample of each stream (seq gaps)\n" +
+		"EXAMPLES:\n" +
+		"   sim --listen tcp/127.0.0.1:7447 --no-multicast --drop-every 50 --restart-after 5s\n" +
+		"   replay run.vrlog --wait-for-subscribers 1 --wait-timeout 30s --lockstep vr/r1/cmd \\\n" +
+		"\n" +
+		"after a blank line prose wraps again, however long it goes on and on\n"
+	var b bytes.Buffer
+	w := NewWriter(&b, 60)
+	w.Fill = true
+	w.Write([]byte(in))
+	w.Flush()
+	want := "   3  runtime failure (transport error, disk full, an output\n" +
+		"      that could not be written, interrupted)\n" +
+		"   --drop-every N  never publish every Nth sample of each\n" +
+		"                   stream (seq gaps)\n" +
+		"EXAMPLES:\n" +
+		"   sim --listen tcp/127.0.0.1:7447 --no-multicast --drop-every 50 --restart-after 5s\n" +
+		"   replay run.vrlog --wait-for-subscribers 1 --wait-timeout 30s --lockstep vr/r1/cmd \\\n" +
+		"\n" +
+		"after a blank line prose wraps again, however long it goes\n" +
+		"on and on\n"
+	if b.String() != want {
+		t.Fatalf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}

@@ -75,10 +75,12 @@ renamed into place once complete.
 EXAMPLES:
    analyze testdata/sample.vrlog
    analyze --json run.vrlog > report.json
-   analyze --max-skips 0 --max-restarts 0 --max-outage 200ms --min-rate 'vr/r1/state=24' \
-           --max-lag 45ms --junit checks.xml --html report.html run.vrlog
+   analyze --max-skips 0 --max-restarts 0 --max-outage 200ms \
+       --min-rate 'vr/r1/state=24' --max-lag 45ms \
+       --junit checks.xml --html report.html run.vrlog
    analyze --baseline last-good.json run.vrlog
-   analyze --max-reaction 50ms --junit reaction.xml response.vrlog   # replay --capture's log
+   # response.vrlog: the controller's answers, from replay --capture
+   analyze --max-reaction 50ms --junit reaction.xml response.vrlog
 
 ` + cliutil.ExitCodesHelp,
 		Flags: []cli.Flag{

@@ -42,7 +42,8 @@ Runs until SIGINT or SIGTERM (or --duration), then prints what it did.
 
 EXAMPLES:
    vrlog controller --state vr/r1/state --command vr/r1/cmd --delay 5ms
-   vrlog controller --delay 20ms --target 1,0,0.5 --connect tcp/127.0.0.1:7447
+   vrlog controller --delay 20ms --target 1,0,0.5 \
+       --connect tcp/127.0.0.1:7447
 
 ` + cliutil.ExitCodesHelp,
 		Flags: append([]cli.Flag{

@@ -38,7 +38,8 @@ channels there are.
 
 EXAMPLES:
    vrlog cat run.vrlog --limit 20
-   vrlog cat run.vrlog --channel 'vr/*/state' --start 10 --end 12 --json | jq .decoded.position
+   vrlog cat run.vrlog --channel 'vr/*/state' --start 10 --end 12 --json \
+       | jq .decoded.position
    vrlog cat run.vrlog --channel vr/r1/camera/front --raw --limit 1
 
 ` + cliutil.ExitCodesHelp,

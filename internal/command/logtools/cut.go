@@ -35,7 +35,8 @@ it back, then renamed to OUT; an existing OUT is kept unless --force.
 EXAMPLES:
    vrlog cut run.vrlog -o first10s.vrlog --end 10
    vrlog cut run.vrlog -o states.vrlog --channel 'vr/*/state'
-   vrlog filter run.vrlog -o incident.vrlog --start 2024-05-01T10:03:00Z --end 2024-05-01T10:03:30Z
+   vrlog filter run.vrlog -o incident.vrlog --start 2024-05-01T10:03:00Z \
+       --end 2024-05-01T10:03:30Z
 
 ` + cliutil.ExitCodesHelp,
 		Flags:  append(append(outputFlags(), channelFlag()), windowFlags()...),

@@ -61,7 +61,8 @@ directory OUT that export created is removed again when it fails.
 
 EXAMPLES:
    vrlog export run.vrlog --format mcap -o run.mcap && mcap info run.mcap
-   vrlog export run.vrlog --format mcap -o states.mcap --channel 'vr/*/state' --start 10 --end 20
+   vrlog export run.vrlog --format mcap -o states.mcap \
+       --channel 'vr/*/state' --start 10 --end 20
    vrlog export run.vrlog --format csv -o timing/ --time-format elapsed
    vrlog export run.vrlog --format csv -o timing.csv
 

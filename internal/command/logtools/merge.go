@@ -50,8 +50,10 @@ it back, then renamed to OUT; an existing OUT is kept unless --force.
 EXAMPLES:
    vrlog merge zenoh.vrlog iceoryx2.vrlog -o session.vrlog
    vrlog merge run.0.vrlog run.1.vrlog run.2.vrlog -o run.vrlog
-   vrlog merge --clock sim states-laptop.vrlog frames-gpubox.vrlog -o session.vrlog
-   vrlog merge --clock sim --time-service vr/r1/time a.vrlog b.vrlog -o session.vrlog
+   vrlog merge --clock sim states-laptop.vrlog frames-gpubox.vrlog \
+       -o session.vrlog
+   vrlog merge --clock sim --time-service vr/r1/time a.vrlog b.vrlog \
+       -o session.vrlog
 
 ` + cliutil.ExitCodesHelp,
 		Flags: append(outputFlags(),

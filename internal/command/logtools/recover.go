@@ -95,7 +95,7 @@ func runRecover(c *cli.Context) error {
 		var ce *logfmt.CorruptionError
 		switch {
 		case errors.Is(err, logfmt.ErrExists):
-			return cliutil.Usage("%v: use --force to replace it", err)
+			return cliutil.Output(err)
 		case errors.Is(err, logfmt.ErrBadMagic) && !force:
 			return cliutil.Input(fmt.Errorf("%w (not a vrlog log? --force searches it for vrlog blocks anyway)", err))
 		case errors.Is(err, logfmt.ErrBadMagic), errors.Is(err, logfmt.ErrUnsupportedVersion), errors.Is(err, logfmt.ErrNotRegular):

@@ -115,11 +115,14 @@ smaller subscriber buffer than the recorder wants (iceoryx2's default allows
 2) is recorded with that buffer, with a warning on stderr and in the log.
 
 EXAMPLES:
-   record -o session.vrlog -k 'vr/r1/state' -s vr/r1/camera/front --duration 60s
+   record -o session.vrlog -k 'vr/r1/state' -s vr/r1/camera/front \
+       --duration 60s
    record -o bug-1234.vrlog --all --note "controller oscillates after 20 s"
    record -o ring.vrlog --all --split-duration 1m --max-files 10
-   record -o s.vrlog -k 'vr/**' --compression 'vr/*/camera/*=none' --compression 'vr/*/state=zstd-3'
-   record -o bug.vrlog --all --snapshot 30s --after 5s --trigger max-restarts=0 --trigger 'max-outage=vr/*/state=200ms'
+   record -o s.vrlog -k 'vr/**' --compression 'vr/*/camera/*=none' \
+       --compression 'vr/*/state=zstd-3'
+   record -o bug.vrlog --all --snapshot 30s --after 5s \
+       --trigger max-restarts=0 --trigger 'max-outage=vr/*/state=200ms'
 
 ` + cliutil.ExitCodesHelp,
 		Flags: append(append(zenohflags.Flags(),
@@ -155,6 +158,9 @@ func run(c *cli.Context) error {
 		return err
 	}
 	out := c.String("output")
+	if out == "-" {
+		return cliutil.Usage("record -o -: a recording cannot go to standard output as '-' (a live log takes a path); use -o /dev/stdout, written sequentially onto a pipe")
+	}
 	if out == "" {
 		out = "vrlog-" + time.Now().UTC().Format("20060102T150405Z") + ".vrlog"
 	}
@@ -265,7 +271,7 @@ func run(c *cli.Context) error {
 	if !quiet {
 		cfg.OnStatus = func(s recorder.Status) { mu.Lock(); defer mu.Unlock(); st.show(s) }
 		if cfg.Snapshot == nil {
-			fmt.Fprintf(errw, "record: writing %s (Ctrl-C to stop)\n", out)
+			cfg.OnOpen = func() { fmt.Fprintf(errw, "record: writing %s (Ctrl-C to stop)\n", out) }
 		}
 	}
 	sum, err := recorder.Run(ctx, cfg)
@@ -274,6 +280,9 @@ func run(c *cli.Context) error {
 		verb := "wrote"
 		if err != nil {
 			verb = "left" // what is there up to the failure, which the error below says
+		}
+		if err != nil && !regular(out) {
+			verb = "stopped writing" // a device, FIFO or socket: nothing is left to check
 		}
 		for _, f := range sum.Files {
 			fmt.Fprintf(errw, "record: %s %s\n", verb, f)
@@ -298,6 +307,8 @@ func run(c *cli.Context) error {
 		return cliutil.Usage("%v", err)
 	case cfg.Snapshot != nil && (errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EFBIG) || errors.Is(err, syscall.EDQUOT)):
 		return cliutil.Runtime(fmt.Errorf("disk full: %w; that snapshot was not written (nothing half-written is left), the others are complete", err))
+	case (errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EFBIG) || errors.Is(err, syscall.EDQUOT)) && !regular(out):
+		return cliutil.Runtime(fmt.Errorf("%w: the stream ended early, without the log's footer (a reader of it has an incomplete log)", err))
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EFBIG), errors.Is(err, syscall.EDQUOT):
 		return cliutil.Runtime(fmt.Errorf("disk full: %w; the log holds everything up to the last complete chunk (check with 'vrlog verify', repair with 'vrlog recover')", err))
 	default:
@@ -401,4 +412,11 @@ func parseCompression(s string) (recorder.ChannelCompression, error) {
 		return c, fmt.Errorf("%q: want none, zstd or zstd-1..4", s)
 	}
 	return c, nil
+}
+
+// regular reports whether the recording's output is a regular file (links
+// followed): a device, FIFO or socket holds no log to verify or recover.
+func regular(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular()
 }

@@ -24,10 +24,9 @@ func SnapshotCommand() *cli.Command {
 		ArgsUsage: "[NAME ...]",
 		Description: `Sends a zenoh query to vrlog/record/NAME/snapshot for each NAME (a recorder's
 --name, by default its -o file's name; a pattern such as '*' reaches every
-recorder), and waits until each recorder answers with the snapshot it wrote (it asks again until one
-answers):
-the window before the query and its --after window, verified and renamed into
-place. Without NAME it asks every recorder ('*'). --note adds a text to the
+recorder), and waits until each recorder answers with the snapshot it wrote
+(it asks again until one answers): the window before the query and its
+--after window, verified and renamed into place. Without NAME it asks every recorder ('*'). --note adds a text to the
 snapshot's cause.
 
 Prints one line per snapshot written. Exit 3 when no recorder answered within

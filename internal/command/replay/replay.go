@@ -98,8 +98,9 @@ EXAMPLES:
    replay --restamp --prefix test --inject drop=0.05 --seed 7 run.vrlog
    replay --start 10 --duration 5 --start-paused run.vrlog
    replay --rate max --quiet --json run.vrlog > timing.json
-   replay run.vrlog --wait-for-subscribers 1 --wait-timeout 30s --lockstep vr/r1/cmd \
-          --capture vr/r1/cmd -o response.vrlog --control ci
+   replay run.vrlog --wait-for-subscribers 1 --wait-timeout 30s \
+       --lockstep vr/r1/cmd \
+       --capture vr/r1/cmd -o response.vrlog --control ci
 
 ` + cliutil.ExitCodesHelp + `
    replay: 0 also when ended with q or the control channel's stop; 1 when a

@@ -24,8 +24,8 @@ func writeText(w io.Writer, r *replayer.Report) error {
 	if r.Rate == "max" {
 		rate = "max"
 	}
-	fmt.Fprintf(w, "replayed %d records on %d channels in %.3f s (%s, %s clock, %d pass(es))",
-		r.Total.Sent, len(r.Channels), r.ElapsedS, rate, r.Clock, r.Passes)
+	fmt.Fprintf(w, "replayed %s on %s in %.3f s (%s, %s clock, %s)",
+		plural(r.Total.Sent, "record"), plural(uint64(len(r.Channels)), "channel"), r.ElapsedS, rate, r.Clock, plural(uint64(r.Passes), "pass"))
 	if r.Interrupted {
 		fmt.Fprint(w, ", interrupted")
 	}
@@ -64,4 +64,15 @@ func writeText(w io.Writer, r *replayer.Report) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t\n", c.Name, c.Transport, c.Topic, c.Sent, c.Dropped, c.OutageSkipped, p50, p99, mx)
 	}
 	return tw.Flush()
+}
+
+// plural is "1 record", "2 records", "1 pass", "3 passes".
+func plural(n uint64, noun string) string {
+	switch {
+	case n == 1:
+		return "1 " + noun
+	case strings.HasSuffix(noun, "s"):
+		return fmt.Sprint(n, " ", noun, "es")
+	}
+	return fmt.Sprint(n, " ", noun, "s")
 }

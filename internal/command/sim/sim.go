@@ -44,8 +44,10 @@ Faults (all optional, reproducible with --seed):
 
 EXAMPLES:
    sim --duration 10s
-   sim --listen tcp/127.0.0.1:7447 --no-multicast --drop-every 50 --restart-after 5s --outage 3s --log truth.jsonl
-   sim --width 1920 --height 1080 --frame-hz 240 --frame-ring 8 --frame-content gradient
+   sim --listen tcp/127.0.0.1:7447 --no-multicast --drop-every 50 \
+       --restart-after 5s --outage 3s --log truth.jsonl
+   sim --width 1920 --height 1080 --frame-hz 240 --frame-ring 8 \
+       --frame-content gradient
 
 ` + cliutil.ExitCodesHelp,
 		Flags: append(zenohflags.Flags(),
