@@ -9,9 +9,9 @@ import (
 	"strings"
 
 	"github.com/vrlog/vrlog/codec"
-	"github.com/vrlog/vrlog/internal/textfit"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/sampler"
+	"github.com/vrlog/vrlog/textfit"
 )
 
 // The reaction of a controller under test, from a response log (replay

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/vrlog/vrlog/codec"
-	"github.com/vrlog/vrlog/internal/textfit"
 	"github.com/vrlog/vrlog/sampler"
+	"github.com/vrlog/vrlog/textfit"
 )
 
 // WriteText prints the report as aligned tables for a person. Event times

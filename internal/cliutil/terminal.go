@@ -7,7 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
-	"github.com/vrlog/vrlog/internal/textfit"
+	"github.com/vrlog/vrlog/textfit"
 )
 
 // Terminal is the size of the terminal w writes to (80 columns, 24 rows

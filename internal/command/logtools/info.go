@@ -14,8 +14,8 @@ import (
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/hostclock"
 	"github.com/vrlog/vrlog/internal/cliutil"
-	"github.com/vrlog/vrlog/internal/textfit"
 	"github.com/vrlog/vrlog/logfmt"
+	"github.com/vrlog/vrlog/textfit"
 )
 
 func infoCommand() *cli.Command {
