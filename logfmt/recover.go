@@ -51,6 +51,9 @@ type RecoverReport struct {
 	Placeholders []uint16
 	// Verified is the check of the written copy.
 	Verified *VerifyReport
+	// BytesWritten is the size of the copy: what was written to dst,
+	// also when dst is a device, FIFO or stdout written in place.
+	BytesWritten int64
 }
 
 // Recover writes a repaired copy of src to dst: every complete chunk
@@ -216,6 +219,7 @@ func recoverTo(ctx context.Context, ra io.ReaderAt, size int64, out io.Writer, r
 	buf = appendBlock(buf, kindFooter, appendFooterBody(nil, f))
 	buf = appendTrailer(buf, foff)
 	_, err = cw.Write(buf)
+	rep.BytesWritten = cw.n
 	return rep, err
 }
 

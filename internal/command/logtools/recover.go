@@ -111,10 +111,8 @@ func runRecover(c *cli.Context) error {
 		n, how = rep.Verified.Records, fmt.Sprintf("verified: %d records read back", rep.Verified.Records)
 	}
 	res := RecoverResult{Source: src, Dest: dst, SourceBytes: st.Size(), HadFooter: rep.HadFooter, ChunksKept: rep.ChunksKept,
-		RecordsKept: rep.RecordsKept, RecordsRead: n, Placeholders: rep.Placeholders, ChunksDropped: len(rep.Dropped)}
-	if st, err := os.Stat(dst); err == nil && st.Mode().IsRegular() {
-		res.DestBytes = st.Size()
-	}
+		RecordsKept: rep.RecordsKept, RecordsRead: n, Placeholders: rep.Placeholders, ChunksDropped: len(rep.Dropped),
+		DestBytes: rep.BytesWritten}
 	for _, d := range rep.Rebuilt {
 		res.Rebuilt = append(res.Rebuilt, d.Error())
 	}
