@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"io/fs"
 	"net"
@@ -452,5 +453,32 @@ func TestStreamedOutputMessages(t *testing.T) {
 		{name: "recover -", script: file + "vrlog recover run.vrlog -o - > r.vrlog", check: sameKept},
 		{name: "recover fifo", script: file + "(timeout 30 cat fifo > r.vrlog &) && vrlog recover run.vrlog -o fifo", check: sameKept},
 		{name: "recover link to null", script: file + "ln -s null l && vrlog recover run.vrlog -o l", check: sameKept},
+	})
+}
+
+// A record without a capture stamp (a clock probe) has no seq, t_ns or
+// elapsed in cat --json: the keys are absent, not 0 or a time before the
+// epoch (docs/log-tools.md cat).
+func TestCatJSONUnstamped(t *testing.T) {
+	runContract(t, []contractCase{
+		{name: "cat --json probe", script: "vrlog cat run.vrlog --json --channel 'vrlog/clock/**' --limit 3", check: func(t *testing.T, dir string, r result) {
+			lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+			if len(lines) != 3 {
+				t.Fatalf("want 3 lines: %s", r)
+			}
+			for _, l := range lines {
+				var m map[string]any
+				if err := json.Unmarshal([]byte(l), &m); err != nil {
+					t.Fatalf("%q: %v", l, err)
+				}
+				d, _ := m["decoded"].(map[string]any)
+				_, seq := m["seq"]
+				_, tns := m["t_ns"]
+				_, el := d["elapsed"]
+				if seq || tns || el || d == nil {
+					t.Errorf("unstamped record with seq, t_ns or elapsed (or not decoded): %s", l)
+				}
+			}
+		}},
 	})
 }
