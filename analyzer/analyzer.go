@@ -173,9 +173,13 @@ func (a *Analysis) AddFile(path string) error {
 	apart := false
 	if a.addSnapshot(path, r.Header()) {
 		a.readFrom, apart = a.overlapStart()
-		if s := a.snaps[len(a.snaps)-1].s; s.HasSessionEpoch && !a.haveEp {
-			a.epoch, a.epochSrc, a.haveEp = s.SessionEpochNs, "the recording's first state sample (snapshot metadata)", true
+	}
+	if ns, ok, err := logfmt.StoredEpoch(r.Header().Metadata); err != nil {
+		if _, general := r.Header().Metadata[logfmt.MetaSessionEpoch]; general { // a snapshot's: noted by addSnapshot
+			a.notes = append(a.notes, fmt.Sprintf("%s: %v", path, err))
 		}
+	} else if ok && !a.haveEp {
+		a.epoch, a.epochSrc, a.haveEp = ns, storedEpochSource(r.Header().Metadata), true
 	}
 	fr := FileReport{Path: path, Indexed: r.Indexed(), TornTail: -1, BeingWritten: r.BeingWritten(), PayloadsChecked: a.opts.FullDecode, SkippedChunks: []string{}, Warnings: []string{}}
 	if tt := r.TornTail(); tt != nil {

@@ -11,12 +11,12 @@ import (
 // else the log's first receive time. 'elapsed' counts from it in every
 // verb. source says which it is.
 //
-// A snapshot (record --snapshot) stores its recording's epoch in its
-// metadata (logfmt.Snapshot.SessionEpochNs): its own first state may be
-// long after the recording's.
+// A log stored its source's epoch in its metadata (logfmt.StoredEpoch):
+// a snapshot (record --snapshot) its recording's, a cut or merge its
+// inputs'; that wins, since its own first state may be long after.
 func SessionEpoch(r *logfmt.Reader) (ns int64, source string) {
-	if ns, ok, err := logfmt.SnapshotEpoch(r.Header().Metadata); ok && err == nil {
-		return ns, "the recording's first state sample (snapshot metadata)"
+	if ns, ok, err := logfmt.StoredEpoch(r.Header().Metadata); ok && err == nil {
+		return ns, storedEpochSource(r.Header().Metadata)
 	}
 	var first logfmt.ChannelStats
 	var name string
@@ -41,4 +41,13 @@ func SessionEpoch(r *logfmt.Reader) (ns int64, source string) {
 	}
 	ns, _ = r.Start()
 	return ns, "no capture stamps: the log's first receive time"
+}
+
+// storedEpochSource says where a stored epoch (logfmt.StoredEpoch) came
+// from.
+func storedEpochSource(md map[string]string) string {
+	if _, ok := md[logfmt.MetaSessionEpoch]; ok {
+		return "the source log's, kept in metadata " + logfmt.MetaSessionEpoch
+	}
+	return "the recording's first state sample (snapshot metadata)"
 }

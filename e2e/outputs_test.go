@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"io/fs"
 	"net"
@@ -416,4 +417,78 @@ func TestCaptureOntoDevices(t *testing.T) {
 			intactNodes(t, dir)
 		})
 	}
+}
+
+// The messages of outputs written in place say what was written: export
+// --format csv onto a stream writes one table with one header (not files
+// under a directory); recover counts the bytes it wrote, also onto a
+// device or stdout (of which it cannot stat a size): its "kept:" line is
+// that of the same recovery into a file.
+func TestStreamedOutputMessages(t *testing.T) {
+	kept := func(s string) string {
+		for _, l := range strings.Split(s, "\n") {
+			if strings.Contains(l, "kept:") {
+				return l
+			}
+		}
+		return ""
+	}
+	sameKept := func(t *testing.T, dir string, r result) {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(dir, "f.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want, got := kept(string(b)), kept(r.stdout+r.stderr); want == "" || got != want {
+			t.Errorf("kept line %q, want %q (recovered into a file)\n%s", got, want, r)
+		}
+	}
+	const file = "vrlog recover run.vrlog -o f.vrlog > f.txt 2>&1 && "
+	onNodes(t, []contractCase{
+		{name: "export csv null", script: "vrlog export run.vrlog --format csv -o null", want: []string{"rows as one CSV table of 3 channel(s), one header, to null (streamed in place)"}},
+		{name: "export csv -", script: "vrlog export run.vrlog --format csv -o - > s.csv", want: []string{"rows as one CSV table of 3 channel(s), one header, to - (streamed in place)"}},
+		{name: "export csv fifo", script: "timeout 30 cat fifo > s.csv & vrlog export run.vrlog --format csv -o fifo && wait", want: []string{"one CSV table of 3 channel(s), one header, to fifo (streamed in place)"}},
+		{name: "export csv file", script: "vrlog export run.vrlog --format csv -o s.csv", want: []string{"one CSV table of 3 channel(s), one header, to s.csv\n"}},
+		{name: "export csv dir", script: "vrlog export run.vrlog --format csv -o out/", want: []string{"rows as 3 CSV file(s) under out/"}},
+		{name: "recover --json file", script: "vrlog recover run.vrlog -o r.vrlog --json", check: func(t *testing.T, dir string, r result) {
+			st, err := os.Stat(filepath.Join(dir, "r.vrlog"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := `"dest_bytes":` + strconv.FormatInt(st.Size(), 10) + ","; !strings.Contains(r.stdout, want) {
+				t.Errorf("want %s in %s", want, r)
+			}
+		}},
+		{name: "recover null", script: file + "vrlog recover run.vrlog -o null", check: sameKept},
+		{name: "recover -", script: file + "vrlog recover run.vrlog -o - > r.vrlog", check: sameKept},
+		{name: "recover fifo", script: file + "(timeout 30 cat fifo > r.vrlog &) && vrlog recover run.vrlog -o fifo", check: sameKept},
+		{name: "recover link to null", script: file + "ln -s null l && vrlog recover run.vrlog -o l", check: sameKept},
+	})
+}
+
+// A record without a capture stamp (a clock probe) has no seq, t_ns or
+// elapsed in cat --json: the keys are absent, not 0 or a time before the
+// epoch (docs/log-tools.md cat).
+func TestCatJSONUnstamped(t *testing.T) {
+	runContract(t, []contractCase{
+		{name: "cat --json probe", script: "vrlog cat run.vrlog --json --channel 'vrlog/clock/**' --limit 3", check: func(t *testing.T, dir string, r result) {
+			lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+			if len(lines) != 3 {
+				t.Fatalf("want 3 lines: %s", r)
+			}
+			for _, l := range lines {
+				var m map[string]any
+				if err := json.Unmarshal([]byte(l), &m); err != nil {
+					t.Fatalf("%q: %v", l, err)
+				}
+				d, _ := m["decoded"].(map[string]any)
+				_, seq := m["seq"]
+				_, tns := m["t_ns"]
+				_, el := d["elapsed"]
+				if seq || tns || el || d == nil {
+					t.Errorf("unstamped record with seq, t_ns or elapsed (or not decoded): %s", l)
+				}
+			}
+		}},
+	})
 }

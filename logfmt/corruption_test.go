@@ -21,7 +21,7 @@ func openBytes(b []byte, o ReaderOptions) (*Reader, error) {
 func recoverBytes(t testing.TB, b []byte) ([]byte, *RecoverReport) {
 	t.Helper()
 	var out bytes.Buffer
-	rep, err := recoverTo(context.Background(), bytes.NewReader(b), int64(len(b)), &out, ReaderOptions{}, false)
+	rep, err := recoverTo(context.Background(), bytes.NewReader(b), int64(len(b)), &out, ReaderOptions{}, false, nil)
 	if err != nil {
 		t.Fatalf("recover: %v", err)
 	}
@@ -202,7 +202,7 @@ func TestCorruptionTable(t *testing.T) {
 			t.Fatalf("open: %v", err)
 		}
 		for _, force := range []bool{false, true} {
-			if _, err := recoverTo(context.Background(), bytes.NewReader(foreign), int64(len(foreign)), io.Discard, ReaderOptions{}, force); !errors.Is(err, ErrBadMagic) {
+			if _, err := recoverTo(context.Background(), bytes.NewReader(foreign), int64(len(foreign)), io.Discard, ReaderOptions{}, force, nil); !errors.Is(err, ErrBadMagic) {
 				t.Fatalf("recover (force %v): %v", force, err)
 			}
 		}
@@ -213,7 +213,7 @@ func TestCorruptionTable(t *testing.T) {
 		if _, err := openBytes(z, ReaderOptions{}); !errors.Is(err, ErrTornTail) {
 			t.Fatalf("open: %v, want a torn tail", err)
 		}
-		if _, err := recoverTo(context.Background(), bytes.NewReader(z), int64(len(z)), io.Discard, ReaderOptions{}, true); !errors.Is(err, ErrTornTail) {
+		if _, err := recoverTo(context.Background(), bytes.NewReader(z), int64(len(z)), io.Discard, ReaderOptions{}, true, nil); !errors.Is(err, ErrTornTail) {
 			t.Fatalf("recover: %v, want nothing to recover", err)
 		}
 	})
@@ -221,11 +221,11 @@ func TestCorruptionTable(t *testing.T) {
 		// Without its prelude and behind other bytes, a log does not look
 		// like one: Recover refuses it, and with Force finds every chunk.
 		f := file([]byte("some other header, then the blocks: "), closed[preludeSize:])
-		if _, err := recoverTo(context.Background(), bytes.NewReader(f), int64(len(f)), io.Discard, ReaderOptions{}, false); !errors.Is(err, ErrBadMagic) {
+		if _, err := recoverTo(context.Background(), bytes.NewReader(f), int64(len(f)), io.Discard, ReaderOptions{}, false, nil); !errors.Is(err, ErrBadMagic) {
 			t.Fatalf("recover without force: %v", err)
 		}
 		var out bytes.Buffer
-		rep, err := recoverTo(context.Background(), bytes.NewReader(f), int64(len(f)), &out, ReaderOptions{}, true)
+		rep, err := recoverTo(context.Background(), bytes.NewReader(f), int64(len(f)), &out, ReaderOptions{}, true, nil)
 		if err != nil || len(rep.Rebuilt) != 1 || len(rep.Dropped) != 0 {
 			t.Fatalf("recover with force: %v %+v", err, rep)
 		}
@@ -378,7 +378,7 @@ func TestTruncateEveryOffset(t *testing.T) {
 			}
 		}
 		if n < preludeSize {
-			if _, err := recoverTo(context.Background(), bytes.NewReader(b), int64(n), io.Discard, ReaderOptions{}, false); !errors.Is(err, ErrTornTail) {
+			if _, err := recoverTo(context.Background(), bytes.NewReader(b), int64(n), io.Discard, ReaderOptions{}, false, nil); !errors.Is(err, ErrTornTail) {
 				t.Fatalf("cut at %d, inside the prelude: recover %v, want nothing to recover (ErrTornTail)", n, err)
 			}
 			continue

@@ -130,7 +130,7 @@ func FuzzRecover(f *testing.F) {
 	addSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var out bytes.Buffer
-		rep, err := recoverTo(context.Background(), bytes.NewReader(data), int64(len(data)), &out, fuzzLimits, false)
+		rep, err := recoverTo(context.Background(), bytes.NewReader(data), int64(len(data)), &out, fuzzLimits, false, nil)
 		if err != nil {
 			if _, _, perr := readPrelude(bytes.NewReader(data), int64(len(data)), "x"); perr == nil {
 				t.Fatalf("recover failed on a file with a valid prelude: %v", err)

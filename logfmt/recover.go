@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"sort"
 
 	"github.com/vrlog/vrlog/outfile"
@@ -26,6 +27,10 @@ type RecoverOptions struct {
 	// repaired log streamed to a pipe, checked as it is written but not
 	// read back.
 	Stdout io.Writer
+	// Metadata is set in the copy's header metadata, over the source's
+	// (recover: the source's session epoch, MetaSessionEpoch, which a
+	// dropped first chunk would change).
+	Metadata map[string]string
 }
 
 // RecoverReport says what Recover kept and what it dropped.
@@ -51,6 +56,9 @@ type RecoverReport struct {
 	Placeholders []uint16
 	// Verified is the check of the written copy.
 	Verified *VerifyReport
+	// BytesWritten is the size of the copy: what was written to dst,
+	// also when dst is a device, FIFO or stdout written in place.
+	BytesWritten int64
 }
 
 // Recover writes a repaired copy of src to dst: every complete chunk
@@ -82,7 +90,7 @@ func Recover(ctx context.Context, src, dst string, opts RecoverOptions) (*Recove
 	defer out.Abort()
 	ro := opts.Reader
 	ro.Name = src
-	rep, err := recoverTo(ctx, in, size, out, ro, opts.Force)
+	rep, err := recoverTo(ctx, in, size, out, ro, opts.Force, opts.Metadata)
 	if err != nil {
 		return rep, fail(err)
 	}
@@ -133,7 +141,7 @@ func checkCopy(path string, rep *RecoverReport, ro ReaderOptions) (*VerifyReport
 }
 
 // recoverTo writes the repaired log to out.
-func recoverTo(ctx context.Context, ra io.ReaderAt, size int64, out io.Writer, ropts ReaderOptions, force bool) (*RecoverReport, error) {
+func recoverTo(ctx context.Context, ra io.ReaderAt, size int64, out io.Writer, ropts ReaderOptions, force bool, meta map[string]string) (*RecoverReport, error) {
 	o := ropts.withDefaults()
 	if o.Name == "" {
 		o.Name = "log"
@@ -159,6 +167,13 @@ func recoverTo(ctx context.Context, ra io.ReaderAt, size int64, out io.Writer, r
 	header := kept.header
 	if kept.headerOff < 0 {
 		header = lostHeader(kept.chunks)
+	}
+	if len(meta) > 0 {
+		header.Metadata = maps.Clone(header.Metadata)
+		if header.Metadata == nil {
+			header.Metadata = map[string]string{}
+		}
+		maps.Copy(header.Metadata, meta)
 	}
 	channels, _ := kept.index()
 	defined := map[uint16]bool{}
@@ -216,6 +231,7 @@ func recoverTo(ctx context.Context, ra io.ReaderAt, size int64, out io.Writer, r
 	buf = appendBlock(buf, kindFooter, appendFooterBody(nil, f))
 	buf = appendTrailer(buf, foff)
 	_, err = cw.Write(buf)
+	rep.BytesWritten = cw.n
 	return rep, err
 }
 

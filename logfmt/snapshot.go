@@ -109,6 +109,26 @@ func SnapshotEpoch(md map[string]string) (ns int64, ok bool, err error) {
 	return ns, true, nil
 }
 
+// MetaSessionEpoch is the metadata key of the session epoch a log keeps
+// from the log it was made of (cut, merge): unix ns, decimal. Elapsed
+// counts from it, as in the source, though the log's own first state may
+// be later.
+const MetaSessionEpoch = "vrlog.session_epoch_ns"
+
+// StoredEpoch is the session epoch a log's metadata md stores: under
+// MetaSessionEpoch (cut, merge), else a snapshot's (SnapshotEpoch); ok is
+// false when md has neither. A damaged value is an error.
+func StoredEpoch(md map[string]string) (ns int64, ok bool, err error) {
+	v, has := md[MetaSessionEpoch]
+	if !has {
+		return SnapshotEpoch(md)
+	}
+	if ns, err = strconv.ParseInt(v, 10, 64); err != nil {
+		return 0, false, fmt.Errorf("%w: metadata %s: %v", ErrMalformed, MetaSessionEpoch, err)
+	}
+	return ns, true, nil
+}
+
 // ParseSnapshot reads what AddTo stored; nil, nil when md is not a
 // snapshot's.
 func ParseSnapshot(md map[string]string) (*Snapshot, error) {

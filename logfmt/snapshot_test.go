@@ -3,6 +3,7 @@ package logfmt
 import (
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -32,5 +33,33 @@ func TestSnapshotMetadataRoundTrip(t *testing.T) {
 	md["vrlog.snapshot.after"] = "soon"
 	if _, err := ParseSnapshot(md); !errors.Is(err, ErrMalformed) {
 		t.Fatalf("bad duration: %v, want ErrMalformed", err)
+	}
+}
+
+// StoredEpoch reads a cut's or merge's epoch (MetaSessionEpoch) before a
+// snapshot's; neither: not ok; a damaged value: an error naming the key.
+func TestStoredEpoch(t *testing.T) {
+	for _, tc := range []struct {
+		md     map[string]string
+		ns     int64
+		ok     bool
+		errKey string
+	}{
+		{md: map[string]string{}},
+		{md: map[string]string{metaSnapshotEpoch: "-5"}, ns: -5, ok: true},
+		{md: map[string]string{MetaSessionEpoch: "7", metaSnapshotEpoch: "-5"}, ns: 7, ok: true},
+		{md: map[string]string{MetaSessionEpoch: "x"}, errKey: MetaSessionEpoch},
+		{md: map[string]string{metaSnapshotEpoch: "x"}, errKey: metaSnapshotEpoch},
+	} {
+		ns, ok, err := StoredEpoch(tc.md)
+		if tc.errKey != "" {
+			if !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), tc.errKey) {
+				t.Errorf("%v: error %v, want ErrMalformed naming %s", tc.md, err, tc.errKey)
+			}
+			continue
+		}
+		if err != nil || ok != tc.ok || ns != tc.ns {
+			t.Errorf("%v: %d %v %v, want %d %v", tc.md, ns, ok, err, tc.ns, tc.ok)
+		}
 	}
 }

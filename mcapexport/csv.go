@@ -30,12 +30,13 @@ type CSVOptions struct {
 
 // CSVColumns are the timing table's columns, in order (after "channel"
 // when CSVOptions.ChannelColumn is set). Every integer column is filled in
-// every row, so that pandas reads it as int64 and nanoseconds stay exact:
+// every row, so that pandas reads it as int64 and nanoseconds stay exact
+// (t, a time, is empty without a stamp: NaN in pandas):
 //
 //	index         record number within its channel, from 0
 //	has_stamp     1 when the record carries a capture stamp (seq, t_ns), else 0
 //	seq           simulator seq (0 without a stamp)
-//	t             capture t_ns in the chosen time format (t_ns 0 without a stamp)
+//	t             capture t_ns in the chosen time format (empty without a stamp)
 //	t_ns          capture t_ns, unix ns (0 without a stamp)
 //	recv_wall     receive wall stamp in the chosen time format
 //	recv_wall_ns  receive wall stamp, unix ns
@@ -125,8 +126,11 @@ func (c *CSVWriter) Write(ch *logfmt.Channel, r *logfmt.Record) error {
 	if r.HasStamp {
 		capture, seq = r.CaptureNs, r.Seq
 	}
-	row = append(row, strconv.FormatUint(st.n, 10), bit(r.HasStamp), strconv.FormatUint(seq, 10),
-		c.opts.TimeFormat.Format(capture, c.opts.EpochNs), itoa(capture),
+	t := "" // no capture time: empty (NaN in pandas), not t_ns 0 formatted
+	if r.HasStamp {
+		t = c.opts.TimeFormat.Format(capture, c.opts.EpochNs)
+	}
+	row = append(row, strconv.FormatUint(st.n, 10), bit(r.HasStamp), strconv.FormatUint(seq, 10), t, itoa(capture),
 		c.opts.TimeFormat.Format(r.RecvWallNs, c.opts.EpochNs), itoa(r.RecvWallNs), itoa(r.RecvMonoNs))
 	var dt, rdt, lat int64
 	var skipped uint64

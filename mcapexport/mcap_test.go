@@ -402,6 +402,29 @@ func TestCSV(t *testing.T) {
 	}
 }
 
+// A record without a capture stamp (a clock probe) has no capture time:
+// its t is empty (NaN in pandas), not t_ns 0 counted from the epoch.
+func TestCSVUnstamped(t *testing.T) {
+	f := makeFixture()
+	var buf bytes.Buffer
+	w, err := NewCSV(&buf, CSVOptions{TimeFormat: codec.TimeElapsed, EpochNs: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := logfmt.Record{Channel: f.chans[0].ID, RecvWallNs: t0 + 5_000_000, RecvMonoNs: 5_000_000}
+	if err := w.Write(&f.chans[0], &rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	c := strings.Split(lines[1], ",")
+	if c[1] != "0" || c[3] != "" || c[4] != "0" || c[5] != "0.005000000" {
+		t.Fatalf("unstamped row %s: want has_stamp 0, t empty, t_ns 0, recv_wall 0.005000000", lines[1])
+	}
+}
+
 // Check reads the index back: a sound export passes, a wrong count, a
 // chunk index that points elsewhere and a broken message index fail.
 func TestCheck(t *testing.T) {

@@ -56,6 +56,7 @@ def check_table(name, path, log, recs, chan_name):
     check(df["recv_mono_ns"].tolist() == [r.recv_mono_ns for r in recs], f"{name}: recv_mono_ns differ")
     check(df["t_ns"].tolist() == [r.capture_ns or 0 for r in recs], f"{name}: t_ns differ")
     check(df["has_stamp"].tolist() == [int(r.has_stamp) for r in recs], f"{name}: has_stamp differ")
+    check(df["t"].isna().tolist() == [not r.has_stamp for r in recs], f"{name}: t is not empty exactly where a record has no stamp")
     check(df["seq"].tolist() == [r.seq or 0 for r in recs], f"{name}: seq differ")
     check(df["payload_bytes"].tolist() == [r.payload_len for r in recs], f"{name}: payload_bytes differ")
     if "channel" in df.columns:

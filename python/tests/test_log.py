@@ -303,3 +303,20 @@ def test_snapshot_session_epoch():
         log.header = dataclasses.replace(log.header, metadata=md)
         with pytest.raises(ValueError, match="session_epoch_ns"):
             log.session_epoch_ns()
+
+
+def test_stored_session_epoch():
+    """A cut or merge stores its source's epoch in vrlog.session_epoch_ns:
+    it wins over the log's own first state and over a snapshot's key."""
+    with vrlog.open(SAMPLE) as log:
+        own = log.session_epoch_ns()
+        md = dict(log.header.metadata)
+        md["vrlog.snapshot.session_epoch_ns"] = str(own - 75_000_000_000)
+        md["vrlog.session_epoch_ns"] = str(own - 25_000_000_000)
+        log.header = dataclasses.replace(log.header, metadata=md)
+        assert log.session_epoch_ns() == own - 25_000_000_000
+        assert log.to_pandas("states")["elapsed"].iloc[0] == pytest.approx(25.0)
+        md["vrlog.session_epoch_ns"] = "x"
+        log.header = dataclasses.replace(log.header, metadata=md)
+        with pytest.raises(ValueError, match="vrlog.session_epoch_ns"):
+            log.session_epoch_ns()

@@ -172,15 +172,18 @@ class Log:
         a non-internal channel; without any, the log's first receive wall
         stamp (0 for a log without chunks). From the channel statistics:
         reads no chunk. A snapshot (record --snapshot) stores its
-        recording's epoch in vrlog.snapshot.session_epoch_ns, which wins:
-        its first state may be long after the recording's (Go reads it the
-        same way)."""
-        stored = self.header.metadata.get("vrlog.snapshot.session_epoch_ns")
-        if stored is not None:
-            try:
-                return int(stored)
-            except ValueError:
-                raise ValueError(f"{self.path}: snapshot metadata vrlog.snapshot.session_epoch_ns: {stored!r} is not an integer") from None
+        recording's epoch in vrlog.snapshot.session_epoch_ns, a cut or merge
+        its inputs' in vrlog.session_epoch_ns (which comes first); a stored
+        epoch wins: the log's own first state may be long after (Go reads it
+        the same way)."""
+        md = self.header.metadata
+        for key in ("vrlog.session_epoch_ns", "vrlog.snapshot.session_epoch_ns"):
+            stored = md.get(key)
+            if stored is not None:
+                try:
+                    return int(stored)
+                except ValueError:
+                    raise ValueError(f"{self.path}: metadata {key}: {stored!r} is not an integer") from None
         if self._epoch_ns is None:
             self._epoch_ns = self._find_session_epoch()
         return self._epoch_ns

@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/vrlog/vrlog/analyzer"
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/internal/cliutil"
 	"github.com/vrlog/vrlog/internal/progress"
@@ -71,6 +73,7 @@ func runCut(c *cli.Context) error {
 		meta = map[string]string{}
 	}
 	meta["vrlog.cut_from"] = path
+	keepEpoch(meta, r)
 	meta["vrlog.cut"] = cutNote(r, sel, c.StringSlice("channel"))
 	st, err := writeCopy(f, copyWriterOptions(meta, h.CreatedWallNs), newProgress(c, "cut", r), func(w *logfmt.Writer) (logfmt.CopyStats, error) {
 		return logfmt.Copy(w, r, sel)
@@ -82,15 +85,29 @@ func runCut(c *cli.Context) error {
 	return nil
 }
 
+// keepEpoch stores the session epoch of the source logs rs in the metadata
+// meta of a log made of them (logfmt.MetaSessionEpoch), so that elapsed
+// keeps its meaning: the earliest of their epochs (analyzer.SessionEpoch),
+// the first state of the session they are parts of.
+func keepEpoch(meta map[string]string, rs ...*logfmt.Reader) {
+	var epoch int64
+	for i, r := range rs {
+		if ns, _ := analyzer.SessionEpoch(r); i == 0 || ns < epoch {
+			epoch = ns
+		}
+	}
+	meta[logfmt.MetaSessionEpoch] = strconv.FormatInt(epoch, 10)
+}
+
 // cutNote describes the cut for the output's metadata (vrlog.cut).
 func cutNote(r *logfmt.Reader, sel *logfmt.Selection, pats []string) string {
 	base, _ := r.Start()
 	var desc []string
 	if sel.Wall.HasStart {
-		desc = append(desc, "start="+codec.FormatRFC3339(sel.Wall.Start)+" (+"+codec.FormatSeconds(sel.Wall.Start-base)+" s)")
+		desc = append(desc, "start="+codec.FormatRFC3339(sel.Wall.Start)+" (+"+codec.FormatSeconds(sel.Wall.Start-base)+" s from the log start)")
 	}
 	if sel.Wall.HasEnd {
-		desc = append(desc, "end="+codec.FormatRFC3339(sel.Wall.End)+" (+"+codec.FormatSeconds(sel.Wall.End-base)+" s)")
+		desc = append(desc, "end="+codec.FormatRFC3339(sel.Wall.End)+" (+"+codec.FormatSeconds(sel.Wall.End-base)+" s from the log start)")
 	}
 	if len(pats) > 0 {
 		desc = append(desc, "channels="+strings.Join(pats, ","))

@@ -227,7 +227,9 @@ func exportCSV(c *cli.Context, path string, r *logfmt.Reader, sel *logfmt.Select
 		chans[sel.Channels[i].ID] = &sel.Channels[i]
 	}
 	var commit func() error
-	if strings.HasSuffix(strings.ToLower(out), ".csv") || outfile.InPlace(out) { // one table: a file, a device, a FIFO, stdout
+	var wrote string // what the message says was written
+	// one table: a file, a device, a FIFO, stdout
+	if strings.HasSuffix(strings.ToLower(out), ".csv") || outfile.InPlace(out) {
 		f, err := createOutput(c, path)
 		if err != nil {
 			return err
@@ -246,6 +248,10 @@ func exportCSV(c *cli.Context, path string, r *logfmt.Reader, sel *logfmt.Select
 			byChan[ch.ID] = t
 		}
 		commit = f.Commit
+		wrote = fmt.Sprintf("one CSV table of %d channel(s), one header, to %s", len(sel.Channels), f.Path())
+		if f.InPlace() {
+			wrote += " (streamed in place)"
+		}
 	} else {
 		d, err := outfile.CreateDir(out, outfile.Options{Force: c.Bool("force")})
 		if err != nil {
@@ -272,6 +278,7 @@ func exportCSV(c *cli.Context, path string, r *logfmt.Reader, sel *logfmt.Select
 			byChan[ch.ID] = t
 		}
 		commit = d.Commit
+		wrote = fmt.Sprintf("%d CSV file(s) under %s", len(sel.Channels), out)
 	}
 	var rows uint64
 	it := mcapexport.NewRecords(r, sel, states)
@@ -293,6 +300,6 @@ func exportCSV(c *cli.Context, path string, r *logfmt.Reader, sel *logfmt.Select
 	if err := commit(); err != nil {
 		return cliutil.Runtime(err)
 	}
-	fmt.Fprintf(status(c), "wrote %d rows to %d CSV file(s) under %s\n", rows, len(sel.Channels), out)
+	fmt.Fprintf(status(c), "wrote %d rows as %s\n", rows, wrote)
 	return nil
 }

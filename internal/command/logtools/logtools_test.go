@@ -19,6 +19,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/vrlog/vrlog/analyzer"
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/internal/cliutil"
 	"github.com/vrlog/vrlog/logfmt"
@@ -276,6 +277,59 @@ func chunks(t *testing.T, path string) []logfmt.ChunkInfo {
 	}
 	defer r.Close()
 	return append([]logfmt.ChunkInfo(nil), r.Chunks()...)
+}
+
+// recover keeps the source's session epoch when it drops the chunk that
+// held the first state: elapsed in the copy is the source's.
+func TestRecoverKeepsEpoch(t *testing.T) {
+	dir := t.TempDir()
+	orig, err := os.ReadFile("../../../testdata/sample.vrlog")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, bad, fixed := filepath.Join(dir, "src.vrlog"), filepath.Join(dir, "bad.vrlog"), filepath.Join(dir, "fixed.vrlog")
+	os.WriteFile(src, orig, 0o644)
+	epoch := func(p string) int64 {
+		t.Helper()
+		r, err := logfmt.Open(p, logfmt.ReaderOptions{Tolerant: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		ns, _ := analyzer.SessionEpoch(r)
+		return ns
+	}
+	r, err := logfmt.Open(src, logfmt.ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var state uint16
+	for _, c := range r.Channels() {
+		if c.Schema == codec.SchemaState {
+			state = c.ID
+		}
+	}
+	r.Close()
+	var first logfmt.ChunkInfo // the first chunk holding a state
+	for _, c := range chunks(t, src) {
+		for _, cc := range c.Channels {
+			if cc.Channel == state && (first.Offset == 0 || c.MinMonoNs < first.MinMonoNs) {
+				first = c
+			}
+		}
+	}
+	b := append([]byte(nil), orig...)
+	b[first.Offset+first.Size()-10] ^= 0x10 // it fails its CRC
+	os.WriteFile(bad, b, 0o644)
+	if _, errOut, code := run(t, "recover", bad, "-o", fixed); code != 0 {
+		t.Fatalf("recover: exit %d: %s", code, errOut)
+	}
+	if n := len(chunks(t, fixed)); n != len(chunks(t, src))-1 {
+		t.Fatalf("the copy has %d chunks, want the source's but the first", n)
+	}
+	if got, want := epoch(fixed), epoch(src); got != want {
+		t.Fatalf("copy's session epoch %d, the source's %d", got, want)
+	}
 }
 
 func TestRecoverAndVerify(t *testing.T) {

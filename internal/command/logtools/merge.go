@@ -99,6 +99,7 @@ func runMerge(c *cli.Context) error {
 		meta = map[string]string{}
 	}
 	meta["vrlog.merged_from"] = strings.Join(paths, ",")
+	keepEpoch(meta, readers...)
 	var opts logfmt.MergeOptions
 	var al *hostclock.Alignment
 	if sim {

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/vrlog/vrlog/analyzer"
 	"github.com/vrlog/vrlog/internal/cliutil"
 	"github.com/vrlog/vrlog/internal/progress"
 	"github.com/vrlog/vrlog/logfmt"
@@ -89,7 +91,15 @@ func runRecover(c *cli.Context) error {
 	}
 	force := c.Bool("force")
 	prog := startProgress(c, "recover "+src, 2*st.Size(), progress.ProcessReads())
-	rep, err := logfmt.Recover(c.Context, src, dst, logfmt.RecoverOptions{Overwrite: force, Force: force, Stdout: c.App.Writer})
+	opts := logfmt.RecoverOptions{Overwrite: force, Force: force, Stdout: c.App.Writer}
+	if r, err := logfmt.Open(src, logfmt.ReaderOptions{Tolerant: true}); err == nil {
+		if r.Indexed() { // the source's own statistics: its epoch, whatever chunks the copy drops
+			ns, _ := analyzer.SessionEpoch(r)
+			opts.Metadata = map[string]string{logfmt.MetaSessionEpoch: strconv.FormatInt(ns, 10)}
+		}
+		r.Close()
+	}
+	rep, err := logfmt.Recover(c.Context, src, dst, opts)
 	prog.Done()
 	if err != nil {
 		var ce *logfmt.CorruptionError
@@ -111,10 +121,8 @@ func runRecover(c *cli.Context) error {
 		n, how = rep.Verified.Records, fmt.Sprintf("verified: %d records read back", rep.Verified.Records)
 	}
 	res := RecoverResult{Source: src, Dest: dst, SourceBytes: st.Size(), HadFooter: rep.HadFooter, ChunksKept: rep.ChunksKept,
-		RecordsKept: rep.RecordsKept, RecordsRead: n, Placeholders: rep.Placeholders, ChunksDropped: len(rep.Dropped)}
-	if st, err := os.Stat(dst); err == nil && st.Mode().IsRegular() {
-		res.DestBytes = st.Size()
-	}
+		RecordsKept: rep.RecordsKept, RecordsRead: n, Placeholders: rep.Placeholders, ChunksDropped: len(rep.Dropped),
+		DestBytes: rep.BytesWritten}
 	for _, d := range rep.Rebuilt {
 		res.Rebuilt = append(res.Rebuilt, d.Error())
 	}
