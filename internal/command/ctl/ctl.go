@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -136,28 +137,51 @@ func sendWhenReachable(c *cli.Context, sess *zenoh.Session, name, cmd string) (r
 	return st, err
 }
 
+// gatherWindow is how long ctl without --replay goes on asking after the
+// first replay answered: a fresh session learns of the queryables one by
+// one, so a first answer from one replay does not mean there is no other.
+const gatherWindow = 500 * time.Millisecond
+
 // theReplay is the name of the one replay that answers on the network
-// (ctl without --replay), asked until one does or --timeout passes.
+// (ctl without --replay), asked until one does or --timeout passes; after
+// the first answer it gathers the answers for gatherWindow (within
+// --timeout), and several replays are a usage error naming them.
 func theReplay(c *cli.Context, sess *zenoh.Session) (string, error) {
 	end := time.Now().Add(c.Duration("timeout"))
+	seen := map[string]bool{}
+	var names []string
+	var settled time.Time // when the gathering ends, once one answered
 	for {
-		sts, err := replayctl.Running(c.Context, sess, min(max(time.Until(end), time.Millisecond), time.Second))
+		wait := min(max(time.Until(end), time.Millisecond), time.Second)
+		if !settled.IsZero() {
+			wait = min(max(time.Until(settled), time.Millisecond), wait)
+		}
+		sts, err := replayctl.Running(c.Context, sess, wait)
 		if err != nil {
 			return "", cliutil.Runtime(err)
 		}
-		switch {
-		case len(sts) == 1:
-			return sts[0].Name, nil
-		case len(sts) > 1:
-			var names []string
-			for _, st := range sts {
+		for _, st := range sts {
+			if !seen[st.Name] {
+				seen[st.Name] = true
 				names = append(names, st.Name)
 			}
-			return "", cliutil.Usage("%d replays answer (%s): choose one with --replay NAME", len(sts), strings.Join(names, ", "))
-		case time.Until(end) <= 0:
+		}
+		if len(names) > 0 && settled.IsZero() {
+			settled = time.Now().Add(gatherWindow)
+			if settled.After(end) {
+				settled = end
+			}
+		}
+		switch {
+		case len(names) > 1:
+			sort.Strings(names)
+			return "", cliutil.Usage("%d replays answer (%s): choose one with --replay NAME", len(names), strings.Join(names, ", "))
+		case len(names) == 1 && !time.Now().Before(settled):
+			return names[0], nil
+		case len(names) == 0 && time.Until(end) <= 0:
 			return "", cliutil.Runtime(fmt.Errorf("%w on %s within %v (is one running with --control, and reachable over zenoh?)",
 				replayctl.ErrNoReplay, replayctl.ControlKey("*"), c.Duration("timeout")))
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(min(50*time.Millisecond, max(time.Until(end), 0)))
 	}
 }
