@@ -274,7 +274,7 @@ func TestCtlWithoutReplayRefusesSeveral(t *testing.T) {
 			t.Fatalf("ctl status without --replay, two replays, try %d: want exit 2 naming both; %s", i, res)
 		}
 	}
-	for _, name := range []string{base + "a", base + "b"} {
+	for _, name := range []string{base + "b", base + "a"} { // b first: it is reached through a
 		if res := shell(t, t.TempDir(), "vrlog ctl --replay "+name+" stop --connect "+epA+" --no-multicast"); res.code != 0 {
 			t.Fatalf("stop %s: %s", name, res)
 		}
@@ -283,5 +283,43 @@ func TestCtlWithoutReplayRefusesSeveral(t *testing.T) {
 		if code := p.wait(t, 30*time.Second); code != 0 {
 			t.Fatalf("replay exit %d after stop:\n%s", code, p.stderr)
 		}
+	}
+}
+
+// A frozen peer on the network (a controller stopped with SIGSTOP: its
+// TCP accepts, its zenoh never answers) does not hold ctl past --timeout:
+// ctl meets it through the replay's gossip and its session's close would
+// wait zenoh's open timeout (10 s) for that connection; --timeout bounds
+// the whole command, and the commands still work.
+func TestCtlWithAFrozenPeer(t *testing.T) {
+	r := robot(t)
+	ep := "tcp/127.0.0.1:" + strconv.Itoa(freePort(t))
+	name := strings.ReplaceAll(nameOf(t), "_", "")
+	state := "vr/" + r + "/state"
+	rep := start(t, vrlogBin, "replay", filepath.Join(root(), "testdata", "sample.vrlog"), "--channel", "vr/r1/state", "--remap",
+		"vr/r1/state="+state, "--duration", "3", "--start-paused", "--control", name, "--listen", ep, "--no-multicast", "--json")
+	ctl := func(cmd string) (result, time.Duration) {
+		t0 := time.Now()
+		res := shell(t, t.TempDir(), "vrlog ctl --replay "+name+" "+cmd+" --timeout 3s --connect "+ep+" --no-multicast")
+		return res, time.Since(t0)
+	}
+	waitFor(t, 30*time.Second, "the replay to answer", func() bool { res, _ := ctl("status"); return res.code == 0 })
+	peer := start(t, vrlogBin, "controller", "--state", state, "--command", "vr/"+r+"/cmd", "--connect", ep, "--no-multicast")
+	time.Sleep(2 * time.Second) // its session meets the replay's, which gossips it to the next session
+	if err := peer.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { peer.cmd.Process.Signal(syscall.SIGCONT) })
+	for _, cmd := range []string{"status", "status", "stop"} {
+		res, took := ctl(cmd)
+		if res.code != 0 {
+			t.Fatalf("ctl %s with a frozen peer: want exit 0; %s", cmd, res)
+		}
+		if took > 5*time.Second { // --timeout 3s bounds the command (zenoh's open timeout is 10 s); a margin for a loaded host
+			t.Fatalf("ctl %s --timeout 3s with a frozen peer took %v", cmd, took)
+		}
+	}
+	if code := rep.wait(t, 30*time.Second); code != 0 {
+		t.Fatalf("replay exit %d after stop:\n%s", code, rep.stderr)
 	}
 }
