@@ -207,6 +207,9 @@ func (a *Analysis) AddFile(path string) error {
 		fr.response = true
 	}
 	ids, dataIDs, probeIDs := a.channels(r)
+	if fr.ReplayOutcome != nil {
+		noteOutcome(ids, fr.ReplayOutcome)
+	}
 	if !response { // a response log's recording outlasts the replay by its linger: no outage of the controller
 		a.rec.note(r, func(id uint16) *channel {
 			if int(id) < len(ids) {

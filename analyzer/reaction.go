@@ -38,6 +38,14 @@ type ReactionReport struct {
 	// UnansweredSeq lists the first MaxEvents unanswered triggers by seq
 	// (their capture seq, or their index on the channel when unstamped).
 	UnansweredSeq []uint64 `json:"unanswered_seq"`
+	// MissedSteps and LateAnswers are the lockstep counts of the outcome
+	// records of the response logs holding this trigger channel (a
+	// replay's counts over all its trigger channels): triggers the replay
+	// released unanswered after its lockstep timeout, and answers that
+	// came after it (the replay dropped them; paired here with their own
+	// trigger when they name it).
+	MissedSteps uint64 `json:"missed_steps"`
+	LateAnswers uint64 `json:"late_answers"`
 }
 
 // reactChannel collects one channel's stamps for the reaction.
@@ -49,6 +57,19 @@ type reactChannel struct {
 	// answer (codec.AnswerTag in their attachment), by trigger seq: their
 	// receive stamps, in order
 	tagged map[uint64][]int64
+	// outcomes: the outcome records of the response logs holding a
+	// trigger channel
+	outcomes []*logfmt.ReplayOutcome
+}
+
+// noteOutcome gives a response log's trigger channels (ids, by channel id)
+// the log's outcome record.
+func noteOutcome(ids []*channel, o *logfmt.ReplayOutcome) {
+	for _, ch := range ids {
+		if ch != nil && ch.react != nil && ch.react.trigger && !slices.Contains(ch.react.outcomes, o) {
+			ch.react.outcomes = append(ch.react.outcomes, o)
+		}
+	}
 }
 
 // readAnswerTags reads the attachments of a response log's response
@@ -124,6 +145,10 @@ func (a *Analysis) reaction() []ReactionReport {
 	out := []ReactionReport{}
 	for _, t := range trigs {
 		rep := ReactionReport{Trigger: t.rep.Name, Responses: []string{}, UnansweredSeq: []uint64{}}
+		for _, o := range t.react.outcomes {
+			rep.MissedSteps += o.Missed
+			rep.LateAnswers += o.Late
+		}
 		var at []int64
 		tagged := map[uint64][]int64{}
 		for _, r := range resps {
@@ -198,8 +223,20 @@ func (r *Report) failsAnyway(check, channel string) string {
 		if x.Trigger == channel && x.Missing > 0 {
 			return fmt.Sprintf("%d of %d triggers got no response", x.Missing, x.Count)
 		}
+		if x.Trigger == channel && x.MissedSteps > 0 && !r.partialReplay {
+			return fmt.Sprintf("%s missed: the controller did not answer within the lockstep timeout (--partial-replay gates the answers the log holds)",
+				steps(x.MissedSteps))
+		}
 	}
 	return ""
+}
+
+// steps is "1 lockstep step" or "N lockstep steps".
+func steps(n uint64) string {
+	if n == 1 {
+		return "1 lockstep step"
+	}
+	return fmt.Sprintf("%d lockstep steps", n)
 }
 
 // noReaction reports whether check is max-reaction and trigger channel
@@ -296,6 +333,10 @@ func (r *Report) writeReaction(w *textfit.Writer, out io.Writer, width int) {
 		fmt.Fprintf(w, "         incomplete: %s\n", why)
 	}
 	for _, x := range r.Reaction {
+		if x.MissedSteps > 0 || x.LateAnswers > 0 {
+			fmt.Fprintf(w, "         %s: the replay's outcome: %s missed (released unanswered after the lockstep timeout), %d late answer(s) (after it)\n",
+				x.Trigger, steps(x.MissedSteps), x.LateAnswers)
+		}
 		if len(x.Responses) == 0 {
 			fmt.Fprintf(w, "         %s: no response channel in the log (the controller published nothing that was captured)\n", x.Trigger)
 		}

@@ -250,3 +250,46 @@ func mustLimit(t *testing.T, s string) Limit {
 	}
 	return l
 }
+
+// A lockstep replay that missed a step (released a trigger unanswered
+// after its timeout) and dropped a late answer: the reaction shows both
+// from the outcome record (JSON and text), even when the analyzer paired
+// every trigger with a response, and --max-reaction fails it whatever the
+// limit unless PartialReplay.
+func TestReactionShowsMissedSteps(t *testing.T) {
+	lim := Thresholds{MaxReaction: []Limit{mustLimit(t, "vr/r2/**=6ms")}}
+	path := responseLogOf(t, &logfmt.ReplayOutcome{Schema: logfmt.OutcomeSchema, Finished: true, Triggers: 20, Released: 20,
+		Answered: 19, Missed: 1, Late: 1, Lockstep: true})
+	rep, err := AnalyzeFiles([]string{path}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2 := rep.Reaction[1]
+	if r2.Trigger != "vr/r2/state" || r2.Missing != 0 || r2.MissedSteps != 1 || r2.LateAnswers != 1 {
+		t.Fatalf("r2: %+v", r2)
+	}
+	js, _ := json.Marshal(r2)
+	if !strings.Contains(string(js), `"missed_steps":1,"late_answers":1`) {
+		t.Fatalf("JSON: %s", js)
+	}
+	rep.ApplyChecks(lim)
+	if rep.Pass || !strings.Contains(rep.Checks[0].Message, "1 lockstep step missed: the controller did not answer within the lockstep timeout") {
+		t.Fatalf("checks %+v", rep.Checks)
+	}
+	var b strings.Builder
+	rep.WriteText(&b, codec.TimeElapsed)
+	if !strings.Contains(b.String(), "vr/r2/state: the replay's outcome: 1 lockstep step missed (released unanswered after the lockstep timeout), 1 late answer(s)") {
+		t.Fatalf("text report:\n%s", b.String())
+	}
+	part, _ := AnalyzeFiles([]string{path}, Options{PartialReplay: true})
+	if part.ApplyChecks(lim); !part.Pass {
+		t.Fatalf("with PartialReplay: %+v", part.Checks)
+	}
+	// No missed step: no line, and the gate passes as before.
+	ok, _ := AnalyzeFiles([]string{responseLog(t)}, Options{})
+	b.Reset()
+	ok.WriteText(&b, codec.TimeElapsed)
+	if ok.ApplyChecks(lim); !ok.Pass || strings.Contains(b.String(), "the replay's outcome") || ok.Reaction[1].MissedSteps != 0 {
+		t.Fatalf("without missed steps: %+v\n%s", ok.Checks, b.String())
+	}
+}

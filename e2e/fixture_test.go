@@ -247,3 +247,79 @@ func TestCtlSendsOnce(t *testing.T) {
 		t.Fatalf("replay exit %d after stop:\n%s", code, rep.stderr)
 	}
 }
+
+// vrlog ctl without --replay with two replays on the network is a usage
+// error naming both, every time: the one that answered first is not taken
+// for the only one. The second replay is reached through the first, as
+// on a network where ctl meets one peer first.
+func TestCtlWithoutReplayRefusesSeveral(t *testing.T) {
+	r := robot(t)
+	portA, portB := strconv.Itoa(freePort(t)), strconv.Itoa(freePort(t))
+	epA, epB := "tcp/127.0.0.1:"+portA, "tcp/127.0.0.1:"+portB
+	base := strings.ReplaceAll(nameOf(t), "_", "")
+	replay := func(name, state string, zflags ...string) *proc {
+		return start(t, vrlogBin, append([]string{"replay", filepath.Join(root(), "testdata", "sample.vrlog"), "--channel", "vr/r1/state", "--remap",
+			"vr/r1/state=" + state, "--duration", "3", "--start-paused", "--control", name, "--no-multicast", "--json"}, zflags...)...)
+	}
+	a := replay(base+"a", "vr/"+r+"/a/state", "--listen", epA)
+	b := replay(base+"b", "vr/"+r+"/b/state", "--listen", epB, "--connect", epA)
+	for _, name := range []string{base + "a", base + "b"} { // both up and reachable through A
+		waitFor(t, 30*time.Second, name+" to answer", func() bool {
+			return shell(t, t.TempDir(), "vrlog ctl --replay "+name+" status --timeout 2s --connect "+epA+" --no-multicast").code == 0
+		})
+	}
+	for i := range 3 {
+		res := shell(t, t.TempDir(), "vrlog ctl status --timeout 5s --connect "+epA+" --no-multicast")
+		if res.code != 2 || !strings.Contains(res.stderr, "2 replays answer ("+base+"a, "+base+"b)") {
+			t.Fatalf("ctl status without --replay, two replays, try %d: want exit 2 naming both; %s", i, res)
+		}
+	}
+	for _, name := range []string{base + "b", base + "a"} { // b first: it is reached through a
+		if res := shell(t, t.TempDir(), "vrlog ctl --replay "+name+" stop --connect "+epA+" --no-multicast"); res.code != 0 {
+			t.Fatalf("stop %s: %s", name, res)
+		}
+	}
+	for _, p := range []*proc{a, b} {
+		if code := p.wait(t, 30*time.Second); code != 0 {
+			t.Fatalf("replay exit %d after stop:\n%s", code, p.stderr)
+		}
+	}
+}
+
+// A frozen peer on the network (a controller stopped with SIGSTOP: its
+// TCP accepts, its zenoh never answers) does not hold ctl past --timeout:
+// ctl meets it through the replay's gossip and its session's close would
+// wait zenoh's open timeout (10 s) for that connection; --timeout bounds
+// the whole command, and the commands still work.
+func TestCtlWithAFrozenPeer(t *testing.T) {
+	r := robot(t)
+	ep := "tcp/127.0.0.1:" + strconv.Itoa(freePort(t))
+	name := strings.ReplaceAll(nameOf(t), "_", "")
+	state := "vr/" + r + "/state"
+	rep := start(t, vrlogBin, "replay", filepath.Join(root(), "testdata", "sample.vrlog"), "--channel", "vr/r1/state", "--remap",
+		"vr/r1/state="+state, "--duration", "3", "--start-paused", "--control", name, "--listen", ep, "--no-multicast", "--json")
+	ctl := func(cmd string) (result, time.Duration) {
+		t0 := time.Now()
+		res := shell(t, t.TempDir(), "vrlog ctl --replay "+name+" "+cmd+" --timeout 3s --connect "+ep+" --no-multicast")
+		return res, time.Since(t0)
+	}
+	waitFor(t, 30*time.Second, "the replay to answer", func() bool { res, _ := ctl("status"); return res.code == 0 })
+	peer := start(t, vrlogBin, "controller", "--state", state, "--command", "vr/"+r+"/cmd", "--connect", ep, "--no-multicast")
+	time.Sleep(2 * time.Second) // its session meets the replay's, which gossips it to the next session
+	if err := peer.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { peer.cmd.Process.Signal(syscall.SIGCONT) })
+	for _, cmd := range []string{"status", "status", "stop"} {
+		res, took := ctl(cmd)
+		if res.code != 0 {
+			t.Fatalf("ctl %s with a frozen peer: want exit 0; %s", cmd, res)
+		}
+		if took > 5*time.Second { // --timeout 3s bounds the command (zenoh's open timeout is 10 s); a margin for a loaded host
+			t.Fatalf("ctl %s --timeout 3s with a frozen peer took %v", cmd, took)
+		}
+	}
+	if code := rep.wait(t, 30*time.Second); code != 0 {
+		t.Fatalf("replay exit %d after stop:\n%s", code, rep.stderr)
+	}
+}

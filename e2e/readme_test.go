@@ -247,7 +247,8 @@ func TestReadmeCommands(t *testing.T) {
 // readmeCIJob runs the README's CI job as the script it is (bash, not
 // line by line), on a port of its own: it passes (exit 0) with its files,
 // and with a gate the controller cannot meet it
-// fails with the gate's exit code (1), not the kill's.
+// fails with the gate's exit code (1), not the kill's; with a controller
+// that exited early it fails with replay's (3).
 func readmeCIJob(t *testing.T, dir string, env []string) {
 	t.Helper()
 	scripts := readmeScripts(t)
@@ -270,6 +271,19 @@ func readmeCIJob(t *testing.T, dir string, env []string) {
 	os.WriteFile(filepath.Join(dir, "ci-job-failing.sh"), []byte(failing), 0o755)
 	if r := shell(t, dir, "rm response.vrlog reaction.xml && ./ci-job-failing.sh", env...); r.code != 1 || !strings.Contains(r.stdout+r.stderr, "FAIL  max-reaction") {
 		t.Fatalf("README CI job with a gate it cannot meet: want exit 1 (the gate's); %s", r)
+	}
+	// A controller that exits at once (a bad flag): replay gives up after
+	// --wait-timeout with exit 3, and the trap's kill of the gone
+	// controller must not replace that code.
+	gone := strings.Replace(strings.Replace(job, "vrlog controller ", "vrlog controller --no-such-flag ", 1),
+		"--wait-timeout 30s", "--wait-timeout 1s", 1)
+	if gone == job || !strings.Contains(gone, "--wait-timeout 1s") {
+		t.Fatalf("the README's CI job no longer starts the controller or waits with --wait-timeout 30s: %q", job)
+	}
+	os.WriteFile(filepath.Join(dir, "ci-job-gone.sh"), []byte(gone), 0o755)
+	if r := shell(t, dir, "rm -f response.vrlog reaction.xml && ./ci-job-gone.sh", env...); r.code != 3 || !strings.Contains(r.stderr, "--wait-for-subscribers: no subscribers after 1s") ||
+		strings.Contains(r.stderr, "No such process") {
+		t.Fatalf("README CI job whose controller exited early: want replay's exit 3, quietly; %s", r)
 	}
 }
 

@@ -481,3 +481,63 @@ func mustSet(t *testing.T, pats ...string) *keyexpr.Set {
 	}
 	return s
 }
+
+// A run whose context ends (SIGINT in vrlog replay) fails with
+// ErrInterrupted, and the response log's outcome says "interrupted" (the
+// word the docs give), not the context's error.
+func TestInterruptedOutcomeSaysInterrupted(t *testing.T) {
+	const n, at = 200, 10
+	path, stateKey, _ := stateLog(t, n, 10*time.Millisecond, false)
+	ep := network(t)
+	answerKey := stateKey + "/cmd"
+	ctx, interrupt := context.WithCancel(context.Background())
+	defer interrupt()
+	controller(t, ep, stateKey, answerKey, func(seq uint64) (time.Duration, string, bool) {
+		if seq == at {
+			interrupt()
+		}
+		return 0, "", false
+	})
+	cfg := lockstepConfig(t, ep, path, answerKey, 10*time.Second)
+	r, err := Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	rep, err := r.Run(ctx)
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("err %v (want ErrInterrupted)", err)
+	}
+	_, _, out := response(t, cfg.Output, stateKey)
+	if out == nil || out.Finished || out.Reason != "interrupted" || rep.Outcome.Reason != "interrupted" {
+		t.Fatalf("outcome %+v (report's %+v): want reason interrupted", out, rep.Outcome)
+	}
+}
+
+// The docs' library snippet (docs/replay.md, "As a Go library") on
+// testdata/sample.vrlog: with the state channel selected it runs in
+// lockstep with a controller on that channel; without a selection the
+// wait for subscribers also waits for the log's iceoryx2 camera, which
+// nothing subscribes to, and ends with ErrNoSubscribers.
+func TestDocsLibrarySnippetOnTheSample(t *testing.T) {
+	prefix := fmt.Sprintf("docsnippet%d", os.Getpid())
+	stateKey, answerKey := prefix+"/vr/r1/state", prefix+"/vr/r1/cmd"
+	ep := network(t)
+	controller(t, ep, stateKey, answerKey, func(uint64) (time.Duration, string, bool) { return 0, "", false })
+	states, err := keyexpr.ParseSet([]string{"vr/r1/state"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Files: []string{filepath.Join("..", "testdata", "sample.vrlog")}, Channels: states, RateMax: true, Prefix: prefix,
+		Zenoh:           zenoh.Config{Mode: zenoh.ModePeer, Connect: []string{ep}, DisableMulticastScouting: true},
+		WaitSubscribers: 1, WaitTimeout: 30 * time.Second, Lockstep: answerKey, LockstepTimeout: time.Second,
+		Capture: []string{answerKey}, Output: filepath.Join(t.TempDir(), "response.vrlog")}
+	rep, err, _ := run(t, cfg)
+	if err != nil || rep.Lockstep == nil || rep.Lockstep.Answered == 0 || rep.Lockstep.Missed != 0 {
+		t.Fatalf("the docs' snippet with the state channel: err %v, lockstep %+v", err, rep.Lockstep)
+	}
+	cfg.Channels, cfg.WaitTimeout, cfg.Output = nil, time.Second, filepath.Join(t.TempDir(), "response.vrlog")
+	if _, err, _ := run(t, cfg); !errors.Is(err, ErrNoSubscribers) || !strings.Contains(err.Error(), "iceoryx2") {
+		t.Fatalf("without a selection: err %v (want ErrNoSubscribers naming the iceoryx2 channel)", err)
+	}
+}

@@ -136,8 +136,8 @@ func (r *Replayer) Run(ctx context.Context) (*Report, error) {
 	sum, perr := r.p.Run(pctx)
 	stopWatch()
 	cause := context.Cause(pctx)
-	if errors.Is(cause, context.Canceled) && ctx.Err() == nil {
-		cause = nil
+	if (errors.Is(cause, context.Canceled) && ctx.Err() == nil) || (ctx.Err() != nil && errors.Is(cause, ctx.Err())) {
+		cause = nil // a stop asked for, or ctx's end: the summary says interrupted
 	}
 	if perr == nil && !sum.Interrupted && r.cfg.Linger > 0 {
 		time.Sleep(r.cfg.Linger)

@@ -103,7 +103,7 @@ EXAMPLES:
 			&cli.StringSliceFlag{Name: "max-lag", Usage: "largest frame-to-latest-state lag (the state period included; frames across a state outage left out): `[FRAME_CHANNEL=]DURATION`"},
 			&cli.StringSliceFlag{Name: "max-lag-reject", Usage: "largest fraction of frames rejected by --lag-tolerance: `[FRAME_CHANNEL=]F` (0..1)"},
 			&cli.StringSliceFlag{Name: "max-reaction", Usage: "a response log's largest reaction (first response after a released trigger; one without a response fails): `[TRIGGER_CHANNEL=]DURATION`"},
-			&cli.BoolFlag{Name: "partial-replay", Usage: "gate a response log whose replay did not finish, or did not release every trigger of its window, on what it holds (by default --max-reaction fails it)"},
+			&cli.BoolFlag{Name: "partial-replay", Usage: "gate a response log whose replay did not finish, did not release every trigger of its window, or missed lockstep steps, on what it holds (by default --max-reaction fails it)"},
 			&cli.StringFlag{Name: "baseline", Usage: "compare with an earlier --json report `OLD.json`: each metric of each baseline channel is a check; a regression, or a baseline channel missing from the log, fails"},
 			&cli.Float64Flag{Name: "baseline-tolerance", Value: 0.1, Usage: "relative worsening allowed against --baseline (>= 0; 0.1 = 10 %)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only failed checks and the verdict"},
