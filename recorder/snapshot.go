@@ -148,11 +148,11 @@ type snapshotter struct {
 	ring      []*kept    // oldest first
 	held      int64
 	peak      int64
-	newest    int64  // latest receive stamp kept
-	first     int64  // first receive stamp kept (0: none yet)
-	squeezed  int64  // latest receive stamp the memory bound evicted
-	lost      uint64 // records dropped for want of room (dropped)
-	lostBound uint64 // of lost, those dropped because the open window alone filled the bound
+	newest    int64   // latest receive stamp kept
+	first     int64   // first receive stamp kept (0: none yet)
+	squeezed  int64   // latest receive stamp the memory bound evicted
+	lost      uint64  // records dropped for want of room (dropped)
+	lostBound uint64  // of lost, those dropped because the open window alone filled the bound
 	fillRate  float64 // bytes/s held at the first fill
 	drops     []dropMark
 	filled    bool // the memory bound has evicted: the shortfall was said
