@@ -62,11 +62,15 @@ type SnapshotConfig struct {
 
 // SnapshotResult is one snapshot written, or not (Err).
 type SnapshotResult struct {
-	Path     string
-	Snapshot logfmt.Snapshot
-	Records  uint64
-	Bytes    int64
-	Err      error
+	Path string
+	// Before and After are what the records hold: the first trigger less
+	// the first record, the last record less the last trigger (never
+	// negative).
+	Before, After time.Duration
+	Snapshot      logfmt.Snapshot
+	Records       uint64
+	Bytes         int64
+	Err           error
 }
 
 // SnapshotStatus is the snapshot buffer's state.
@@ -480,9 +484,8 @@ func (s *snapshotter) closeLocked(to int64, end string) {
 			why = append(why, fmt.Sprintf("the recording started %.3f s before the trigger, %s asked", before(oldest), s.sc.Before))
 		case oldest-w.from > int64(time.Second):
 			why = append(why, fmt.Sprintf("it holds %.3f s before the trigger, %s asked: nothing kept was received in the %.3f s before that", before(oldest), s.sc.Before, float64(oldest-w.from)/1e9))
-		default: // nothing was received between the two: the window is whole
-			oldest = w.from
-		}
+		} // else: nothing was received between the two; the window starts at its first record
+
 		w.from = oldest
 	}
 	w.drops = map[string]uint64{}
