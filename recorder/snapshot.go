@@ -325,10 +325,10 @@ func (s *snapshotter) rate(k *kept) float64 {
 // bound holds of the current rate against the window asked (mu held).
 func (s *snapshotter) sayShortfall(k *kept) {
 	rate := s.rate(k)
+	s.fillRate = rate
 	if rate <= 0 || s.sc.OnNotice == nil {
 		return
 	}
-	s.fillRate = rate
 	holds := float64(s.sc.MaxBytes) / rate
 	asked := s.sc.Before + s.sc.After
 	if holds >= asked.Seconds() {
@@ -499,9 +499,9 @@ func (s *snapshotter) closeLocked(to int64, end string) {
 		held, gone := float64(max(0, last-w.lastTrig))/1e9, float64(w.to-last)/1e9
 		switch bound, all := s.dropsBound(last+1, w.to), s.dropsIn(last+1, w.to); {
 		case bound > 0:
-			rate := s.rate(nil)
+			rate := s.fillRate // measured before the drops: the ring now spans what was dropped
 			if rate <= 0 {
-				rate = s.fillRate
+				rate = s.rate(nil)
 			}
 			why = append(why, fmt.Sprintf("the memory bound (%s) held %.3f s after the trigger of the %s asked: --after %s at the current %.0f MB/s needs about %s (--snapshot-bytes); %d records dropped by the recorder in the window (the memory bound: the window needs more than --snapshot-bytes)",
 				sizeText(s.sc.MaxBytes), held, s.sc.After, s.sc.After, rate/1e6, sizeText(int64(rate*(s.sc.After+settle).Seconds())), s.dropsIn(w.from, w.to)))
