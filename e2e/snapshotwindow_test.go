@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -94,7 +96,7 @@ func TestSnapshotAfterGuaranteed(t *testing.T) {
 	recs, snap := readSnapshot(t, files[0])
 	published := readTruth(t, filepath.Join(s.dir, "truth.jsonl"))
 	t1 := snap.Triggers[len(snap.Triggers)-1].MonoNs
-	if snap.TriggerCount != 2 || snap.ToMonoNs != t1+3e9 || !strings.Contains(snap.Short, "the memory bound (64 MiB) kept the 3s after the trigger by leaving out the oldest part before it") {
+	if snap.TriggerCount != 2 || !nearEnd(snap.ToMonoNs, t1+3e9) || !strings.Contains(snap.Short, "the memory bound (64 MiB) kept the 3s after the trigger by leaving out the oldest part before it") {
 		t.Fatalf("snapshot %+v: want both triggers, 3 s after the second, the bound's cut said", snap)
 	}
 	checkCovers(t, files[0], recs, snap, published, "vr/"+s.robot+"/state", 5*time.Millisecond)
@@ -254,4 +256,50 @@ func TestSnapshotsAnalyzedTogether(t *testing.T) {
 	if ns, ok, _ := logfmt.SnapshotEpoch(r.Header().Metadata); !ok || ns != epoch {
 		t.Fatalf("the second snapshot stores epoch %d (%v), want %d", ns, ok, epoch)
 	}
+}
+
+// When --after alone at the data rate needs more than --snapshot-bytes,
+// the after part is cut short by the bound; the snapshot says what its
+// records hold: its window ends at its last record, the wrote line's
+// seconds after the trigger are those, short says the bound cut it with
+// the numbers and the recorder drops, and the first fill warned that not
+// even --after fits.
+func TestSnapshotAfterCutByBound(t *testing.T) {
+	s, errPath := startFileSession(t, []string{"--snapshot", "2s", "--after", "5s", "--snapshot-bytes", "16M"},
+		[]string{"--frame-hz", "150", "--duration", "14s"})
+	s.waitTruth(t, 200*5)
+	s.rec.signal(syscall.SIGUSR1)
+	s.waitSnapshots(t, 1)
+	if code := s.sim.wait(t, 60*time.Second); code != 0 {
+		t.Fatalf("sim exit %d", code)
+	}
+	if code := s.stopRec(t); code != 0 {
+		t.Fatalf("record exit %d:\n%s", code, readErr(t, errPath))
+	}
+	errs := readErr(t, errPath)
+	files := s.snapshots(t)
+	if len(files) != 1 {
+		t.Fatalf("snapshots %v, want 1:\n%s", files, errs)
+	}
+	recs, snap := readSnapshot(t, files[0])
+	first, last := int64(math.MaxInt64), int64(0)
+	for _, rs := range recs {
+		for _, r := range rs {
+			first, last = min(first, r.mono), max(last, r.mono)
+		}
+	}
+	t0 := snap.Triggers[0].MonoNs
+	after := float64(last-t0) / 1e9
+	if snap.FromMonoNs != first || snap.ToMonoNs != last || after > 4 {
+		t.Fatalf("window %d..%d, records %d..%d (%.3f s after the trigger): want the window to be the records, the after part cut by the bound", snap.FromMonoNs, snap.ToMonoNs, first, last, after)
+	}
+	if !strings.Contains(snap.Short, fmt.Sprintf("the memory bound (16 MiB) held %.3f s after the trigger of the 5s asked: --after 5s at the current ", after)) ||
+		!strings.Contains(snap.Short, "records dropped by the recorder in the window (the memory bound") || strings.Contains(snap.Short, "disk") {
+		t.Fatalf("short %q: want the bound's cut of the after part said", snap.Short)
+	}
+	if !strings.Contains(errs, "record: WARNING: snapshot buffer: not even --after 5s fits: at the current ") ||
+		!strings.Contains(errs, fmt.Sprintf("%.3f s after the trigger; 2s and 5s asked", after)) || strings.Contains(errs, "s before the trigger, 2s asked: -") {
+		t.Fatalf("record's stderr:\n%s", errs)
+	}
+	t.Logf("%.3f s before, %.3f s after the trigger: %s", float64(t0-first)/1e9, after, snap.Short)
 }

@@ -27,11 +27,12 @@ import (
 type SnapshotConfig struct {
 	Before, After time.Duration
 	// MaxBytes bounds the chunks held in memory, those being written out
-	// included. The part after a trigger is guaranteed: a window keeps
-	// room for After at the rate held, and when the window needs more than
-	// MaxBytes, its oldest part before the trigger is left out, and the
-	// log says so (logfmt.Snapshot.Short); the first fill of the buffer
-	// says what it holds (OnNotice).
+	// included. The part after a trigger is guaranteed while it fits in
+	// MaxBytes: when the window needs more, its oldest part before the
+	// trigger is left out first; when After alone needs more, the after
+	// part is cut short too (its records dropped and counted). Either way
+	// the log says so (logfmt.Snapshot.Short) and its window is its
+	// records; the first fill of the buffer says what it holds (OnNotice).
 	MaxBytes int64
 	// Query, if set, is the zenoh key of a queryable that triggers a
 	// snapshot and replies with the file written (vrlog/record/NAME/snapshot);
@@ -61,11 +62,15 @@ type SnapshotConfig struct {
 
 // SnapshotResult is one snapshot written, or not (Err).
 type SnapshotResult struct {
-	Path     string
-	Snapshot logfmt.Snapshot
-	Records  uint64
-	Bytes    int64
-	Err      error
+	Path string
+	// Before and After are what the records hold: the first trigger less
+	// the first record, the last record less the last trigger (never
+	// negative).
+	Before, After time.Duration
+	Snapshot      logfmt.Snapshot
+	Records       uint64
+	Bytes         int64
+	Err           error
 }
 
 // SnapshotStatus is the snapshot buffer's state.
@@ -76,7 +81,12 @@ type SnapshotStatus struct {
 	Chunks          int
 	Open            bool   // a window is open: a snapshot is coming
 	Written         int    // snapshots written
-	Lost            uint64 // records dropped: no room while a snapshot was written (a disk slower than the streams)
+	Lost            uint64 // records dropped for want of room: LostBound + LostBehind
+	// LostBound were dropped because the open window alone needs more
+	// than the bound (--after at the rate held exceeds --snapshot-bytes);
+	// LostBehind while an earlier snapshot was still being written (a
+	// disk slower than the streams).
+	LostBound, LostBehind uint64
 }
 
 // String is the buffer for a status line.
@@ -86,8 +96,11 @@ func (s SnapshotStatus) String() string {
 	if s.Open {
 		line += "; a snapshot is being taken"
 	}
-	if s.Lost > 0 {
-		line += fmt.Sprintf("; %d records dropped while snapshots were written (the disk is slower than the streams)", s.Lost)
+	if s.LostBound > 0 {
+		line += fmt.Sprintf("; %d records dropped by the memory bound (a snapshot window needs more than %s: raise --snapshot-bytes or lower --after)", s.LostBound, sizeText(s.MaxBytes))
+	}
+	if s.LostBehind > 0 {
+		line += fmt.Sprintf("; %d records dropped while earlier snapshots were written (the disk is slower than the streams)", s.LostBehind)
 	}
 	return line
 }
@@ -139,10 +152,12 @@ type snapshotter struct {
 	ring      []*kept    // oldest first
 	held      int64
 	peak      int64
-	newest    int64  // latest receive stamp kept
-	first     int64  // first receive stamp kept (0: none yet)
-	squeezed  int64  // latest receive stamp the memory bound evicted
-	lost      uint64 // records dropped for want of room (dropped)
+	newest    int64   // latest receive stamp kept
+	first     int64   // first receive stamp kept (0: none yet)
+	squeezed  int64   // latest receive stamp the memory bound evicted
+	lost      uint64  // records dropped for want of room (dropped)
+	lostBound uint64  // of lost, those dropped because the open window alone filled the bound
+	fillRate  float64 // bytes/s held at the first fill
 	drops     []dropMark
 	filled    bool // the memory bound has evicted: the shortfall was said
 	starved   bool // the last chunk found no room after pinWait: the next ones do not wait
@@ -164,6 +179,7 @@ type kept struct {
 // the chunks it needs, pinned, appended while it is open.
 type window struct {
 	from, to int64 // mono, both included
+	lastTrig int64 // mono of the latest trigger (the after part is counted from it)
 	triggers []trigger
 	count    int
 	chunks   []*kept
@@ -178,9 +194,10 @@ type window struct {
 // dropMark is recorder drops booked at a time, so a snapshot carries the
 // drops of its window.
 type dropMark struct {
-	mono int64
-	name string
-	n    uint64
+	mono  int64
+	name  string
+	n     uint64
+	bound bool // the open window alone filled the memory bound (not an earlier snapshot being written)
 }
 
 func newSnapshotter(cfg Config) (*snapshotter, error) {
@@ -202,14 +219,19 @@ func newSnapshotter(cfg Config) (*snapshotter, error) {
 // the next ones at once until one finds room, their records counted as
 // recorder drops in the snapshots that cover them, so that neither memory
 // nor the recording's backlog grows when the disk is slower than the
-// streams. The room for an open window's after part was
-// kept when it opened (trigger), so a window is never cut short.
+// streams. The oldest part of an open window before its trigger gives
+// way to its after part (cut); when --after alone needs more than the
+// bound, the after part is cut short too, and the snapshot says so.
 func (s *snapshotter) keep(c *logfmt.Chunk) {
 	info := c.Info()
 	k := &kept{c: c, size: int64(c.Size()), min: info.MinMonoNs, max: info.MaxMonoNs}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var deadline time.Time
+	if !s.filled && len(s.ring) > 0 && s.held+k.size > s.sc.MaxBytes {
+		s.filled = true
+		s.sayShortfall(k)
+	}
 	for len(s.ring) > 0 && s.held+k.size > s.sc.MaxBytes {
 		switch front := s.ring[0]; {
 		case s.cuttable(front) && s.open.busy != front:
@@ -232,10 +254,6 @@ func (s *snapshotter) keep(c *logfmt.Chunk) {
 			s.mw.Recycle(c)
 			return
 		default:
-			if !s.filled {
-				s.filled = true
-				s.sayShortfall(k)
-			}
 			s.squeezed = max(s.squeezed, front.max)
 			s.evict()
 		}
@@ -307,6 +325,7 @@ func (s *snapshotter) rate(k *kept) float64 {
 // bound holds of the current rate against the window asked (mu held).
 func (s *snapshotter) sayShortfall(k *kept) {
 	rate := s.rate(k)
+	s.fillRate = rate
 	if rate <= 0 || s.sc.OnNotice == nil {
 		return
 	}
@@ -320,7 +339,9 @@ func (s *snapshotter) sayShortfall(k *kept) {
 	if after := (s.sc.After + settle).Seconds(); holds > after {
 		msg += fmt.Sprintf(": a snapshot holds all of --after and about %.1f s before its trigger (raise --snapshot-bytes, or lower the rate)", holds-after)
 	} else {
-		msg += ": not even --after fits; what does not is dropped and counted (raise --snapshot-bytes)"
+		msg = fmt.Sprintf("snapshot buffer: not even --after %s fits: at the current %.0f MB/s it needs about %s, more than --snapshot-bytes %s (about %.1f s): "+
+			"a snapshot holds at most about %.1f s in all, before and after its trigger, the rest of --after dropped and counted (raise --snapshot-bytes to more than %s, or lower the rate or --after)",
+			s.sc.After, rate/1e6, sizeText(int64(rate*after)), sizeText(s.sc.MaxBytes), holds, holds, sizeText(int64(rate*after)))
 	}
 	s.sc.OnNotice(msg)
 }
@@ -340,10 +361,14 @@ func sizeText(n int64) string {
 
 // dropped books the records of a chunk that found no room (mu held).
 func (s *snapshotter) dropped(info logfmt.ChunkInfo) {
+	bound := s.open != nil && len(s.queue) == 1 // only the open window pins: its own size, not a slow writer
 	for _, cc := range info.Channels {
 		if int(cc.Channel) <= len(s.defs) && cc.Channel > 0 {
-			s.drops = append(s.drops, dropMark{mono: info.MaxMonoNs, name: s.defs[cc.Channel-1].Name, n: uint64(cc.Records)})
+			s.drops = append(s.drops, dropMark{mono: info.MaxMonoNs, name: s.defs[cc.Channel-1].Name, n: uint64(cc.Records), bound: bound})
 			s.lost += uint64(cc.Records)
+			if bound {
+				s.lostBound += uint64(cc.Records)
+			}
 		}
 	}
 }
@@ -366,13 +391,14 @@ func (s *snapshotter) trigger(t trigger) {
 	defer s.mu.Unlock()
 	if w := s.open; w != nil {
 		w.to = max(w.to, t.MonoNs+s.sc.After.Nanoseconds())
+		w.lastTrig = max(w.lastTrig, t.MonoNs)
 		w.count++
 		if len(w.triggers) < logfmt.MaxSnapshotTriggers || t.reply != nil {
 			w.triggers = append(w.triggers, t) // a query's trigger is kept to be answered
 		}
 		return
 	}
-	w := &window{from: t.MonoNs - s.sc.Before.Nanoseconds(), to: t.MonoNs + s.sc.After.Nanoseconds(), triggers: []trigger{t}, count: 1}
+	w := &window{from: t.MonoNs - s.sc.Before.Nanoseconds(), to: t.MonoNs + s.sc.After.Nanoseconds(), lastTrig: t.MonoNs, triggers: []trigger{t}, count: 1}
 	i := 0
 	for i < len(s.ring) && s.ring[i].max < w.from {
 		i++
@@ -428,13 +454,16 @@ func (s *snapshotter) closeLocked(to int64, end string) {
 	w.closed = true
 	var why []string
 	t0 := w.triggers[0].MonoNs
-	var oldest int64 = -1
+	var oldest, last int64 = -1, -1
 	for _, k := range w.chunks {
 		if k != nil && k.max >= w.from && k.min <= w.to {
-			oldest = max(k.min, w.from)
-			break
+			if oldest < 0 {
+				oldest = max(k.min, w.from)
+			}
+			last = max(last, min(k.max, w.to))
 		}
 	}
+	before := func(from int64) float64 { return max(0, float64(t0-from)/1e9) }
 	switch {
 	case oldest < 0:
 		why = append(why, "nothing was received in the window")
@@ -443,16 +472,20 @@ func (s *snapshotter) closeLocked(to int64, end string) {
 		switch {
 		case late > 0:
 			why = append(why, fmt.Sprintf("the window starts %.2f s late: %d records dropped while an earlier snapshot was written", float64(oldest-w.from)/1e9, late))
+		case w.cut && s.dropsBound(oldest, w.to) > 0: // the after part did not fit either
+			why = append(why, fmt.Sprintf("the memory bound (%s) left out the part before the trigger to make room for the part after it: it holds %.3f s before the trigger, %s asked",
+				sizeText(s.sc.MaxBytes), before(oldest), s.sc.Before))
 		case w.cut:
 			why = append(why, fmt.Sprintf("the memory bound (%s) kept the %s after the trigger by leaving out the oldest part before it: it holds %.3f s before the trigger, %s asked",
-				sizeText(s.sc.MaxBytes), s.sc.After, float64(t0-oldest)/1e9, s.sc.Before))
+				sizeText(s.sc.MaxBytes), s.sc.After, before(oldest), s.sc.Before))
 		case s.squeezed >= w.from:
-			why = append(why, fmt.Sprintf("the memory bound (%s) held only %.3f s before the trigger, %s asked", sizeText(s.sc.MaxBytes), float64(t0-oldest)/1e9, s.sc.Before))
+			why = append(why, fmt.Sprintf("the memory bound (%s) held only %.3f s before the trigger, %s asked", sizeText(s.sc.MaxBytes), before(oldest), s.sc.Before))
 		case s.first == oldest || s.first > w.from:
-			why = append(why, fmt.Sprintf("the recording started %.3f s before the trigger, %s asked", float64(t0-oldest)/1e9, s.sc.Before))
-		default: // nothing was received between the two: the window is whole
-			oldest = w.from
-		}
+			why = append(why, fmt.Sprintf("the recording started %.3f s before the trigger, %s asked", before(oldest), s.sc.Before))
+		case oldest-w.from > int64(time.Second):
+			why = append(why, fmt.Sprintf("it holds %.3f s before the trigger, %s asked: nothing kept was received in the %.3f s before that", before(oldest), s.sc.Before, float64(oldest-w.from)/1e9))
+		} // else: nothing was received between the two; the window starts at its first record
+
 		w.from = oldest
 	}
 	w.drops = map[string]uint64{}
@@ -461,11 +494,56 @@ func (s *snapshotter) closeLocked(to int64, end string) {
 			w.drops[d.name] += d.n
 		}
 	}
+	// The after part is what the records hold: last record − last trigger.
+	if last >= 0 && end == "" && last < w.to {
+		held, gone := float64(max(0, last-w.lastTrig))/1e9, float64(w.to-last)/1e9
+		switch bound, all := s.dropsBound(last+1, w.to), s.dropsIn(last+1, w.to); {
+		case bound > 0:
+			rate := s.fillRate // measured before the drops: the ring now spans what was dropped
+			if rate <= 0 {
+				rate = s.rate(nil)
+			}
+			why = append(why, fmt.Sprintf("the memory bound (%s) held %.3f s after the trigger of the %s asked: --after %s at the current %.0f MB/s needs about %s (--snapshot-bytes); %d records dropped by the recorder in the window (the memory bound: the window needs more than --snapshot-bytes)",
+				sizeText(s.sc.MaxBytes), held, s.sc.After, s.sc.After, rate/1e6, sizeText(int64(rate*(s.sc.After+settle).Seconds())), s.dropsIn(w.from, w.to)))
+			if all > bound {
+				why = append(why, fmt.Sprintf("%d more records dropped while an earlier snapshot was written (the disk is slower than the streams)", all-bound))
+			}
+		case all > 0:
+			why = append(why, fmt.Sprintf("it holds %.3f s after the trigger of the %s asked: %d records dropped by the recorder in the last %.3f s of the window while an earlier snapshot was written (the disk is slower than the streams)", held, s.sc.After, all, gone))
+		case gone > 1:
+			why = append(why, fmt.Sprintf("it holds %.3f s after the trigger of the %s asked: nothing was received in the last %.3f s of the window", held, s.sc.After, gone))
+		}
+	} else if n := s.dropsIn(w.from, w.to); n > 0 && end == "" {
+		why = append(why, fmt.Sprintf("%d records dropped by the recorder in the window (%s)", n, dropWhy(s.dropsBound(w.from, w.to) > 0)))
+	}
+	if last >= 0 {
+		w.to = min(w.to, last) // the window is its records
+	}
 	if end != "" {
 		why = append(why, end)
 	}
 	w.short = strings.Join(why, "; ")
 	s.queued.Broadcast()
+}
+
+// dropsBound counts, of dropsIn, the records the memory bound dropped
+// because the open window alone filled it (mu held).
+func (s *snapshotter) dropsBound(from, to int64) uint64 {
+	var n uint64
+	for _, d := range s.drops {
+		if d.bound && d.mono >= from && d.mono <= to {
+			n += d.n
+		}
+	}
+	return n
+}
+
+// dropWhy is why a snapshot's recorder drops were dropped.
+func dropWhy(bound bool) string {
+	if bound {
+		return "the memory bound: the window needs more than --snapshot-bytes"
+	}
+	return "while an earlier snapshot was written: the disk is slower than the streams"
 }
 
 // dropsIn counts the records dropped for want of room in [from, to] (mu held).
@@ -591,7 +669,8 @@ func (s *snapshotter) abandon() { s.close() }
 func (s *snapshotter) status() SnapshotStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := SnapshotStatus{Bytes: s.held, MaxBytes: s.sc.MaxBytes, PeakBytes: s.peak, Chunks: len(s.ring), Open: s.open != nil, Written: s.snapshots, Lost: s.lost}
+	st := SnapshotStatus{Bytes: s.held, MaxBytes: s.sc.MaxBytes, PeakBytes: s.peak, Chunks: len(s.ring), Open: s.open != nil, Written: s.snapshots, Lost: s.lost,
+		LostBound: s.lostBound, LostBehind: s.lost - s.lostBound}
 	if len(s.ring) > 0 {
 		st.Span = time.Duration(s.newest - s.ring[0].min)
 	}

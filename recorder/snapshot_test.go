@@ -1,6 +1,7 @@
 package recorder
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"strings"
@@ -270,4 +271,42 @@ func TestSnapshotLateStart(t *testing.T) {
 	if snap.FromMonoNs != 5500*ms || snap.Short != "the window starts 0.20 s late: 20 records dropped while an earlier snapshot was written" || rd.Stats()[0].Drops != 0 {
 		t.Fatalf("snapshot %+v, %d drops: want it to start at 5.5 s, late by the drops", snap, rd.Stats()[0].Drops)
 	}
+}
+
+// When --after alone needs more than the memory bound, the part after the
+// trigger is cut short: the snapshot says what it holds from its records
+// (its window is its first and last records, never a negative before),
+// that the memory bound cut the after part, with the numbers, and how many
+// records the recorder dropped in the window and why; the first fill
+// warns that not even --after fits.
+func TestSnapshotAfterLargerThanBound(t *testing.T) {
+	const bound = 16 << 20
+	var notices []string
+	r := newSnapRun(t, SnapshotConfig{Before: 2 * time.Second, After: 10 * time.Second, MaxBytes: bound,
+		OnNotice: func(s string) { notices = append(notices, s) }})
+	ms := int64(time.Millisecond)
+	r.run(10*ms, 40*sec, 32<<10, 20*sec) // 3.3 MB/s: the bound holds about 5 s
+	if len(r.results) != 1 || r.results[0].Err != nil {
+		t.Fatalf("snapshots %+v", r.results)
+	}
+	recs, snap := monos(t, r.results[0].Path)
+	first, last := recs[0], recs[len(recs)-1]
+	if last >= 30*sec-sec || last <= 20*sec {
+		t.Fatalf("last record %d: want the after part cut by the bound", last)
+	}
+	if snap.FromMonoNs != first || snap.ToMonoNs != last {
+		t.Fatalf("metadata window %d..%d, the records %d..%d", snap.FromMonoNs, snap.ToMonoNs, first, last)
+	}
+	want := fmt.Sprintf("the memory bound (16 MiB) held %.3f s after the trigger of the 10s asked: --after 10s at the current 3 MB/s needs about", float64(last-20*sec)/1e9)
+	if !strings.Contains(snap.Short, want) || !strings.Contains(snap.Short, "records dropped by the recorder in the window (the memory bound") ||
+		strings.Contains(snap.Short, "-0.") || strings.Contains(snap.Short, "kept the 10s after") {
+		t.Fatalf("short %q: want %q and the drops", snap.Short, want)
+	}
+	if len(notices) == 0 || !strings.Contains(notices[0], "not even --after 10s fits") {
+		t.Fatalf("notices %q: want not even --after fits at the first fill", notices)
+	}
+	if st := r.s.status(); !strings.Contains(st.String(), "by the memory bound") || strings.Contains(st.String(), "disk") {
+		t.Fatalf("status %q: want the drops blamed on the memory bound", st)
+	}
+	t.Logf("%d records %d..%d: %s; %s", len(recs), first, last, snap.Short, notices[0])
 }

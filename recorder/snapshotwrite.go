@@ -240,6 +240,8 @@ func (s *snapshotter) writeWindow(w *window, f *outfile.File) (res SnapshotResul
 	s.mu.Lock()
 	md := s.metadata(w, w.short)
 	res.Snapshot, _ = parseOwn(md)
+	res.Before = time.Duration(max(0, w.triggers[0].MonoNs-w.from))
+	res.After = time.Duration(max(0, w.to-w.lastTrig))
 	defs := append([]*logfmt.Channel(nil), s.defs...)
 	chunks := append([]*kept(nil), w.chunks...)
 	drops := w.drops

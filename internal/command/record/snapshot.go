@@ -25,7 +25,7 @@ func snapshotFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.DurationFlag{Name: "snapshot", Usage: "snapshot mode: keep the last `DURATION` in memory and write it only when triggered (SIGUSR1, a zenoh query, --trigger)"},
 		&cli.StringFlag{Name: "snapshot-bytes", Value: "512M", Usage: "with --snapshot: most `SIZE` of compressed chunks held in memory (e.g. 256M, 2G)"},
-		&cli.DurationFlag{Name: "after", Usage: "with --snapshot: also record this `DURATION` after the trigger (guaranteed: when memory runs short, the oldest part before the trigger gives way)"},
+		&cli.DurationFlag{Name: "after", Usage: "with --snapshot: also record this `DURATION` after the trigger (guaranteed while it fits in --snapshot-bytes: the part before the trigger gives way first; beyond, the after part is cut short and the snapshot says so)"},
 		&cli.StringFlag{Name: "name", Usage: "with --snapshot: answer zenoh queries on vrlog/record/`NAME`/snapshot (default: the -o file's name)"},
 		&cli.StringSliceFlag{Name: "trigger", Usage: "with --snapshot: take a snapshot when a sample fails analyze's check: `CHECK=[CHANNEL=]VALUE`, CHECK " + livecheck.LiveChecks + " (repeatable)"},
 	}
@@ -110,8 +110,8 @@ func startSnapshots(c *cli.Context, cfg *recorder.Config, errw io.Writer) (stop 
 			return
 		}
 		s := r.Snapshot
-		line := fmt.Sprintf("record: snapshot: wrote %s: %d records, %.3f s (%s before, %s after the trigger), triggered by %s",
-			r.Path, r.Records, float64(s.ToMonoNs-s.FromMonoNs)/1e9, s.Before, s.After, s.Triggers[0].Cause)
+		line := fmt.Sprintf("record: snapshot: wrote %s: %d records, %.3f s (%.3f s before, %.3f s after the trigger; %s and %s asked), triggered by %s",
+			r.Path, r.Records, float64(s.ToMonoNs-s.FromMonoNs)/1e9, r.Before.Seconds(), r.After.Seconds(), s.Before, s.After, s.Triggers[0].Cause)
 		if s.TriggerCount > 1 {
 			line += fmt.Sprintf(" and extended by %d more", s.TriggerCount-1)
 		}
