@@ -90,7 +90,11 @@ func (t timeAxis) close(s *svg, y0 float64) template.HTML {
 // (red ticks) and restarts (orange bars) marked; clock probes as dots.
 func (a *Analysis) timelinePlot(r *Report, t timeAxis) template.HTML {
 	const laneH = 46.0
-	h := padT + laneH*float64(len(r.Channels)) + padB
+	lanes := padT + laneH*float64(len(r.Channels))
+	h := lanes + padB
+	if len(r.NotCaptured) > 0 {
+		h += 16 // a row under the lanes for the "not captured" labels, clear of every lane's text
+	}
 	s := t.open(h, "timeline", "", nil)
 	s.f(`<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)">` +
 		`<rect width="6" height="6" fill="#fbe3e3"/><line x1="0" y1="0" x2="0" y2="6" stroke="#d62728" stroke-width="2"/></pattern></defs>`)
@@ -99,14 +103,14 @@ func (a *Analysis) timelinePlot(r *Report, t timeAxis) template.HTML {
 		s.f(`<line class="grid" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/>`, x, x, padT, h-padB)
 	}
 	// Under the lanes: the time between snapshots, not captured (left
-	// blank, labelled), and the snapshot triggers, so that no lane's
+	// blank, labelled in a row of its own below the lanes), and the snapshot triggers, so that no lane's
 	// marker (a restart at the window's edge) is hidden by them.
 	for _, g := range r.NotCaptured {
 		x0, x1 := t.at(g.FromNs), t.at(g.ToNs)
 		s.f(`<rect class="uncaptured" x="%.1f" y="%.1f" width="%.1f" height="%.1f" data-from="%.3f" data-to="%.3f">%s</rect>`, x0, padT, max(x1-x0, 1), h-padB-padT,
 			g.FromElapsed, g.ToElapsed, title(fmt.Sprintf("not captured: %.3f s between the snapshots, from %.3f s to %.3f s (no skip, outage or restart counted)", g.GapS, g.FromElapsed, g.ToElapsed)))
 		if x1-x0 > 90 {
-			s.text((x0+x1)/2, padT+11, "middle", "uncaptured-label", "not captured")
+			s.text((x0+x1)/2, lanes+11, "middle", "uncaptured-label", "not captured")
 		}
 	}
 	for _, sn := range r.Snapshots {

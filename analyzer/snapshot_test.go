@@ -2,8 +2,11 @@ package analyzer
 
 import (
 	"bytes"
+	"encoding/json"
+	"html"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -208,5 +211,59 @@ func TestSnapshotsOfOneRecording(t *testing.T) {
 		t.Fatalf("HTML: snapshot blocks %d, trigger events %d, not-captured events %d, blank spans %d, trigger before lanes %v",
 			strings.Count(h, `<p class="snapshot">`), strings.Count(h, `<tr class="trigger">`), strings.Count(h, `<tr class="not captured">`),
 			strings.Count(h, `<rect class="uncaptured"`), strings.Index(h, `<line class="trigger"`) < strings.Index(h, `<g class="lane"`))
+	}
+	textClear(t, h)
+	// A gap under the lanes' facts (right-aligned): its label stays clear.
+	c, d := filepath.Join(dir, "bug_c.vrlog"), filepath.Join(dir, "bug_d.vrlog")
+	cutSnapshot(t, whole, c, "rec1", start+2e9, start+40e9, tr.EpochNs)
+	cutSnapshot(t, whole, d, "rec1", start+52e9, start+55e9, tr.EpochNs)
+	an = New(Options{PlotBins: 100})
+	if err := an.Plan([]string{c, d}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{c, d} {
+		if err := an.AddFile(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	html.Reset()
+	if err := an.WriteHTML(&html, an.Report()); err != nil {
+		t.Fatal(err)
+	}
+	textClear(t, html.String())
+}
+
+// textClear renders an HTML report in headless Chromium and fails if any
+// two texts of its timeline overlap (a "not captured" label on a lane's
+// name or facts, as a stranger saw).
+func textClear(t *testing.T, page string) {
+	t.Helper()
+	chromium(t)
+	const probe = `<script>(function () {
+  const ts = Array.from(document.querySelectorAll('svg[data-plot=timeline] text')).map(e => [e.textContent, e.getBoundingClientRect()]);
+  const hit = [];
+  for (let i = 0; i < ts.length; i++) for (let j = i + 1; j < ts.length; j++) {
+    const a = ts[i][1], b = ts[j][1];
+    if (a.width > 0 && b.width > 0 && a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom) hit.push(ts[i][0] + ' / ' + ts[j][0]);
+  }
+  const pre = document.createElement('pre'); pre.id = 'probe'; pre.textContent = JSON.stringify({texts: ts.length, overlaps: hit}); document.body.appendChild(pre);
+})();</script></body>`
+	path := filepath.Join(t.TempDir(), "report.html")
+	if err := os.WriteFile(path, []byte(strings.Replace(page, "</body>", probe, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`<pre id="probe">(.*?)</pre>`).FindSubmatch(headless(t, path, 900, "--dump-dom"))
+	if m == nil {
+		t.Fatal("the probe left no result")
+	}
+	var r struct {
+		Texts    int
+		Overlaps []string
+	}
+	if err := json.Unmarshal([]byte(html.UnescapeString(string(m[1]))), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Texts < 4 || len(r.Overlaps) > 0 {
+		t.Fatalf("timeline: %d texts, overlapping: %q", r.Texts, r.Overlaps)
 	}
 }

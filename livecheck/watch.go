@@ -140,6 +140,7 @@ func (w *Watch) Record(c *logfmt.Channel, r *logfmt.Record) []Fired {
 	}
 	ch.count++
 	wasSilent := ch.silent // its silence fired already (Silent): the gap it ends is that outage
+	prevMono, prevWall := ch.lastMono, ch.lastWall
 	ch.lastMono, ch.lastWall, ch.silent = r.RecvMonoNs, r.RecvWallNs, false
 	s, ok := StoredSample(ch.kind, r, ch.count)
 	if !ok {
@@ -160,7 +161,15 @@ func (w *Watch) Record(c *logfmt.Channel, r *logfmt.Record) []Fired {
 		fired = w.check(fired, "max-restarts", ch, float64(ch.restarts), s.TNs)
 	}
 	if ev.Outage && !wasSilent {
+		n := len(fired)
 		fired = w.check(fired, "max-outage", ch, round3(float64(ev.DtNs)/1e6), s.TNs) // to the µs, as analyze's outages
+		if len(fired) > n && prevMono != 0 {
+			// An outage that ended before Silent saw it is stamped as Silent
+			// stamps one: when the silence crossed the line, not when the
+			// stream came back (up to the tick's second later).
+			line := w.outageLine(ch, fired[n].Limit)
+			fired[n].RecvMonoNs, fired[n].RecvWallNs = min(prevMono+line, r.RecvMonoNs), min(prevWall+line, r.RecvWallNs)
+		}
 	}
 	if ev.Kind == sampler.Duplicate || ev.Kind == sampler.Reorder {
 		return fired
@@ -207,7 +216,7 @@ func (w *Watch) Silent() []Fired {
 		if !ok || nominal <= 0 {
 			continue
 		}
-		line := max(int64(l.Value*1e6), int64(w.factor*float64(nominal)))
+		line := w.outageLine(ch, l.Value)
 		gap := nowMono - ch.lastMono
 		if gap <= line {
 			continue
@@ -222,6 +231,13 @@ func (w *Watch) Silent() []Fired {
 			Message: msg + ": its samples stopped", RecvMonoNs: ch.lastMono + line, RecvWallNs: ch.lastWall + line})
 	}
 	return fired
+}
+
+// outageLine is the silence after which ch is in an outage that fails a
+// max-outage limit of limitMs: the limit, or --outage-factor × the
+// channel's nominal period if that is longer (analyze's outage rule).
+func (w *Watch) outageLine(ch *watched, limitMs float64) int64 {
+	return max(int64(limitMs*1e6), int64(w.factor*float64(ch.stream.Summary().NominalPeriodNs)))
 }
 
 // names are the channels' names, sorted: what fires together fires in

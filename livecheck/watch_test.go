@@ -105,3 +105,25 @@ func TestWatchUnwatchedLeavesOutTheRecorder(t *testing.T) {
 		t.Fatalf("unwatched: %s", u)
 	}
 }
+
+// An outage that ends before Silent sees it (Silent runs about once a
+// second) fires when its sample comes back, stamped as Silent stamps one:
+// when the silence crossed the limit, not when the stream came back.
+func TestWatchOutageEndedBeforeSilent(t *testing.T) {
+	tr, _ := ParseTrigger("max-outage=200ms")
+	w := NewWatch([]Trigger{tr}, 0)
+	c := &logfmt.Channel{Name: "vr/r1/state", Topic: "vr/r1/state", Schema: "vrsdk.State/1"}
+	const ms = int64(1e6)
+	var last int64
+	for i := int64(1); i <= 100; i++ {
+		last = 1000*ms*1000 + i*10*ms
+		if f := w.Record(c, &logfmt.Record{HasStamp: true, Seq: uint64(i), CaptureNs: last, RecvMonoNs: last, RecvWallNs: last + 7}); len(f) != 0 {
+			t.Fatalf("fired %+v", f)
+		}
+	}
+	back := last + 700*ms
+	f := w.Record(c, &logfmt.Record{HasStamp: true, Seq: 101, CaptureNs: back, RecvMonoNs: back, RecvWallNs: back + 7})
+	if len(f) != 1 || f[0].Check != "max-outage" || f[0].Value != 700 || f[0].RecvMonoNs != last+200*ms || f[0].RecvWallNs != last+200*ms+7 {
+		t.Fatalf("fired %+v: want max-outage of 700 ms stamped at 200 ms of silence", f)
+	}
+}

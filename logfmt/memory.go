@@ -196,12 +196,8 @@ func (w *Writer) writeTrimmed(c *Chunk, from, to int64) (uint64, error) {
 		return 0, err
 	}
 	defer r.Close()
-	end := to + 1
-	if to == math.MaxInt64 {
-		end = 0 // unbounded
-	}
 	var n uint64
-	it := r.Records(Filter{Start: from, End: end})
+	it := r.Records(within(from, to, false))
 	for it.Next() {
 		if err := w.Write(it.Record()); err != nil {
 			return n, err
@@ -209,6 +205,44 @@ func (w *Writer) writeTrimmed(c *Chunk, from, to int64) (uint64, error) {
 		n++
 	}
 	return n, it.Err()
+}
+
+// Span returns the receive times (RecvMonoNs) of c's first and last
+// records in [from, to], both included, and whether there is one. Only
+// the records' metadata is read, not their payloads: a snapshot's window
+// is its records, and a chunk straddling the window's edge has no record
+// at the edge itself.
+func (c *Chunk) Span(from, to int64) (first, last int64, ok bool, err error) {
+	switch {
+	case c.info.MaxMonoNs < from || c.info.MinMonoNs > to:
+		return 0, 0, false, nil
+	case c.info.MinMonoNs >= from && c.info.MaxMonoNs <= to:
+		return c.info.MinMonoNs, c.info.MaxMonoNs, c.info.Records > 0, nil
+	}
+	r, err := c.reader()
+	if err != nil {
+		return 0, 0, false, err
+	}
+	defer r.Close()
+	it := r.Records(within(from, to, true))
+	for it.Next() {
+		t := it.Record().RecvMonoNs
+		if !ok {
+			first, ok = t, true
+		}
+		first, last = min(first, t), max(last, t)
+	}
+	return first, last, ok, it.Err()
+}
+
+// within is the filter of the records received in [from, to], both
+// included; to may be math.MaxInt64 (unbounded).
+func within(from, to int64, metaOnly bool) Filter {
+	end := to + 1
+	if to == math.MaxInt64 {
+		end = 0 // unbounded
+	}
+	return Filter{Start: from, End: end, MetaOnly: metaOnly}
 }
 
 // reader opens c as a log of its own (prelude, header, c's block), so its

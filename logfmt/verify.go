@@ -5,6 +5,8 @@ import (
 	"io"
 	"reflect"
 	"sort"
+
+	"github.com/vrlog/vrlog/outfile"
 )
 
 // VerifyReport is the result of a full check of a log.
@@ -21,6 +23,11 @@ type VerifyReport struct {
 	Problems []*CorruptionError
 	// TornTail is where the file ends in an incomplete block, or nil.
 	TornTail *CorruptionError
+	// Live says that a writer holds the file as a live log ("being
+	// written by PID 123 (record)"), "" otherwise: its missing footer and
+	// the chunk being written at its end are no damage, but it is not
+	// finished either.
+	Live string
 }
 
 // OK reports a clean file: closed properly and nothing damaged.
@@ -38,7 +45,12 @@ func Verify(path string, opts ReaderOptions) (*VerifyReport, error) {
 	}
 	defer f.Close()
 	opts.Name = path
-	return verify(f, size, opts)
+	live := outfile.Describe(f)
+	rep, err := verify(f, size, opts)
+	if rep != nil {
+		rep.Live = live
+	}
+	return rep, err
 }
 
 func verify(ra io.ReaderAt, size int64, opts ReaderOptions) (*VerifyReport, error) {

@@ -518,6 +518,33 @@ func (s *snapshotter) closeWindow(ended bool) error {
 	return nil
 }
 
+// span is the receive times of w's first and last records in its window,
+// -1 if it has none (mu held). Only the chunks at the window's edges are
+// read, to find their first and last record inside it.
+func (s *snapshotter) span(w *window) (oldest, last int64) {
+	oldest, last = -1, -1
+	for _, k := range w.chunks {
+		if k == nil || k.max < w.from || k.min > w.to {
+			continue
+		}
+		if oldest >= 0 && k.max <= w.to {
+			last = max(last, k.max)
+			continue
+		}
+		first, end, ok, err := k.c.Span(w.from, w.to)
+		if err != nil { // a chunk this recorder sealed: cannot be, but its range is what is known
+			first, end, ok = max(k.min, w.from), min(k.max, w.to), true
+		}
+		if ok {
+			if oldest < 0 {
+				oldest = first
+			}
+			last = max(last, end)
+		}
+	}
+	return oldest, last
+}
+
 // closeLocked ends the open window at to: its chunks are final, and what
 // it holds is said (mu held). The window starts at its first record: a
 // start the memory bound, the recording's start or drops moved is said,
@@ -529,15 +556,7 @@ func (s *snapshotter) closeLocked(to int64, end string) {
 	w.closed = true
 	var why []string
 	t0 := w.triggers[0].MonoNs
-	var oldest, last int64 = -1, -1
-	for _, k := range w.chunks {
-		if k != nil && k.max >= w.from && k.min <= w.to {
-			if oldest < 0 {
-				oldest = max(k.min, w.from)
-			}
-			last = max(last, min(k.max, w.to))
-		}
-	}
+	oldest, last := s.span(w)
 	before := func(from int64) float64 { return max(0, float64(t0-from)/1e9) }
 	switch {
 	case oldest < 0:

@@ -148,6 +148,23 @@ func TestSnapshotWindows(t *testing.T) {
 	}
 }
 
+// A window is its records: when no record was received at the asked
+// edges (here one every 7 ms), the window starts at its first record and
+// ends at its last, also inside a chunk that straddles the edge.
+func TestSnapshotWindowIsItsRecords(t *testing.T) {
+	r := newSnapRun(t, SnapshotConfig{Before: 3 * time.Second, After: time.Second, MaxBytes: 1 << 30})
+	ms := int64(time.Millisecond)
+	r.run(7*ms, 30*sec, 1000, 10*sec)
+	if len(r.results) != 1 || r.results[0].Err != nil {
+		t.Fatalf("snapshots %+v, want 1", r.results)
+	}
+	recs, snap := monos(t, r.results[0].Path)
+	checkWindow(t, recs, 7*sec+6*ms, 10*sec+996*ms, 7*ms)
+	if snap.FromMonoNs != recs[0] || snap.ToMonoNs != recs[len(recs)-1] || snap.Short != "" {
+		t.Fatalf("metadata window %d..%d (%q), the records %d..%d", snap.FromMonoNs, snap.ToMonoNs, snap.Short, recs[0], recs[len(recs)-1])
+	}
+}
+
 // The memory bound holds whatever the rate, and the part after the
 // trigger is guaranteed: it goes to the journal as it comes and needs no
 // room, so a window that needs more than the bound keeps all of --after

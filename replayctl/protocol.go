@@ -144,7 +144,7 @@ type Status struct {
 	Rate       float64 `json:"rate"`
 	RateMax    bool    `json:"rate_max"`
 	Sent       uint64  `json:"sent"`    // records published
-	Steps      uint64  `json:"steps"`   // of which by steps
+	Steps      uint64  `json:"steps"`   // of which by `vrlog ctl step` while paused (lockstep triggers are answered/missed)
 	Skipped    uint64  `json:"skipped"` // records not published: drop and outage faults
 	Answered   uint64  `json:"answered"`
 	Missed     uint64  `json:"missed"` // lockstep: trigger records whose answer timed out
@@ -176,7 +176,7 @@ func (s Status) String() string {
 	if s.RateMax {
 		rate = "max"
 	}
-	line := fmt.Sprintf("%s: %s at %.3f s of %.3f s, pass %d, rate %s, %d sent (%d stepped)", s.Name, s.State, s.PositionS, s.SpanS,
+	line := fmt.Sprintf("%s: %s at %.3f s of %.3f s, pass %d, rate %s, %d sent (%d by ctl step)", s.Name, s.State, s.PositionS, s.SpanS,
 		s.Pass, rate, s.Sent, s.Steps)
 	if s.Answered+s.Missed > 0 {
 		line += fmt.Sprintf(", lockstep %d answered, %d missed", s.Answered, s.Missed)

@@ -73,7 +73,7 @@ func TestStatusOf(t *testing.T) {
 	if s.State != StatePaused || s.PositionS != 1.5 || s.PositionNs != 1.5e9 || s.SpanS != 30 || s.Schema != StatusSchema {
 		t.Fatalf("%+v", s)
 	}
-	if want := "ci: paused at 1.500 s of 30.000 s, pass 1, rate 2×, 10 sent (2 stepped), lockstep 3 answered, 1 missed"; s.String() != want {
+	if want := "ci: paused at 1.500 s of 30.000 s, pass 1, rate 2×, 10 sent (2 by ctl step), lockstep 3 answered, 1 missed"; s.String() != want {
 		t.Fatalf("%q", s.String())
 	}
 	for st, want := range map[player.Status]string{{Starting: true}: StateWaiting, {Waiting: true, Paused: true}: StateHeld,

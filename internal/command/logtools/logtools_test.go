@@ -24,6 +24,7 @@ import (
 	"github.com/vrlog/vrlog/internal/cliutil"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/mcapexport"
+	"github.com/vrlog/vrlog/outfile"
 )
 
 // run runs the vrlog app with the log tools and returns stdout, stderr and
@@ -727,5 +728,41 @@ func TestExportMCAPLargeFrames(t *testing.T) {
 				t.Fatalf("log %d, chunks %s: %v\n%s", logComp, comp, err, res)
 			}
 		}
+	}
+}
+
+// A log a writer still holds is said LIVE, with what is sound so far, and
+// is not finished (exit 1), but neither damaged nor sent to recover.
+func TestVerifyLiveLog(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "live.vrlog")
+	f, err := outfile.CreateLive(path, outfile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w, err := logfmt.NewWriter(f, logfmt.WriterOptions{FlushInterval: -1, Sync: logfmt.SyncNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, _ := w.AddChannel(logfmt.Channel{Name: "a", Transport: logfmt.TransportZenoh, Topic: "a"})
+	for i := range 100 {
+		if err := w.Write(&logfmt.Record{Channel: ch, RecvMonoNs: mono0 + int64(i), RecvWallNs: t0 + int64(i), Payload: []byte("x")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Sync(); err != nil { // the live file's buffer, as the recorder's sync policy does
+		t.Fatal(err)
+	}
+	out, errOut, code := run(t, "verify", path)
+	if code != 1 || !strings.Contains(out, "LIVE "+path+": being written by PID ") || !strings.Contains(out, "1 sound chunks, 100 records so far") ||
+		strings.Contains(out, "DAMAGED") || strings.Contains(out, "recover") || !strings.Contains(errOut, "still being written") {
+		t.Fatalf("exit %d:\n%s%s", code, out, errOut)
+	}
+	out, _, _ = run(t, "verify", "--json", path)
+	if !strings.Contains(out, `"live":"being written by PID `) || !strings.Contains(out, `"ok":false`) {
+		t.Fatalf("--json: %s", out)
 	}
 }

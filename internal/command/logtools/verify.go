@@ -23,7 +23,9 @@ what the blocks say. Prints a one-line OK summary per sound file; for a
 damaged one, each problem with its byte offset and what was expected there.
 
 A file that ends in an incomplete block (recorder killed, power loss) or lacks its footer
-is reported too: 'vrlog recover' makes a repaired copy.
+is reported too: 'vrlog recover' makes a repaired copy. A log a recorder is
+still writing (it holds the file's lock) is no damage: it is said LIVE, with
+the writer's PID and what is sound so far, and counts as not finished.
 
 EXAMPLES:
    vrlog verify run.vrlog
@@ -31,7 +33,8 @@ EXAMPLES:
 
 EXIT CODES:
    0  every file is sound
-   1  damage found (bad CRC, malformed block, torn tail, missing footer)
+   1  damage found (bad CRC, malformed block, torn tail, missing footer), or
+      a file is still being written (LIVE)
    2  a file could not be checked at all (missing, not a vrlog log, newer format)`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object per file (one per line)"},
@@ -55,6 +58,10 @@ type VerifyResult struct {
 	Offsets      []int64  `json:"offsets"`       // byte offset of each damaged structure
 	ChunkOffsets []int64  `json:"chunk_offsets"` // offset of the chunk holding it, -1 if none
 	TornTail     string   `json:"torn_tail"`
+	// Live is set for a log a writer still holds ("being written by PID
+	// 123 (record)"): not finished, so not OK, but its missing footer and
+	// the chunk at its end being written are no damage.
+	Live  string `json:"live,omitempty"`
 	Error        string   `json:"-"` // set: the file could not be checked (verifyError)
 }
 
@@ -72,7 +79,7 @@ func runVerify(c *cli.Context) error {
 		return cliutil.Usage("verify: give one or more .vrlog files (see --help)")
 	}
 	out := c.App.Writer
-	bad, unreadable := 0, 0
+	bad, unreadable, live := 0, 0, 0
 	var lastErr error
 	for _, path := range c.Args().Slice() {
 		res := VerifyResult{File: path, Problems: []string{}, Offsets: []int64{}, ChunkOffsets: []int64{}}
@@ -88,7 +95,7 @@ func runVerify(c *cli.Context) error {
 			lastErr = cliutil.Input(explain(path, err))
 			res.Error = lastErr.Error()
 		} else {
-			res.OK, res.HasFooter, res.Chunks, res.Records, res.Channels = rep.OK(), rep.HasFooter, rep.Chunks, rep.Records, rep.Channels
+			res.OK, res.HasFooter, res.Chunks, res.Records, res.Channels, res.Live = rep.OK(), rep.HasFooter, rep.Chunks, rep.Records, rep.Channels, rep.Live
 			var chunks []logfmt.ChunkInfo
 			if len(rep.Problems) > 0 {
 				chunks = chunkIndex(path)
@@ -107,7 +114,10 @@ func runVerify(c *cli.Context) error {
 			if rep.TornTail != nil {
 				res.TornTail = rep.TornTail.Error()
 			}
-			if !res.OK {
+			switch {
+			case res.Live != "" && len(res.Problems) == 0:
+				live++
+			case !res.OK:
 				bad++
 			}
 		}
@@ -126,6 +136,8 @@ func runVerify(c *cli.Context) error {
 			if c.NArg() > 1 { // one file's error is the verb's, printed once
 				fmt.Fprintf(c.App.ErrWriter, "verify: %s\n", res.Error)
 			}
+		case res.Live != "" && len(res.Problems) == 0:
+			fmt.Fprintf(out, "LIVE %s: %s, not finished: %d sound chunks, %d records so far; verify it again once the writer stops\n", path, res.Live, res.Chunks, res.Records)
 		case res.OK:
 			fmt.Fprintf(status(c), "OK %s: %d chunks, %d records, %d channels, footer and index consistent\n", path, res.Chunks, res.Records, res.Channels)
 		default:
@@ -150,6 +162,8 @@ func runVerify(c *cli.Context) error {
 		return cliutil.Input(fmt.Errorf("verify: %d of %d files could not be checked", unreadable, c.NArg()))
 	case bad > 0:
 		return cliutil.CheckFailed(fmt.Errorf("verify: %d of %d files damaged", bad, c.NArg()))
+	case live > 0:
+		return cliutil.CheckFailed(fmt.Errorf("verify: %d of %d files still being written, not finished", live, c.NArg()))
 	}
 	return nil
 }

@@ -63,10 +63,10 @@ level, ** any levels, $* inside a level; docs/cli.md), for -k, -s and
 
 Status: a live table on a terminal, fitted to its width and height
 (messages, Hz, MB/s, skips, restarts, recorder drops per channel, and the
-zenoh router or peers the session is connected to); a plain line every 10 s
-otherwise, plus a line as soon as the session loses its connection or zenoh
-has reconnected it (it does so by itself; recording goes on); --quiet for
-none.
+zenoh router or peers the session is connected to); otherwise a plain line
+every 10 s, and one as soon as the session loses its connection or zenoh
+has reconnected it (it does so by itself; recording goes on). --quiet
+prints none of them.
 
 Across hosts (docs/deployment.md): --mode client --connect tcp/ROUTER:7447,
 or --zenoh-config deploy/client.json5, records through a zenoh router.
