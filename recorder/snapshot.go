@@ -181,6 +181,7 @@ type kept struct {
 	size     int64
 	min, max int64 // receive-time range (mono)
 	pins     int
+	gone     bool // evicted: c's memory is recycled, what is known of it is min and max
 }
 
 // window is a snapshot being taken: the receive-time window it holds, and
@@ -205,6 +206,30 @@ type window struct {
 	name          string // the snapshot's name, held by its journal ("" when none could be created)
 	jpath         string // the journal, "" when none is needed
 	slow          bool   // the journal fell behind: the cut was the disk's
+	// held are chunks in the journal still pinned until the window
+	// closes, so that its end is found in memory (span): they may hold
+	// records past it. edge is the chunk in the journal at the window's
+	// start: edgeFirst its first record from edgeFrom (edgeOK: it has one).
+	held                []*kept
+	edge                *kept
+	edgeFrom, edgeFirst int64
+	edgeOK              bool
+}
+
+// releaseHeld unpins the chunks w holds for its end that its end no
+// longer needs: all once it is closed (mu held; the caller broadcasts
+// freed).
+func (w *window) releaseHeld() {
+	kept := w.held[:0]
+	for _, k := range w.held {
+		if w.closed || k.max <= w.to {
+			k.pins--
+		} else {
+			kept = append(kept, k)
+		}
+	}
+	clear(w.held[len(kept):])
+	w.held = kept
 }
 
 // journalState is how a window's journal is doing.
@@ -449,6 +474,7 @@ func (s *snapshotter) evict() {
 	s.ring[0] = nil
 	s.ring = s.ring[1:]
 	s.held -= k.size
+	k.gone = true
 	s.mw.Recycle(k.c) // unpinned: in no file writer's queue
 	upto := k.max
 	if s.open != nil {
@@ -531,7 +557,17 @@ func (s *snapshotter) span(w *window) (oldest, last int64) {
 			last = max(last, k.max)
 			continue
 		}
-		first, end, ok, err := k.c.Span(w.from, w.to)
+		var first, end int64
+		var ok bool
+		var err error
+		switch {
+		case k.gone && k == w.edge && w.edgeFrom == w.from: // the journal read its start
+			first, end, ok = w.edgeFirst, min(k.max, w.to), w.edgeOK
+		case k.gone: // in the journal, inside the window (the journal holds those that may pass its end)
+			first, end, ok = max(k.min, w.from), min(k.max, w.to), true
+		default:
+			first, end, ok, err = k.c.Span(w.from, w.to)
+		}
 		if err != nil { // a chunk this recorder sealed: cannot be, but its range is what is known
 			first, end, ok = max(k.min, w.from), min(k.max, w.to), true
 		}
@@ -632,6 +668,8 @@ func (s *snapshotter) closeLocked(to int64, end string) {
 		why = append(why, end)
 	}
 	w.short = strings.Join(why, "; ")
+	w.releaseHeld() // its end is found
+	s.freed.Broadcast()
 	s.queued.Broadcast()
 }
 

@@ -235,6 +235,14 @@ func (s *snapshotter) journal(w *window) {
 			}
 		}
 		ok := false
+		var first int64
+		var hasFirst bool
+		if k.min < from { // the window's start: its first record there, for span once k's memory is gone
+			var err error
+			if first, _, hasFirst, err = k.c.Span(from, math.MaxInt64); err != nil {
+				first, hasFirst = max(k.min, from), true // a chunk this recorder sealed: cannot be
+			}
+		}
 		if lw != nil {
 			if _, err := lw.WriteChunk(k.c, from, math.MaxInt64); err != nil {
 				fail(err)
@@ -249,7 +257,11 @@ func (s *snapshotter) journal(w *window) {
 		if ok {
 			w.disk = n + 1
 			w.jchunks = int(lw.Stats().Chunks)
-			k.pins--
+			if k.min < from {
+				w.edge, w.edgeFrom, w.edgeFirst, w.edgeOK = k, from, first, hasFirst
+			}
+			w.held = append(w.held, k)
+			w.releaseHeld() // at once unless it may pass the window's end
 		}
 		s.mu.Unlock()
 		s.freed.Broadcast()
