@@ -47,10 +47,33 @@ func (s *snapSession) snapshots(t *testing.T) []string {
 	return files
 }
 
-// waitSnapshots waits until n snapshots are written.
+// waitSnapshots waits until n snapshots are written. A recorder that
+// did not write them in time is stopped with SIGQUIT (its goroutines'
+// stacks), and what it said is shown with the directory.
 func (s *snapSession) waitSnapshots(t *testing.T, n int) []string {
 	t.Helper()
-	waitFor(t, 60*time.Second, fmt.Sprintf("%d snapshot(s) in %s", n, s.dir), func() bool { return len(s.snapshots(t)) >= n })
+	for deadline := time.Now().Add(60 * time.Second); len(s.snapshots(t)) < n; time.Sleep(50 * time.Millisecond) {
+		if time.Now().Before(deadline) {
+			continue
+		}
+		var ls []string
+		if es, err := os.ReadDir(s.dir); err == nil {
+			for _, e := range es {
+				fi, _ := e.Info()
+				ls = append(ls, fmt.Sprintf("%s %d", e.Name(), fi.Size()))
+			}
+		}
+		s.rec.signal(syscall.SIGQUIT)
+		select {
+		case <-s.rec.done:
+		case <-time.After(10 * time.Second):
+		}
+		said := "(in its file)"
+		if s.rec.stderr != nil {
+			said = s.rec.stderr.String()
+		}
+		t.Fatalf("timed out waiting for %d snapshot(s) in %s: %v; the recorder said:\n%s", n, s.dir, ls, said)
+	}
 	return s.snapshots(t)
 }
 

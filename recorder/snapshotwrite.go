@@ -18,8 +18,11 @@ import (
 // Writing the windows out. A window is written twice: while it is open,
 // its own goroutine writes its chunks to a journal as they come
 // (BASE_TIME_CAUSE.vrlog.partial, the part before the trigger at once and
-// synced, the part after as it is received, in place), so that a kill -9
-// keeps what was known, for vrlog recover; a chunk in the journal is
+// synced, the part after as it is received, in place, not synced: a
+// fdatasync of a second of camera data would hold the journal back by
+// about as long on a disk of 200 MB/s, and the page cache keeps it through
+// a kill -9), so that a kill -9 keeps what was known, for vrlog recover;
+// a chunk in the journal is
 // unpinned, so that the memory bound holds only the ring before the
 // trigger and what the journal has not written yet, and --after is held
 // whatever the rate while the disk keeps up. Once the window is closed,
@@ -45,9 +48,6 @@ func openJournal(path string) (journalFile, error) {
 	}
 	return f, nil
 }
-
-// journalSync is how often a journal is synced while its window is open.
-const journalSync = time.Second
 
 // writeAll writes the windows, one after the other, until the recording
 // ends.
@@ -181,7 +181,7 @@ func (s *snapshotter) journal(w *window) {
 			s.sc.OnOpen(t0.SnapshotTrigger, path)
 		}
 	}
-	synced, lastSync := false, time.Now()
+	synced := false
 	syncNow := func() {
 		if lw == nil {
 			return
@@ -189,7 +189,6 @@ func (s *snapshotter) journal(w *window) {
 		if err := out.Sync(); err != nil {
 			fail(err)
 		}
-		lastSync = time.Now()
 	}
 	var added int
 	written := map[string]uint64{} // the drops in the journal
@@ -265,9 +264,6 @@ func (s *snapshotter) journal(w *window) {
 		}
 		s.mu.Unlock()
 		s.freed.Broadcast()
-		if ok && synced && time.Since(lastSync) >= journalSync {
-			syncNow()
-		}
 	}
 	if lw != nil {
 		if err := lw.Close(); err != nil {
