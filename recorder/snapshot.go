@@ -198,8 +198,8 @@ type window struct {
 	cut      bool  // the memory bound left out the oldest part before the trigger
 	busy     *kept // the chunk the journal is writing
 	short    string
-	// The journal (snapshotwrite.go): chunks[:disk] are in it, unpinned;
-	// jchunks are its chunks in the file, all known good.
+	// The journal (snapshotwrite.go): chunks[:disk] are in it, unpinned
+	// (but those held); jchunks are its chunks in the file, all known good.
 	disk, jchunks int
 	jstate        journalState
 	jdone         bool   // the journal is finished: the snapshot may be written
