@@ -398,20 +398,27 @@ func (s *snapshotter) cut(front *kept) {
 const pinWait = 100 * time.Millisecond
 
 // rate is the bytes per second of receive time the ring holds, with k, the
-// chunk arriving (mu held); 0 before a tenth of a second is held.
+// chunk arriving (mu held), over its newest half: at the first fill the
+// ring reaches back to the recording's start, whose first seconds (a
+// camera found after the states) are not the current rate; 0 before a
+// tenth of a second is held.
 func (s *snapshotter) rate(k *kept) float64 {
 	if len(s.ring) == 0 {
 		return 0
 	}
-	held, to := s.held, s.newest
+	var bytes int64
+	to, from := s.newest, s.newest
 	if k != nil {
-		held, to = held+k.size, max(to, k.max)
+		bytes, to, from = k.size, max(to, k.max), k.min
 	}
 	span := to - s.ring[0].min
 	if span < int64(100*time.Millisecond) {
 		return 0
 	}
-	return float64(held) / (float64(span) / 1e9)
+	for i := len(s.ring) - 1; i >= 0 && to-from < span/2; i-- {
+		bytes, from = bytes+s.ring[i].size, min(from, s.ring[i].min)
+	}
+	return float64(bytes) / (float64(max(to-from, 1)) / 1e9)
 }
 
 // sayShortfall tells, at the first fill of the buffer, what the memory
