@@ -437,7 +437,7 @@ func (s *snapshotter) sayShortfall(k *kept) {
 		return
 	}
 	s.sc.OnNotice(fmt.Sprintf("snapshot buffer: %s holds about %.1f s of the current %.0f MB/s; --snapshot %s needs about %s in memory: a snapshot holds about %.1f s before its trigger, and all of --after %s, written to disk as it comes (raise --snapshot-bytes, or lower the rate)",
-		sizeText(s.sc.MaxBytes), holds, rate/1e6, s.sc.Before, sizeText(int64(rate*need)), max(0, holds-settle.Seconds()), s.sc.After))
+		sizeText(s.sc.MaxBytes), holds, rate/1e6, s.sc.Before, sizeText(int64(rate*need)), holds, s.sc.After))
 }
 
 // sizeText is a byte count for people: 512 MiB, 2 GiB (a bound as given), 6.5 GB.
