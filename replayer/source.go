@@ -2,6 +2,7 @@ package replayer
 
 import (
 	"context"
+	"runtime"
 
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/logfmt"
@@ -60,7 +61,12 @@ func (s *logSource) PassFrom(ctx context.Context, from int64, emit func(*player.
 func (s *logSource) pass(ctx context.Context, start int64, emit func(*player.Rec) bool) error {
 	its := make([]*logfmt.Iterator, len(s.inputs))
 	for i, in := range s.inputs {
-		f := logfmt.Filter{Channels: in.ids}
+		// One loader on a spare core reads and decompresses the next
+		// chunk, so the pacing loop never stops for a chunk's load (a
+		// 4 MiB chunk of states is milliseconds of zstd); replay needs
+		// to keep up with the log's time, not to outrun it, and leaves
+		// the other cores to what it drives.
+		f := logfmt.Filter{Channels: in.ids, Workers: min(runtime.GOMAXPROCS(0)-1, 1)}
 		if s.clock == ClockReceive {
 			f.Start = start - in.shift
 			if s.hasEnd {
@@ -68,6 +74,7 @@ func (s *logSource) pass(ctx context.Context, start int64, emit func(*player.Rec
 			}
 		}
 		its[i] = in.r.Records(f)
+		defer its[i].Close() // stops the read-ahead when ctx or emit ends the pass early
 	}
 	m := logfmt.Merge(its, func(i int, r *logfmt.Record) int64 { return r.RecvMonoNs + s.inputs[i].shift })
 	lastOff := s.captureOff
