@@ -62,10 +62,11 @@ func (s *logSource) pass(ctx context.Context, start int64, emit func(*player.Rec
 	its := make([]*logfmt.Iterator, len(s.inputs))
 	for i, in := range s.inputs {
 		// One loader on a spare core reads and decompresses the next
-		// chunk, so the pacing loop never stops for a chunk's load (a
-		// 4 MiB chunk of states is milliseconds of zstd); replay needs
-		// to keep up with the log's time, not to outrun it, and leaves
-		// the other cores to what it drives.
+		// chunk (zstd: most of a payload read), so the player's reader
+		// goroutine only decodes record metadata and copies: fast
+		// replays (--rate) are bound by it less. One is enough to keep
+		// ahead of the log's time; the other cores stay with the
+		// publishing goroutine and what the replay drives.
 		f := logfmt.Filter{Channels: in.ids, Workers: min(runtime.GOMAXPROCS(0)-1, 1)}
 		if s.clock == ClockReceive {
 			f.Start = start - in.shift
