@@ -1,10 +1,13 @@
 package analyzer
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/vrlog/vrlog/codec"
@@ -67,6 +70,7 @@ type Analysis struct {
 	byName   map[string]*channel
 	byStream map[logfmt.Stream]*channel // channels across files: logfmt.StreamOf
 	input    int                        // the position of the file being planned or read
+	planned  []string                   // Plan's paths in time order (Files)
 	order    []*channel
 	files    []FileReport
 	epoch    int64
@@ -89,14 +93,15 @@ type namedLag struct {
 	sum  *sampler.LagSummary
 }
 
-// AnalyzeFiles analyzes the logs at paths as one session, in order (split
-// files of one recording, or logs of one session from several recorders).
+// AnalyzeFiles analyzes the logs at paths as one session, in time order
+// (split files of one recording, snapshots of one recording, or logs of
+// one session from several recorders).
 func AnalyzeFiles(paths []string, opts Options) (*Report, error) {
 	a := New(opts)
 	if err := a.Plan(paths); err != nil {
 		return nil, err
 	}
-	for _, p := range paths {
+	for _, p := range a.Files() {
 		if err := a.AddFile(p); err != nil {
 			return nil, err
 		}
@@ -120,28 +125,46 @@ func New(opts Options) *Analysis {
 }
 
 // Plan reads the channel tables of the logs AddFile will be given, in
-// that order, so that a frame channel and its state channel in different
+// the order of their first records (Files: give AddFile that order), so that a frame channel and its state channel in different
 // files (one recorder's states, another's frames) are paired from their
 // first records, and checks that the logs share one receive clock
 // (hostclock.OneReceiveClock: logs of several hosts, or on the
 // simulator's and a recorder's clock, are refused with its error). One
 // log needs no plan.
 func (a *Analysis) Plan(paths []string) error {
+	a.planned = slices.Clone(paths)
 	if len(paths) < 2 {
 		return nil
 	}
-	var rs []*logfmt.Reader
+	rs := make([]*logfmt.Reader, 0, len(paths))
 	defer func() {
 		for _, r := range rs {
 			r.Close()
 		}
 	}()
-	for i, p := range paths {
+	for _, p := range paths {
 		r, err := logfmt.Open(p, logfmt.ReaderOptions{Tolerant: a.opts.Tolerant})
 		if err != nil {
 			return err
 		}
 		rs = append(rs, r)
+	}
+	// One receive clock, or the figures that compare receive stamps
+	// across files (latency, the ended outage, the clock offset from
+	// pooled probes) would compare different hosts' clocks.
+	if err := hostclock.OneReceiveClock(rs, paths); err != nil {
+		return err
+	}
+	// In time order: the files of one recording given out of order would
+	// read as a publisher restart at each seam.
+	order := make([]int, len(paths))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(x, y int) int { return cmp.Compare(firstWall(rs[x]), firstWall(rs[y])) })
+	for i, k := range order {
+		r := rs[k]
+		a.planned[i] = paths[k]
 		a.input = i
 		a.channels(r)
 		if a.opts.PlotBins > 0 { // the plots' bins span every file (snapshots far apart)
@@ -152,14 +175,25 @@ func (a *Analysis) Plan(paths []string) error {
 			}
 		}
 	}
-	// One receive clock, or the figures that compare receive stamps
-	// across files (latency, the ended outage, the clock offset from
-	// pooled probes) would compare different hosts' clocks.
-	if err := hostclock.OneReceiveClock(rs, paths); err != nil {
-		return err
-	}
 	a.pairFrames()
 	return nil
+}
+
+// Files are the paths Plan was given in the order to give AddFile: that of
+// their first records (receive wall clock; one receive clock, so
+// comparable), ties in the order given.
+func (a *Analysis) Files() []string { return a.planned }
+
+// firstWall is the receive wall stamp of r's earliest record (MaxInt64
+// for an empty log: it goes last).
+func firstWall(r *logfmt.Reader) int64 {
+	first := int64(math.MaxInt64)
+	for _, st := range r.Stats() {
+		if st.Records > 0 {
+			first = min(first, st.FirstWallNs)
+		}
+	}
+	return first
 }
 
 // AddFile reads one log into the analysis.

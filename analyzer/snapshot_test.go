@@ -267,3 +267,41 @@ func textClear(t *testing.T, page string) {
 		t.Fatalf("timeline: %d texts, overlapping: %q", r.Texts, r.Overlaps)
 	}
 }
+
+// The files of one recording are read in time order, whatever the order
+// given: split at 3 s and given back to front, the sample reads as it
+// does whole, with no restart at the seam.
+func TestFilesInTimeOrder(t *testing.T) {
+	dir := t.TempDir()
+	recs, chans, md := readRecords(t, sampleLog, func(*logfmt.Record, logfmt.Channel) bool { return true })
+	seam := recs[0].RecvWallNs + 3e9
+	var head, tail []logfmt.Record
+	for _, r := range recs {
+		if r.RecvWallNs < seam {
+			head = append(head, r)
+		} else {
+			tail = append(tail, r)
+		}
+	}
+	a, b := filepath.Join(dir, "a.vrlog"), filepath.Join(dir, "b.vrlog")
+	writeRecords(t, a, md, chans, head)
+	writeRecords(t, b, md, chans, tail)
+	whole, err := AnalyzeFiles([]string{sampleLog}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := AnalyzeFiles([]string{b, a}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Files[0].Path != a || rep.Files[1].Path != b {
+		t.Fatalf("files read as %s, %s: want a, then b", rep.Files[0].Path, rep.Files[1].Path)
+	}
+	for _, c := range whole.Channels {
+		got := rep.Channel(c.Name)
+		if got.Count != c.Count || got.RestartCount != c.RestartCount || got.Skipped != c.Skipped || len(got.Outages) != len(c.Outages) {
+			t.Fatalf("%s: %d samples, %d restarts, %d skipped, %d outages; whole: %d, %d, %d, %d", c.Name,
+				got.Count, got.RestartCount, got.Skipped, len(got.Outages), c.Count, c.RestartCount, c.Skipped, len(c.Outages))
+		}
+	}
+}

@@ -73,7 +73,7 @@ func watchAgrees(t *testing.T, p string, minFailed int, specs ...string) {
 	got := map[string]float64{}
 	it := r.Records(logfmt.Filter{MetaOnly: true})
 	for it.Next() {
-		for _, f := range w.Record(chans[it.Record().Channel], it.Record()) {
+		for _, f := range w.Record(chans[it.Record().Channel], it.Record(), 0) {
 			k := f.Check + " " + f.Channel
 			got[k] = math.Max(got[k], f.Value)
 			if !strings.HasPrefix(f.Message, f.Check+" "+f.Channel+": ") || !strings.Contains(f.Message, "off by") || f.CaptureNs == 0 {

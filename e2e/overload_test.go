@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vrlog/vrlog/logfmt"
 )
 
 // A recorder driven far past its limit (3 kHz of 320×240 frames from the
@@ -111,4 +113,47 @@ func vmHWM(pid int) int64 {
 		}
 	}
 	return 0
+}
+
+// The recorder's own losses are no fault of the publisher: a recorder far
+// past its limit (as above) with --trigger max-skips=0, watching a
+// simulator that skips nothing, fires no trigger, although it drops
+// frames; the one snapshot, taken on SIGUSR1, counts them as the
+// recorder's drops.
+func TestOverloadFiresNoLiveTrigger(t *testing.T) {
+	s, errPath := startFileSession(t, []string{"--snapshot", "20s", "--after", "500ms", "--snapshot-bytes", "512M", "--queue-bytes", "64M",
+		"--compression", "zstd", "--trigger", "max-skips=0"},
+		[]string{"--duration", "3s", "--state-hz", "100", "--frame-hz", "3000", "--frame-ring", "16"})
+	if code := s.sim.wait(t, 30*time.Second); code != 0 {
+		t.Fatalf("sim exit %d", code)
+	}
+	time.Sleep(500 * time.Millisecond)
+	s.rec.signal(syscall.SIGUSR1)
+	s.waitSnapshots(t, 1)
+	if code := s.stopRec(t); code != 0 {
+		t.Fatalf("record exit %d:\n%s", code, readErr(t, errPath))
+	}
+	files := s.snapshots(t)
+	if len(files) != 1 {
+		t.Fatalf("snapshots %v, want the one of SIGUSR1:\n%s", files, readErr(t, errPath))
+	}
+	_, snap := readSnapshot(t, files[0])
+	lr, err := logfmt.Open(files[0], logfmt.ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lr.Close()
+	var drops uint64
+	for _, st := range lr.Stats() {
+		drops += st.Drops
+	}
+	if drops == 0 {
+		t.Fatalf("the recorder kept up with 3 kHz of frames: no loss, nothing tested\n%s", readErr(t, errPath))
+	}
+	for _, tr := range snap.Triggers {
+		if tr.Cause != "signal SIGUSR1" {
+			t.Fatalf("triggers %+v: the recorder's %d drops fired %q", snap.Triggers, drops, tr.Cause)
+		}
+	}
+	t.Logf("%d recorder drops, triggers %d", drops, snap.TriggerCount)
 }

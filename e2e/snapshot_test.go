@@ -478,3 +478,38 @@ func TestSnapshotKill9(t *testing.T) {
 		t.Logf("the second snapshot was renamed into place before the kill: %v", files)
 	}
 }
+
+// A publisher's frame skip over iceoryx2, whose gaps wait for their drain
+// to say whether the subscriber buffer's safe overflow made them (the
+// recorder's loss) before the live check judges them, still fires
+// max-skips, stamped at the frame after the gap.
+func TestSnapshotByFrameSkip(t *testing.T) {
+	s := startSnapSession(t, []string{"--snapshot", "2s", "--after", "500ms", "--trigger", "max-skips=vr/*/camera/front=0"},
+		[]string{"--duration", "6s", "--state-hz", "50", "--drop-every", "40"})
+	s.finish(t)
+	files := s.snapshots(t)
+	if len(files) == 0 {
+		t.Fatalf("no snapshot: the frame skips fired nothing\n%s", s.rec.stderr)
+	}
+	published := readTruth(t, filepath.Join(s.dir, "truth.jsonl"))
+	cam := "vr/" + s.robot + "/camera/front"
+	_, snap := readSnapshot(t, files[0])
+	t0 := snap.Triggers[0]
+	if !strings.HasPrefix(t0.Cause, "max-skips "+cam+": 1 (limit ≤ 0)") {
+		t.Fatalf("%s: triggers %v", files[0], causes(snap))
+	}
+	for j, p := range published {
+		if p.Channel == cam && p.TNs == t0.CaptureNs {
+			for k := j - 1; k >= 0; k-- {
+				if published[k].Channel == cam {
+					if p.Seq != published[k].Seq+2 {
+						t.Fatalf("the trigger's frame, seq %d, follows seq %d: not the frame after the gap", p.Seq, published[k].Seq)
+					}
+					t.Logf("%s: %v at frame seq %d", filepath.Base(files[0]), causes(snap), p.Seq)
+					return
+				}
+			}
+		}
+	}
+	t.Fatalf("the trigger's capture stamp %d is no published frame's", t0.CaptureNs)
+}

@@ -131,20 +131,64 @@ func NewWatch(ts []Trigger, outageFactor float64) *Watch {
 }
 
 // Record accounts for one record of channel c (with the stamps the
-// recorder decoded) and returns the triggers it fired.
-func (w *Watch) Record(c *logfmt.Channel, r *logfmt.Record) []Fired {
+// recorder decoded) and returns the triggers it fired. lost is how many
+// samples of c the recorder may have lost since c's previous record (its
+// transport queue or subscriber buffer was full; ^uint64(0): the whole
+// gap): that many seqs of a gap before r are the recorder's loss, no skip
+// of the publisher, and a gap of the recorder's loss alone is no outage,
+// as analyze counts recorder drops apart from the publisher's faults.
+func (w *Watch) Record(c *logfmt.Channel, r *logfmt.Record, lost uint64) []Fired {
+	fired, _ := w.record(c, r, lost, false)
+	return fired
+}
+
+// RecordUndecided is Record for a record whose gap before it (less lost)
+// is not yet
+// known to be the recorder's loss or the publisher's skip (iceoryx2's
+// safe overflow: the drain that took r says it when it ends). The gap's
+// skip and outage wait in the Held (nil: r has no gap), judged by Release
+// once the recorder's loss is ruled out, or forgotten if it is not.
+func (w *Watch) RecordUndecided(c *logfmt.Channel, r *logfmt.Record, lost uint64) ([]Fired, *Held) {
+	return w.record(c, r, lost, true)
+}
+
+// Held is the skip and the outage of a gap whose cause is not yet known
+// (RecordUndecided).
+type Held struct {
+	ch                 *watched
+	skipped            uint64
+	outage             bool
+	dtNs               int64 // the gap in capture time
+	captureNs          int64
+	prevMono, prevWall int64 // the channel's record before the gap
+	mono, wall         int64 // the record after it
+}
+
+// Release judges h, a gap the publisher made: its skip and outage fire as
+// they would have at its record, stamped there.
+func (w *Watch) Release(h *Held) []Fired {
+	fired := w.judgeGap(nil, h)
+	for i := range fired {
+		if fired[i].RecvMonoNs == 0 {
+			fired[i].RecvMonoNs, fired[i].RecvWallNs = h.mono, h.wall
+		}
+	}
+	return fired
+}
+
+func (w *Watch) record(c *logfmt.Channel, r *logfmt.Record, lost uint64, hold bool) ([]Fired, *Held) {
 	w.seenMono, w.seenWall = max(w.seenMono, r.RecvMonoNs), max(w.seenWall, r.RecvWallNs)
 	ch := w.channel(c)
 	if ch.kind == KindProbe || ch.internal {
-		return nil
+		return nil, nil
 	}
 	ch.count++
 	wasSilent := ch.silent // its silence fired already (Silent): the gap it ends is that outage
-	prevMono, prevWall := ch.lastMono, ch.lastWall
+	g := &Held{ch: ch, prevMono: ch.lastMono, prevWall: ch.lastWall, mono: r.RecvMonoNs, wall: r.RecvWallNs}
 	ch.lastMono, ch.lastWall, ch.silent = r.RecvMonoNs, r.RecvWallNs, false
 	s, ok := StoredSample(ch.kind, r, ch.count)
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	if string(r.PublisherID) != ch.pub {
 		ch.pub = string(r.PublisherID)
@@ -152,27 +196,28 @@ func (w *Watch) Record(c *logfmt.Channel, r *logfmt.Record) []Fired {
 	s.Publisher = ch.pub
 	ev := ch.stream.Add(s)
 	var fired []Fired
+	g.captureNs, g.dtNs = s.TNs, ev.DtNs
+	g.outage = ev.Outage && !wasSilent
 	switch ev.Kind {
 	case sampler.Skip:
-		ch.skipped += ev.Skipped
-		fired = w.check(fired, "max-skips", ch, float64(ch.skipped), s.TNs)
+		g.skipped = ev.Skipped - min(ev.Skipped, lost)
+		if g.skipped == 0 {
+			g.outage = false // the recorder's loss alone
+		}
 	case sampler.Restart:
 		ch.restarts++
 		fired = w.check(fired, "max-restarts", ch, float64(ch.restarts), s.TNs)
 	}
-	if ev.Outage && !wasSilent {
-		n := len(fired)
-		fired = w.check(fired, "max-outage", ch, round3(float64(ev.DtNs)/1e6), s.TNs) // to the µs, as analyze's outages
-		if len(fired) > n && prevMono != 0 {
-			// An outage that ended before Silent saw it is stamped as Silent
-			// stamps one: when the silence crossed the line, not when the
-			// stream came back (up to the tick's second later).
-			line := w.outageLine(ch, fired[n].Limit)
-			fired[n].RecvMonoNs, fired[n].RecvWallNs = min(prevMono+line, r.RecvMonoNs), min(prevWall+line, r.RecvWallNs)
-		}
+	var held *Held
+	switch {
+	case g.skipped == 0 && !g.outage:
+	case hold && ev.Kind == sampler.Skip:
+		held = g
+	default:
+		fired = w.judgeGap(fired, g)
 	}
 	if ev.Kind == sampler.Duplicate || ev.Kind == sampler.Reorder {
-		return fired
+		return fired, held
 	}
 	switch ch.kind {
 	case KindState:
@@ -184,6 +229,27 @@ func (w *Watch) Record(c *logfmt.Channel, r *logfmt.Record) []Fired {
 	case KindFrame:
 		if ch.pair != nil {
 			fired = w.lags(fired, ch, ch.lag.Frame(s.TNs))
+		}
+	}
+	return fired, held
+}
+
+// judgeGap counts g's skip and judges it and g's outage.
+func (w *Watch) judgeGap(fired []Fired, g *Held) []Fired {
+	ch := g.ch
+	if g.skipped > 0 {
+		ch.skipped += g.skipped
+		fired = w.check(fired, "max-skips", ch, float64(ch.skipped), g.captureNs)
+	}
+	if g.outage {
+		n := len(fired)
+		fired = w.check(fired, "max-outage", ch, round3(float64(g.dtNs)/1e6), g.captureNs) // to the µs, as analyze's outages
+		if len(fired) > n && g.prevMono != 0 {
+			// An outage that ended before Silent saw it is stamped as Silent
+			// stamps one: when the silence crossed the line, not when the
+			// stream came back (up to the tick's second later).
+			line := w.outageLine(ch, fired[n].Limit)
+			fired[n].RecvMonoNs, fired[n].RecvWallNs = min(g.prevMono+line, g.mono), min(g.prevWall+line, g.wall)
 		}
 	}
 	return fired

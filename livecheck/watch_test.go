@@ -42,7 +42,7 @@ func TestWatchUnwatched(t *testing.T) {
 	}
 	w := NewWatch(trigs, 0)
 	c := &logfmt.Channel{Name: "vr/r1/state", Topic: "vr/r1/state", Schema: "vrsdk.State/1"}
-	w.Record(c, &logfmt.Record{HasStamp: true, Seq: 1, CaptureNs: 5, RecvMonoNs: 6})
+	w.Record(c, &logfmt.Record{HasStamp: true, Seq: 1, CaptureNs: 5, RecvMonoNs: 6}, 0)
 	u := strings.Join(w.Unwatched(), "\n")
 	if !strings.Contains(u, "--trigger max-lag=45ms watched nothing: the recording has no frame channel paired") ||
 		!strings.Contains(u, `--trigger max-skips=vr/r9/**=0: "vr/r9/**" matches no channel with seq stamps (there are: vr/r1/state)`) ||
@@ -66,12 +66,12 @@ func TestWatchSilent(t *testing.T) {
 	var last int64
 	for i := int64(1); i <= 100; i++ {
 		last = 1000*ms*1000 + i*10*ms
-		if f := w.Record(c, &logfmt.Record{HasStamp: true, Seq: uint64(i), CaptureNs: last, RecvMonoNs: last, RecvWallNs: last + 7}); len(f) != 0 {
+		if f := w.Record(c, &logfmt.Record{HasStamp: true, Seq: uint64(i), CaptureNs: last, RecvMonoNs: last, RecvWallNs: last + 7}, 0); len(f) != 0 {
 			t.Fatalf("fired %+v", f)
 		}
-		w.Record(hb, &logfmt.Record{RecvMonoNs: last, RecvWallNs: last + 7})
+		w.Record(hb, &logfmt.Record{RecvMonoNs: last, RecvWallNs: last + 7}, 0)
 	}
-	beat := func(at int64) { w.Record(hb, &logfmt.Record{RecvMonoNs: at, RecvWallNs: at + 7}) }
+	beat := func(at int64) { w.Record(hb, &logfmt.Record{RecvMonoNs: at, RecvWallNs: at + 7}, 0) }
 	beat(last + 150*ms)
 	if f := w.Silent(); len(f) != 0 {
 		t.Fatalf("fired at 150 ms of silence: %+v", f)
@@ -87,7 +87,7 @@ func TestWatchSilent(t *testing.T) {
 		t.Fatalf("fired again: %+v", f)
 	}
 	back := last + 2000*ms
-	if f := w.Record(c, &logfmt.Record{HasStamp: true, Seq: 101, CaptureNs: back, RecvMonoNs: back, RecvWallNs: back}); len(f) != 0 {
+	if f := w.Record(c, &logfmt.Record{HasStamp: true, Seq: 101, CaptureNs: back, RecvMonoNs: back, RecvWallNs: back}, 0); len(f) != 0 {
 		t.Fatalf("the sample ending the silence fired %+v", f)
 	}
 }
@@ -117,13 +117,91 @@ func TestWatchOutageEndedBeforeSilent(t *testing.T) {
 	var last int64
 	for i := int64(1); i <= 100; i++ {
 		last = 1000*ms*1000 + i*10*ms
-		if f := w.Record(c, &logfmt.Record{HasStamp: true, Seq: uint64(i), CaptureNs: last, RecvMonoNs: last, RecvWallNs: last + 7}); len(f) != 0 {
+		if f := w.Record(c, &logfmt.Record{HasStamp: true, Seq: uint64(i), CaptureNs: last, RecvMonoNs: last, RecvWallNs: last + 7}, 0); len(f) != 0 {
 			t.Fatalf("fired %+v", f)
 		}
 	}
 	back := last + 700*ms
-	f := w.Record(c, &logfmt.Record{HasStamp: true, Seq: 101, CaptureNs: back, RecvMonoNs: back, RecvWallNs: back + 7})
+	f := w.Record(c, &logfmt.Record{HasStamp: true, Seq: 101, CaptureNs: back, RecvMonoNs: back, RecvWallNs: back + 7}, 0)
 	if len(f) != 1 || f[0].Check != "max-outage" || f[0].Value != 700 || f[0].RecvMonoNs != last+200*ms || f[0].RecvWallNs != last+200*ms+7 {
 		t.Fatalf("fired %+v: want max-outage of 700 ms stamped at 200 ms of silence", f)
+	}
+}
+
+// A gap the recorder lost (its queue was full) is neither a skip nor an
+// outage of the publisher; one larger than the recorder's loss is a skip
+// of the rest, and an outage.
+func TestWatchRecorderLoss(t *testing.T) {
+	ts := []Trigger{}
+	for _, s := range []string{"max-skips=0", "max-outage=200ms"} {
+		tr, err := ParseTrigger(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts = append(ts, tr)
+	}
+	w := NewWatch(ts, 0)
+	c := &logfmt.Channel{Name: "vr/r1/state", Topic: "vr/r1/state", Schema: "vrsdk.State/1"}
+	const ms = int64(1e6)
+	seq, at := uint64(0), 1000*ms*1000
+	next := func(skip uint64, dt int64, lost uint64) []Fired {
+		seq, at = seq+1+skip, at+dt
+		return w.Record(c, &logfmt.Record{HasStamp: true, Seq: seq, CaptureNs: at, RecvMonoNs: at, RecvWallNs: at}, lost)
+	}
+	for range 100 {
+		if f := next(0, 10*ms, 0); len(f) != 0 {
+			t.Fatalf("fired %+v", f)
+		}
+	}
+	if f := next(49, 500*ms, 49); len(f) != 0 {
+		t.Fatalf("a gap of 49 the recorder lost fired %+v", f)
+	}
+	if f := next(3, 40*ms, ^uint64(0)); len(f) != 0 {
+		t.Fatalf("a gap lost across a hold fired %+v", f)
+	}
+	for range 10 {
+		next(0, 10*ms, 0)
+	}
+	f := next(49, 500*ms, 40)
+	if len(f) != 2 || f[0].Check != "max-skips" || f[0].Value != 9 || f[1].Check != "max-outage" {
+		t.Fatalf("a gap of 49 with 40 lost by the recorder fired %+v: want 9 skipped and the outage", f)
+	}
+}
+
+// An undecided gap (iceoryx2's safe overflow, decided when its drain
+// ends) fires nothing until it is released as the publisher's, and then
+// fires its skip and outage stamped at its record.
+func TestWatchUndecidedGap(t *testing.T) {
+	var ts []Trigger
+	for _, s := range []string{"max-skips=0", "max-outage=200ms"} {
+		tr, _ := ParseTrigger(s)
+		ts = append(ts, tr)
+	}
+	w := NewWatch(ts, 0)
+	c := &logfmt.Channel{Name: "vr/r1/camera/front", Topic: "vr/r1/camera/front", Schema: codec.SchemaFrame}
+	const ms = int64(1e6)
+	seq, at := uint64(0), 1000*ms*1000
+	next := func(skip uint64, dt int64) ([]Fired, *Held) {
+		seq, at = seq+1+skip, at+dt
+		return w.RecordUndecided(c, &logfmt.Record{HasStamp: true, Seq: seq, CaptureNs: at, RecvMonoNs: at, RecvWallNs: at + 7}, 0)
+	}
+	for range 100 {
+		if f, h := next(0, 33*ms); len(f) != 0 || h != nil {
+			t.Fatalf("fired %+v, held %v", f, h)
+		}
+	}
+	f, lost := next(4, 165*ms) // the recorder's: forgotten
+	if len(f) != 0 || lost == nil {
+		t.Fatalf("fired %+v, held %v: want it held", f, lost)
+	}
+	before := at
+	f, h := next(9, 330*ms)
+	if len(f) != 0 || h == nil {
+		t.Fatalf("fired %+v, held %v: want it held", f, h)
+	}
+	f = w.Release(h)
+	if len(f) != 2 || f[0].Check != "max-skips" || f[0].Value != 9 || f[0].RecvMonoNs != at || f[0].RecvWallNs != at+7 ||
+		f[1].Check != "max-outage" || f[1].RecvMonoNs != before+200*ms {
+		t.Fatalf("released %+v: want 9 skipped stamped at its record, and the outage stamped at 200 ms of silence", f)
 	}
 }

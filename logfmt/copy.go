@@ -42,6 +42,7 @@ func Copy(w *Writer, r *Reader, sel *Selection) (CopyStats, error) {
 	}
 	st.Channels = len(ids)
 	it := r.Read(sel)
+	defer it.Close() // stops the read-ahead (sel.Workers) on a write error
 	for it.Next() {
 		cp := *it.Record()
 		cp.Channel = ids[cp.Channel]
@@ -97,6 +98,9 @@ type MergeOptions struct {
 	// ordered by RecvWallNs (MergeRestamped): e.g. puts each host's
 	// receive stamps on the simulator's clock.
 	Restamp MergeRestamp
+	// Workers loads each input's chunks ahead (Filter.Workers): memory is
+	// Workers+1 chunks per input.
+	Workers int
 }
 
 // MergePlan is how a merge joins its inputs' channels, decided before
@@ -178,7 +182,8 @@ func (p *MergePlan) Copy(w *Writer) (CopyStats, error) {
 	}
 	its := make([]*Iterator, len(p.rs))
 	for i, r := range p.rs {
-		its[i] = r.Records(Filter{})
+		its[i] = r.Records(Filter{Workers: p.opts.Workers})
+		defer its[i].Close() // stops the read-ahead on a write error
 	}
 	m := MergeRestamped(its, p.opts.Restamp, func(_ int, r *Record) int64 { return r.RecvWallNs })
 	for m.Next() {

@@ -1,6 +1,8 @@
 package logfmt
 
 import (
+	"errors"
+	"reflect"
 	"slices"
 	"testing"
 )
@@ -224,4 +226,90 @@ func TestMergePlanRenameTaken(t *testing.T) {
 	} else {
 		t.Log(err)
 	}
+}
+
+// Copy and a merge that load chunks ahead (Selection.Workers,
+// MergeOptions.Workers) write the records they write without, and a write
+// error that stops them early stops the loaders too (goleak at exit).
+func TestCopyAndMergeReadAhead(t *testing.T) {
+	path := workersLog(t)
+	src, err := Open(path, ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	write := func(workers int, merge bool) []Record {
+		p := tempPath(t, "out.vrlog")
+		out, err := Create(p, WriterOptions{FlushInterval: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if merge {
+			plan, err := PlanMerge([]*Reader{src, src}, MergeOptions{Workers: workers})
+			if err == nil {
+				_, err = plan.Copy(out)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			sel, err := src.Select(Select{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sel.Workers = workers
+			if _, err := Copy(out, src, sel); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := out.Close(); err != nil {
+			t.Fatal(err)
+		}
+		recs, err, _ := iterate(t, p, ReaderOptions{}, Filter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return recs
+	}
+	for _, merge := range []bool{false, true} {
+		want := write(0, merge)
+		if got := write(2, merge); !reflect.DeepEqual(got, want) || len(want) < 20_000 {
+			t.Fatalf("merge %v: %d records with read-ahead, %d without", merge, len(got), len(want))
+		}
+	}
+
+	// A sink that fails once the header and a chunk or two are written:
+	// the copies stop in their record loops, read-ahead running.
+	for _, merge := range []bool{false, true} {
+		w, err := NewWriter(&failAfter{n: 32 << 10}, WriterOptions{FlushInterval: -1, ChunkSize: 8 << 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st CopyStats
+		if merge {
+			plan, _ := PlanMerge([]*Reader{src, src}, MergeOptions{Workers: 2})
+			st, err = plan.Copy(w)
+		} else {
+			sel, _ := src.Select(Select{})
+			sel.Workers = 2
+			st, err = Copy(w, src, sel)
+		}
+		if err == nil || st.Records == 0 {
+			t.Fatalf("merge %v: %d records, err %v; want a write error after some", merge, st.Records, err)
+		}
+		if w.Close() == nil { // stops the writer's goroutines
+			t.Fatal("Close of a failed writer: no error")
+		}
+	}
+}
+
+// failAfter accepts n bytes, then fails every write.
+type failAfter struct{ n int }
+
+func (f *failAfter) Write(p []byte) (int, error) {
+	if len(p) > f.n {
+		return 0, errors.New("sink full")
+	}
+	f.n -= len(p)
+	return len(p), nil
 }

@@ -25,11 +25,11 @@ type Filter struct {
 	// on a spare core. It applies to logs whose chunks are in order (a
 	// recorder's); others iterate without. Close the iterator when
 	// stopping before Next returns false. Loading is most of a payload
-	// read's work (zstd: 80 % of it for 200-byte states), so a payload
-	// reader with two cores gives Workers runtime.GOMAXPROCS(0): both
-	// load while the iteration decodes the record metadata beside them
-	// (docs/benchmarks-logfmt.md, "Reading payloads"). Memory is that of
-	// Workers+1 chunks, whatever the log's length.
+	// read's work (zstd: 70-80 % of it for 200-byte states), so a
+	// payload reader with two cores gives Workers ReadAhead() (2 there):
+	// both load while the iteration decodes the record metadata beside
+	// them (docs/benchmarks-logfmt.md, "Reading payloads"). Memory is
+	// that of Workers+1 chunks, whatever the log's length.
 	Workers int
 }
 

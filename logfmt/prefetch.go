@@ -5,7 +5,27 @@
 
 package logfmt
 
-import "sync"
+import (
+	"runtime"
+	"sync"
+)
+
+// maxReadAhead bounds ReadAhead: four loaders already outrun the
+// iteration's own work (a fifth of a payload read), and each holds a
+// chunk.
+const maxReadAhead = 4
+
+// ReadAhead is the Filter.Workers of a payload reader that may use every
+// core the process has: GOMAXPROCS loaders (at most maxReadAhead), as
+// both cores of a two-core machine load chunks while the iteration
+// decodes the record metadata beside them; 0 (no read-ahead) on one
+// core, where workers would only add hand-offs.
+func ReadAhead() int {
+	if p := runtime.GOMAXPROCS(0); p > 1 {
+		return min(p, maxReadAhead)
+	}
+	return 0
+}
 
 // loaded is one chunk loaded ahead: its buffers, ready for the iteration
 // to decode its record metadata batch by batch as it streams a chunk of

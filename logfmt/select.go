@@ -34,6 +34,9 @@ type Selection struct {
 	Channels []Channel // selected, by id
 	Wall     Range     // receive wall-clock bounds
 	MetaOnly bool
+	// Workers loads chunks ahead of the iteration (Filter.Workers); a
+	// payload reader with a spare core sets ReadAhead().
+	Workers int
 }
 
 // Select resolves s against r. Errors: a bad pattern (keyexpr.ErrSyntax),
@@ -104,7 +107,7 @@ func (s *Selection) IDs() []uint16 {
 
 // Filter is the iterator filter of the selection.
 func (s *Selection) Filter() Filter {
-	return Filter{Channels: s.IDs(), Wall: s.Wall, MetaOnly: s.MetaOnly}
+	return Filter{Channels: s.IDs(), Wall: s.Wall, MetaOnly: s.MetaOnly, Workers: s.Workers}
 }
 
 // Read iterates the selected records in receive order. An empty selection

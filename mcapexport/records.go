@@ -21,15 +21,16 @@ type Records struct {
 }
 
 // NewRecords iterates the records sel selects, with the payloads of the
-// channels in full (sel.MetaOnly is ignored).
+// channels in full (sel.MetaOnly is ignored; sel.Workers loads their
+// chunks ahead).
 func NewRecords(r *logfmt.Reader, sel *logfmt.Selection, full []uint16) *Records {
 	ms := *sel
-	ms.MetaOnly = true
+	ms.MetaOnly, ms.Workers = true, 0 // metadata alone is quick: read-ahead only for the payloads
 	f := ms.Filter()
 	it := &Records{meta: r.Read(&ms)}
 	if len(full) > 0 {
 		ff := f
-		ff.MetaOnly, ff.Channels = false, full
+		ff.MetaOnly, ff.Channels, ff.Workers = false, full, sel.Workers
 		it.full = r.Records(ff)
 		it.want = make([]bool, 1<<16)
 		for _, id := range full {
@@ -61,6 +62,15 @@ func (it *Records) Next() bool {
 	}
 	it.rec = f
 	return true
+}
+
+// Close stops both iterations (and the payload pass's read-ahead,
+// sel.Workers): needed only when stopping before Next returned false.
+func (it *Records) Close() {
+	it.meta.Close()
+	if it.full != nil {
+		it.full.Close()
+	}
 }
 
 // Record is the current record (valid until the next call to Next); it

@@ -1,5 +1,7 @@
 package recorder
 
+import "github.com/vrlog/vrlog/livecheck"
+
 // overflow counts the samples iceoryx2's safe overflow replaced in the
 // recorder's subscriber buffer before the recorder took them: they never
 // reach it and iceoryx2 0.10 counts them nowhere, yet they are the
@@ -28,9 +30,14 @@ package recorder
 // What is not told apart: a publisher that skips seqs just before its
 // samples fill the buffer (both at once) has that skip counted as a
 // recorder drop; a lost sample is never missed.
+//
+// The live checks (record --trigger) judge such a gap once it is decided:
+// its skip and outage are held (livecheck.Held) on the gap, released when
+// the gap turns out to be the publisher's, forgotten when it was a loss.
 type overflow struct {
-	buffer uint32
-	pubs   map[string]*pubDrain
+	buffer   uint32
+	pubs     map[string]*pubDrain
+	released []*livecheck.Held // the held checks of gaps decided as the publisher's, for the caller to take
 }
 
 // pubDrain is one publisher's state in the current drain.
@@ -39,12 +46,13 @@ type pubDrain struct {
 	have  bool
 	drain uint64
 	top   uint32 // the highest position seen in the drain
-	gaps  []gap  // the drain's gaps, undecided
+	gaps  []*gap // the drain's gaps, undecided
 }
 
 type gap struct {
-	at uint32 // position of the sample after the gap
-	n  uint64
+	at   uint32 // position of the sample after the gap
+	n    uint64
+	held *livecheck.Held // the live checks of the gap, or nil
 }
 
 func newOverflow(buffer int) *overflow {
@@ -53,17 +61,19 @@ func newOverflow(buffer int) *overflow {
 
 // add notes a sample of publisher pub (prevDrainLen: Sample.PrevDrainLen;
 // afterHold: Sample.AfterHold); it returns the samples it now knows were
-// replaced (in drains that have ended, and a gap across a hold at once).
-func (o *overflow) add(pub string, seq, drain uint64, index, droppedBefore, prevDrainLen uint32, afterHold bool) uint64 {
+// replaced (in drains that have ended, and a gap across a hold at once),
+// and the sample's own gap if it is left undecided.
+func (o *overflow) add(pub string, seq, drain uint64, index, droppedBefore, prevDrainLen uint32, afterHold bool) (uint64, *gap) {
 	p := o.pubs[pub]
 	if p == nil {
 		p = &pubDrain{drain: drain}
 		o.pubs[pub] = p
 	}
 	var lost uint64
+	var open *gap
 	if p.drain != drain {
 		p.top = max(p.top, prevDrainLen)
-		lost = p.settle(o.buffer)
+		lost = o.settle(p)
 		p.drain = drain
 	}
 	if p.have && seq > p.last+1 {
@@ -74,23 +84,36 @@ func (o *overflow) add(pub string, seq, drain uint64, index, droppedBefore, prev
 				// however long the drain that takes the rest turns out.
 				lost += n - uint64(droppedBefore)
 			} else {
-				p.gaps = append(p.gaps, gap{at: index, n: n - uint64(droppedBefore)})
+				open = &gap{at: index, n: n - uint64(droppedBefore)}
+				p.gaps = append(p.gaps, open)
 			}
 		}
 	}
 	p.last, p.have, p.top = seq, true, index
+	return lost, open
+}
+
+// settle decides the current drain's gaps of p.
+func (o *overflow) settle(p *pubDrain) (lost uint64) {
+	for _, g := range p.gaps {
+		switch {
+		case p.top >= g.at && p.top-g.at+1 >= o.buffer:
+			lost += g.n
+		case g.held != nil:
+			o.released = append(o.released, g.held)
+		}
+	}
+	clear(p.gaps)
+	p.gaps = p.gaps[:0]
 	return lost
 }
 
-// settle decides the current drain's gaps.
-func (p *pubDrain) settle(buffer uint32) (lost uint64) {
-	for _, g := range p.gaps {
-		if p.top >= g.at && p.top-g.at+1 >= buffer {
-			lost += g.n
-		}
-	}
-	p.gaps = p.gaps[:0]
-	return lost
+// takeReleased returns the held checks of the gaps decided as the
+// publisher's since the last call.
+func (o *overflow) takeReleased() []*livecheck.Held {
+	r := o.released
+	o.released = nil
+	return r
 }
 
 // end decides every open drain (the recording is over); final, if set,
@@ -102,7 +125,7 @@ func (o *overflow) end(final func(pub string) (drain uint64, n uint32)) (lost ui
 				p.top = max(p.top, n)
 			}
 		}
-		lost += p.settle(o.buffer)
+		lost += o.settle(p)
 	}
 	return lost
 }

@@ -14,7 +14,7 @@ func TestOverflowGaps(t *testing.T) {
 	}
 	feed := func(xs ...s) (lost uint64) {
 		for _, x := range xs {
-			lost += o.add("p", x.seq, x.drain, x.index, x.dropped, 0, false)
+			lost += added(o.add("p", x.seq, x.drain, x.index, x.dropped, 0, false))
 		}
 		return lost
 	}
@@ -39,7 +39,7 @@ func TestOverflowGaps(t *testing.T) {
 		t.Fatalf("drain 5 replaced %d, want 1 (of seqs 20-22, two were dropped and counted)", lost)
 	}
 	// another publisher has its own drains
-	if lost := o.add("q", 7, 9, 1, 0, 0, false) + o.add("q", 9, 9, 2, 0, 0, false) + o.end(nil); lost != 0 {
+	if lost := added(o.add("q", 7, 9, 1, 0, 0, false)) + added(o.add("q", 9, 9, 2, 0, 0, false)) + o.end(nil); lost != 0 {
 		t.Fatalf("publisher q: %d", lost)
 	}
 }
@@ -54,7 +54,7 @@ func TestOverflowDrainEndsDropped(t *testing.T) {
 	// three more taken and dropped (positions 2-4), counted elsewhere.
 	o.add("p", 0, 1, 1, 0, 0, false)
 	o.add("p", 3, 2, 1, 0, 0, false)
-	if lost := o.add("p", 7, 3, 1, 3, 4, false); lost != 2 {
+	if lost := added(o.add("p", 7, 3, 1, 3, 4, false)); lost != 2 {
 		t.Fatalf("drain 2 (4 long) replaced %d, want 2", lost)
 	}
 	// drain 4: a gap (8 replaced) before seq 9, then three dropped; the
@@ -74,9 +74,9 @@ func TestOverflowAcrossHold(t *testing.T) {
 	o.add("p", 0, 1, 1, 0, 0, false)
 	o.add("p", 1, 1, 2, 0, 0, false)
 	// held; 345 seqs replaced; then 5 samples taken before the end
-	lost := o.add("p", 347, 1, 3, 0, 0, true)
+	lost := added(o.add("p", 347, 1, 3, 0, 0, true))
 	for i := uint64(1); i < 5; i++ {
-		lost += o.add("p", 347+i, 1, uint32(3+i), 0, 0, false)
+		lost += added(o.add("p", 347+i, 1, uint32(3+i), 0, 0, false))
 	}
 	lost += o.end(func(string) (uint64, uint32) { return 1, 7 })
 	if lost != 345 {
@@ -86,7 +86,10 @@ func TestOverflowAcrossHold(t *testing.T) {
 	// counted where they were dropped, not again
 	o = newOverflow(8)
 	o.add("p", 0, 1, 1, 0, 0, false)
-	if lost := o.add("p", 10, 1, 2, 4, 0, true) + o.end(nil); lost != 5 {
+	if lost := added(o.add("p", 10, 1, 2, 4, 0, true)) + o.end(nil); lost != 5 {
 		t.Fatalf("replaced %d, want 5 (9 missing, 4 dropped and counted)", lost)
 	}
 }
+
+// added is add's count of replaced samples.
+func added(lost uint64, _ *gap) uint64 { return lost }

@@ -175,7 +175,16 @@ type item struct {
 	// drainEnds: no record; the subscription's publishers' last drains
 	// (Subscriber.DrainLen) as its stream ends, for the overflow count
 	drainEnds map[string]drainEnd
+	// zenoh: the subscription's drop count around the sample (lostBefore)
+	drops dropSpan
 }
+
+// dropSpan bounds a zenoh subscription's drop count (Subscriber.Dropped)
+// around a sample of a batch: lo was read before the previous batch was
+// received, hi after this one was. A sample the native queue dropped for
+// want of room after a record a of the channel and before its record b
+// was counted after lo of a's batch and before hi of b's.
+type dropSpan struct{ lo, hi uint64 }
 
 type drainEnd struct {
 	drain uint64
@@ -398,6 +407,7 @@ type channel struct {
 	bytes       uint64
 	undecodable uint64
 	drops       uint64
+	dropsMark   uint64 // the drop count at its latest zenoh record: dropSpan.lo (lostBefore)
 	lastMsgs    uint64
 	lastBytes   uint64
 	hz, mbps    float64
@@ -421,12 +431,16 @@ func (r *rec) subscribeZenoh(ctx context.Context, wg *sync.WaitGroup, sess *zeno
 		defer wg.Done()
 		defer sub.Close()
 		var buf []zenoh.Sample
+		var before uint64 // the subscription's drops before the previous Receive
 		r.pump(ctx, func(ctx context.Context) ([]item, bool) {
+			b := sub.Dropped()
 			got, err := sub.Receive(ctx, buf[:0])
 			if err != nil {
 				return nil, false // ctx done or subscriber closed
 			}
 			buf = got
+			drops := dropSpan{lo: before, hi: sub.Dropped()}
+			before = b
 			batch := make([]item, 0, len(got))
 			held := 0
 			for i := range got {
@@ -439,7 +453,7 @@ func (r *rec) subscribeZenoh(ctx context.Context, wg *sync.WaitGroup, sess *zeno
 				}
 				n := len(s.Payload) + len(s.Attachment)
 				held += n
-				it := item{name: s.Key, transport: logfmt.TransportZenoh, topic: s.Key, sub: si,
+				it := item{name: s.Key, transport: logfmt.TransportZenoh, topic: s.Key, sub: si, drops: drops,
 					rec:     logfmt.Record{RecvWallNs: s.RecvWallNs, RecvMonoNs: s.RecvMonoNs, Header: s.Attachment, Payload: s.Payload},
 					release: func() { si.budget.put(n) }}
 				if s.HasSource {
@@ -768,6 +782,8 @@ func (r *rec) writeOne(it *item, keep bool) error {
 	if it.transport != logfmt.TransportInternal { // probes were shifted as they were taken
 		rec.RecvWallNs += r.cfg.ClockOffset.Nanoseconds()
 	}
+	var ov *overflow
+	var open *gap // the gap before rec, left undecided by ov
 	if ch.codec != nil && ch.def.Schema != codec.SchemaClockProbe {
 		if seq, t, err := ch.codec.Stamp(rec.Header, rec.Payload); err == nil {
 			rec.Seq, rec.CaptureNs, rec.HasStamp = seq, t, true
@@ -775,7 +791,7 @@ func (r *rec) writeOne(it *item, keep bool) error {
 				ch.stream.Add(sampler.Sample{Seq: seq, TNs: t, RecvWallNs: rec.RecvWallNs, RecvMonoNs: rec.RecvMonoNs, Publisher: string(rec.PublisherID)})
 			}
 			if it.sub != nil && it.sub.overflow != nil {
-				r.bookOverflow(it, ch, seq) // a dropped frame's seq still closes the gap before it
+				ov, open = r.bookOverflow(it, ch, seq) // a dropped frame's seq still closes the gap before it
 			}
 		} else if keep {
 			ch.undecodable++
@@ -788,9 +804,7 @@ func (r *rec) writeOne(it *item, keep bool) error {
 		return nil
 	}
 	if r.watch != nil {
-		for _, f := range r.watch.Record(&ch.def, rec) {
-			r.fire(f, rec.RecvMonoNs, rec.RecvWallNs)
-		}
+		r.watchRecord(ch, it, ov, open)
 	}
 	ch.msgs++
 	ch.bytes += uint64(len(rec.Header) + len(rec.Payload))
@@ -801,18 +815,72 @@ func (r *rec) writeOne(it *item, keep bool) error {
 	return r.out.write(rec, it.release)
 }
 
+// lostBefore is how many samples of ch the recorder may have lost since
+// ch's previous record, so that the live checks do not take its loss for
+// the publisher's skip or outage (livecheck.Watch.Record): for iceoryx2,
+// what the subscriber dropped right before the sample, or all of a gap
+// across a hold (safe overflow replaced it: see overflow); for zenoh, what
+// the subscription dropped meanwhile, on any of its channels (it counts
+// them together), so at most that many.
+func lostBefore(it *item, ch *channel) uint64 {
+	switch {
+	case it.sub == nil:
+		return 0
+	case it.afterHold:
+		return ^uint64(0)
+	case it.transport == logfmt.TransportIceoryx2:
+		return uint64(it.droppedBefore)
+	}
+	lost := it.drops.hi - min(it.drops.hi, ch.dropsMark)
+	ch.dropsMark = it.drops.lo
+	return lost
+}
+
+// watchRecord runs the live checks on it's record: a gap the overflow
+// left undecided (open) is held on it until its drain ends, and the gaps
+// the overflow decided as the publisher's are judged now.
+func (r *rec) watchRecord(ch *channel, it *item, ov *overflow, open *gap) {
+	var fired []livecheck.Fired
+	if open != nil {
+		fired, open.held = r.watch.RecordUndecided(&ch.def, &it.rec, lostBefore(it, ch))
+	} else {
+		fired = r.watch.Record(&ch.def, &it.rec, lostBefore(it, ch))
+	}
+	if ov != nil {
+		fired = append(fired, r.releaseGaps(ov)...)
+	}
+	for _, f := range fired {
+		r.fire(f, it.rec.RecvMonoNs, it.rec.RecvWallNs)
+	}
+}
+
+// releaseGaps judges the held checks of the gaps o decided as the
+// publisher's.
+func (r *rec) releaseGaps(o *overflow) []livecheck.Fired {
+	var fired []livecheck.Fired
+	for _, h := range o.takeReleased() {
+		if r.watch != nil {
+			fired = append(fired, r.watch.Release(h)...)
+		}
+	}
+	return fired
+}
+
 // bookOverflow counts the samples iceoryx2 may have overwritten in the
-// subscriber's buffer before it (see overflow) as the channel's drops.
-func (r *rec) bookOverflow(it *item, ch *channel, seq uint64) {
+// subscriber's buffer before it (see overflow) as the channel's drops; it
+// returns the channel's overflow and the sample's gap, if undecided.
+func (r *rec) bookOverflow(it *item, ch *channel, seq uint64) (*overflow, *gap) {
 	o := it.sub.overflow[it.name]
 	if o == nil {
 		o = newOverflow(it.sub.buffer)
 		it.sub.overflow[it.name] = o
 	}
-	if n := o.add(string(it.rec.PublisherID), seq, it.drain, it.drainIndex, it.droppedBefore, it.prevDrainLen, it.afterHold); n > 0 {
+	n, open := o.add(string(it.rec.PublisherID), seq, it.drain, it.drainIndex, it.droppedBefore, it.prevDrainLen, it.afterHold)
+	if n > 0 {
 		r.out.addDrops(it.name, n)
 		ch.drops += n
 	}
+	return o, open
 }
 
 // endOverflow books the overflow of the drains still open at the end of a
@@ -825,6 +893,9 @@ func (r *rec) endOverflow(s *subInfo, ends map[string]drainEnd) {
 				r.out.addDrops(name, n)
 				ch.drops += n
 			}
+		}
+		for _, f := range r.releaseGaps(o) {
+			r.fire(f, 0, 0) // stamped at their records
 		}
 	}
 }

@@ -2,6 +2,7 @@ package replayer
 
 import (
 	"context"
+	"runtime"
 
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/logfmt"
@@ -60,7 +61,13 @@ func (s *logSource) PassFrom(ctx context.Context, from int64, emit func(*player.
 func (s *logSource) pass(ctx context.Context, start int64, emit func(*player.Rec) bool) error {
 	its := make([]*logfmt.Iterator, len(s.inputs))
 	for i, in := range s.inputs {
-		f := logfmt.Filter{Channels: in.ids}
+		// One loader on a spare core reads and decompresses the next
+		// chunk (zstd: most of a payload read), so the player's reader
+		// goroutine only decodes record metadata and copies: fast
+		// replays (--rate) are bound by it less. One is enough to keep
+		// ahead of the log's time; the other cores stay with the
+		// publishing goroutine and what the replay drives.
+		f := logfmt.Filter{Channels: in.ids, Workers: min(runtime.GOMAXPROCS(0)-1, 1)}
 		if s.clock == ClockReceive {
 			f.Start = start - in.shift
 			if s.hasEnd {
@@ -68,6 +75,7 @@ func (s *logSource) pass(ctx context.Context, start int64, emit func(*player.Rec
 			}
 		}
 		its[i] = in.r.Records(f)
+		defer its[i].Close() // stops the read-ahead when ctx or emit ends the pass early
 	}
 	m := logfmt.Merge(its, func(i int, r *logfmt.Record) int64 { return r.RecvMonoNs + s.inputs[i].shift })
 	lastOff := s.captureOff

@@ -202,7 +202,7 @@ func run(c *cli.Context) error {
 		}
 		return cliutil.Input(err)
 	}
-	for _, p := range c.Args().Slice() {
+	for _, p := range a.Files() { // in time order
 		if err := a.AddFile(p); err != nil {
 			return cliutil.Input(err)
 		}

@@ -122,7 +122,9 @@ func runCat(c *cli.Context) error {
 		text = tw
 	}
 	n := 0
+	sel.Workers = logfmt.ReadAhead() // chunks decompressed on the other cores while this one formats
 	it := r.Read(sel)
+	defer it.Close() // --limit and write errors stop early
 	for it.Next() {
 		rec := it.Record()
 		if limit > 0 && n >= limit {

@@ -75,6 +75,7 @@ func runCut(c *cli.Context) error {
 	meta["vrlog.cut_from"] = path
 	keepEpoch(meta, r)
 	meta["vrlog.cut"] = cutNote(r, sel, c.StringSlice("channel"))
+	sel.Workers = logfmt.ReadAhead()
 	st, err := writeCopy(f, copyWriterOptions(meta, h.CreatedWallNs), newProgress(c, "cut", r), func(w *logfmt.Writer) (logfmt.CopyStats, error) {
 		return logfmt.Copy(w, r, sel)
 	})

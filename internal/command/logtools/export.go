@@ -281,7 +281,9 @@ func exportCSV(c *cli.Context, path string, r *logfmt.Reader, sel *logfmt.Select
 		wrote = fmt.Sprintf("%d CSV file(s) under %s", len(sel.Channels), out)
 	}
 	var rows uint64
+	sel.Workers = logfmt.ReadAhead()
 	it := mcapexport.NewRecords(r, sel, states)
+	defer it.Close() // a write error stops early
 	for it.Next() {
 		rec := it.Record()
 		if err := byChan[rec.Channel].w.Write(chans[rec.Channel], rec); err != nil {

@@ -119,6 +119,7 @@ func runMerge(c *cli.Context) error {
 	} else if err := hostclock.SameClock(readers, paths); err != nil {
 		return cliutil.Input(fmt.Errorf("merge: %w; merge the hosts' own logs with --clock sim", err))
 	}
+	opts.Workers = mergeReadAhead(len(readers))
 	plan, err := logfmt.PlanMerge(readers, opts)
 	if err != nil {
 		return cliutil.Input(err)
@@ -182,3 +183,14 @@ func printHosts(w io.Writer, hosts []hostclock.Host) {
 }
 
 func ms(ns int64) float64 { return float64(ns) / float64(time.Millisecond) }
+
+// mergeReadAhead shares logfmt.ReadAhead's loaders among the inputs, at
+// least one each on a machine with a core to spare: memory is Workers+1
+// chunks per input.
+func mergeReadAhead(inputs int) int {
+	w := logfmt.ReadAhead()
+	if w == 0 {
+		return 0
+	}
+	return max(1, w/max(1, inputs))
+}
