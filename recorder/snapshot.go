@@ -27,12 +27,15 @@ import (
 type SnapshotConfig struct {
 	Before, After time.Duration
 	// MaxBytes bounds the chunks held in memory, those being written out
-	// included. The part after a trigger is guaranteed while it fits in
-	// MaxBytes: when the window needs more, its oldest part before the
-	// trigger is left out first; when After alone needs more, the after
-	// part is cut short too (its records dropped and counted). Either way
-	// the log says so (logfmt.Snapshot.Short) and its window is its
-	// records; the first fill of the buffer says what it holds (OnNotice).
+	// included: the ring before a trigger, and what a window's journal
+	// (on disk) has not taken yet. The part after a trigger goes to the
+	// journal as it comes, so it is held in full whatever the rate while
+	// the disk keeps up; when the journal falls behind by MaxBytes, or
+	// cannot be written (then the window is held in memory), the oldest
+	// part before the trigger is left out first, and then the after part
+	// is cut short too (its records dropped and counted). Either way the
+	// log says so (logfmt.Snapshot.Short) and its window is its records;
+	// the first fill of the buffer says what it holds (OnNotice).
 	MaxBytes int64
 	// Query, if set, is the zenoh key of a queryable that triggers a
 	// snapshot and replies with the file written (vrlog/record/NAME/snapshot);
@@ -83,9 +86,10 @@ type SnapshotStatus struct {
 	Written         int    // snapshots written
 	Lost            uint64 // records dropped for want of room: LostBound + LostBehind
 	// LostBound were dropped because the open window alone needs more
-	// than the bound (--after at the rate held exceeds --snapshot-bytes);
-	// LostBehind while an earlier snapshot was still being written (a
-	// disk slower than the streams).
+	// than the bound (its journal could not be written, and --after at
+	// the rate held exceeds --snapshot-bytes); LostBehind because the
+	// disk is slower than the streams: the open window's journal fell
+	// behind by the bound, or an earlier snapshot was still being written.
 	LostBound, LostBehind uint64
 }
 
@@ -97,10 +101,10 @@ func (s SnapshotStatus) String() string {
 		line += "; a snapshot is being taken"
 	}
 	if s.LostBound > 0 {
-		line += fmt.Sprintf("; %d records dropped by the memory bound (a snapshot window needs more than %s: raise --snapshot-bytes or lower --after)", s.LostBound, sizeText(s.MaxBytes))
+		line += fmt.Sprintf("; %d records dropped by the memory bound (a snapshot window held in memory, its journal not written, needs more than %s: raise --snapshot-bytes or lower --after)", s.LostBound, sizeText(s.MaxBytes))
 	}
 	if s.LostBehind > 0 {
-		line += fmt.Sprintf("; %d records dropped while earlier snapshots were written (the disk is slower than the streams)", s.LostBehind)
+		line += fmt.Sprintf("; %d records dropped while snapshots were written (the disk is slower than the streams)", s.LostBehind)
 	}
 	return line
 }
@@ -161,10 +165,14 @@ type snapshotter struct {
 	drops     []dropMark
 	filled    bool // the memory bound has evicted: the shortfall was said
 	starved   bool // the last chunk found no room after pinWait: the next ones do not wait
+	lagging   bool // the journal fell behind: the open window's oldest part goes without waiting
 	files     []string
 	written   int64
 	snapshots int
 	err       error // the first snapshot that could not be written
+
+	openJournal func(path string) (journalFile, error) // tests replace it
+	pinWait     time.Duration                          // pinWait; tests on a loaded machine raise it
 }
 
 // kept is a chunk in the ring; pins count the windows that need it.
@@ -173,6 +181,7 @@ type kept struct {
 	size     int64
 	min, max int64 // receive-time range (mono)
 	pins     int
+	gone     bool // evicted: c's memory is recycled, what is known of it is min and max
 }
 
 // window is a snapshot being taken: the receive-time window it holds, and
@@ -189,19 +198,75 @@ type window struct {
 	cut      bool  // the memory bound left out the oldest part before the trigger
 	busy     *kept // the chunk the journal is writing
 	short    string
+	// The journal (snapshotwrite.go): chunks[:disk] are in it, unpinned
+	// (but those held); jchunks are its chunks in the file, all known good.
+	disk, jchunks int
+	jstate        journalState
+	jdone         bool   // the journal is finished: the snapshot may be written
+	name          string // the snapshot's name, held by its journal ("" when none could be created)
+	jpath         string // the journal, "" when none is needed
+	slow          bool   // the journal fell behind: the cut was the disk's
+	// held are chunks in the journal still pinned until the window
+	// closes, so that its end is found in memory (span): they may hold
+	// records past it. edge is the chunk in the journal at the window's
+	// start: edgeFirst its first record from edgeFrom (edgeOK: it has one).
+	held                []*kept
+	edge                *kept
+	edgeFrom, edgeFirst int64
+	edgeOK              bool
 }
+
+// releaseHeld unpins the chunks w holds for its end that its end no
+// longer needs: all once it is closed (mu held; the caller broadcasts
+// freed).
+func (w *window) releaseHeld() {
+	kept := w.held[:0]
+	for _, k := range w.held {
+		if w.closed || k.max <= w.to {
+			k.pins--
+		} else {
+			kept = append(kept, k)
+		}
+	}
+	clear(w.held[len(kept):])
+	w.held = kept
+}
+
+// journalState is how a window's journal is doing.
+type journalState uint8
+
+const (
+	journalPending journalState = iota // being created: chunks wait for it
+	journalLive                        // it takes every chunk, and unpins it
+	journalDead                        // it could not be written: chunks stay pinned
+)
+
+// next is the index of the oldest chunk of w neither left out nor in its
+// journal (mu held).
+func (w *window) next() int { return max(w.head, w.disk) }
 
 // dropMark is recorder drops booked at a time, so a snapshot carries the
 // drops of its window.
 type dropMark struct {
-	mono  int64
-	name  string
-	n     uint64
-	bound bool // the open window alone filled the memory bound (not an earlier snapshot being written)
+	mono int64
+	name string
+	n    uint64
+	why  dropCause
 }
 
+// dropCause is why records found no room.
+type dropCause uint8
+
+const (
+	dropBehind   dropCause = iota // an earlier snapshot was being written
+	dropBound                     // the open window alone, held in memory (no journal), filled the bound
+	dropJournal                   // the open window's journal fell behind the streams by the bound
+	dropUpstream                  // lost before the buffer: the transport's or the recorder's queues (addDrops)
+)
+
 func newSnapshotter(cfg Config) (*snapshotter, error) {
-	s := &snapshotter{cfg: cfg, sc: *cfg.Snapshot, ids: map[string]uint16{}, done: make(chan struct{}), recording: recordingID()}
+	s := &snapshotter{cfg: cfg, sc: *cfg.Snapshot, ids: map[string]uint16{}, done: make(chan struct{}), recording: recordingID(),
+		openJournal: openJournal, pinWait: pinWait}
 	s.freed, s.queued = sync.NewCond(&s.mu), sync.NewCond(&s.mu)
 	mw, err := logfmt.NewMemoryWriter(logfmt.WriterOptions{FlushInterval: cfg.FlushInterval}, s.keep)
 	if err != nil {
@@ -219,35 +284,55 @@ func newSnapshotter(cfg Config) (*snapshotter, error) {
 // the next ones at once until one finds room, their records counted as
 // recorder drops in the snapshots that cover them, so that neither memory
 // nor the recording's backlog grows when the disk is slower than the
-// streams. The oldest part of an open window before its trigger gives
-// way to its after part (cut); when --after alone needs more than the
-// bound, the after part is cut short too, and the snapshot says so.
+// streams. A chunk the open window's journal is about to take is waited
+// for the same way. The oldest part of an open window before its trigger
+// gives way to its after part (cut): at once when the window has no
+// journal, after that wait when its journal fell behind; then the after
+// part is cut short too, and the snapshot says so.
 func (s *snapshotter) keep(c *logfmt.Chunk) {
 	info := c.Info()
 	k := &kept{c: c, size: int64(c.Size()), min: info.MinMonoNs, max: info.MaxMonoNs}
+	var stops []*time.Timer
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var deadline time.Time
+	wait := func() bool { // for the chunks being written to release the oldest, pinWait at most
+		if deadline.IsZero() {
+			deadline = time.Now().Add(s.pinWait)
+			stops = append(stops, time.AfterFunc(s.pinWait, func() { s.mu.Lock(); s.freed.Broadcast(); s.mu.Unlock() }))
+		}
+		if !time.Now().Before(deadline) {
+			return false
+		}
+		s.freed.Wait()
+		return true
+	}
+	defer func() { // the wakeup, once keep returns
+		for _, t := range stops {
+			t.Stop()
+		}
+	}()
 	if !s.filled && len(s.ring) > 0 && s.held+k.size > s.sc.MaxBytes {
 		s.filled = true
 		s.sayShortfall(k)
 	}
+	cut := false
 	for len(s.ring) > 0 && s.held+k.size > s.sc.MaxBytes {
 		switch front := s.ring[0]; {
-		case s.cuttable(front) && s.open.busy != front:
-			s.cut(front)
-		case s.cuttable(front): // once the journal has it: one chunk's write
+		case s.cuttable(front) && s.open.busy == front: // once the journal has it: one chunk's write
 			s.freed.Wait()
+		case s.cuttable(front) && s.open.jstate != journalDead && !s.lagging && wait(): // the journal takes it soon
+		case s.cuttable(front):
+			if s.open.jstate != journalDead {
+				s.lagging, s.open.slow = true, true // the disk does not keep up: no new wait for the next chunks
+			}
+			s.cut(front)
+			cut = true
 		case front.pins > 0 && s.starved: // still no room: no new wait, which would back up the recording
 			s.dropped(info)
 			s.mw.Recycle(c)
 			return
-		case front.pins > 0 && deadline.IsZero():
-			deadline = time.Now().Add(pinWait)
-			defer time.AfterFunc(pinWait, func() { s.mu.Lock(); s.freed.Broadcast(); s.mu.Unlock() }).Stop()
-			s.freed.Wait()
-		case front.pins > 0 && time.Now().Before(deadline):
-			s.freed.Wait()
+		case front.pins > 0 && wait():
 		case front.pins > 0:
 			s.starved = true
 			s.dropped(info)
@@ -257,6 +342,9 @@ func (s *snapshotter) keep(c *logfmt.Chunk) {
 			s.squeezed = max(s.squeezed, front.max)
 			s.evict()
 		}
+	}
+	if !cut {
+		s.lagging = false // room without leaving anything out: the journal keeps up again
 	}
 	s.starved = false
 	s.ring = append(s.ring, k)
@@ -278,20 +366,25 @@ func (s *snapshotter) keep(c *logfmt.Chunk) {
 }
 
 // cuttable reports whether front, the ring's oldest chunk, is the oldest
-// part of the open window before its first trigger, needed by nothing
-// else (mu held): the memory bound leaves it out of the window, so that
-// the part after the trigger fits.
+// part of the open window before its first trigger not in its journal,
+// needed by nothing else (mu held): the memory bound leaves it out of the
+// window, so that the part after the trigger fits.
 func (s *snapshotter) cuttable(front *kept) bool {
 	w := s.open
-	return w != nil && front.pins == 1 && w.head < len(w.chunks) && w.chunks[w.head] == front &&
-		front.max < w.triggers[0].MonoNs
+	if w == nil {
+		return false
+	}
+	i := w.next()
+	return front.pins == 1 && i < len(w.chunks) && w.chunks[i] == front && front.max < w.triggers[0].MonoNs
 }
 
-// cut leaves front out of the open window and evicts it (mu held).
+// cut leaves front out of the open window and evicts it (mu held); what
+// its journal holds before it is left out too: a window is contiguous.
 func (s *snapshotter) cut(front *kept) {
 	w := s.open
-	w.chunks[w.head] = nil
-	w.head++
+	i := w.next()
+	w.chunks[i] = nil
+	w.head = i + 1
 	w.from = max(w.from, front.max+1)
 	w.cut = true
 	front.pins--
@@ -305,24 +398,33 @@ func (s *snapshotter) cut(front *kept) {
 const pinWait = 100 * time.Millisecond
 
 // rate is the bytes per second of receive time the ring holds, with k, the
-// chunk arriving (mu held); 0 before a tenth of a second is held.
+// chunk arriving (mu held), over its newest half: at the first fill the
+// ring reaches back to the recording's start, whose first seconds (a
+// camera found after the states) are not the current rate; 0 before a
+// tenth of a second is held.
 func (s *snapshotter) rate(k *kept) float64 {
 	if len(s.ring) == 0 {
 		return 0
 	}
-	held, to := s.held, s.newest
+	var bytes int64
+	to, from := s.newest, s.newest
 	if k != nil {
-		held, to = held+k.size, max(to, k.max)
+		bytes, to, from = k.size, max(to, k.max), k.min
 	}
 	span := to - s.ring[0].min
 	if span < int64(100*time.Millisecond) {
 		return 0
 	}
-	return float64(held) / (float64(span) / 1e9)
+	for i := len(s.ring) - 1; i >= 0 && to-from < span/2; i-- {
+		bytes, from = bytes+s.ring[i].size, min(from, s.ring[i].min)
+	}
+	return float64(bytes) / (float64(max(to-from, 1)) / 1e9)
 }
 
 // sayShortfall tells, at the first fill of the buffer, what the memory
-// bound holds of the current rate against the window asked (mu held).
+// bound holds of the current rate against the part before the trigger
+// asked (mu held): the part after it goes to the journal as it comes, and
+// needs no room while the disk keeps up.
 func (s *snapshotter) sayShortfall(k *kept) {
 	rate := s.rate(k)
 	s.fillRate = rate
@@ -330,20 +432,12 @@ func (s *snapshotter) sayShortfall(k *kept) {
 		return
 	}
 	holds := float64(s.sc.MaxBytes) / rate
-	asked := s.sc.Before + s.sc.After
-	if holds >= asked.Seconds() {
+	need := (s.sc.Before + settle).Seconds()
+	if holds >= need {
 		return
 	}
-	msg := fmt.Sprintf("snapshot buffer: %s holds about %.1f s of the current %.0f MB/s; --snapshot %s --after %s needs about %s",
-		sizeText(s.sc.MaxBytes), holds, rate/1e6, s.sc.Before, s.sc.After, sizeText(int64(rate*(asked+settle).Seconds())))
-	if after := (s.sc.After + settle).Seconds(); holds > after {
-		msg += fmt.Sprintf(": a snapshot holds all of --after and about %.1f s before its trigger (raise --snapshot-bytes, or lower the rate)", holds-after)
-	} else {
-		msg = fmt.Sprintf("snapshot buffer: not even --after %s fits: at the current %.0f MB/s it needs about %s, more than --snapshot-bytes %s (about %.1f s): "+
-			"a snapshot holds at most about %.1f s in all, before and after its trigger, the rest of --after dropped and counted (raise --snapshot-bytes to more than %s, or lower the rate or --after)",
-			s.sc.After, rate/1e6, sizeText(int64(rate*after)), sizeText(s.sc.MaxBytes), holds, holds, sizeText(int64(rate*after)))
-	}
-	s.sc.OnNotice(msg)
+	s.sc.OnNotice(fmt.Sprintf("snapshot buffer: %s holds about %.1f s of the current %.0f MB/s; --snapshot %s needs about %s in memory: a snapshot holds about %.1f s before its trigger, and all of --after %s, written to disk as it comes (raise --snapshot-bytes, or lower the rate)",
+		sizeText(s.sc.MaxBytes), holds, rate/1e6, s.sc.Before, sizeText(int64(rate*need)), holds, s.sc.After))
 }
 
 // sizeText is a byte count for people: 512 MiB, 2 GiB (a bound as given), 6.5 GB.
@@ -361,26 +455,39 @@ func sizeText(n int64) string {
 
 // dropped books the records of a chunk that found no room (mu held).
 func (s *snapshotter) dropped(info logfmt.ChunkInfo) {
-	bound := s.open != nil && len(s.queue) == 1 // only the open window pins: its own size, not a slow writer
+	why := dropBehind
+	if s.open != nil && len(s.queue) == 1 { // only the open window pins: its own size or its journal, not an earlier snapshot
+		why = dropJournal
+		if s.open.jstate == journalDead {
+			why = dropBound
+		}
+	}
 	for _, cc := range info.Channels {
 		if int(cc.Channel) <= len(s.defs) && cc.Channel > 0 {
-			s.drops = append(s.drops, dropMark{mono: info.MaxMonoNs, name: s.defs[cc.Channel-1].Name, n: uint64(cc.Records), bound: bound})
+			s.drops = append(s.drops, dropMark{mono: info.MaxMonoNs, name: s.defs[cc.Channel-1].Name, n: uint64(cc.Records), why: why})
 			s.lost += uint64(cc.Records)
-			if bound {
+			if why == dropBound {
 				s.lostBound += uint64(cc.Records)
 			}
 		}
 	}
 }
 
-// evict drops the oldest chunk (mu held).
+// evict drops the oldest chunk (mu held), and the drops booked up to it
+// that no window still open needs (one whose journal took the chunk
+// counts them when it closes).
 func (s *snapshotter) evict() {
 	k := s.ring[0]
 	s.ring[0] = nil
 	s.ring = s.ring[1:]
 	s.held -= k.size
+	k.gone = true
 	s.mw.Recycle(k.c) // unpinned: in no file writer's queue
-	for len(s.drops) > 0 && s.drops[0].mono <= k.max {
+	upto := k.max
+	if s.open != nil {
+		upto = min(upto, s.open.from-1)
+	}
+	for len(s.drops) > 0 && s.drops[0].mono <= upto {
 		s.drops = s.drops[1:]
 	}
 }
@@ -410,6 +517,7 @@ func (s *snapshotter) trigger(t trigger) {
 	s.open = w
 	s.queue = append(s.queue, w)
 	s.queued.Broadcast()
+	go s.journal(w) // at once, also while an earlier snapshot is written
 }
 
 // due closes the open window once now (a receive stamp, or the clock) is
@@ -456,7 +564,17 @@ func (s *snapshotter) span(w *window) (oldest, last int64) {
 			last = max(last, k.max)
 			continue
 		}
-		first, end, ok, err := k.c.Span(w.from, w.to)
+		var first, end int64
+		var ok bool
+		var err error
+		switch {
+		case k.gone && k == w.edge && w.edgeFrom == w.from: // the journal read its start
+			first, end, ok = w.edgeFirst, min(k.max, w.to), w.edgeOK
+		case k.gone: // in the journal, inside the window (the journal holds those that may pass its end)
+			first, end, ok = max(k.min, w.from), min(k.max, w.to), true
+		default:
+			first, end, ok, err = k.c.Span(w.from, w.to)
+		}
 		if err != nil { // a chunk this recorder sealed: cannot be, but its range is what is known
 			first, end, ok = max(k.min, w.from), min(k.max, w.to), true
 		}
@@ -494,6 +612,9 @@ func (s *snapshotter) closeLocked(to int64, end string) {
 		case w.cut && s.dropsBound(oldest, w.to) > 0: // the after part did not fit either
 			why = append(why, fmt.Sprintf("the memory bound (%s) left out the part before the trigger to make room for the part after it: it holds %.3f s before the trigger, %s asked",
 				sizeText(s.sc.MaxBytes), before(oldest), s.sc.Before))
+		case w.cut && w.slow:
+			why = append(why, fmt.Sprintf("the disk did not keep up with the journal: the memory bound (%s) left out the oldest part before the trigger to keep the part after it: it holds %.3f s before the trigger, %s asked",
+				sizeText(s.sc.MaxBytes), before(oldest), s.sc.Before))
 		case w.cut:
 			why = append(why, fmt.Sprintf("the memory bound (%s) kept the %s after the trigger by leaving out the oldest part before it: it holds %.3f s before the trigger, %s asked",
 				sizeText(s.sc.MaxBytes), s.sc.After, before(oldest), s.sc.Before))
@@ -516,7 +637,10 @@ func (s *snapshotter) closeLocked(to int64, end string) {
 	// The after part is what the records hold: last record − last trigger.
 	if last >= 0 && end == "" && last < w.to {
 		held, gone := float64(max(0, last-w.lastTrig))/1e9, float64(w.to-last)/1e9
-		switch bound, all := s.dropsBound(last+1, w.to), s.dropsIn(last+1, w.to); {
+		switch bound, slow, all := s.dropsBound(last+1, w.to), s.dropsFor(last+1, w.to, dropJournal), s.dropsIn(last+1, w.to); {
+		case slow > 0:
+			why = append(why, fmt.Sprintf("it holds %.3f s after the trigger of the %s asked: the disk did not keep up with the journal, which fell behind the streams by the memory bound (%s); %d records dropped by the recorder in the window",
+				held, s.sc.After, sizeText(s.sc.MaxBytes), s.dropsIn(w.from, w.to)))
 		case bound > 0:
 			rate := s.fillRate // measured before the drops: the ring now spans what was dropped
 			if rate <= 0 {
@@ -533,7 +657,16 @@ func (s *snapshotter) closeLocked(to int64, end string) {
 			why = append(why, fmt.Sprintf("it holds %.3f s after the trigger of the %s asked: nothing was received in the last %.3f s of the window", held, s.sc.After, gone))
 		}
 	} else if n := s.dropsIn(w.from, w.to); n > 0 && end == "" {
-		why = append(why, fmt.Sprintf("%d records dropped by the recorder in the window (%s)", n, dropWhy(s.dropsBound(w.from, w.to) > 0)))
+		cause := dropBehind
+		if s.dropsBound(w.from, w.to) > 0 {
+			cause = dropBound
+		} else if s.dropsFor(w.from, w.to, dropJournal) > 0 {
+			cause = dropJournal
+		}
+		why = append(why, fmt.Sprintf("%d records dropped by the recorder in the window (%s)", n, dropWhy(cause)))
+	}
+	if n := s.dropsFor(w.from, w.to, dropUpstream); n > 0 {
+		why = append(why, fmt.Sprintf("%d records lost in the window before the buffer (the transport's or the recorder's queues), counted as recorder drops", n))
 	}
 	if last >= 0 {
 		w.to = min(w.to, last) // the window is its records
@@ -542,25 +675,44 @@ func (s *snapshotter) closeLocked(to int64, end string) {
 		why = append(why, end)
 	}
 	w.short = strings.Join(why, "; ")
+	w.releaseHeld() // its end is found
+	s.freed.Broadcast()
 	s.queued.Broadcast()
 }
 
 // dropsBound counts, of dropsIn, the records the memory bound dropped
-// because the open window alone filled it (mu held).
-func (s *snapshotter) dropsBound(from, to int64) uint64 {
+// because the open window alone, held in memory, filled it (mu held).
+func (s *snapshotter) dropsBound(from, to int64) uint64 { return s.dropsFor(from, to, dropBound) }
+
+// dropsFor counts, of dropsIn, those dropped for why (mu held).
+func (s *snapshotter) dropsFor(from, to int64, why dropCause) uint64 {
 	var n uint64
 	for _, d := range s.drops {
-		if d.bound && d.mono >= from && d.mono <= to {
+		if d.why == why && d.mono >= from && d.mono <= to {
 			n += d.n
 		}
 	}
 	return n
 }
 
+// dropsByName sums the records dropped in [from, to] by channel (mu held).
+func (s *snapshotter) dropsByName(from, to int64) map[string]uint64 {
+	m := map[string]uint64{}
+	for _, d := range s.drops {
+		if d.mono >= from && d.mono <= to {
+			m[d.name] += d.n
+		}
+	}
+	return m
+}
+
 // dropWhy is why a snapshot's recorder drops were dropped.
-func dropWhy(bound bool) string {
-	if bound {
-		return "the memory bound: the window needs more than --snapshot-bytes"
+func dropWhy(why dropCause) string {
+	switch why {
+	case dropBound:
+		return "the memory bound: the window, its journal not written, needs more than --snapshot-bytes"
+	case dropJournal:
+		return "its journal fell behind by --snapshot-bytes: the disk is slower than the streams"
 	}
 	return "while an earlier snapshot was written: the disk is slower than the streams"
 }
@@ -569,7 +721,7 @@ func dropWhy(bound bool) string {
 func (s *snapshotter) dropsIn(from, to int64) uint64 {
 	var n uint64
 	for _, d := range s.drops {
-		if d.mono >= from && d.mono <= to {
+		if d.why != dropUpstream && d.mono >= from && d.mono <= to {
 			n += d.n
 		}
 	}
@@ -580,19 +732,23 @@ func (s *snapshotter) dropsIn(from, to int64) uint64 {
 // output without .vrlog, TIME the trigger's (UTC, milliseconds), CAUSE
 // what triggered it; -N is added when that name is taken.
 func (s *snapshotter) create(t trigger) (*outfile.File, error) {
-	base := strings.TrimSuffix(s.cfg.Output, ".vrlog")
-	stamp := time.Unix(0, t.WallNs).UTC().Format("20060102T150405.000Z")
 	for n := 1; ; n++ {
-		name := fmt.Sprintf("%s_%s_%s.vrlog", base, stamp, t.slug)
-		if n > 1 {
-			name = fmt.Sprintf("%s_%s_%s-%d.vrlog", base, stamp, t.slug, n)
-		}
-		f, err := outfile.Create(name, outfile.Options{Force: s.cfg.Force})
+		f, err := outfile.Create(s.snapName(t, n), outfile.Options{Force: s.cfg.Force})
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
 		return f, err
 	}
+}
+
+// snapName is the n-th name (from 1) of a snapshot triggered by t.
+func (s *snapshotter) snapName(t trigger, n int) string {
+	base := strings.TrimSuffix(s.cfg.Output, ".vrlog")
+	stamp := time.Unix(0, t.WallNs).UTC().Format("20060102T150405.000Z")
+	if n > 1 {
+		return fmt.Sprintf("%s_%s_%s-%d.vrlog", base, stamp, t.slug, n)
+	}
+	return fmt.Sprintf("%s_%s_%s.vrlog", base, stamp, t.slug)
 }
 
 // slug makes text a file-name part: vr/r1/state → vr-r1-state.
@@ -621,7 +777,7 @@ func (s *snapshotter) id(name string) uint16 { return s.ids[name] }
 func (s *snapshotter) addDrops(name string, n uint64) {
 	s.mw.AddDrops(s.ids[name], n)
 	s.mu.Lock()
-	s.drops = append(s.drops, dropMark{mono: clock.MonoNow(), name: name, n: n})
+	s.drops = append(s.drops, dropMark{mono: clock.MonoNow(), name: name, n: n, why: dropUpstream})
 	s.mu.Unlock()
 }
 

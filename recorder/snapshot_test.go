@@ -3,8 +3,10 @@ package recorder
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -164,16 +166,18 @@ func TestSnapshotWindowIsItsRecords(t *testing.T) {
 }
 
 // The memory bound holds whatever the rate, and the part after the
-// trigger is guaranteed: a window that needs more than the bound keeps
-// all of --after and leaves out the oldest part before the trigger, and
-// says so; the first fill says what the bound holds, with the numbers.
+// trigger is guaranteed: it goes to the journal as it comes and needs no
+// room, so a window that needs more than the bound keeps all of --after
+// and what the bound held before the trigger, and says so; the first fill
+// says what the bound holds, with the numbers.
 func TestSnapshotMemoryBound(t *testing.T) {
 	const bound = 32 << 20
 	var notices []string
-	r := newSnapRun(t, SnapshotConfig{Before: 10 * time.Second, After: 5 * time.Second, MaxBytes: bound,
+	r := newSnapRun(t, SnapshotConfig{Before: 20 * time.Second, After: 5 * time.Second, MaxBytes: bound,
 		OnNotice: func(s string) { notices = append(notices, s) }})
+	r.s.pinWait = 5 * time.Second // the journal keeps up, however loaded the machine: the test is of the bound
 	ms := int64(time.Millisecond)
-	r.run(10*ms, 40*sec, 32<<10, 20*sec) // 3.3 MB/s: the bound holds about 10 s
+	r.run(10*ms, 40*sec, 32<<10, 25*sec) // 3.3 MB/s: the bound holds about 10 s, the window needs 82 MB
 	if r.peak > bound {
 		t.Fatalf("held %d bytes at most, the bound is %d", r.peak, bound)
 	}
@@ -181,12 +185,15 @@ func TestSnapshotMemoryBound(t *testing.T) {
 		t.Fatalf("snapshots %+v", r.results)
 	}
 	recs, snap := monos(t, r.results[0].Path)
-	checkWindow(t, recs, recs[0], 25*sec, 10*ms)
-	if recs[0] > 20*sec-2*sec || recs[0] < 20*sec-9*sec || !strings.Contains(snap.Short, "the memory bound (32 MiB) kept the 5s after the trigger by leaving out the oldest part before it") ||
-		snap.FromMonoNs != recs[0] || snap.ToMonoNs != 25*sec {
-		t.Fatalf("window %d..%d (%+v): want some seconds before the trigger at 20 s and all 5 s after", recs[0], recs[len(recs)-1], snap)
+	checkWindow(t, recs, recs[0], 30*sec, 10*ms)
+	// The ring held about 10 s at the trigger, and the chunks still being
+	// compressed (up to 4 of 1.3 s here: the test writes faster than real time).
+	if recs[0] > 25*sec-8*sec || recs[0] < 25*sec-16*sec || len(recs)*32<<10 <= bound || !strings.Contains(snap.Short, "the memory bound (32 MiB) held only ") || !strings.Contains(snap.Short, "s before the trigger, 20s asked") ||
+		snap.FromMonoNs != recs[0] || snap.ToMonoNs != 30*sec {
+		t.Fatalf("window %d..%d (%+v): want the seconds the bound holds before the trigger at 25 s and all 5 s after", recs[0], recs[len(recs)-1], snap)
 	}
-	if len(notices) != 1 || !strings.Contains(notices[0], "snapshot buffer: 32 MiB holds about 9.") || !strings.Contains(notices[0], "--snapshot 10s --after 5s needs about 49.") {
+	if len(notices) != 1 || !strings.Contains(notices[0], "snapshot buffer: 32 MiB holds about 9.") || !strings.Contains(notices[0], "--snapshot 20s needs about 6") ||
+		!strings.Contains(notices[0], "and all of --after 5s, written to disk as it comes") {
 		t.Fatalf("notices %q: want the shortfall at the first fill", notices)
 	}
 	t.Logf("held at most %d of %d bytes; snapshot %d records, %.2f s: %s; %s", r.peak, bound, len(recs), float64(recs[len(recs)-1]-recs[0])/1e9, snap.Short, notices[0])
@@ -290,17 +297,158 @@ func TestSnapshotLateStart(t *testing.T) {
 	}
 }
 
-// When --after alone needs more than the memory bound, the part after the
-// trigger is cut short: the snapshot says what it holds from its records
-// (its window is its first and last records, never a negative before),
-// that the memory bound cut the after part, with the numbers, and how many
-// records the recorder dropped in the window and why; the first fill
-// warns that not even --after fits.
+// --after larger than the memory bound is held in full: the journal
+// takes each chunk as it comes, and a chunk in the journal needs no room;
+// the snapshot is made of the journal's chunks, byte for byte, and holds
+// the window with no gap, its edges inside chunks (of 100 ms) the bound
+// evicted before the window closed, and the recorder's drops in it.
+func TestSnapshotAfterLargerThanBoundJournaled(t *testing.T) {
+	const bound = 16 << 20
+	var notices []string
+	r := newSnapRun(t, SnapshotConfig{Before: 2 * time.Second, After: 10 * time.Second, MaxBytes: bound,
+		OnNotice: func(s string) { notices = append(notices, s) }})
+	r.s.pinWait = 5 * time.Second // the journal keeps up, however loaded the machine
+	var journal string
+	r.s.openJournal = func(path string) (journalFile, error) { journal = path; return openJournal(path) }
+	ms := int64(time.Millisecond)
+	s := r.s
+	r.write(sec, 20*sec, 10)
+	t0 := 20*sec + 50*ms // the window's edges inside chunks
+	s.trigger(trigger{SnapshotTrigger: logfmt.SnapshotTrigger{Cause: "test", MonoNs: t0, WallNs: 1e18 + t0}, slug: "test"})
+	r.write(20*sec, 25*sec, 10)
+	s.mu.Lock()
+	s.drops = append(s.drops, dropMark{mono: 25 * sec, name: "a", n: 5, why: dropUpstream}) // the transport lost some, within the window (as addDrops books them)
+	s.mu.Unlock()
+	r.write(25*sec, 40*sec, 10)
+	if err := s.close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.results) != 1 || r.results[0].Err != nil {
+		t.Fatalf("snapshots %+v", r.results)
+	}
+	if st := s.status(); st.PeakBytes > bound || st.Lost != 0 {
+		t.Fatalf("buffer peak %d (bound %d), %d records dropped: want within the bound, none dropped", st.PeakBytes, bound, st.Lost)
+	}
+	recs, snap := monos(t, r.results[0].Path)
+	checkWindow(t, recs, t0-2*sec, t0+10*sec, 10*ms)
+	if snap.FromMonoNs != t0-2*sec || snap.ToMonoNs != t0+10*sec || snap.Short != "5 records lost in the window before the buffer (the transport's or the recorder's queues), counted as recorder drops" {
+		t.Fatalf("snapshot %+v: want 2 s before and all 10 s after the trigger, short of the 5 records the transport lost only", snap)
+	}
+	rd, err := logfmt.Open(r.results[0].Path, logfmt.ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	if d := rd.Stats()[0].Drops; d != 5 {
+		t.Fatalf("the snapshot counts %d recorder drops, 5 were booked in its window", d)
+	}
+	if _, err := os.Stat(journal); !os.IsNotExist(err) || journal == "" {
+		t.Fatalf("journal %q: %v, want it removed", journal, err)
+	}
+	if len(notices) != 0 {
+		t.Fatalf("notices %q: the bound holds the 2 s before", notices)
+	}
+}
+
+// The journal keeps the recorder's drops (AddDrops) as the window goes:
+// a kill -9 leaves them in the log vrlog recover restores.
+func TestSnapshotJournalKeepsDrops(t *testing.T) {
+	r := newSnapRun(t, SnapshotConfig{Before: time.Second, After: 10 * time.Second, MaxBytes: 64 << 20})
+	s := r.s
+	ms := int64(time.Millisecond)
+	var journal string
+	r.s.openJournal = func(path string) (journalFile, error) { journal = path; return openJournal(path) }
+	r.write(sec, 5*sec, 10)
+	s.trigger(trigger{SnapshotTrigger: logfmt.SnapshotTrigger{Cause: "test", MonoNs: 5 * sec, WallNs: 1e18 + 5*sec}, slug: "test"})
+	s.mu.Lock()
+	s.drops = append(s.drops, dropMark{mono: 5500 * ms, name: "a", n: 3, why: dropUpstream})
+	s.mu.Unlock()
+	r.write(5*sec, 7*sec, 10)
+	waitUntil(t, func() bool { // the journal took the chunks so far
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.open != nil && s.open.disk == len(s.open.chunks) && s.open.busy == nil
+	})
+	rd, err := logfmt.Open(journal, logfmt.ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := rd.Stats()[0].Drops
+	rd.Close()
+	if err := s.close(); err != nil {
+		t.Fatal(err)
+	}
+	if d != 3 {
+		t.Fatalf("the journal counts %d recorder drops, 3 were booked in its window", d)
+	}
+}
+
+func waitUntil(t *testing.T, ok func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !ok(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out")
+		}
+	}
+}
+
+// failingJournal is a journal whose writes fail once it holds limit
+// bytes, as on a full disk.
+type failingJournal struct {
+	f     *os.File
+	limit int
+}
+
+func (j *failingJournal) Write(p []byte) (int, error) {
+	if len(p) > j.limit {
+		n, _ := j.f.Write(p[:j.limit])
+		j.limit = 0
+		return n, syscall.ENOSPC
+	}
+	j.limit -= len(p)
+	return j.f.Write(p)
+}
+func (j *failingJournal) Sync() error  { return j.f.Sync() }
+func (j *failingJournal) Close() error { return j.f.Close() }
+
+// A journal that fails midway (a full disk) is given up and said: the
+// snapshot takes what the journal holds and the rest from memory, with no
+// gap and no record twice.
+func TestSnapshotJournalFailsMidway(t *testing.T) {
+	var notices []string
+	r := newSnapRun(t, SnapshotConfig{Before: 2 * time.Second, After: 3 * time.Second, MaxBytes: 64 << 20,
+		OnNotice: func(s string) { notices = append(notices, s) }})
+	r.s.openJournal = func(path string) (journalFile, error) {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+		return &failingJournal{f: f, limit: 5 << 20}, err
+	}
+	ms := int64(time.Millisecond)
+	r.run(10*ms, 20*sec, 32<<10, 10*sec)
+	if len(r.results) != 1 || r.results[0].Err != nil {
+		t.Fatalf("snapshots %+v", r.results)
+	}
+	recs, snap := monos(t, r.results[0].Path)
+	checkWindow(t, recs, 8*sec, 13*sec, 10*ms)
+	if snap.Short != "" || len(notices) != 1 || !strings.Contains(notices[0], "no space left on device") || !strings.Contains(notices[0], "held in memory") {
+		t.Fatalf("snapshot %+v, notices %q: want the whole window, the journal's failure said", snap, notices)
+	}
+	if m, _ := filepath.Glob(filepath.Join(filepath.Dir(r.results[0].Path), "*.partial")); len(m) != 0 {
+		t.Fatalf("journals left: %v", m)
+	}
+}
+
+// When the journal cannot be written (its directory refuses it) the
+// window is held in memory, and --after alone needing more than the
+// memory bound is cut short: the snapshot says what it holds from its
+// records (its window is its first and last records, never a negative
+// before), that the memory bound cut the after part, with the numbers,
+// and how many records the recorder dropped in the window and why.
 func TestSnapshotAfterLargerThanBound(t *testing.T) {
 	const bound = 16 << 20
 	var notices []string
 	r := newSnapRun(t, SnapshotConfig{Before: 2 * time.Second, After: 10 * time.Second, MaxBytes: bound,
 		OnNotice: func(s string) { notices = append(notices, s) }})
+	r.s.openJournal = func(string) (journalFile, error) { return nil, syscall.EACCES }
 	ms := int64(time.Millisecond)
 	r.run(10*ms, 40*sec, 32<<10, 20*sec) // 3.3 MB/s: the bound holds about 5 s
 	if len(r.results) != 1 || r.results[0].Err != nil {
@@ -319,11 +467,52 @@ func TestSnapshotAfterLargerThanBound(t *testing.T) {
 		strings.Contains(snap.Short, "-0.") || strings.Contains(snap.Short, "kept the 10s after") {
 		t.Fatalf("short %q: want %q and the drops", snap.Short, want)
 	}
-	if len(notices) == 0 || !strings.Contains(notices[0], "not even --after 10s fits") {
-		t.Fatalf("notices %q: want not even --after fits at the first fill", notices)
+	if len(notices) == 0 || !strings.Contains(notices[len(notices)-1], "permission denied: a kill -9 before the snapshot is written would lose it, and the rest of the window is held in memory") {
+		t.Fatalf("notices %q: want the journal's failure said", notices)
 	}
 	if st := r.s.status(); !strings.Contains(st.String(), "by the memory bound") || strings.Contains(st.String(), "disk") {
 		t.Fatalf("status %q: want the drops blamed on the memory bound", st)
 	}
-	t.Logf("%d records %d..%d: %s; %s", len(recs), first, last, snap.Short, notices[0])
+	t.Logf("%d records %d..%d: %s; %s", len(recs), first, last, snap.Short, notices)
+}
+
+// slowJournal is a journal on a disk slower than the streams: each large
+// write takes delay.
+type slowJournal struct {
+	*os.File
+	delay time.Duration
+}
+
+func (j slowJournal) Write(p []byte) (int, error) {
+	if len(p) > 64<<10 {
+		time.Sleep(j.delay)
+	}
+	return j.File.Write(p)
+}
+
+// A journal slower than the streams cannot make memory grow: the chunks
+// it has not taken wait a little, then give way (the oldest part before
+// the trigger first, then records of the after part, dropped and counted),
+// and the snapshot says it was the disk, not the memory bound.
+func TestSnapshotJournalBehind(t *testing.T) {
+	const bound = 16 << 20
+	r := newSnapRun(t, SnapshotConfig{Before: 2 * time.Second, After: 10 * time.Second, MaxBytes: bound})
+	r.s.openJournal = func(path string) (journalFile, error) {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+		if err != nil {
+			return nil, err
+		}
+		return slowJournal{File: f, delay: 300 * time.Millisecond}, nil // a 4 MiB chunk at 14 MB/s
+	}
+	ms := int64(time.Millisecond)
+	r.run(10*ms, 35*sec, 32<<10, 20*sec)
+	if len(r.results) != 1 || r.results[0].Err != nil {
+		t.Fatalf("snapshots %+v", r.results)
+	}
+	_, snap := monos(t, r.results[0].Path)
+	st := r.s.status()
+	if r.peak > bound || st.LostBehind == 0 || st.LostBound != 0 || !strings.Contains(snap.Short, "the disk") || strings.Contains(snap.Short, "needs about") {
+		t.Fatalf("peak %d (bound %d), status %s, short %q: want drops said as the disk's, within the bound", r.peak, bound, st, snap.Short)
+	}
+	t.Logf("%s; short: %s", st, snap.Short)
 }

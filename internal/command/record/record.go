@@ -92,17 +92,19 @@ Each trigger writes one log, OUT_TIME_CAUSE.vrlog (OUT the -o file without
 --after after it, verified and renamed into place; its metadata says what
 triggered it and when, and the recording's session epoch, so elapsed reads
 as the controller's own (analyze shows it). A trigger while that window is
-open extends it: one file. The --after part is guaranteed: a window that
-needs more memory than --snapshot-bytes leaves out the oldest part before
-the trigger, and the log says so; the first time the buffer fills, record
-says what it holds at the current rate against what the window needs
-("512 MiB holds about 2.6 s of the current 186 MB/s; --snapshot 30s --after
-5s needs about 6.5 GB"). A --trigger max-outage also fires when a stream
-stops for good. While a window is open it is written as it comes to
-OUT_TIME_CAUSE.vrlog.partial (the part before the trigger at once): kill -9
-then leaves that file, which 'vrlog recover' restores, and a snapshot being
-finished leaves its temporary name (.OUT_TIME_CAUSE.vrlog.tmp-*) as well;
-earlier snapshots are untouched. A --trigger that matches no recorded
+open extends it: one file. While a window is open it is written as it
+comes to OUT_TIME_CAUSE.vrlog.partial (the part before the trigger at once),
+and what is in that journal leaves memory: --snapshot-bytes bounds the part
+before the trigger, and the --after part is held in full whatever the rate
+while the disk keeps up (when it does not, the oldest part before the
+trigger gives way first, then the after part is cut short, and the log says
+so with the numbers); the first time the buffer fills, record says what it
+holds at the current rate ("512 MiB holds about 2.6 s of the current 186
+MB/s; --snapshot 30s needs about 5.6 GB in memory"). The snapshot is then
+written from the journal. A --trigger max-outage also fires when a stream
+stops for good. kill -9 leaves the journal of an open window, which 'vrlog
+recover' restores, and a snapshot being finished leaves its temporary name
+(.OUT_TIME_CAUSE.vrlog.tmp-*) as well; earlier snapshots are untouched. A --trigger that matches no recorded
 channel is said once the channels are known, and fails the recording at its
 end (exit 1).
 

@@ -24,8 +24,8 @@ import (
 func snapshotFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.DurationFlag{Name: "snapshot", Usage: "snapshot mode: keep the last `DURATION` in memory and write it only when triggered (SIGUSR1, a zenoh query, --trigger)"},
-		&cli.StringFlag{Name: "snapshot-bytes", Value: "512M", Usage: "with --snapshot: most `SIZE` of compressed chunks held in memory (e.g. 256M, 2G)"},
-		&cli.DurationFlag{Name: "after", Usage: "with --snapshot: also record this `DURATION` after the trigger (guaranteed while it fits in --snapshot-bytes: the part before the trigger gives way first; beyond, the after part is cut short and the snapshot says so)"},
+		&cli.StringFlag{Name: "snapshot-bytes", Value: "512M", Usage: "with --snapshot: most `SIZE` of compressed chunks held in memory (e.g. 256M, 2G): the part before a trigger, and what the window's journal has not written yet"},
+		&cli.DurationFlag{Name: "after", Usage: "with --snapshot: also record this `DURATION` after the trigger (written to disk as it comes: held in full whatever --snapshot-bytes while the disk keeps up; else the part before the trigger gives way first, then the after part is cut short, and the snapshot says so)"},
 		&cli.StringFlag{Name: "name", Usage: "with --snapshot: answer zenoh queries on vrlog/record/`NAME`/snapshot (default: the -o file's name)"},
 		&cli.StringSliceFlag{Name: "trigger", Usage: "with --snapshot: take a snapshot when a sample fails analyze's check: `CHECK=[CHANNEL=]VALUE`, CHECK " + livecheck.LiveChecks + " (repeatable)"},
 	}
