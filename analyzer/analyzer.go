@@ -249,7 +249,11 @@ func (a *Analysis) AddFile(path string) error {
 
 	// Data channels: metadata only unless FullDecode.
 	a.books = newBooks(a.span, runtime.GOMAXPROCS(0) > 1)
-	err = a.eachData(r, ids, dataIDs, a.add)
+	if a.opts.FullDecode {
+		err = a.eachData(r, ids, dataIDs, a.add)
+	} else {
+		err = a.eachBatch(r, ids, dataIDs)
+	}
 	a.books.finish()
 	if err == nil && fr.response {
 		err = readAnswerTags(r, ids)

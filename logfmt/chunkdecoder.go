@@ -7,6 +7,7 @@ package logfmt
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 )
 
 // groupEntry is one entry of a chunk's group directory.
@@ -154,6 +155,41 @@ func varint(b []byte) (int64, int) {
 	ux, k := uvarint(b)
 	return int64(ux>>1) ^ -int64(ux&1), k
 }
+
+// word8 and uvarintWord decode a varint without a loop: a record's
+// fields vary in length (1-byte seq deltas, 3-byte time deltas), so a
+// byte loop mispredicts its exit. word8 is the 8 bytes at p (none that
+// end a varint when fewer remain); uvarintWord decodes a varint that
+// ends in them, k 0 if it does not (then uvarintSlow decides).
+func word8(raw []byte, p int) uint64 {
+	if len(raw)-p >= 8 {
+		return le.Uint64(raw[p:])
+	}
+	return ^uint64(0)
+}
+
+func uvarintWord(w uint64) (x uint64, k int) {
+	stop := ^w & 0x8080808080808080
+	t := bits.TrailingZeros64(stop) + 1 // 8 × the length
+	w &= 1<<t - 1
+	// The 7-bit groups together: pairs of bytes, of 16-bit lanes, of 32-bit lanes.
+	w = w&0x007f007f007f007f | w>>1&0x3f803f803f803f80
+	w = w&0x00003fff00003fff | w>>2&0x0fffc0000fffc000
+	w = w&0x000000000fffffff | w>>4&0x00fffffff0000000
+	if stop == 0 {
+		return 0, 0
+	}
+	return w, t >> 3
+}
+
+// zigzag is a varint's signed value.
+func zigzag(ux uint64) int64 { return int64(ux>>1) ^ -int64(ux&1) }
+
+// uvarintSlow is uvarint, not inlined: uvarintWord's rare case (a
+// varint of 9 or 10 bytes, truncated, overlong, or in the last 8 bytes).
+//
+//go:noinline
+func uvarintSlow(b []byte) (uint64, int) { return uvarint(b) }
 
 // recordDecoder decodes a chunk's raw record metadata and checks it
 // against the directory: counts, byte sums, sortedness. It works in
