@@ -7,7 +7,6 @@ package logfmt
 import (
 	"encoding/binary"
 	"fmt"
-	"math/bits"
 )
 
 // groupEntry is one entry of a chunk's group directory.
@@ -156,11 +155,15 @@ func varint(b []byte) (int64, int) {
 	return int64(ux>>1) ^ -int64(ux&1), k
 }
 
-// word8 and uvarintWord decode a varint without a loop: a record's
-// fields vary in length (1-byte seq deltas, 3-byte time deltas), so a
-// byte loop mispredicts its exit. word8 is the 8 bytes at p (none that
-// end a varint when fewer remain); uvarintWord decodes a varint that
-// ends in them, k 0 if it does not (then uvarintSlow decides).
+// word8 and uvarintWord decode the usual varints without a loop over
+// their bytes. word8 is the 8 bytes at p (none that end a varint when
+// fewer remain); uvarintWord decodes a varint of 1 to 4 bytes (seq
+// deltas, lengths, millisecond time deltas), k 0 for any other (then
+// uvarintSlow decides). The lengths are branches that return, not
+// computed: a record's fields are a chain, each starting where the one
+// before ends, and a predicted branch lets the next field's load start
+// before this one's value is known (computing the length branch-free, or
+// a byte loop that mispredicts its exit, puts it on the chain).
 func word8(raw []byte, p int) uint64 {
 	if len(raw)-p >= 8 {
 		return le.Uint64(raw[p:])
@@ -169,24 +172,26 @@ func word8(raw []byte, p int) uint64 {
 }
 
 func uvarintWord(w uint64) (x uint64, k int) {
-	stop := ^w & 0x8080808080808080
-	t := bits.TrailingZeros64(stop) + 1 // 8 × the length
-	w &= 1<<t - 1
-	// The 7-bit groups together: pairs of bytes, of 16-bit lanes, of 32-bit lanes.
-	w = w&0x007f007f007f007f | w>>1&0x3f803f803f803f80
-	w = w&0x00003fff00003fff | w>>2&0x0fffc0000fffc000
-	w = w&0x000000000fffffff | w>>4&0x00fffffff0000000
-	if stop == 0 {
-		return 0, 0
+	if x = w & 0x7f; w&0x80 == 0 {
+		return x, 1
 	}
-	return w, t >> 3
+	if x |= w >> 1 & 0x3f80; w&0x8000 == 0 {
+		return x, 2
+	}
+	if x |= w >> 2 & 0x1fc000; w&0x800000 == 0 {
+		return x, 3
+	}
+	if x |= w >> 3 & 0xfe00000; w&0x80000000 == 0 {
+		return x, 4
+	}
+	return 0, 0
 }
 
 // zigzag is a varint's signed value.
 func zigzag(ux uint64) int64 { return int64(ux>>1) ^ -int64(ux&1) }
 
-// uvarintSlow is uvarint, not inlined: uvarintWord's rare case (a
-// varint of 9 or 10 bytes, truncated, overlong, or in the last 8 bytes).
+// uvarintSlow is uvarint, not inlined: uvarintWord's other cases (a
+// varint of 5 bytes or more, truncated, overlong, or in the last 8 bytes).
 //
 //go:noinline
 func uvarintSlow(b []byte) (uint64, int) { return uvarint(b) }
