@@ -56,9 +56,12 @@ type channel struct {
 	feeds  []*sampler.LagStream // a state channel's: the pairings it feeds
 	probes []sampler.Probe
 	series *series
-	first  bool          // no record seen yet
-	pub    string        // last publisher identity, reused while it does not change
-	react  *reactChannel // a response log's trigger or response channel (reaction.go)
+	first  bool   // no record seen yet
+	pub    string // last publisher identity, reused while it does not change
+	// pubKey and pubBatch place pub in the batch it was last compared in
+	// (eachBatch): a record of that batch with the same key has it too.
+	pubKey, pubBatch uint64
+	react            *reactChannel // a response log's trigger or response channel (reaction.go)
 }
 
 // Analysis accumulates records from one or more logs.
@@ -82,6 +85,7 @@ type Analysis struct {
 	rec      recordingSpan // the recorder's heartbeats: the recording's own end
 	readFrom int64         // RecvMonoNs the current file is read from (overlapping snapshots)
 	books    *books        // the channels' timing, while a log's data is read (eachData)
+	batches  uint64        // metadata batches read so far, over all files (eachBatch)
 }
 
 type namedLag struct {

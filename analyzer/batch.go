@@ -21,6 +21,7 @@ func (a *Analysis) eachBatch(r *logfmt.Reader, ids []*channel, dataIDs []uint16)
 	var b logfmt.MetaBatch
 	var rec logfmt.Record
 	for it.NextBatch(&b) {
+		a.batches++
 		for i := range b.Len {
 			c := b.Channel[i]
 			if int(c) >= len(ids) || ids[c] == nil {
@@ -44,8 +45,11 @@ func (a *Analysis) eachBatch(r *logfmt.Reader, ids []*channel, dataIDs []uint16)
 func (a *Analysis) addAt(ch *channel, b *logfmt.MetaBatch, i int) {
 	ch.rep.Count++
 	ch.rep.Bytes += uint64(b.Bytes[i])
-	if pub := b.PublisherID(i); string(pub) != ch.pub { // compared without allocating
-		ch.pub = string(pub)
+	if k := b.PublisherKey(i); k != ch.pubKey || a.batches != ch.pubBatch { // the same id as the record before, or compared
+		ch.pubKey, ch.pubBatch = k, a.batches
+		if pub := b.PublisherID(i); string(pub) != ch.pub { // compared without allocating
+			ch.pub = string(pub)
+		}
 	}
 	wall, mono := b.RecvWallNs[i], b.RecvMonoNs[i]
 	var s sampler.Sample

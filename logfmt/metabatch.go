@@ -56,6 +56,12 @@ func (b *MetaBatch) PublisherID(i int) []byte {
 	return b.pubs[o : o+l : o+l]
 }
 
+// PublisherKey is the place of record i's publisher id in b: records of
+// one batch with the same key have the same id (most of a channel's
+// records repeat the one before), so a caller that keeps the last id
+// compares bytes only when the key or the batch changes.
+func (b *MetaBatch) PublisherKey(i int) uint64 { return uint64(b.pubOff[i])<<32 | uint64(b.pubLen[i]) }
+
 // Record sets r to record i as Iterator.Record gives it in MetaOnly mode
 // (no Header or Payload; HeaderLen is 0 and PayloadLen the two lengths'
 // sum, which is all a batch keeps).

@@ -3,6 +3,7 @@ package sampler
 import (
 	"cmp"
 	"slices"
+	"unsafe"
 )
 
 // Sample is what the bookkeeping needs of one received sample.
@@ -158,7 +159,7 @@ func (s *Stream) Add(x Sample) Event {
 	}
 	ev := Event{Kind: Next}
 	last := s.last
-	newPub := x.Publisher != "" && last.Publisher != "" && x.Publisher != last.Publisher
+	newPub := x.Publisher != "" && last.Publisher != "" && !sameString(x.Publisher, last.Publisher)
 	switch {
 	case x.Seq == last.Seq && !newPub:
 		s.dups++
@@ -344,4 +345,10 @@ func (h gapHeap) down(i0 int) {
 		h[i], h[j] = h[j], h[i]
 		i = j
 	}
+}
+
+// sameString is a == b, without comparing the bytes of one string kept
+// twice (a channel's publisher id, shared by its samples).
+func sameString(a, b string) bool {
+	return len(a) == len(b) && (unsafe.StringData(a) == unsafe.StringData(b) || a == b)
 }
