@@ -158,7 +158,7 @@ func (s *Stream) Add(x Sample) Event {
 		return Event{Kind: First}
 	}
 	ev := Event{Kind: Next}
-	last := s.last
+	last := &s.last // read before s.last = x below
 	newPub := x.Publisher != "" && last.Publisher != "" && !sameString(x.Publisher, last.Publisher)
 	switch {
 	case x.Seq == last.Seq && !newPub:
@@ -194,7 +194,9 @@ func (s *Stream) Add(x Sample) Event {
 			ev.Outage = true
 		}
 	}
-	s.gaps.offer(Gap{FromTNs: last.TNs, ToTNs: x.TNs, Restart: ev.Kind == Restart}, s.cfg.MaxEvents)
+	if g := (Gap{FromTNs: last.TNs, ToTNs: x.TNs, Restart: ev.Kind == Restart}); len(s.gaps) < s.cfg.MaxEvents || g.Len() > s.gaps[0].Len() {
+		s.gaps.offer(g, s.cfg.MaxEvents) // most gaps are no larger than the smallest kept: no call
+	}
 	s.last = x
 	return ev
 }
