@@ -48,6 +48,7 @@ type Options struct {
 type channel struct {
 	rep    ChannelReport
 	kind   string
+	raw    bool // kind is KindRaw (compared once, not per record)
 	codec  codec.Codec
 	stream *sampler.Stream
 	lag    *sampler.LagStream   // a frame channel's pairing with its state channel (lagOf)
@@ -377,6 +378,7 @@ func (a *Analysis) channel(c logfmt.Channel) *channel {
 	ch := &channel{first: true, rep: ChannelReport{Name: name, Transport: c.Transport.String(), Topic: c.Topic, Schema: c.Schema,
 		Error: c.Meta[logfmt.MetaError], Warning: c.Meta[logfmt.MetaWarning]}}
 	ch.kind = kindOf(c.Schema)
+	ch.raw = ch.kind == KindRaw
 	ch.codec, _ = codec.Lookup(c.Schema)
 	ch.rep.Kind = ch.kind
 	// The report judges outages from the summary: no live outage flags.

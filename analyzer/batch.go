@@ -53,7 +53,7 @@ func (a *Analysis) addAt(ch *channel, b *logfmt.MetaBatch, i int) {
 	}
 	wall, mono := b.RecvWallNs[i], b.RecvMonoNs[i]
 	var s sampler.Sample
-	if ch.kind == KindRaw {
+	if ch.raw {
 		seq := ch.rep.Count
 		if b.Flags[i]&logfmt.MetaPubSN != 0 {
 			seq = b.PublisherSN[i]
@@ -65,7 +65,7 @@ func (a *Analysis) addAt(ch *channel, b *logfmt.MetaBatch, i int) {
 			return
 		}
 		s = sampler.Sample{Seq: b.Seq[i], TNs: b.CaptureNs[i], RecvWallNs: wall, RecvMonoNs: mono, Publisher: ch.pub}
-		if ch.kind == KindState && !a.haveEp {
+		if !a.haveEp && ch.kind == KindState {
 			a.epoch, a.epochSrc, a.haveEp = s.TNs, "first state sample on "+ch.rep.Name, true
 		}
 	}
