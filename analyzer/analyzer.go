@@ -51,6 +51,7 @@ type Options struct {
 type channel struct {
 	rep    ChannelReport
 	kind   string
+	raw    bool // kind is KindRaw (compared once, not per record)
 	codec  codec.Codec
 	stream *sampler.Stream
 	lag    *sampler.LagStream   // a frame channel's pairing with its state channel (lagOf)
@@ -59,9 +60,12 @@ type channel struct {
 	feeds  []*sampler.LagStream // a state channel's: the pairings it feeds
 	probes []sampler.Probe
 	series *series
-	first  bool          // no record seen yet
-	pub    string        // last publisher identity, reused while it does not change
-	react  *reactChannel // a response log's trigger or response channel (reaction.go)
+	first  bool   // no record seen yet
+	pub    string // last publisher identity, reused while it does not change
+	// pubKey and pubBatch place pub in the batch it was last compared in
+	// (eachBatch): a record of that batch with the same key has it too.
+	pubKey, pubBatch uint64
+	react            *reactChannel // a response log's trigger or response channel (reaction.go)
 }
 
 // Analysis accumulates records from one or more logs.
@@ -86,6 +90,7 @@ type Analysis struct {
 	rec      recordingSpan // the recorder's heartbeats: the recording's own end
 	readFrom int64         // RecvMonoNs the current file is read from (overlapping snapshots)
 	books    *books        // the channels' timing, while a log's data is read (eachData)
+	batches  uint64        // metadata batches read so far, over all files (eachBatch)
 }
 
 type namedLag struct {
@@ -283,7 +288,11 @@ func (a *Analysis) AddFile(path string) error {
 
 	// Data channels: metadata only unless FullDecode.
 	a.books = newBooks(a.span, runtime.GOMAXPROCS(0) > 1)
-	err = a.eachData(r, ids, dataIDs, a.add)
+	if a.opts.FullDecode {
+		err = a.eachData(r, ids, dataIDs, a.add)
+	} else {
+		err = a.eachBatch(r, ids, dataIDs)
+	}
 	a.books.finish()
 	if err == nil && fr.response {
 		err = readAnswerTags(r, ids)
@@ -403,6 +412,7 @@ func (a *Analysis) channel(c logfmt.Channel) *channel {
 	ch := &channel{first: true, rep: ChannelReport{Name: name, Transport: c.Transport.String(), Topic: c.Topic, Schema: c.Schema,
 		Error: c.Meta[logfmt.MetaError], Warning: c.Meta[logfmt.MetaWarning]}}
 	ch.kind = kindOf(c.Schema)
+	ch.raw = ch.kind == KindRaw
 	ch.codec, _ = codec.Lookup(c.Schema)
 	ch.rep.Kind = ch.kind
 	// The report judges outages from the summary: no live outage flags.

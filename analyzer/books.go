@@ -88,16 +88,18 @@ func (b *books) finish() {
 	b.todo = nil
 }
 
-func (b *books) keep(bk *booked) {
-	ch := bk.ch
-	ev := ch.stream.Add(bk.s)
+func (b *books) keep(bk *booked) { b.keepSample(bk.ch, bk.s, bk.recv) }
+
+// keepSample books sample s of ch, of a record received at recv.
+func (b *books) keepSample(ch *channel, s sampler.Sample, recv int64) {
+	ev := ch.stream.Add(s)
 	if ch.lag != nil {
-		ch.lag.Frame(sampler.Stamped{TNs: bk.s.TNs, RecvNs: bk.recv})
+		ch.lag.Frame(sampler.Stamped{TNs: s.TNs, RecvNs: recv})
 	}
 	for _, l := range ch.feeds {
-		l.State(sampler.Stamped{TNs: bk.s.TNs, RecvNs: bk.recv})
+		l.State(sampler.Stamped{TNs: s.TNs, RecvNs: recv})
 	}
 	if ch.series != nil {
-		ch.series.add(b.span, bk.s, ev)
+		ch.series.add(b.span, s, ev)
 	}
 }

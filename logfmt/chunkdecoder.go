@@ -155,6 +155,47 @@ func varint(b []byte) (int64, int) {
 	return int64(ux>>1) ^ -int64(ux&1), k
 }
 
+// word8 and uvarintWord decode the usual varints without a loop over
+// their bytes. word8 is the 8 bytes at p (none that end a varint when
+// fewer remain); uvarintWord decodes a varint of 1 to 4 bytes (seq
+// deltas, lengths, millisecond time deltas), k 0 for any other (then
+// uvarintSlow decides). The lengths are branches that return, not
+// computed: a record's fields are a chain, each starting where the one
+// before ends, and a predicted branch lets the next field's load start
+// before this one's value is known (computing the length branch-free, or
+// a byte loop that mispredicts its exit, puts it on the chain).
+func word8(raw []byte, p int) uint64 {
+	if len(raw)-p >= 8 {
+		return le.Uint64(raw[p:])
+	}
+	return ^uint64(0)
+}
+
+func uvarintWord(w uint64) (x uint64, k int) {
+	if x = w & 0x7f; w&0x80 == 0 {
+		return x, 1
+	}
+	if x |= w >> 1 & 0x3f80; w&0x8000 == 0 {
+		return x, 2
+	}
+	if x |= w >> 2 & 0x1fc000; w&0x800000 == 0 {
+		return x, 3
+	}
+	if x |= w >> 3 & 0xfe00000; w&0x80000000 == 0 {
+		return x, 4
+	}
+	return 0, 0
+}
+
+// zigzag is a varint's signed value.
+func zigzag(ux uint64) int64 { return int64(ux>>1) ^ -int64(ux&1) }
+
+// uvarintSlow is uvarint, not inlined: uvarintWord's other cases (a
+// varint of 5 bytes or more, truncated, overlong, or in the last 8 bytes).
+//
+//go:noinline
+func uvarintSlow(b []byte) (uint64, int) { return uvarint(b) }
+
 // recordDecoder decodes a chunk's raw record metadata and checks it
 // against the directory: counts, byte sums, sortedness. It works in
 // batches, so a reader streaming through a chunk keeps its decoded

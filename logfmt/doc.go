@@ -7,6 +7,9 @@
 // payloads, which are stored in one block per channel, zstd-compressed or
 // raw as the channel asks. A timing scan reads and decompresses only the
 // metadata sections; payload bytes of a frame-heavy log are never read.
+// Such a scan can take the metadata in batches, one column per field
+// (Iterator.NextBatch), instead of a Record at a time: the same records
+// and errors, without a copy of each in between.
 //
 // The Writer compresses chunks on all cores with a bounded number in
 // flight. Write copies a record; WriteOwned takes over a large payload of

@@ -17,6 +17,19 @@ func TestVarint(t *testing.T) {
 		if (k > 0) != (wk > 0) || k > 0 && (ux != wx || k != wk) {
 			t.Fatalf("uvarint(%x) = %d, %d; binary.Uvarint %d, %d", b, ux, k, wx, wk)
 		}
+		for pre := range 3 { // the word path, at an offset
+			bb := append(make([]byte, pre), b...)
+			ax, ak := uvarintWord(word8(bb, pre))
+			if ak == 0 {
+				ax, ak = uvarintSlow(bb[pre:])
+			}
+			if ak != k || (k > 0 && ax != ux) {
+				t.Fatalf("uvarintWord(%x, %d) = %d, %d; uvarint %d, %d", bb, pre, ax, ak, ux, k)
+			}
+			if k > 0 && zigzag(ax) != int64(ux>>1)^-int64(ux&1) {
+				t.Fatal("zigzag")
+			}
+		}
 		sx, k := varint(b)
 		wsx, wk := binary.Varint(b)
 		if (k > 0) != (wk > 0) || k > 0 && (sx != wsx || k != wk) {

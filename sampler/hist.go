@@ -92,12 +92,13 @@ func (h *Histogram) Reserve(n int) {
 
 // Add records v.
 func (h *Histogram) Add(v int64) {
-	if h.n == 0 || v < h.min {
-		h.min = v
+	if h.n == 0 { // the first value: after it, no branch for min, max or the buckets
+		h.min, h.max = v, v
+		if h.buckets == nil {
+			h.buckets = new(buckets)
+		}
 	}
-	if h.n == 0 || v > h.max {
-		h.max = v
-	}
+	h.min, h.max = min(h.min, v), max(h.max, v)
 	h.n++
 	h.sum += float64(v)
 	if h.n <= ExactLimit {
@@ -106,10 +107,6 @@ func (h *Histogram) Add(v int64) {
 		h.exact = nil // past the limit: buckets only, memory back
 	}
 	hb := h.buckets
-	if hb == nil {
-		hb = new(buckets)
-		h.buckets = hb
-	}
 	if v >= 0 {
 		b := bucketOf(uint64(v))
 		hb.pos[b].add(float64(v))

@@ -3,6 +3,7 @@ package sampler
 import (
 	"cmp"
 	"slices"
+	"unsafe"
 )
 
 // Sample is what the bookkeeping needs of one received sample.
@@ -157,8 +158,8 @@ func (s *Stream) Add(x Sample) Event {
 		return Event{Kind: First}
 	}
 	ev := Event{Kind: Next}
-	last := s.last
-	newPub := x.Publisher != "" && last.Publisher != "" && x.Publisher != last.Publisher
+	last := &s.last // read before s.last = x below
+	newPub := x.Publisher != "" && last.Publisher != "" && !sameString(x.Publisher, last.Publisher)
 	switch {
 	case x.Seq == last.Seq && !newPub:
 		s.dups++
@@ -193,7 +194,9 @@ func (s *Stream) Add(x Sample) Event {
 			ev.Outage = true
 		}
 	}
-	s.gaps.offer(Gap{FromTNs: last.TNs, ToTNs: x.TNs, Restart: ev.Kind == Restart}, s.cfg.MaxEvents)
+	if g := (Gap{FromTNs: last.TNs, ToTNs: x.TNs, Restart: ev.Kind == Restart}); len(s.gaps) < s.cfg.MaxEvents || g.Len() > s.gaps[0].Len() {
+		s.gaps.offer(g, s.cfg.MaxEvents) // most gaps are no larger than the smallest kept: no call
+	}
 	s.last = x
 	return ev
 }
@@ -344,4 +347,10 @@ func (h gapHeap) down(i0 int) {
 		h[i], h[j] = h[j], h[i]
 		i = j
 	}
+}
+
+// sameString is a == b, without comparing the bytes of one string kept
+// twice (a channel's publisher id, shared by its samples).
+func sameString(a, b string) bool {
+	return len(a) == len(b) && (unsafe.StringData(a) == unsafe.StringData(b) || a == b)
 }
