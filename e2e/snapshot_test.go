@@ -336,15 +336,22 @@ func TestSnapshotByFaults(t *testing.T) {
 			t.Logf("%s: triggered by the silence: %v", filepath.Base(f), causes(snap))
 			continue
 		}
+		// The gap: before the sample at the trigger's capture stamp (a
+		// restart), or around it (an outage that ended is stamped where
+		// its silence crossed the limit, 300 ms after the sample before).
 		var gap time.Duration
 		for j, p := range published {
-			if p.TNs == t0.CaptureNs && j > 0 {
+			if p.Channel == state && p.TNs >= t0.CaptureNs && j > 0 {
 				for k := j - 1; k >= 0; k-- {
 					if published[k].Channel == p.Channel {
 						gap = time.Duration(p.TNs - published[k].TNs)
+						if strings.HasPrefix(t0.Cause, "max-outage") && t0.CaptureNs != published[k].TNs+int64(300*time.Millisecond) {
+							t.Fatalf("%s: the outage's trigger at capture %d, want the sample before the gap + 300 ms (%d)", f, t0.CaptureNs, published[k].TNs+int64(300*time.Millisecond))
+						}
 						break
 					}
 				}
+				break
 			}
 		}
 		switch i {

@@ -1,6 +1,7 @@
 package livecheck
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -78,8 +79,10 @@ type Fired struct {
 	// Message words it as analyze words a failed check:
 	// "max-restarts vr/r1/state: 1 (limit ≤ 0): off by 1".
 	Message string
-	// CaptureNs is the capture stamp of the sample that showed it (0
-	// for a stream that stopped: Silent).
+	// CaptureNs is the capture stamp of the sample that showed it; for
+	// an outage that ended, the capture time its silence crossed the
+	// line (the sample before it plus the line); 0 for a stream that
+	// stopped (Silent).
 	CaptureNs int64
 	// RecvMonoNs and RecvWallNs, set by Silent, are when the silence
 	// became a fault (0: at the sample that showed it).
@@ -248,8 +251,10 @@ func (w *Watch) judgeGap(fired []Fired, g *Held) []Fired {
 			// An outage that ended before Silent saw it is stamped as Silent
 			// stamps one: when the silence crossed the line, not when the
 			// stream came back (up to the tick's second later).
+			// Its capture stamp is the crossing's too, on the publisher's clock.
 			line := w.outageLine(ch, fired[n].Limit)
 			fired[n].RecvMonoNs, fired[n].RecvWallNs = min(g.prevMono+line, g.mono), min(g.prevWall+line, g.wall)
+			fired[n].CaptureNs = min(g.captureNs-g.dtNs+line, g.captureNs)
 		}
 	}
 	return fired
@@ -296,6 +301,8 @@ func (w *Watch) Silent() []Fired {
 		fired = append(fired, Fired{Check: "max-outage", Channel: ch.name, Value: value, Limit: l.Value,
 			Message: msg + ": its samples stopped", RecvMonoNs: ch.lastMono + line, RecvWallNs: ch.lastWall + line})
 	}
+	// In the order they crossed the line: the first opens the window.
+	slices.SortStableFunc(fired, func(a, b Fired) int { return cmp.Compare(a.RecvMonoNs, b.RecvMonoNs) })
 	return fired
 }
 

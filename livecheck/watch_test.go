@@ -123,7 +123,7 @@ func TestWatchOutageEndedBeforeSilent(t *testing.T) {
 	}
 	back := last + 700*ms
 	f := w.Record(c, &logfmt.Record{HasStamp: true, Seq: 101, CaptureNs: back, RecvMonoNs: back, RecvWallNs: back + 7}, 0)
-	if len(f) != 1 || f[0].Check != "max-outage" || f[0].Value != 700 || f[0].RecvMonoNs != last+200*ms || f[0].RecvWallNs != last+200*ms+7 {
+	if len(f) != 1 || f[0].Check != "max-outage" || f[0].Value != 700 || f[0].RecvMonoNs != last+200*ms || f[0].RecvWallNs != last+200*ms+7 || f[0].CaptureNs != last+200*ms {
 		t.Fatalf("fired %+v: want max-outage of 700 ms stamped at 200 ms of silence", f)
 	}
 }
@@ -203,5 +203,31 @@ func TestWatchUndecidedGap(t *testing.T) {
 	if len(f) != 2 || f[0].Check != "max-skips" || f[0].Value != 9 || f[0].RecvMonoNs != at || f[0].RecvWallNs != at+7 ||
 		f[1].Check != "max-outage" || f[1].RecvMonoNs != before+200*ms {
 		t.Fatalf("released %+v: want 9 skipped stamped at its record, and the outage stamped at 200 ms of silence", f)
+	}
+}
+
+// Streams that stopped together fire in the order their silences crossed
+// the line, not in the order of their names: the first opens the window.
+func TestWatchSilentInTimeOrder(t *testing.T) {
+	tr, _ := ParseTrigger("max-outage=200ms")
+	w := NewWatch([]Trigger{tr}, 0)
+	cam := &logfmt.Channel{Name: "vr/r1/camera/front", Topic: "vr/r1/camera/front", Schema: codec.SchemaFrame}
+	st := &logfmt.Channel{Name: "vr/r1/state", Topic: "vr/r1/state", Schema: "vrsdk.State/1"}
+	const ms = int64(1e6)
+	at := 1000 * ms * 1000
+	for i := int64(1); i <= 100; i++ {
+		st1 := at + i*10*ms
+		w.Record(st, &logfmt.Record{HasStamp: true, Seq: uint64(i), CaptureNs: st1, RecvMonoNs: st1, RecvWallNs: st1}, 0)
+		if i%2 == 0 {
+			c := st1 + 15*ms // the camera's last frame comes after the last state
+			w.Record(cam, &logfmt.Record{HasStamp: true, Seq: uint64(i / 2), CaptureNs: c, RecvMonoNs: c, RecvWallNs: c}, 0)
+		}
+	}
+	end := at + 3000*ms
+	w.Record(&logfmt.Channel{Name: "vrlog/recorder", Topic: "vrlog/recorder", Transport: logfmt.TransportInternal, Schema: codec.SchemaHeartbeat},
+		&logfmt.Record{RecvMonoNs: end, RecvWallNs: end}, 0)
+	f := w.Silent()
+	if len(f) != 2 || f[0].Channel != "vr/r1/state" || f[1].Channel != "vr/r1/camera/front" || f[0].RecvMonoNs > f[1].RecvMonoNs {
+		t.Fatalf("fired %+v: want the state's silence first", f)
 	}
 }

@@ -761,6 +761,15 @@ func TestVerifyLiveLog(t *testing.T) {
 		strings.Contains(out, "DAMAGED") || strings.Contains(out, "recover") || !strings.Contains(errOut, "still being written") {
 		t.Fatalf("exit %d:\n%s%s", code, out, errOut)
 	}
+	torn := filepath.Join(filepath.Dir(path), "torn.vrlog")
+	if b, err := os.ReadFile(path); err != nil { // unfinished, and no writer holds the copy: damaged
+		t.Fatal(err)
+	} else if err := os.WriteFile(torn, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := run(t, "verify", path, torn); code != 1 || !strings.Contains(errOut, "1 of 2 files damaged, 1 still being written") {
+		t.Fatalf("verify of a live and a damaged file: exit %d, %s", code, errOut)
+	}
 	out, _, _ = run(t, "verify", "--json", path)
 	if !strings.Contains(out, `"live":"being written by PID `) || !strings.Contains(out, `"ok":false`) {
 		t.Fatalf("--json: %s", out)

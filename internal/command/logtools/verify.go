@@ -62,7 +62,7 @@ type VerifyResult struct {
 	// 123 (record)"): not finished, so not OK, but its missing footer and
 	// the chunk at its end being written are no damage.
 	Live  string `json:"live,omitempty"`
-	Error        string   `json:"-"` // set: the file could not be checked (verifyError)
+	Error string `json:"-"` // set: the file could not be checked (verifyError)
 }
 
 // verifyError is `verify --json`'s object for a file it could not check
@@ -160,6 +160,8 @@ func runVerify(c *cli.Context) error {
 			return lastErr
 		}
 		return cliutil.Input(fmt.Errorf("verify: %d of %d files could not be checked", unreadable, c.NArg()))
+	case bad > 0 && live > 0:
+		return cliutil.CheckFailed(fmt.Errorf("verify: %d of %d files damaged, %d still being written", bad, c.NArg(), live))
 	case bad > 0:
 		return cliutil.CheckFailed(fmt.Errorf("verify: %d of %d files damaged", bad, c.NArg()))
 	case live > 0:
