@@ -210,7 +210,7 @@ func (a *Analysis) AddFile(path string) error {
 	defer r.Close()
 	a.readFrom, a.input = 0, len(a.files)
 	apart := false
-	if a.addSnapshot(path, r.Header()) {
+	if a.addSnapshot(path, r) {
 		a.readFrom, apart = a.overlapStart()
 	}
 	if ns, ok, err := logfmt.StoredEpoch(r.Header().Metadata); err != nil {

@@ -14,17 +14,40 @@ type fileSnapshot struct {
 }
 
 // addSnapshot reads what a snapshot log says of its trigger and window
-// (its header metadata); damaged metadata is a note, not a failure.
-func (a *Analysis) addSnapshot(path string, h logfmt.Header) bool {
-	s, err := logfmt.ParseSnapshot(h.Metadata)
+// (its header metadata); damaged metadata is a note, not a failure. The
+// window is at most its records' span: a journal (`.partial`, or what
+// recover made of one) carries the window asked when the trigger fired,
+// and a recorder killed before it closed left fewer records than that.
+func (a *Analysis) addSnapshot(path string, r *logfmt.Reader) bool {
+	s, err := logfmt.ParseSnapshot(r.Header().Metadata)
 	switch {
 	case err != nil:
 		a.notes = append(a.notes, fmt.Sprintf("%s: %v", path, err))
 	case s != nil:
+		if lo, hi, ok := recordSpan(r); ok {
+			off := s.FromWallNs - s.FromMonoNs // the recorder's wall minus mono clock, as the metadata has it
+			s.FromMonoNs, s.ToMonoNs = max(s.FromMonoNs, lo), min(s.ToMonoNs, hi)
+			s.FromWallNs, s.ToWallNs = s.FromMonoNs+off, s.ToMonoNs+off
+		}
 		a.snaps = append(a.snaps, fileSnapshot{path, s})
 		return true
 	}
 	return false
+}
+
+// recordSpan is the receive (mono) span of r's records, by its channel
+// statistics.
+func recordSpan(r *logfmt.Reader) (lo, hi int64, ok bool) {
+	for _, st := range r.Stats() {
+		if st.Records == 0 {
+			continue
+		}
+		if !ok {
+			lo, hi, ok = st.FirstMonoNs, st.LastMonoNs, true
+		}
+		lo, hi = min(lo, st.FirstMonoNs), max(hi, st.LastMonoNs)
+	}
+	return lo, hi, ok
 }
 
 // overlapStart is where to begin reading the snapshot just added (by

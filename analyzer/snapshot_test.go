@@ -305,3 +305,43 @@ func TestFilesInTimeOrder(t *testing.T) {
 		}
 	}
 }
+
+// A journal of a window the recorder did not finish (kill -9; recovered)
+// says the window asked when its trigger fired, wider than its records:
+// the window read is its records', so it neither overlaps the snapshot
+// before it nor hides the time between, and no fault is invented there.
+func TestJournalWindowIsItsRecords(t *testing.T) {
+	cfg := synth.Default()
+	cfg.Duration, cfg.StateHz, cfg.RawHz, cfg.GarbageStates, cfg.RecorderDrops = 60*time.Second, 100, 0, 0, 0
+	cfg.DropStates, cfg.DropFrames = []uint64{}, []uint64{}
+	cfg.RestartAt, cfg.Outage = 50*time.Second, time.Second // after both windows
+	dir := t.TempDir()
+	whole, tr := writeSession(t, cfg)
+	start := cfg.Start.UnixNano()
+	a, b := filepath.Join(dir, "bug_a.vrlog"), filepath.Join(dir, "bug_b.vrlog")
+	cutSnapshot(t, whole, a, "rec1", start+2e9, start+12e9, tr.EpochNs)
+	cutSnapshot(t, whole, b, "rec1", start+40e9, start+45e9, tr.EpochNs)
+	recs, chans, md := readRecords(t, b, func(*logfmt.Record, logfmt.Channel) bool { return true })
+	s, err := logfmt.ParseSnapshot(md)
+	if err != nil || s == nil {
+		t.Fatal(s, err)
+	}
+	s.FromMonoNs, s.FromWallNs = s.FromMonoNs-30e9, s.FromWallNs-30e9 // asked: 30 s before a trigger at 45 s
+	s.ToMonoNs, s.ToWallNs = s.ToMonoNs+5e9, s.ToWallNs+5e9
+	md2 := map[string]string{}
+	s.AddTo(md2)
+	writeRecords(t, b, md2, chans, recs)
+	rep, err := AnalyzeFiles([]string{a, b}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := rep.Channel("vr/r1/state")
+	if st.Skipped != 0 || st.RestartCount != 0 || len(st.Outages) != 0 || len(rep.NotCaptured) != 1 || rep.NotCaptured[0].GapS < 27.9 {
+		t.Fatalf("state: %d skipped, %d restarts, %d outages; not captured %+v: want nothing but the 28 s between", st.Skipped, st.RestartCount, len(st.Outages), rep.NotCaptured)
+	}
+	for _, n := range rep.Notes {
+		if strings.Contains(n, "overlaps") {
+			t.Fatalf("note %q: the files do not overlap", n)
+		}
+	}
+}
