@@ -171,7 +171,7 @@ func TestSnapshotKill9OpenWindow(t *testing.T) {
 	recs, snap := readSnapshot(t, fixed)
 	t0 := snap.Triggers[0].MonoNs
 	st := recs["vr/"+s.robot+"/state"]
-	if len(st) == 0 || st[0].mono > t0-3e9 || st[len(st)-1].mono < t0+1e9 || !strings.Contains(snap.Short, "the recorder stopped before this window closed") {
+	if len(st) == 0 || st[0].mono > t0-3e9 || st[len(st)-1].mono < t0+1e9 || !strings.Contains(snap.Short, "the recorder stopped before this snapshot was written") {
 		t.Fatalf("recovered %d states from %d to %d, trigger at %d (%+v): want the seconds before the trigger and some after", len(st), st[0].mono, st[len(st)-1].mono, t0, snap)
 	}
 	for i := 1; i < len(st); i++ {

@@ -73,7 +73,12 @@ type SnapshotResult struct {
 	Snapshot      logfmt.Snapshot
 	Records       uint64
 	Bytes         int64
-	Err           error
+	// Late is how far the window's end moved past the one asked, waiting
+	// for LateStream, whose records arrived up to LateBy after capture
+	// (0 when no stream was waited for).
+	Late, LateBy time.Duration
+	LateStream   string
+	Err          error
 }
 
 // SnapshotStatus is the snapshot buffer's state.
@@ -83,6 +88,7 @@ type SnapshotStatus struct {
 	Span            time.Duration // receive time the held chunks cover
 	Chunks          int
 	Open            bool   // a window is open: a snapshot is coming
+	Finishing       int    // closed windows whose snapshots are being written
 	Written         int    // snapshots written
 	Lost            uint64 // records dropped for want of room: LostBound + LostBehind
 	// LostBound were dropped because the open window alone needs more
@@ -99,6 +105,9 @@ func (s SnapshotStatus) String() string {
 		s.Span.Seconds(), s.Chunks, mib(s.Bytes), mib(s.MaxBytes), mib(s.PeakBytes), s.Written)
 	if s.Open {
 		line += "; a snapshot is being taken"
+	}
+	if s.Finishing > 0 {
+		line += fmt.Sprintf("; %d snapshot(s) being written from their journals", s.Finishing)
 	}
 	if s.LostBound > 0 {
 		line += fmt.Sprintf("; %d records dropped by the memory bound (a snapshot window held in memory, its journal not written, needs more than %s: raise --snapshot-bytes or lower --after)", s.LostBound, sizeText(s.MaxBytes))
@@ -146,6 +155,10 @@ type snapshotter struct {
 	// sample written (hasEpoch; the writer goroutine sets it, under mu).
 	epoch    int64
 	hasEpoch bool
+	// arrivals are the streams' delays (lateness.go); lastRecv the latest
+	// receive stamp written (both under mu).
+	arrivals map[uint16]*arrival
+	lastRecv int64
 
 	mu        sync.Mutex // guards what follows (keep, the writes, status)
 	freed     *sync.Cond // a chunk being written out was released
@@ -201,6 +214,7 @@ type window struct {
 	// The journal (snapshotwrite.go): chunks[:disk] are in it, unpinned
 	// (but those held); jchunks are its chunks in the file, all known good.
 	disk, jchunks int
+	jbytes        int64 // in the journal
 	jstate        journalState
 	jdone         bool   // the journal is finished: the snapshot may be written
 	name          string // the snapshot's name, held by its journal ("" when none could be created)
@@ -214,6 +228,14 @@ type window struct {
 	edge                *kept
 	edgeFrom, edgeFirst int64
 	edgeOK              bool
+	// A stream received late (lateness.go): waited is set while the close
+	// waits for it; asked is the end before it moved; lateName the stream
+	// received latest, by lateBy; behind the one still short when the
+	// wait ended, complete to behindTo.
+	waited                       bool
+	asked                        int64
+	lateName, behind             string
+	lateBy, behindTo, behindLate int64
 }
 
 // releaseHeld unpins the chunks w holds for its end that its end no
@@ -515,20 +537,36 @@ func (s *snapshotter) trigger(t trigger) {
 		w.chunks = append(w.chunks, k)
 	}
 	s.open = w
+	s.resetLate()
 	s.queue = append(s.queue, w)
 	s.queued.Broadcast()
 	go s.journal(w) // at once, also while an earlier snapshot is written
 }
 
 // due closes the open window once now (a receive stamp, or the clock) is
-// past its end by the settling time.
+// past its end by the settling time, and every live stream has received
+// what was captured up to it (lateWait at most): the end then moves to the
+// latest record written.
 func (s *snapshotter) due(now int64) error {
 	s.mu.Lock()
 	w := s.open
-	s.mu.Unlock()
 	if w == nil || now < w.to+settle.Nanoseconds() {
+		s.mu.Unlock()
 		return nil
 	}
+	if a := s.behind(w.to, now); a != nil {
+		if now < w.to+(settle+lateWait).Nanoseconds() {
+			w.waited = true
+			s.mu.Unlock()
+			return nil
+		}
+		w.behind, w.behindTo, w.behindLate = a.name, a.onTime, a.late
+	}
+	if w.waited {
+		w.asked = w.to
+		w.to = max(w.to, s.lastRecv)
+	}
+	s.mu.Unlock()
 	return s.closeWindow(false)
 }
 
@@ -671,6 +709,17 @@ func (s *snapshotter) closeLocked(to int64, end string) {
 	if last >= 0 {
 		w.to = min(w.to, last) // the window is its records
 	}
+	if w.behind != "" && end == "" {
+		held := fmt.Sprintf("records captured only %.3f s after the trigger", float64(w.behindTo-w.lastTrig)/1e9)
+		if w.behindTo <= w.lastTrig {
+			held = fmt.Sprintf("no record captured after the trigger (its newest, %.3f s before it)", float64(w.lastTrig-w.behindTo)/1e9)
+		}
+		why = append(why, fmt.Sprintf("%s holds %s: they arrived up to %.2f s late, and a window waits %s at most past its end for them",
+			w.behind, held, float64(w.behindLate)/1e9, lateWait))
+	}
+	if a := s.latest(); w.waited && a != nil {
+		w.lateName, w.lateBy = a.name, a.late
+	}
 	if end != "" {
 		why = append(why, end)
 	}
@@ -782,11 +831,13 @@ func (s *snapshotter) addDrops(name string, n uint64) {
 }
 
 func (s *snapshotter) write(r *logfmt.Record, release func()) error {
+	s.mu.Lock()
 	if !s.hasEpoch && r.HasStamp && int(r.Channel) <= len(s.defs) && r.Channel > 0 && s.defs[r.Channel-1].Schema == codec.SchemaState {
-		s.mu.Lock()
 		s.epoch, s.hasEpoch = r.CaptureNs, true // the session's: the recording's first state sample
-		s.mu.Unlock()
 	}
+	s.arrived(r)
+	s.lastRecv = max(s.lastRecv, r.RecvMonoNs)
+	s.mu.Unlock()
 	if err := s.mw.WriteOwned(r, release); err != nil {
 		return fmt.Errorf("snapshot buffer: %w", err)
 	}
@@ -826,10 +877,16 @@ func (s *snapshotter) close() error {
 	return err
 }
 
+// bytes is what the snapshots written and the journals of those to come
+// hold on disk, and the raw bytes recorded.
 func (s *snapshotter) bytes() (written int64, raw uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.written, s.mw.Stats().RawBytes
+	written = s.written
+	for _, w := range s.queue {
+		written += w.jbytes
+	}
+	return written, s.mw.Stats().RawBytes
 }
 
 func (s *snapshotter) paths() []string {
@@ -848,6 +905,11 @@ func (s *snapshotter) status() SnapshotStatus {
 		LostBound: s.lostBound, LostBehind: s.lost - s.lostBound}
 	if len(s.ring) > 0 {
 		st.Span = time.Duration(s.newest - s.ring[0].min)
+	}
+	for _, w := range s.queue {
+		if w.closed {
+			st.Finishing++
+		}
 	}
 	return st
 }

@@ -134,7 +134,7 @@ func (s *snapshotter) reserve(t trigger) (name string, out journalFile, err erro
 func (s *snapshotter) journal(w *window) {
 	s.mu.Lock()
 	t0 := w.triggers[0]
-	md := s.metadata(w, "the recorder stopped before this window closed (a journal of record --snapshot, written as the window was taken): it holds what was received until then")
+	md := s.metadata(w, "the recorder stopped before this snapshot was written (a journal of record --snapshot, written as the window was taken): it holds what was received until then")
 	s.mu.Unlock()
 	name, out, err := s.reserve(t0)
 	path := name + ".partial"
@@ -216,6 +216,7 @@ func (s *snapshotter) journal(w *window) {
 		if k == nil { // left out by the memory bound
 			w.disk = n + 1
 			s.mu.Unlock()
+			s.freed.Broadcast() // for yield
 			continue
 		}
 		w.busy = k
@@ -255,7 +256,7 @@ func (s *snapshotter) journal(w *window) {
 		w.busy = nil
 		if ok {
 			w.disk = n + 1
-			w.jchunks = int(lw.Stats().Chunks)
+			w.jchunks, w.jbytes = int(lw.Stats().Chunks), lw.Stats().BytesWritten
 			if k.min < from {
 				w.edge, w.edgeFrom, w.edgeFirst, w.edgeOK = k, from, first, hasFirst
 			}
@@ -310,6 +311,9 @@ func (s *snapshotter) writeWindow(w *window) (res SnapshotResult) {
 	res.Snapshot, _ = parseOwn(md)
 	res.Before = time.Duration(max(0, w.triggers[0].MonoNs-w.from))
 	res.After = time.Duration(max(0, w.to-w.lastTrig))
+	if w.waited && w.to > w.asked {
+		res.Late, res.LateStream, res.LateBy = time.Duration(w.to-w.asked), w.lateName, time.Duration(w.lateBy)
+	}
 	defs := append([]*logfmt.Channel(nil), s.defs...)
 	t0, name, jpath, jchunks, disk := w.triggers[0], w.name, w.jpath, w.jchunks, w.disk
 	chunks := append([]*kept(nil), w.chunks...)
@@ -349,7 +353,7 @@ func (s *snapshotter) writeWindow(w *window) (res SnapshotResult) {
 		}
 	}
 	if jchunks > 0 {
-		n, err := copyJournal(lw, jpath, jchunks, w.from, w.to)
+		n, err := copyJournal(lw, jpath, jchunks, w.from, w.to, func() { s.yield(w) })
 		if err != nil {
 			return failed(err)
 		}
@@ -392,10 +396,27 @@ func (s *snapshotter) writeWindow(w *window) (res SnapshotResult) {
 	return res
 }
 
+// yield waits while the open window's journal has chunks to write, unless
+// that window is self: the window being finished is safe in its journal,
+// while the open one's chunks are only in memory until its journal takes
+// them, so the disk is that journal's first (a kill -9 during a finish
+// would otherwise lose the after part of the next window).
+func (s *snapshotter) yield(self *window) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for {
+		w := s.open
+		if w == nil || w == self || w.jstate == journalDead || w.next() >= len(w.chunks) {
+			return
+		}
+		s.freed.Wait() // the journal broadcasts each chunk it wrote; a close too
+	}
+}
+
 // copyJournal writes the records of the first n chunks of the journal at
 // path received in [from, to] to lw: a chunk inside the window byte for
-// byte, an edge one trimmed.
-func copyJournal(lw *logfmt.Writer, path string, n int, from, to int64) (uint64, error) {
+// byte, an edge one trimmed; between runs before each chunk.
+func copyJournal(lw *logfmt.Writer, path string, n int, from, to int64, between func()) (uint64, error) {
 	r, err := logfmt.Open(path, logfmt.ReaderOptions{})
 	if err != nil {
 		return 0, fmt.Errorf("its journal: %w", err)
@@ -410,6 +431,7 @@ func copyJournal(lw *logfmt.Writer, path string, n int, from, to int64) (uint64,
 		if ci.MaxMonoNs < from || ci.MinMonoNs > to {
 			continue
 		}
+		between()
 		if c, err = r.ReadChunk(i, c); err != nil {
 			return records, fmt.Errorf("its journal: %w", err)
 		}

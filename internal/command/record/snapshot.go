@@ -110,10 +110,17 @@ func startSnapshots(c *cli.Context, cfg *recorder.Config, errw io.Writer) (stop 
 			return
 		}
 		s := r.Snapshot
-		line := fmt.Sprintf("record: snapshot: wrote %s: %d records, %.3f s (%.3f s before, %.3f s after the trigger; %s and %s asked), triggered by %s",
-			r.Path, r.Records, float64(s.ToMonoNs-s.FromMonoNs)/1e9, r.Before.Seconds(), r.After.Seconds(), s.Before, s.After, s.Triggers[0].Cause)
+		before, after := "before", "after the trigger"
+		if s.TriggerCount > 1 {
+			before, after = "before the first trigger", "after the last"
+		}
+		line := fmt.Sprintf("record: snapshot: wrote %s: %d records, %.3f s (%.3f s %s, %.3f s %s; %s and %s asked), triggered by %s",
+			r.Path, r.Records, float64(s.ToMonoNs-s.FromMonoNs)/1e9, r.Before.Seconds(), before, r.After.Seconds(), after, s.Before, s.After, s.Triggers[0].Cause)
 		if s.TriggerCount > 1 {
 			line += fmt.Sprintf(" and extended by %d more", s.TriggerCount-1)
+		}
+		if r.Late > 0 {
+			line += fmt.Sprintf("; held open %.3f s past its end for %s, received up to %.3f s after capture", r.Late.Seconds(), r.LateStream, r.LateBy.Seconds())
 		}
 		if s.Short != "" {
 			line += "; short: " + s.Short

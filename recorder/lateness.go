@@ -1,0 +1,103 @@
+package recorder
+
+import (
+	"time"
+
+	"github.com/vrlog/vrlog/logfmt"
+)
+
+// Streams received late. A window is a range of receive time, but a
+// stream the recorder receives late (camera frames queued behind a backlog
+// at 1080p30 arrive up to 1.25 s after capture under load) would hold, in
+// the part after the trigger, only what was captured well before the
+// window's end. So each stream's delay is tracked from its capture stamps,
+// and a window closes only once every live stream has received what was
+// captured up to its end, lateWait at most past it; the window's end then
+// moves to the last record received, and what is still missing is said.
+
+// lateWait bounds how long a window waits past its end (and settle) for
+// the records of a stream received late.
+const lateWait = 3 * time.Second
+
+// rebase is how far above the least receive-minus-capture difference a
+// record may be before it counts as a clock that moved (a publisher that
+// restarted on another clock), not as a record received late.
+const rebase = int64(10 * time.Second)
+
+// liveFor is how recently a stream must have received to be waited for:
+// a stream that fell silent is not late.
+const liveFor = int64(time.Second)
+
+// arrival is one stream's delay, in the recorder's receive clock.
+type arrival struct {
+	name   string
+	base   int64 // least receive − capture seen: its delay on time, plus the clocks' offset
+	onTime int64 // when its newest capture would have been received on time: it is complete to there
+	newest int64 // its newest receive stamp
+	late   int64 // the most a record arrived after its time on time, since the open window's trigger
+	seen   bool
+}
+
+// add books a stamped record.
+func (a *arrival) add(recv, capture int64) {
+	if capture < -1<<62 || capture > 1<<62 || recv < 0 { // no unix ns: nothing to learn
+		return
+	}
+	d := recv - capture
+	if !a.seen || d < a.base || d-a.base > rebase {
+		a.base, a.onTime, a.seen = d, recv, true
+	}
+	a.newest = max(a.newest, recv)
+	a.onTime = max(a.onTime, capture+a.base)
+	a.late = max(a.late, d-a.base)
+}
+
+// arrived books r's stamps (mu held).
+func (s *snapshotter) arrived(r *logfmt.Record) {
+	if !r.HasStamp {
+		return
+	}
+	if s.arrivals == nil {
+		s.arrivals = map[uint16]*arrival{}
+	}
+	a := s.arrivals[r.Channel]
+	if a == nil {
+		a = &arrival{}
+		if int(r.Channel) <= len(s.defs) && r.Channel > 0 {
+			a.name = s.defs[r.Channel-1].Name
+		}
+		s.arrivals[r.Channel] = a
+	}
+	a.add(r.RecvMonoNs, r.CaptureNs)
+}
+
+// behind is the live stream furthest from being complete to `to` at now,
+// nil when every live stream is (mu held).
+func (s *snapshotter) behind(to, now int64) *arrival {
+	var worst *arrival
+	for _, a := range s.arrivals {
+		if a.newest >= now-liveFor && a.onTime < to && (worst == nil || a.onTime < worst.onTime) {
+			worst = a
+		}
+	}
+	return worst
+}
+
+// latest is the stream received latest since the window's trigger (mu
+// held); lateness is reset when a window opens.
+func (s *snapshotter) latest() *arrival {
+	var worst *arrival
+	for _, a := range s.arrivals {
+		if worst == nil || a.late > worst.late {
+			worst = a
+		}
+	}
+	return worst
+}
+
+// resetLate starts counting lateness afresh (mu held).
+func (s *snapshotter) resetLate() {
+	for _, a := range s.arrivals {
+		a.late = 0
+	}
+}

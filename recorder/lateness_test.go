@@ -1,0 +1,111 @@
+package recorder
+
+import (
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vrlog/vrlog/logfmt"
+)
+
+// lateRun records states every ms, received 0.1 ms after capture, and
+// camera frames every 33 ms, received 5 ms after capture until a backlog
+// from capture 5 s on delays them by up to lag; a trigger at 10 s asks 2 s
+// before and 1 s after. It returns the snapshot's result and the newest
+// frame capture in it, in the recorder's receive clock (capture + 5 ms).
+func lateRun(t *testing.T, lag int64) (SnapshotResult, int64) {
+	t.Helper()
+	var results []SnapshotResult
+	sc := SnapshotConfig{Before: 2 * time.Second, After: time.Second, MaxBytes: 1 << 30,
+		OnSnapshot: func(r SnapshotResult) { results = append(results, r) }}
+	s, err := newSnapshotter(Config{Output: filepath.Join(t.TempDir(), "snap.vrlog"), FlushInterval: -1, Snapshot: &sc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"s", "c"} {
+		if err := s.addChannel(&logfmt.Channel{Name: name, Transport: logfmt.TransportZenoh, Topic: name}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const epoch = int64(1.7e18) // capture stamps: unix ns; receive: mono
+	ms := int64(time.Millisecond)
+	var recs []logfmt.Record
+	for c := sec; c <= 20*sec; c += ms {
+		recs = append(recs, logfmt.Record{Channel: s.id("s"), CaptureNs: epoch + c, HasStamp: true, RecvMonoNs: c + ms/10})
+	}
+	for c := sec; c <= 20*sec; c += 33 * ms {
+		d := 5 * ms
+		if c >= 5*sec { // the backlog grows, frames arriving ten times slower, to lag
+			d += min(lag, (c-5*sec)*9/10)
+		}
+		recs = append(recs, logfmt.Record{Channel: s.id("c"), CaptureNs: epoch + c, HasStamp: true, RecvMonoNs: c + d})
+	}
+	sort.SliceStable(recs, func(i, j int) bool { return recs[i].RecvMonoNs < recs[j].RecvMonoNs })
+	fired := false
+	for i := range recs {
+		r := &recs[i]
+		if !fired && r.RecvMonoNs >= 10*sec {
+			s.trigger(trigger{SnapshotTrigger: logfmt.SnapshotTrigger{Cause: "test", MonoNs: 10 * sec, WallNs: 1e18 + 10*sec}, slug: "test"})
+			fired = true
+		}
+		r.RecvWallNs = 1e18 + r.RecvMonoNs
+		r.Payload = []byte{1}
+		if err := s.write(r, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(results) != 1 || results[0].Err != nil {
+		t.Fatalf("results %+v", results)
+	}
+	rd, err := logfmt.Open(results[0].Path, logfmt.ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	it := rd.Records(logfmt.Filter{MetaOnly: true})
+	newest := int64(-1)
+	for it.Next() {
+		if ch, _ := rd.Channel(it.Record().Channel); ch.Name == "c" {
+			r := it.Record()
+			newest = max(newest, r.CaptureNs-epoch+5*ms)
+		}
+	}
+	if err := it.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return results[0], newest
+}
+
+// Frames received 1.2 s late are waited for: the snapshot holds the
+// frames captured up to the window's end, and says it was held open.
+func TestSnapshotWaitsForLateStream(t *testing.T) {
+	res, newest := lateRun(t, 1200*time.Millisecond.Nanoseconds())
+	end := 11 * sec
+	if newest < end-33*time.Millisecond.Nanoseconds() {
+		t.Fatalf("newest frame on time at %.3f s, want the window's end %.3f s", float64(newest)/1e9, float64(end)/1e9)
+	}
+	if res.LateStream != "c" || res.Late < time.Second || res.Late > 1500*time.Millisecond || res.LateBy < time.Second {
+		t.Fatalf("late %v for %q by %v; want about 1.2 s for c", res.Late, res.LateStream, res.LateBy)
+	}
+	if res.Snapshot.Short != "" {
+		t.Fatalf("short %q", res.Snapshot.Short)
+	}
+}
+
+// Frames later than the wait bound are said: what the camera holds after
+// the trigger, in capture time.
+func TestSnapshotSaysStreamTooLate(t *testing.T) {
+	res, newest := lateRun(t, 5*sec)
+	if newest >= 11*sec {
+		t.Fatalf("newest frame on time at %.3f s: the wait should have ended first", float64(newest)/1e9)
+	}
+	if !strings.Contains(res.Snapshot.Short, "c holds no record captured after the trigger") || !strings.Contains(res.Snapshot.Short, "waits 3s at most") {
+		t.Fatalf("short %q", res.Snapshot.Short)
+	}
+	t.Log(res.Snapshot.Short)
+}
