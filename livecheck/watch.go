@@ -209,7 +209,11 @@ func (w *Watch) record(c *logfmt.Channel, r *logfmt.Record, lost uint64, hold bo
 		}
 	case sampler.Restart:
 		ch.restarts++
+		n := len(fired)
 		fired = w.check(fired, "max-restarts", ch, float64(ch.restarts), s.TNs)
+		if len(fired) > n && ch.restarts > 1 {
+			fired[n].Message += " (since the recording started)"
+		}
 	}
 	var held *Held
 	switch {
@@ -242,7 +246,11 @@ func (w *Watch) judgeGap(fired []Fired, g *Held) []Fired {
 	ch := g.ch
 	if g.skipped > 0 {
 		ch.skipped += g.skipped
+		n := len(fired)
 		fired = w.check(fired, "max-skips", ch, float64(ch.skipped), g.captureNs)
+		if len(fired) > n { // the count is the recording's, as analyze's gate counts it; a snapshot holds this gap
+			fired[n].Message += fmt.Sprintf(" (since the recording started; %d in this gap)", g.skipped)
+		}
 	}
 	if g.outage {
 		n := len(fired)

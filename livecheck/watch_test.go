@@ -166,6 +166,12 @@ func TestWatchRecorderLoss(t *testing.T) {
 	if len(f) != 2 || f[0].Check != "max-skips" || f[0].Value != 9 || f[1].Check != "max-outage" {
 		t.Fatalf("a gap of 49 with 40 lost by the recorder fired %+v: want 9 skipped and the outage", f)
 	}
+	// A later gap: the count is the recording's, as analyze's gate
+	// counts it, and the message says what this gap holds.
+	next(0, 10*ms, 0)
+	if f := next(2, 10*ms, 0); len(f) != 1 || f[0].Value != 11 || !strings.HasSuffix(f[0].Message, "(since the recording started; 2 in this gap)") {
+		t.Fatalf("a second gap fired %+v", f)
+	}
 }
 
 // An undecided gap (iceoryx2's safe overflow, decided when its drain
