@@ -176,9 +176,11 @@ type snapshotter struct {
 	lostBound uint64  // of lost, those dropped because the open window alone filled the bound
 	fillRate  float64 // bytes/s held at the first fill
 	drops     []dropMark
-	filled    bool // the memory bound has evicted: the shortfall was said
-	starved   bool // the last chunk found no room after pinWait: the next ones do not wait
-	lagging   bool // the journal fell behind: the open window's oldest part goes without waiting
+	filled    bool    // the memory bound has evicted: the shortfall was said
+	said      float64 // the seconds the bound was last said to hold (recheck)
+	saidAt    int64   // the newest receive stamp then
+	starved   bool    // the last chunk found no room after pinWait: the next ones do not wait
+	lagging   bool    // the journal fell behind: the open window's oldest part goes without waiting
 	files     []string
 	written   int64
 	snapshots int
@@ -385,6 +387,31 @@ func (s *snapshotter) keep(c *logfmt.Chunk) {
 	for len(s.ring) > 0 && s.ring[0].pins == 0 && s.ring[0].max < horizon {
 		s.evict()
 	}
+	s.recheck()
+}
+
+// recheck says again what the memory bound holds once the ring has turned
+// over since it was said (or since a window or drops, which shape the
+// ring), if it now holds a tenth more or less and less than asked: the
+// first fill's estimate comes from the recording's first seconds, and the
+// rate changes (mu held).
+func (s *snapshotter) recheck() {
+	if !s.filled || s.open != nil || len(s.ring) == 0 || s.ring[0].min <= s.saidAt || s.sc.OnNotice == nil {
+		return
+	}
+	held := float64(s.newest-s.ring[0].min) / 1e9
+	said := s.said
+	s.said, s.saidAt = held, s.newest
+	need := (s.sc.Before + settle).Seconds()
+	if held >= need || (said > 0 && held > said*0.9 && held < said*1.1) {
+		return
+	}
+	was := ""
+	if said > 0 {
+		was = fmt.Sprintf("%.1f s when said before, ", said)
+	}
+	s.sc.OnNotice(fmt.Sprintf("snapshot buffer: %s now holds %.1f s of the streams (%sthe buffer takes %.1f MB/s now): a snapshot holds about %.1f s before its trigger, --snapshot %s asked",
+		sizeText(s.sc.MaxBytes), held, was, float64(s.held)/held/1e6, held, s.sc.Before))
 }
 
 // cuttable reports whether front, the ring's oldest chunk, is the oldest
@@ -454,6 +481,7 @@ func (s *snapshotter) sayShortfall(k *kept) {
 		return
 	}
 	holds := float64(s.sc.MaxBytes) / rate
+	s.said, s.saidAt = holds, max(s.newest, k.max) // recheck says it again once the ring turned over
 	need := (s.sc.Before + settle).Seconds()
 	if holds >= need {
 		return
@@ -477,6 +505,7 @@ func sizeText(n int64) string {
 
 // dropped books the records of a chunk that found no room (mu held).
 func (s *snapshotter) dropped(info logfmt.ChunkInfo) {
+	s.saidAt = max(s.saidAt, info.MaxMonoNs) // the ring's span is no rate until it turns over
 	why := dropBehind
 	if s.open != nil && len(s.queue) == 1 { // only the open window pins: its own size or its journal, not an earlier snapshot
 		why = dropJournal
@@ -724,6 +753,7 @@ func (s *snapshotter) closeLocked(to int64, end string) {
 		why = append(why, end)
 	}
 	w.short = strings.Join(why, "; ")
+	s.saidAt = max(s.saidAt, s.newest) // the ring's span is no rate until it turns over past the window
 	w.releaseHeld() // its end is found
 	s.freed.Broadcast()
 	s.queued.Broadcast()

@@ -516,3 +516,41 @@ func TestSnapshotJournalBehind(t *testing.T) {
 	}
 	t.Logf("%s; short: %s", st, snap.Short)
 }
+
+// What the memory bound holds is said at the first fill, and again once
+// the ring turned over holding a tenth less: the rate doubled.
+func TestSnapshotShortfallSaidAgain(t *testing.T) {
+	var notices []string
+	r := newSnapRun(t, SnapshotConfig{Before: 10 * time.Second, After: time.Second, MaxBytes: 16 << 20,
+		OnNotice: func(m string) { notices = append(notices, m) }})
+	ms := int64(time.Millisecond)
+	rng := rand.NewChaCha8([32]byte{3})
+	mono := sec
+	feed := func(until int64, size int) {
+		payload := make([]byte, size)
+		for ; mono < until; mono += ms {
+			rng.Read(payload) // incompressible
+			rec := logfmt.Record{Channel: r.s.id("a"), RecvMonoNs: mono, RecvWallNs: 1e18 + mono, Payload: payload}
+			if err := r.s.write(&rec, nil); err != nil {
+				t.Fatal(err)
+			}
+			if mono%(100*ms) == 0 {
+				r.s.mw.Flush()
+			}
+		}
+	}
+	feed(30*sec, 2000) // 2 MB/s: 16 MiB hold about 8.4 s
+	if len(notices) != 1 || !strings.Contains(notices[0], "holds about 8.") {
+		t.Fatalf("notices at 2 MB/s: %q", notices)
+	}
+	feed(60*sec, 4000) // 4 MB/s: about 4.2 s
+	if err := r.s.close(); err != nil {
+		t.Fatal(err)
+	}
+	var held, said float64
+	last := notices[len(notices)-1]
+	if _, err := fmt.Sscanf(last[strings.Index(last, "now holds"):], "now holds %g s of the streams (%g s when said before", &held, &said); err != nil || held > 5 || held < 2 || said < 5 {
+		t.Fatalf("notices: %q (%v)", notices, err)
+	}
+	t.Log(notices)
+}

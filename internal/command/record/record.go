@@ -100,11 +100,15 @@ while the disk keeps up (when it does not, the oldest part before the
 trigger gives way first, then the after part is cut short, and the log says
 so with the numbers); the first time the buffer fills, record says what it
 holds at the current rate ("512 MiB holds about 2.6 s of the current 186
-MB/s; --snapshot 30s needs about 5.6 GB in memory"). The snapshot is then
+MB/s; --snapshot 30s needs about 5.6 GB in memory"), and again when that
+changes by a tenth. A window closes once every stream still receiving has
+what was captured up to its end (3 s at most past it: frames received late
+are waited for). The snapshot is then
 written from the journal. A --trigger max-outage also fires when a stream
 stops for good. kill -9 leaves the journal of an open window, which 'vrlog
 recover' restores, and a snapshot being finished leaves its temporary name
-(.OUT_TIME_CAUSE.vrlog.tmp-*) as well; earlier snapshots are untouched. A --trigger that matches no recorded
+(.OUT_TIME_CAUSE.vrlog.tmp-*) as well: keep the journal, delete the
+temporary file; earlier snapshots are untouched. A --trigger that matches no recorded
 channel is said once the channels are known, and fails the recording at its
 end (exit 1).
 
