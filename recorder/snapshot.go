@@ -340,7 +340,7 @@ func (s *snapshotter) keep(c *logfmt.Chunk) {
 		s.filled = true
 		s.sayShortfall(k)
 	}
-	cut := false
+	cut, full := false, false // full: the bound evicted, so the ring spans what it holds
 	for len(s.ring) > 0 && s.held+k.size > s.sc.MaxBytes {
 		switch front := s.ring[0]; {
 		case s.cuttable(front) && s.open.busy == front: // once the journal has it: one chunk's write
@@ -365,6 +365,7 @@ func (s *snapshotter) keep(c *logfmt.Chunk) {
 		default:
 			s.squeezed = max(s.squeezed, front.max)
 			s.evict()
+			full = true
 		}
 	}
 	if !cut {
@@ -387,7 +388,9 @@ func (s *snapshotter) keep(c *logfmt.Chunk) {
 	for len(s.ring) > 0 && s.ring[0].pins == 0 && s.ring[0].max < horizon {
 		s.evict()
 	}
-	s.recheck()
+	if full {
+		s.recheck()
+	}
 }
 
 // recheck says again what the memory bound holds once the ring has turned
@@ -399,7 +402,12 @@ func (s *snapshotter) recheck() {
 	if !s.filled || s.open != nil || len(s.ring) == 0 || s.ring[0].min <= s.saidAt || s.sc.OnNotice == nil {
 		return
 	}
-	held := float64(s.newest-s.ring[0].min) / 1e9
+	span := float64(s.newest-s.ring[0].min) / 1e9
+	if span <= 0 || s.held <= 0 {
+		return
+	}
+	rate := float64(s.held) / span // the buffer's bytes per second of the streams
+	held := float64(s.sc.MaxBytes) / rate
 	said := s.said
 	s.said, s.saidAt = held, s.newest
 	need := (s.sc.Before + settle).Seconds()
@@ -411,7 +419,7 @@ func (s *snapshotter) recheck() {
 		was = fmt.Sprintf("%.1f s when said before, ", said)
 	}
 	s.sc.OnNotice(fmt.Sprintf("snapshot buffer: %s now holds %.1f s of the streams (%sthe buffer takes %.1f MB/s now): a snapshot holds about %.1f s before its trigger, --snapshot %s asked",
-		sizeText(s.sc.MaxBytes), held, was, float64(s.held)/held/1e6, held, s.sc.Before))
+		sizeText(s.sc.MaxBytes), held, was, rate/1e6, held, s.sc.Before))
 }
 
 // cuttable reports whether front, the ring's oldest chunk, is the oldest
