@@ -762,7 +762,7 @@ func (s *snapshotter) closeLocked(to int64, end string) {
 	}
 	w.short = strings.Join(why, "; ")
 	s.saidAt = max(s.saidAt, s.newest) // the ring's span is no rate until it turns over past the window
-	w.releaseHeld() // its end is found
+	w.releaseHeld()                    // its end is found
 	s.freed.Broadcast()
 	s.queued.Broadcast()
 }
