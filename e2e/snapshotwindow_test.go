@@ -95,7 +95,7 @@ func TestSnapshotAfterGuaranteed(t *testing.T) {
 	recs, snap := readSnapshot(t, files[0])
 	published := readTruth(t, filepath.Join(s.dir, "truth.jsonl"))
 	t1 := snap.Triggers[len(snap.Triggers)-1].MonoNs
-	if snap.TriggerCount != 2 || !nearEnd(snap.ToMonoNs, t1+3e9) || !strings.Contains(snap.Short, "the memory bound (64 MiB) held only ") || !strings.Contains(snap.Short, "s before the trigger, 30s asked") {
+	if snap.TriggerCount != 2 || !endsAt(snap, t1+3e9) || !strings.Contains(snap.Short, "the memory bound (64 MiB) held only ") || !strings.Contains(snap.Short, "s before the trigger, 30s asked") {
 		t.Fatalf("snapshot %+v: want both triggers, 3 s after the second, the bound's cut said", snap)
 	}
 	checkCovers(t, files[0], recs, snap, published, "vr/"+s.robot+"/state", 5*time.Millisecond)
@@ -290,7 +290,7 @@ func TestSnapshotAfterHeldPastBound(t *testing.T) {
 		}
 	}
 	t0 := snap.Triggers[0].MonoNs
-	if first < snap.FromMonoNs || last > snap.ToMonoNs || !nearEnd(snap.ToMonoNs, t0+5e9) {
+	if first < snap.FromMonoNs || last > snap.ToMonoNs || !endsAt(snap, t0+5e9) {
 		t.Fatalf("window %d..%d, records %d..%d (%.3f s after the trigger): want all 5 s after it", snap.FromMonoNs, snap.ToMonoNs, first, last, float64(last-t0)/1e9)
 	}
 	published := readTruth(t, filepath.Join(s.dir, "truth.jsonl"))

@@ -26,6 +26,9 @@ type Snapshot struct {
 	// Short says why the window holds less than asked ("" when it holds
 	// all of it): the memory bound, or the recording's start or end.
 	Short string
+	// HeldOpen says why the window ends past To asked ("" when it does
+	// not): a stream received late was waited for.
+	HeldOpen string
 	// Recording identifies the recording the snapshot was cut from (one
 	// id per recorder run; "" in older snapshots): snapshots of one
 	// recording whose windows overlap hold the same records there.
@@ -65,6 +68,7 @@ const (
 	metaSnapshotFromMono = "vrlog.snapshot.from_mono_ns"
 	metaSnapshotToMono   = "vrlog.snapshot.to_mono_ns"
 	metaSnapshotShort    = "vrlog.snapshot.short"
+	metaSnapshotHeldOpen = "vrlog.snapshot.held_open"
 	metaSnapshotRec      = "vrlog.snapshot.recording"
 	metaSnapshotEpoch    = "vrlog.snapshot.session_epoch_ns"
 )
@@ -85,6 +89,9 @@ func (s *Snapshot) AddTo(md map[string]string) {
 	}
 	if s.Short != "" {
 		md[metaSnapshotShort] = s.Short
+	}
+	if s.HeldOpen != "" {
+		md[metaSnapshotHeldOpen] = s.HeldOpen
 	}
 	if s.Recording != "" {
 		md[metaSnapshotRec] = s.Recording
@@ -136,7 +143,7 @@ func ParseSnapshot(md map[string]string) (*Snapshot, error) {
 	if !ok {
 		return nil, nil
 	}
-	s := &Snapshot{Short: md[metaSnapshotShort], Recording: md[metaSnapshotRec]}
+	s := &Snapshot{Short: md[metaSnapshotShort], HeldOpen: md[metaSnapshotHeldOpen], Recording: md[metaSnapshotRec]}
 	bad := func(key string, err error) error {
 		return fmt.Errorf("%w: snapshot metadata %s: %v", ErrMalformed, key, err)
 	}

@@ -92,8 +92,8 @@ func TestSnapshotWaitsForLateStream(t *testing.T) {
 	if res.LateStream != "c" || res.Late < time.Second || res.Late > 1500*time.Millisecond || res.LateBy < time.Second {
 		t.Fatalf("late %v for %q by %v; want about 1.2 s for c", res.Late, res.LateStream, res.LateBy)
 	}
-	if res.Snapshot.Short != "" {
-		t.Fatalf("short %q", res.Snapshot.Short)
+	if res.Snapshot.Short != "" || !strings.Contains(res.Snapshot.HeldOpen, "s past its end for c, received up to 1.") {
+		t.Fatalf("short %q, held open %q", res.Snapshot.Short, res.Snapshot.HeldOpen)
 	}
 }
 

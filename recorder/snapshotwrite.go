@@ -285,7 +285,11 @@ func (s *snapshotter) journal(w *window) {
 func (s *snapshotter) metadata(w *window, short string) map[string]string {
 	t0 := w.triggers[0]
 	off := t0.WallNs - t0.MonoNs // the recorder's wall minus mono clock, at the trigger
-	sn := logfmt.Snapshot{Before: s.sc.Before, After: s.sc.After, TriggerCount: w.count, Short: short,
+	var open string
+	if w.waited && w.to > w.asked && w.closed {
+		open = fmt.Sprintf("%.3f s past its end for %s, received up to %.3f s after capture", float64(w.to-w.asked)/1e9, w.lateName, float64(w.lateBy)/1e9)
+	}
+	sn := logfmt.Snapshot{Before: s.sc.Before, After: s.sc.After, TriggerCount: w.count, Short: short, HeldOpen: open,
 		FromMonoNs: w.from, ToMonoNs: w.to, FromWallNs: w.from + off, ToWallNs: w.to + off, Recording: s.recording,
 		SessionEpochNs: s.epoch, HasSessionEpoch: s.hasEpoch}
 	for _, t := range w.triggers[:min(len(w.triggers), logfmt.MaxSnapshotTriggers)] {

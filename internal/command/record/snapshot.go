@@ -119,8 +119,8 @@ func startSnapshots(c *cli.Context, cfg *recorder.Config, errw io.Writer) (stop 
 		if s.TriggerCount > 1 {
 			line += fmt.Sprintf(" and extended by %d more", s.TriggerCount-1)
 		}
-		if r.Late > 0 {
-			line += fmt.Sprintf("; held open %.3f s past its end for %s, received up to %.3f s after capture", r.Late.Seconds(), r.LateStream, r.LateBy.Seconds())
+		if s.HeldOpen != "" {
+			line += "; held open " + s.HeldOpen
 		}
 		if s.Short != "" {
 			line += "; short: " + s.Short
