@@ -27,11 +27,11 @@ def main(path):
             if isinstance(d, vrlog.State):
                 e = d.elapsed
             elif isinstance(d, vrlog.Frame):
-                e = d.header.elapsed
+                e = d.elapsed  # the same as d.header.elapsed
             if schema == "vrsdk.Frame/1":
                 fr, f = next(by_frame)
                 assert fr.recv_mono_ns == r.recv_mono_ns
-                assert (None if f is None else f.header.elapsed) == e, (f, e)
+                assert (None if f is None else f.elapsed) == e == (None if f is None else f.header.elapsed), (f, e)
             print(json.dumps({"channel_id": r.channel, "recv_mono_ns": r.recv_mono_ns, "elapsed": e}))
 
 

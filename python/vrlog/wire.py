@@ -97,6 +97,18 @@ class Frame:
     header: FrameHeader
     data: bytes | memoryview
 
+    @property
+    def elapsed(self) -> float:
+        """The frame's capture time in seconds since the epoch it was
+        decoded with (the session epoch unless told otherwise): its
+        header's elapsed."""
+        return self.header.elapsed
+
+    @property
+    def t_ns(self) -> int:
+        """The frame's capture stamp, unix ns: its header's t_ns."""
+        return self.header.t_ns
+
     def pixels(self):
         """The pixels as a numpy array without row padding, sharing the
         frame's bytes: shape (height, width, channels) for rgb8, bgr8, rgba8

@@ -61,7 +61,7 @@ EXAMPLES:
 			&cli.StringFlag{Name: "frame-content", Value: "noise", Usage: "what frames show: noise (a moving gradient with noise in every byte: barely compressible) or gradient (smooth, mild noise: about half the size with zstd)"},
 			&cli.IntFlag{Name: "frame-ring", Usage: "render `N` frames up front and publish them in turn (a frame then costs one copy, not a paint: for driving a recorder past the painting rate); 0 paints every frame"},
 			&cli.IntFlag{Name: "sensors", Value: 4, Usage: "sensor entries per state (4 makes 200-byte states)"},
-			&cli.DurationFlag{Name: "duration", Usage: "stop after this long (0: until SIGINT/SIGTERM)"},
+			&cli.DurationFlag{Name: "duration", Usage: "stop this long after starting, --start-delay included (0: until SIGINT/SIGTERM)"},
 			&cli.DurationFlag{Name: "start-delay", Value: time.Second, Usage: "wait this long after declaring publishers before the first sample (lets subscribers connect)"},
 			&cli.IntFlag{Name: "drop-every", Usage: "skip publishing every `N`th sample"},
 			&cli.Float64Flag{Name: "drop-random", Usage: "skip publishing with probability `P`"},
