@@ -84,6 +84,13 @@ type Config struct {
 	// limit) ends the wait with ErrNoSubscribers.
 	WaitSubscribers int
 	WaitTimeout     time.Duration
+	// WaitController (with Lockstep) also waits for the controller itself:
+	// a zenoh liveliness token on a key of Lockstep, which the controller
+	// declares on its answer key (the bundled ones do). Any zenoh
+	// subscriber matches a trigger key, a recorder of the same keys too,
+	// so the matching status alone can start a replay before its
+	// controller. WaitTimeout bounds this wait too (ErrNoSubscribers).
+	WaitController bool
 	// Control takes commands on vrlog/replay/NAME/control and publishes
 	// the status on vrlog/replay/NAME/status (package replayctl).
 	Control string
@@ -152,8 +159,10 @@ func check(cfg Config) (Config, *fixtureConfig, error) {
 		return c, nil, configErr("ReadAheadBytes", "%d: want N >= 0", c.ReadAheadBytes)
 	case c.WaitSubscribers < 0:
 		return c, nil, configErr("WaitSubscribers", "%d: want N >= 1 (iceoryx2 subscribers per service; zenoh keys need one match)", c.WaitSubscribers)
-	case c.WaitTimeout > 0 && c.WaitSubscribers == 0:
+	case c.WaitTimeout > 0 && c.WaitSubscribers == 0 && !c.WaitController:
 		return c, nil, &ConfigError{Field: "WaitTimeout", Err: errString("a wait timeout needs a subscriber count to wait for"), Needs: "WaitSubscribers"}
+	case c.WaitController && c.Lockstep == "":
+		return c, nil, &ConfigError{Field: "WaitController", Err: errString("waiting for the controller needs its answer key"), Needs: "Lockstep"}
 	}
 	if c.Rate == 0 {
 		c.Rate = 1

@@ -50,6 +50,7 @@ type fixture struct {
 	capture  *capture
 	control  *replayctl.Server
 	waited   time.Duration // spent waiting for subscribers
+	sess     *zenoh.Session
 	captured *CaptureReport
 
 	// lockstep bookkeeping, from the publishing goroutine (OnStep, OnLate)
@@ -67,7 +68,7 @@ type fixture struct {
 // startFixture opens what must exist before the player is made: the
 // answers' subscriber, the clock's publisher, the capture's recording.
 func startFixture(cfg *fixtureConfig, s *session, pubs *publishers, sess *zenoh.Session, trigger []bool, names []string) (*fixture, error) {
-	f := &fixture{cfg: cfg, warn: cfg.Warn, pubs: pubs, now: clock.Monotonic(), trigger: trigger, names: names}
+	f := &fixture{cfg: cfg, warn: cfg.Warn, pubs: pubs, now: clock.Monotonic(), trigger: trigger, names: names, sess: sess}
 	var err error
 	var tap func(*zenoh.Sample)
 	switch {
@@ -103,12 +104,23 @@ func (f *fixture) options(o *player.Options) {
 		o.Lockstep = &player.Lockstep{Trigger: f.trigger, Answers: f.answers.ch, Timeout: f.cfg.LockstepTimeout,
 			OnStep: f.step, OnLate: f.onLate}
 	}
-	if n := f.cfg.WaitSubscribers; n > 0 {
+	if n := f.cfg.WaitSubscribers; n > 0 || f.cfg.WaitController {
 		o.Ready = func(ctx context.Context) error {
 			t0 := time.Now()
-			err := waitForSubscribers(ctx, f.pubs, n, f.cfg.WaitTimeout, f.warn)
-			f.waited = time.Since(t0)
-			return err
+			defer func() { f.waited = time.Since(t0) }()
+			if f.cfg.WaitController {
+				if err := waitForController(ctx, f.sess, f.cfg.Lockstep, f.cfg.WaitTimeout, f.warn); err != nil {
+					return err
+				}
+			}
+			if n == 0 {
+				return nil
+			}
+			timeout := f.cfg.WaitTimeout
+			if timeout > 0 && f.cfg.WaitController {
+				timeout = max(time.Millisecond, timeout-time.Since(t0)).Round(time.Millisecond) // one bound for both waits
+			}
+			return waitForSubscribers(ctx, f.pubs, n, timeout, f.warn)
 		}
 	}
 }

@@ -101,6 +101,10 @@ func controller(t *testing.T, ep, stateKey, answerKey string, behave behaviour) 
 	if err != nil {
 		t.Fatal(err)
 	}
+	token, err := s.DeclareToken(answerKey) // the controller is here (WaitController)
+	if err != nil {
+		t.Fatal(err)
+	}
 	pubs := map[string]*zenoh.Publisher{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -110,6 +114,7 @@ func controller(t *testing.T, ep, stateKey, answerKey string, behave behaviour) 
 			for _, p := range pubs {
 				p.Close()
 			}
+			token.Close()
 			sub.Close()
 			s.Close()
 		})
@@ -539,5 +544,46 @@ func TestDocsLibrarySnippetOnTheSample(t *testing.T) {
 	cfg.Channels, cfg.WaitTimeout, cfg.Output = nil, time.Second, filepath.Join(t.TempDir(), "response.vrlog")
 	if _, err, _ := run(t, cfg); !errors.Is(err, ErrNoSubscribers) || !strings.Contains(err.Error(), "iceoryx2") {
 		t.Fatalf("without a selection: err %v (want ErrNoSubscribers naming the iceoryx2 channel)", err)
+	}
+}
+
+// A recorder of the trigger keys is a matching subscriber, but not the
+// controller: WaitController waits for the controller's liveliness token,
+// fails after WaitTimeout without it, and starts once it comes.
+func TestWaitForControllerNotARecorder(t *testing.T) {
+	const n = 10
+	path, stateKey, _ := stateLog(t, n, 10*time.Millisecond, false)
+	ep := network(t)
+	rec, err := zenoh.Open(zenoh.Config{Mode: zenoh.ModePeer, Connect: []string{ep}, DisableMulticastScouting: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	recSub, err := rec.Subscribe("**", zenoh.SubscriberOptions{}) // a recorder of everything
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer recSub.Close()
+	answerKey := stateKey + "/cmd"
+	cfg := lockstepConfig(t, ep, path, answerKey, time.Second)
+	cfg.WaitController, cfg.WaitTimeout = true, 1500*time.Millisecond
+	var warn syncBuffer
+	cfg.Warn = &warn
+	_, err, took := run(t, cfg)
+	if !errors.Is(err, ErrNoSubscribers) || !strings.Contains(err.Error(), "no controller after 1.5s: no zenoh liveliness token on "+answerKey) || took > 5*time.Second {
+		t.Fatalf("without a controller: %v after %v", err, took)
+	}
+	if !strings.Contains(warn.String(), "replay: waiting for the controller: a zenoh liveliness token on "+answerKey) {
+		t.Fatalf("stderr %q", warn.String())
+	}
+	cfg = lockstepConfig(t, ep, path, answerKey, 5*time.Second)
+	cfg.WaitController = true
+	rep, err, _ := run(t, cfg, func() {
+		time.AfterFunc(500*time.Millisecond, func() {
+			controller(t, ep, stateKey, answerKey, func(uint64) (time.Duration, string, bool) { return 0, "", false })
+		})
+	})
+	if err != nil || rep.Lockstep.Answered != n || rep.Lockstep.Missed != 0 {
+		t.Fatalf("with the controller coming late: %v, %+v", err, rep)
 	}
 }

@@ -143,6 +143,9 @@ func (r *Replayer) Run(ctx context.Context) (*Report, error) {
 		time.Sleep(r.cfg.Linger)
 	}
 	rep := buildReport(&r.cfg, r.s, sum, r.opts)
+	if cause != nil { // the fixture ended the run (its controller is gone, no answers): no interruption
+		rep.Interrupted, rep.EndedBy = false, cause.Error()
+	}
 	if !r.cfg.RateMax {
 		rep.Rate = r.p.Status().Rate // the rate at the end (a key or the control channel may have changed it)
 	}

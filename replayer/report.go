@@ -8,16 +8,19 @@ import (
 
 // Report is the JSON summary (schema vrlog.replay/1; docs/replay.md).
 type Report struct {
-	Schema         string   `json:"schema"`
-	Inputs         []string `json:"inputs"`
-	Clock          string   `json:"clock"`
-	Rate           any      `json:"rate"` // a number, or "max"
-	Loops          int      `json:"loops"`
-	Passes         int      `json:"passes"`
-	StartOffsetS   float64  `json:"start_offset_s"`
-	EndOffsetS     *float64 `json:"end_offset_s,omitempty"`
-	ElapsedS       float64  `json:"elapsed_s"`
-	Interrupted    bool     `json:"interrupted"`
+	Schema       string   `json:"schema"`
+	Inputs       []string `json:"inputs"`
+	Clock        string   `json:"clock"`
+	Rate         any      `json:"rate"` // a number, or "max"
+	Loops        int      `json:"loops"`
+	Passes       int      `json:"passes"`
+	StartOffsetS float64  `json:"start_offset_s"`
+	EndOffsetS   *float64 `json:"end_offset_s,omitempty"`
+	ElapsedS     float64  `json:"elapsed_s"`
+	Interrupted  bool     `json:"interrupted"`
+	// EndedBy is why the fixture ended the run early ("" when it did
+	// not): a controller gone, too many missed steps, no answer at all.
+	EndedBy        string   `json:"ended_by,omitempty"`
 	Restamp        bool     `json:"restamp"`
 	RestampDeltaNs *int64   `json:"restamp_delta_ns,omitempty"`
 	Inject         []string `json:"inject"`
@@ -152,7 +155,7 @@ func buildReport(cfg *Config, s *session, sum *player.Summary, o player.Options)
 // addFixture adds the test fixture's parts.
 func (r *Report) addFixture(f *fixture) {
 	fc := f.cfg
-	if fc.WaitSubscribers > 0 {
+	if fc.WaitSubscribers > 0 || fc.WaitController {
 		w := f.waited.Seconds()
 		r.WaitedS = &w
 	}

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/vrlog/vrlog/transport/zenoh"
 )
 
 // waitPoll is how often --wait-for-subscribers looks again.
@@ -87,4 +89,37 @@ func (p *publishers) subscribers(i int) (int, error) {
 		return p.ipub[i].Subscribers()
 	}
 	return 0, nil
+}
+
+// waitForController returns once a zenoh liveliness token exists on a key
+// of the lockstep key expression: the controller's, declared on its
+// answer key (a recorder declares none there); after timeout (0: none) it
+// fails. It says on w what it waits for, once.
+func waitForController(ctx context.Context, sess *zenoh.Session, key string, timeout time.Duration, w io.Writer) error {
+	start := time.Now()
+	said := false
+	for {
+		tokens, err := sess.LiveTokens(key, 200*time.Millisecond)
+		if err != nil {
+			return kindf(ErrTransport, "waiting for the controller: %w", err)
+		}
+		if len(tokens) > 0 {
+			if said && w != nil {
+				fmt.Fprintf(w, "replay: the controller is there after %.1f s (liveliness token %s)\n", time.Since(start).Seconds(), tokens[0])
+			}
+			return nil
+		}
+		if timeout > 0 && time.Since(start) >= timeout {
+			return kindf(ErrNoSubscribers, "no controller after %v: no zenoh liveliness token on %s (a controller declares one on its answer key: docs/replay.md \"Waiting for the controller\")", timeout, key)
+		}
+		if !said && w != nil {
+			fmt.Fprintf(w, "replay: waiting for the controller: a zenoh liveliness token on %s (subscribers of the trigger keys, a recorder too, do not count)\n", key)
+			said = true
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(waitPoll):
+		}
+	}
 }

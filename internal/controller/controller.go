@@ -63,7 +63,9 @@ func Run(ctx context.Context, sess *zenoh.Session, cfg Config) (st Stats, err er
 	if !(cfg.Smooth >= 0 && cfg.Smooth < 1) || cfg.Delay < 0 {
 		return st, fmt.Errorf("controller: smooth %v must be in [0, 1) and delay %v >= 0", cfg.Smooth, cfg.Delay)
 	}
-	pub, err := sess.Publisher(cfg.CommandKey, zenoh.PublisherOptions{Encoding: "application/octet-stream", Block: true, Express: true})
+	// The liveliness token on the answer key says the controller is there
+	// (replay --wait-for-controller): a recorder of the states declares none.
+	pub, err := sess.Publisher(cfg.CommandKey, zenoh.PublisherOptions{Encoding: "application/octet-stream", Block: true, Express: true, Liveliness: true})
 	if err != nil {
 		return st, fmt.Errorf("controller: publisher %s: %w", cfg.CommandKey, err)
 	}

@@ -121,7 +121,8 @@ EXAMPLES:
 			&cli.StringFlag{Name: "delay", Usage: "wait `D` after creating the publishers, before the first record"},
 			&cli.BoolFlag{Name: "start-paused", Usage: "start paused: resume with space or → on a terminal, over the control channel off one"},
 			&cli.IntFlag{Name: "wait-for-subscribers", Usage: "start only when every zenoh key has a matching subscriber and every iceoryx2 service `N` subscribers"},
-			&cli.DurationFlag{Name: "wait-timeout", Usage: "give up waiting for subscribers after `D` (exit 3, naming the channels still without); default no limit"},
+			&cli.DurationFlag{Name: "wait-timeout", Usage: "give up waiting for subscribers (or the controller) after `D` (exit 3, naming the channels still without); default no limit"},
+			&cli.BoolFlag{Name: "wait-for-controller", Usage: "with --lockstep, also wait for the controller itself: a zenoh liveliness token on the --lockstep key, which the controller declares on its answer key (vrlog controller and peers/controller.py do); a recorder of the trigger keys is a matching subscriber too, so without it a replay may start before its controller"},
 			&cli.StringFlag{Name: "control", Usage: "take commands over zenoh on vrlog/replay/`NAME`/control and publish the status on vrlog/replay/NAME/status"},
 			&cli.StringFlag{Name: "clock-key", Usage: "publish the log's time on zenoh key `KEY` (vrlog.ReplayClock/1)"},
 			&cli.Float64Flag{Name: "clock-rate", Value: 100, Usage: "clock ticks per second (`HZ`; 0: only with records)"},
@@ -169,7 +170,7 @@ var flagOf = map[string]string{
 	"Files": "FILE", "Rate": "--rate", "Loops": "--loop", "Delay": "--delay", "WaitTimeout": "--wait-timeout",
 	"LockstepTimeout": "--lockstep-timeout", "Linger": "--linger", "ReorderWindow": "--reorder-window",
 	"ReadAhead": "--read-ahead", "Spin": "--spin", "ReadAheadBytes": "--read-ahead-bytes",
-	"WaitSubscribers": "--wait-for-subscribers", "Prefix": "--prefix", "Control": "--control", "ClockKey": "--clock-key",
+	"WaitSubscribers": "--wait-for-subscribers", "WaitController": "--wait-for-controller", "Prefix": "--prefix", "Control": "--control", "ClockKey": "--clock-key",
 	"ClockRate": "--clock-rate/--clock-per-record", "Lockstep": "--lockstep", "MaxMissed": "--max-missed",
 	"MaxMissedInARow": "--max-missed-in-a-row", "Capture": "--capture", "Output": "-o", "Triggers": "--trigger",
 	"Channels": "--channel", "Remaps": "--remap", "Clock": "--clock", "Window": "--start/--end/--duration",
@@ -270,7 +271,7 @@ func parse(c *cli.Context) (*options, error) {
 // controller (docs/replay.md, "A test fixture").
 func (o *options) parseFixture(c *cli.Context) error {
 	cfg := &o.cfg
-	cfg.WaitSubscribers, cfg.WaitTimeout = c.Int("wait-for-subscribers"), c.Duration("wait-timeout")
+	cfg.WaitSubscribers, cfg.WaitTimeout, cfg.WaitController = c.Int("wait-for-subscribers"), c.Duration("wait-timeout"), c.Bool("wait-for-controller")
 	cfg.Control, cfg.ClockKey, cfg.ClockPerRecord = c.String("control"), c.String("clock-key"), c.Bool("clock-per-record")
 	if cfg.ClockKey != "" || c.IsSet("clock-rate") {
 		cfg.ClockRate = c.Float64("clock-rate")

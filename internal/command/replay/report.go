@@ -29,6 +29,9 @@ func writeText(w io.Writer, r *replayer.Report) error {
 	if r.Interrupted {
 		fmt.Fprint(w, ", interrupted")
 	}
+	if r.EndedBy != "" {
+		fmt.Fprint(w, ", ended early by the lockstep's bounds (below)")
+	}
 	fmt.Fprintln(w)
 	if r.RestampDeltaNs != nil {
 		fmt.Fprintf(w, "restamped: every stamp shifted by %d ns\n", *r.RestampDeltaNs)
