@@ -281,7 +281,7 @@ func readmeCIJob(t *testing.T, dir string, env []string) {
 		t.Fatalf("the README's CI job no longer starts the controller or waits with --wait-timeout 30s: %q", job)
 	}
 	os.WriteFile(filepath.Join(dir, "ci-job-gone.sh"), []byte(gone), 0o755)
-	if r := shell(t, dir, "rm -f response.vrlog reaction.xml && ./ci-job-gone.sh", env...); r.code != 3 || !strings.Contains(r.stderr, "--wait-for-subscribers: no subscribers after 1s") ||
+	if r := shell(t, dir, "rm -f response.vrlog reaction.xml && ./ci-job-gone.sh", env...); r.code != 3 || !strings.Contains(r.stderr, "--wait-for-controller: no controller after 1s: no zenoh liveliness token on ci/vr/r1/cmd") ||
 		strings.Contains(r.stderr, "No such process") {
 		t.Fatalf("README CI job whose controller exited early: want replay's exit 3, quietly; %s", r)
 	}

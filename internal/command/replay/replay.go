@@ -329,6 +329,8 @@ func runError(err error) error {
 		return cliutil.CheckFailed(fmt.Errorf("--%w", err)) // "--lockstep KEY: ..."
 	case errors.Is(err, replayer.ErrCapturedNothing):
 		return cliutil.CheckFailed(fmt.Errorf("--capture %w", err))
+	case errors.Is(err, replayer.ErrNoSubscribers) && strings.Contains(err.Error(), "no controller after"):
+		return cliutil.Runtime(fmt.Errorf("--wait-for-controller: %w", err))
 	case errors.Is(err, replayer.ErrNoSubscribers):
 		return cliutil.Runtime(fmt.Errorf("--wait-for-subscribers: %w", err))
 	case errors.Is(err, replayer.ErrInput):
@@ -383,6 +385,14 @@ func run(c *cli.Context) error {
 		return cliutil.Runtime(rerr)
 	}
 	rep.LowLatency = o.lowLatency
+	if fixture := o.cfg.Lockstep != "" || len(o.cfg.Capture) > 0 || o.cfg.WaitSubscribers > 0; fixture && !o.cfg.BlockIceoryx && !o.quiet {
+		for _, ch := range rep.Channels {
+			if ch.Transport == "iceoryx2" && ch.Sent > 0 { // said once: iceoryx2 tells a publisher nothing of an overwrite
+				fmt.Fprintf(stderr, "replay: note: %s: sent counts the frames handed to iceoryx2; what a slow subscriber's full buffer overwrote is not known to a publisher (--iox2-block never overwrites; docs/replay.md)\n", ch.Topic)
+				break
+			}
+		}
+	}
 	if o.jsonOut {
 		err = writeJSON(stdout, rep)
 	} else {
