@@ -30,12 +30,12 @@ const liveFor = int64(time.Second)
 
 // arrival is one stream's delay, in the recorder's receive clock.
 type arrival struct {
-	name   string
-	base   int64 // least receive − capture seen: its delay on time, plus the clocks' offset
-	onTime int64 // when its newest capture would have been received on time: it is complete to there
-	newest int64 // its newest receive stamp
-	late   int64 // the most a record arrived after its time on time, since the open window's trigger
-	seen   bool
+	name      string
+	base      int64 // least receive − capture seen: its delay on time, plus the clocks' offset
+	newestCap int64 // its newest capture stamp
+	newest    int64 // its newest receive stamp
+	worst     int64 // the most receive − capture seen since the open window's trigger
+	seen      bool
 }
 
 // add books a stamped record.
@@ -45,11 +45,11 @@ func (a *arrival) add(recv, capture int64) {
 	}
 	d := recv - capture
 	if !a.seen || d < a.base || d-a.base > rebase {
-		a.base, a.onTime, a.seen = d, recv, true
+		a.base, a.newestCap, a.worst, a.seen = d, capture, d, true
 	}
 	a.newest = max(a.newest, recv)
-	a.onTime = max(a.onTime, capture+a.base)
-	a.late = max(a.late, d-a.base)
+	a.newestCap = max(a.newestCap, capture)
+	a.worst = max(a.worst, d)
 }
 
 // arrived books r's stamps (mu held).
@@ -71,24 +71,54 @@ func (s *snapshotter) arrived(r *logfmt.Record) {
 	a.add(r.RecvMonoNs, r.CaptureNs)
 }
 
-// behind is the live stream furthest from being complete to `to` at now,
-// nil when every live stream is (mu held).
-func (s *snapshotter) behind(to, now int64) *arrival {
+// onTime is the base the streams are judged by: the least of their own
+// (the quickest stream on the same clock: a camera whose frames are
+// stamped a second before they are sent is a second late, not on time);
+// a stream whose own base is further from it than a window waits is on
+// another clock, and judged by its own (mu held).
+func (s *snapshotter) onTime(a *arrival) int64 {
+	ref := a.base
+	for _, o := range s.arrivals {
+		if o.seen && o.base < ref && a.base-o.base <= (settle+lateWait).Nanoseconds() {
+			ref = o.base
+		}
+	}
+	return ref
+}
+
+// complete is the receive time a stream is complete to: when its newest
+// capture would have been received on time (mu held).
+func (s *snapshotter) complete(a *arrival) int64 { return a.newestCap + s.onTime(a) }
+
+// lateBy is the most a stream's records arrived after their time on time,
+// since the open window's trigger (mu held).
+func (s *snapshotter) lateBy(a *arrival) int64 { return max(0, a.worst-s.onTime(a)) }
+
+// behind is the live stream furthest from being complete to `to`, nil
+// when every live stream is (mu held). Live is judged against the latest
+// record written, not the clock: a recorder that stalled (stopped, or
+// behind a backlog) has streams that are live though their newest record
+// is old by the clock.
+func (s *snapshotter) behind(to int64) *arrival {
 	var worst *arrival
+	var worstTo int64
 	for _, a := range s.arrivals {
-		if a.newest >= now-liveFor && a.onTime < to && (worst == nil || a.onTime < worst.onTime) {
-			worst = a
+		if !a.seen || a.newest < s.lastRecv-liveFor {
+			continue
+		}
+		if c := s.complete(a); c < to && (worst == nil || c < worstTo) {
+			worst, worstTo = a, c
 		}
 	}
 	return worst
 }
 
 // latest is the stream received latest since the window's trigger (mu
-// held); lateness is reset when a window opens.
+// held).
 func (s *snapshotter) latest() *arrival {
 	var worst *arrival
 	for _, a := range s.arrivals {
-		if worst == nil || a.late > worst.late {
+		if a.seen && (worst == nil || s.lateBy(a) > s.lateBy(worst)) {
 			worst = a
 		}
 	}
@@ -98,6 +128,6 @@ func (s *snapshotter) latest() *arrival {
 // resetLate starts counting lateness afresh (mu held).
 func (s *snapshotter) resetLate() {
 	for _, a := range s.arrivals {
-		a.late = 0
+		a.worst = a.base
 	}
 }

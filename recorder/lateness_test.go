@@ -14,8 +14,21 @@ import (
 // camera frames every 33 ms, received 5 ms after capture until a backlog
 // from capture 5 s on delays them by up to lag; a trigger at 10 s asks 2 s
 // before and 1 s after. It returns the snapshot's result and the newest
-// frame capture in it, in the recorder's receive clock (capture + 5 ms).
+// frame capture in it, on the capture clock less the epoch.
 func lateRun(t *testing.T, lag int64) (SnapshotResult, int64) {
+	return lateRunWith(t, func(c int64) int64 {
+		d := 5 * time.Millisecond.Nanoseconds()
+		if c >= 5*sec { // the backlog grows, frames arriving ten times slower, to lag
+			d += min(lag, (c-5*sec)*9/10)
+		}
+		return d
+	}, nil)
+}
+
+// lateRunWith is lateRun with the frames' delay at each capture time
+// given, and stall, if set, called before each record is written, with
+// the snapshotter and the record's receive stamp.
+func lateRunWith(t *testing.T, delay func(capture int64) int64, stall func(s *snapshotter, recv int64)) (SnapshotResult, int64) {
 	t.Helper()
 	var results []SnapshotResult
 	sc := SnapshotConfig{Before: 2 * time.Second, After: time.Second, MaxBytes: 1 << 30,
@@ -36,11 +49,7 @@ func lateRun(t *testing.T, lag int64) (SnapshotResult, int64) {
 		recs = append(recs, logfmt.Record{Channel: s.id("s"), CaptureNs: epoch + c, HasStamp: true, RecvMonoNs: c + ms/10})
 	}
 	for c := sec; c <= 20*sec; c += 33 * ms {
-		d := 5 * ms
-		if c >= 5*sec { // the backlog grows, frames arriving ten times slower, to lag
-			d += min(lag, (c-5*sec)*9/10)
-		}
-		recs = append(recs, logfmt.Record{Channel: s.id("c"), CaptureNs: epoch + c, HasStamp: true, RecvMonoNs: c + d})
+		recs = append(recs, logfmt.Record{Channel: s.id("c"), CaptureNs: epoch + c, HasStamp: true, RecvMonoNs: c + delay(c)})
 	}
 	sort.SliceStable(recs, func(i, j int) bool { return recs[i].RecvMonoNs < recs[j].RecvMonoNs })
 	fired := false
@@ -52,6 +61,9 @@ func lateRun(t *testing.T, lag int64) (SnapshotResult, int64) {
 		}
 		r.RecvWallNs = 1e18 + r.RecvMonoNs
 		r.Payload = []byte{1}
+		if stall != nil {
+			stall(s, r.RecvMonoNs)
+		}
 		if err := s.write(r, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -72,7 +84,7 @@ func lateRun(t *testing.T, lag int64) (SnapshotResult, int64) {
 	for it.Next() {
 		if ch, _ := rd.Channel(it.Record().Channel); ch.Name == "c" {
 			r := it.Record()
-			newest = max(newest, r.CaptureNs-epoch+5*ms)
+			newest = max(newest, r.CaptureNs-epoch)
 		}
 	}
 	if err := it.Err(); err != nil {
@@ -108,4 +120,37 @@ func TestSnapshotSaysStreamTooLate(t *testing.T) {
 		t.Fatalf("short %q", res.Snapshot.Short)
 	}
 	t.Log(res.Snapshot.Short)
+}
+
+// A camera whose frames are stamped a second before they are sent is a
+// second late, not on time: the window waits for the frames captured up
+// to its end.
+func TestSnapshotWaitsForConstantLag(t *testing.T) {
+	res, newest := lateRunWith(t, func(int64) int64 { return sec }, nil)
+	if newest < 11*sec-33*time.Millisecond.Nanoseconds() || res.LateStream != "c" || res.Snapshot.HeldOpen == "" {
+		t.Fatalf("newest frame captured at %.3f s, held open %q: want the window's end, 11 s", float64(newest)/1e9, res.Snapshot.HeldOpen)
+	}
+}
+
+// A recorder that stalls (SIGSTOP, or a backlog) 0.5 s before a window's
+// end and comes back 1 s after it: the clock's tick does not close the
+// window while records still come, and the records received in it are
+// in the snapshot.
+func TestSnapshotRecorderStalls(t *testing.T) {
+	stalled := false
+	res, newest := lateRunWith(t, func(int64) int64 { return 5 * time.Millisecond.Nanoseconds() }, func(s *snapshotter, recv int64) {
+		if stalled || recv < 10500*time.Millisecond.Nanoseconds() {
+			return
+		}
+		stalled = true
+		s.now = func() int64 { return 12 * sec } // the recorder comes back: its clock's tick runs first
+		for range 2 {
+			if err := s.tick(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	if newest < 11*sec-33*time.Millisecond.Nanoseconds() || res.After < 990*time.Millisecond {
+		t.Fatalf("newest frame captured at %.3f s, %.3f s after the trigger: want the window's end, 11 s", float64(newest)/1e9, res.After.Seconds())
+	}
 }

@@ -159,6 +159,9 @@ type snapshotter struct {
 	// receive stamp written (both under mu).
 	arrivals map[uint16]*arrival
 	lastRecv int64
+	// writes counts the records written; tickWrites, the count at the
+	// last tick (tick).
+	writes, tickWrites uint64
 
 	mu        sync.Mutex // guards what follows (keep, the writes, status)
 	freed     *sync.Cond // a chunk being written out was released
@@ -187,6 +190,7 @@ type snapshotter struct {
 	err       error // the first snapshot that could not be written
 
 	openJournal func(path string) (journalFile, error) // tests replace it
+	now         func() int64                           // the clock of tick (tests replace it)
 	pinWait     time.Duration                          // pinWait; tests on a loaded machine raise it
 }
 
@@ -290,7 +294,7 @@ const (
 
 func newSnapshotter(cfg Config) (*snapshotter, error) {
 	s := &snapshotter{cfg: cfg, sc: *cfg.Snapshot, ids: map[string]uint16{}, done: make(chan struct{}), recording: recordingID(),
-		openJournal: openJournal, pinWait: pinWait}
+		openJournal: openJournal, pinWait: pinWait, now: clock.MonoNow}
 	s.freed, s.queued = sync.NewCond(&s.mu), sync.NewCond(&s.mu)
 	mw, err := logfmt.NewMemoryWriter(logfmt.WriterOptions{FlushInterval: cfg.FlushInterval}, s.keep)
 	if err != nil {
@@ -409,11 +413,12 @@ func (s *snapshotter) recheck() {
 	rate := float64(s.held) / span // the buffer's bytes per second of the streams
 	held := float64(s.sc.MaxBytes) / rate
 	said := s.said
-	s.said, s.saidAt = held, s.newest
+	s.saidAt = s.newest
 	need := (s.sc.Before + settle).Seconds()
 	if held >= need || (said > 0 && held > said*0.9 && held < said*1.1) {
 		return
 	}
+	s.said = held // what the next recheck compares with: what was said
 	was := ""
 	if said > 0 {
 		was = fmt.Sprintf("%.1f s when said before, ", said)
@@ -591,13 +596,13 @@ func (s *snapshotter) due(now int64) error {
 		s.mu.Unlock()
 		return nil
 	}
-	if a := s.behind(w.to, now); a != nil {
+	if a := s.behind(w.to); a != nil {
 		if now < w.to+(settle+lateWait).Nanoseconds() {
 			w.waited = true
 			s.mu.Unlock()
 			return nil
 		}
-		w.behind, w.behindTo, w.behindLate = a.name, a.onTime, a.late
+		w.behind, w.behindTo, w.behindLate = a.name, s.complete(a), s.lateBy(a)
 	}
 	if w.waited {
 		w.asked = w.to
@@ -619,7 +624,11 @@ func (s *snapshotter) closeWindow(ended bool) error {
 		to, end := s.open.to, ""
 		if ended && s.newest < to {
 			to = s.newest
-			end = fmt.Sprintf("the recording ended %.3f s after the trigger, %s asked", float64(to-s.open.triggers[0].MonoNs)/1e9, s.sc.After)
+			trig := "the trigger"
+			if s.open.count > 1 {
+				trig = "the last trigger"
+			}
+			end = fmt.Sprintf("the recording ended %.3f s after %s, %s asked", float64(max(0, to-s.open.lastTrig))/1e9, trig, s.sc.After)
 		}
 		s.closeLocked(to, end)
 	}
@@ -755,7 +764,7 @@ func (s *snapshotter) closeLocked(to int64, end string) {
 			w.behind, held, float64(w.behindLate)/1e9, lateWait))
 	}
 	if a := s.latest(); w.waited && a != nil {
-		w.lateName, w.lateBy = a.name, a.late
+		w.lateName, w.lateBy = a.name, s.lateBy(a)
 	}
 	if end != "" {
 		why = append(why, end)
@@ -875,6 +884,7 @@ func (s *snapshotter) write(r *logfmt.Record, release func()) error {
 	}
 	s.arrived(r)
 	s.lastRecv = max(s.lastRecv, r.RecvMonoNs)
+	s.writes++
 	s.mu.Unlock()
 	if err := s.mw.WriteOwned(r, release); err != nil {
 		return fmt.Errorf("snapshot buffer: %w", err)
@@ -886,7 +896,20 @@ func (s *snapshotter) seal(bool) error { return s.mw.Seal() }
 
 func (s *snapshotter) busy() bool { return false } // one lane: nothing to do meanwhile
 
-func (s *snapshotter) tick() error { return s.due(clock.MonoNow()) }
+// tick closes a window by the clock only when no record was written
+// since the last tick: while records come, their receive stamps decide
+// (a recorder that stalled, stopped or behind a backlog, would otherwise
+// close a window before the records received in it are written).
+func (s *snapshotter) tick() error {
+	s.mu.Lock()
+	wrote := s.writes != s.tickWrites
+	s.tickWrites = s.writes
+	s.mu.Unlock()
+	if wrote {
+		return nil
+	}
+	return s.due(s.now())
+}
 
 // close writes the open window, if any, as far as the recording got, and
 // waits for every snapshot to be written; the first that could not be is
