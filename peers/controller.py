@@ -52,10 +52,11 @@ def main():
     out = common.Lines(a.log)
     session = zenoh.open(common.zenoh_config(a.connect, a.listen))
     pub = session.declare_publisher(a.answer_key or a.command)
-    # says "the controller is here" to replay --wait-for-controller (a recorder declares none)
-    token = session.liveliness().declare_token(a.answer_key or a.command)  # noqa: F841 (kept alive)
     states = queue.Queue()
     sub = session.declare_subscriber(a.state, lambda s: states.put(s.payload.to_bytes()))
+    # last, once subscribed and ready: says "the controller is here" to
+    # replay --wait-for-controller (a recorder declares none)
+    token = session.liveliness().declare_token(a.answer_key or a.command)  # noqa: F841 (kept alive)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     common.status("ready")
     end = time.monotonic() + a.duration

@@ -192,6 +192,12 @@ func (f *fixture) watch(ctx context.Context) (stop func()) {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
+	tokenDone := make(chan struct{})
+	if f.cfg.WaitController {
+		go func() { defer close(tokenDone); f.watchToken(ctx) }()
+	} else {
+		close(tokenDone)
+	}
 	go func() {
 		defer close(done)
 		had := make([]bool, len(f.trigger))
@@ -222,11 +228,46 @@ func (f *fixture) watch(ctx context.Context) (stop func()) {
 			}
 		}
 	}()
-	return func() { cancel(); <-done }
+	return func() { cancel(); <-done; <-tokenDone }
 }
 
-// watchPoll is how often the trigger channels' subscribers are looked at.
-const watchPoll = 20 * time.Millisecond
+// watchToken ends the run once the controller's liveliness token (which
+// WaitController waited for) is gone: a recorder of the trigger keys
+// would hide the lost subscriber.
+func (f *fixture) watchToken(ctx context.Context) {
+	t := time.NewTicker(tokenPoll)
+	defer t.Stop()
+	seen, gone := false, 0 // the wait for it runs meanwhile
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		tokens, err := f.sess.LiveTokens(f.cfg.Lockstep, 250*time.Millisecond)
+		if err != nil || ctx.Err() != nil {
+			continue
+		}
+		if len(tokens) > 0 || !seen {
+			seen, gone = seen || len(tokens) > 0, 0
+			continue
+		}
+		if gone++; gone < 2 { // twice in a row: a query a loaded machine answered late is no death
+			continue
+		}
+		f.warnf("lockstep: the controller's liveliness token on %s is gone: the controller is gone", f.cfg.Lockstep)
+		f.end(kindf(ErrControllerGone, "lockstep %s: the controller's liveliness token is gone (the controller died or left) after %d answered steps",
+			f.cfg.Lockstep, f.answered()))
+		return
+	}
+}
+
+// watchPoll is how often the trigger channels' subscribers are looked at;
+// tokenPoll the controller's liveliness token (a zenoh query each time).
+const (
+	watchPoll = 20 * time.Millisecond
+	tokenPoll = 100 * time.Millisecond
+)
 
 func (f *fixture) answered() uint64 {
 	f.mu.Lock()

@@ -586,4 +586,15 @@ func TestWaitForControllerNotARecorder(t *testing.T) {
 	if err != nil || rep.Lockstep.Answered != n || rep.Lockstep.Missed != 0 {
 		t.Fatalf("with the controller coming late: %v, %+v", err, rep)
 	}
+	// The controller dies while the recorder still subscribes: its token
+	// goes, and the run ends at once.
+	path, stateKey, _ = stateLog(t, 200, 10*time.Millisecond, false)
+	answerKey = stateKey + "/cmd"
+	controller(t, ep, stateKey, answerKey, func(seq uint64) (time.Duration, string, bool) { return 0, "", seq == 50 })
+	cfg = lockstepConfig(t, ep, path, answerKey, 5*time.Second)
+	cfg.WaitController, cfg.Rate = true, 1
+	_, err, took = run(t, cfg)
+	if !errors.Is(err, ErrControllerGone) || !strings.Contains(err.Error(), "liveliness token is gone") || took > 3*time.Second {
+		t.Fatalf("a controller that dies beside a recorder: %v after %v", err, took)
+	}
 }

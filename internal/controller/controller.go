@@ -63,9 +63,7 @@ func Run(ctx context.Context, sess *zenoh.Session, cfg Config) (st Stats, err er
 	if !(cfg.Smooth >= 0 && cfg.Smooth < 1) || cfg.Delay < 0 {
 		return st, fmt.Errorf("controller: smooth %v must be in [0, 1) and delay %v >= 0", cfg.Smooth, cfg.Delay)
 	}
-	// The liveliness token on the answer key says the controller is there
-	// (replay --wait-for-controller): a recorder of the states declares none.
-	pub, err := sess.Publisher(cfg.CommandKey, zenoh.PublisherOptions{Encoding: "application/octet-stream", Block: true, Express: true, Liveliness: true})
+	pub, err := sess.Publisher(cfg.CommandKey, zenoh.PublisherOptions{Encoding: "application/octet-stream", Block: true, Express: true})
 	if err != nil {
 		return st, fmt.Errorf("controller: publisher %s: %w", cfg.CommandKey, err)
 	}
@@ -75,6 +73,14 @@ func Run(ctx context.Context, sess *zenoh.Session, cfg Config) (st Stats, err er
 		return st, fmt.Errorf("controller: subscribe %s: %w", cfg.StateKey, err)
 	}
 	defer sub.Close()
+	// Last, once it is subscribed and ready: the liveliness token on the
+	// answer key says the controller is there (replay --wait-for-controller;
+	// a recorder of the states declares none).
+	token, err := sess.DeclareToken(cfg.CommandKey)
+	if err != nil {
+		return st, fmt.Errorf("controller: liveliness token %s: %w", cfg.CommandKey, err)
+	}
+	defer token.Close()
 	var buf []zenoh.Sample
 	var state codec.State
 	var force codec.Vec3

@@ -107,7 +107,8 @@ EXAMPLES:
    --capture pattern captured nothing (the response log is kept), or in
    lockstep when no step was answered, too many were missed or the
    controller went away; 3 when --wait-timeout passed without the
-   subscribers, or on SIGINT/SIGTERM.`,
+   subscribers (or the controller's token, --wait-for-controller), or on
+   SIGINT/SIGTERM.`,
 		Flags: append([]cli.Flag{
 			&cli.StringSliceFlag{Name: "channel", Aliases: []string{"c"}, Usage: "replay the data channels whose name or topic matches `PATTERN`, a key expression (* one level, ** any levels); repeatable; default all"},
 			&cli.StringSliceFlag{Name: "remap", Usage: "publish the channels whose topic or name `FROM` (a pattern) matches as TO; FROM/**=TO/** keeps what ** matched; repeatable"},

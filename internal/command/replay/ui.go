@@ -77,7 +77,7 @@ func (u *ui) line(s player.Status, span time.Duration) {
 	state := "playing"
 	switch {
 	case s.Starting:
-		state = "waiting for subscribers"
+		state = "waiting for subscribers (or the controller)"
 	case s.Waiting:
 		state = "waiting for the answer"
 	case s.Paused:
