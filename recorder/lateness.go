@@ -1,10 +1,6 @@
 package recorder
 
-import (
-	"time"
-
-	"github.com/vrlog/vrlog/logfmt"
-)
+import "time"
 
 // Streams received late. A window is a range of receive time, but a
 // stream the recorder receives late (camera frames queued behind a backlog
@@ -52,23 +48,20 @@ func (a *arrival) add(recv, capture int64) {
 	a.worst = max(a.worst, d)
 }
 
-// arrived books r's stamps (mu held).
-func (s *snapshotter) arrived(r *logfmt.Record) {
-	if !r.HasStamp {
-		return
+// arrived books a stamped record of channel ch (mu held).
+func (s *snapshotter) arrived(ch uint16, recv, capture int64) {
+	if int(ch) >= len(s.arrivals) {
+		s.arrivals = append(s.arrivals, make([]*arrival, int(ch)+1-len(s.arrivals))...)
 	}
-	if s.arrivals == nil {
-		s.arrivals = map[uint16]*arrival{}
-	}
-	a := s.arrivals[r.Channel]
+	a := s.arrivals[ch]
 	if a == nil {
 		a = &arrival{}
-		if int(r.Channel) <= len(s.defs) && r.Channel > 0 {
-			a.name = s.defs[r.Channel-1].Name
+		if int(ch) <= len(s.defs) && ch > 0 {
+			a.name = s.defs[ch-1].Name
 		}
-		s.arrivals[r.Channel] = a
+		s.arrivals[ch] = a
 	}
-	a.add(r.RecvMonoNs, r.CaptureNs)
+	a.add(recv, capture)
 }
 
 // onTime is the base the streams are judged by: the least of their own
@@ -79,7 +72,7 @@ func (s *snapshotter) arrived(r *logfmt.Record) {
 func (s *snapshotter) onTime(a *arrival) int64 {
 	ref := a.base
 	for _, o := range s.arrivals {
-		if o.seen && o.base < ref && a.base-o.base <= (settle+lateWait).Nanoseconds() {
+		if o != nil && o.seen && o.base < ref && a.base-o.base <= (settle+lateWait).Nanoseconds() {
 			ref = o.base
 		}
 	}
@@ -103,7 +96,7 @@ func (s *snapshotter) behind(to int64) *arrival {
 	var worst *arrival
 	var worstTo int64
 	for _, a := range s.arrivals {
-		if !a.seen || a.newest < s.lastRecv-liveFor {
+		if a == nil || !a.seen || a.newest < s.lastRecv-liveFor {
 			continue
 		}
 		if c := s.complete(a); c < to && (worst == nil || c < worstTo) {
@@ -118,7 +111,7 @@ func (s *snapshotter) behind(to int64) *arrival {
 func (s *snapshotter) latest() *arrival {
 	var worst *arrival
 	for _, a := range s.arrivals {
-		if a.seen && (worst == nil || s.lateBy(a) > s.lateBy(worst)) {
+		if a != nil && a.seen && (worst == nil || s.lateBy(a) > s.lateBy(worst)) {
 			worst = a
 		}
 	}
@@ -128,6 +121,8 @@ func (s *snapshotter) latest() *arrival {
 // resetLate starts counting lateness afresh (mu held).
 func (s *snapshotter) resetLate() {
 	for _, a := range s.arrivals {
-		a.worst = a.base
+		if a != nil {
+			a.worst = a.base
+		}
 	}
 }

@@ -157,7 +157,7 @@ type snapshotter struct {
 	hasEpoch bool
 	// arrivals are the streams' delays (lateness.go); lastRecv the latest
 	// receive stamp written (both under mu).
-	arrivals map[uint16]*arrival
+	arrivals []*arrival // by channel id (nil: none stamped yet)
 	lastRecv int64
 	// writes counts the records written; tickWrites, the count at the
 	// last tick (tick).
@@ -591,16 +591,25 @@ func (s *snapshotter) trigger(t trigger) {
 // latest record written.
 func (s *snapshotter) due(now int64) error {
 	s.mu.Lock()
+	closing := s.dueLocked(now)
+	s.mu.Unlock()
+	if !closing {
+		return nil
+	}
+	return s.closeWindow(false)
+}
+
+// dueLocked is due's decision (mu held): true when the open window is to
+// be closed, its end moved already.
+func (s *snapshotter) dueLocked(now int64) bool {
 	w := s.open
 	if w == nil || now < w.to+settle.Nanoseconds() {
-		s.mu.Unlock()
-		return nil
+		return false
 	}
 	if a := s.behind(w.to); a != nil {
 		if now < w.to+(settle+lateWait).Nanoseconds() {
 			w.waited = true
-			s.mu.Unlock()
-			return nil
+			return false
 		}
 		w.behind, w.behindTo, w.behindLate = a.name, s.complete(a), s.lateBy(a)
 	}
@@ -608,8 +617,7 @@ func (s *snapshotter) due(now int64) error {
 		w.asked = w.to
 		w.to = max(w.to, s.lastRecv)
 	}
-	s.mu.Unlock()
-	return s.closeWindow(false)
+	return true
 }
 
 // closeWindow ends the open window once every record received so far is
@@ -878,18 +886,25 @@ func (s *snapshotter) addDrops(name string, n uint64) {
 }
 
 func (s *snapshotter) write(r *logfmt.Record, release func()) error {
-	s.mu.Lock()
-	if !s.hasEpoch && r.HasStamp && int(r.Channel) <= len(s.defs) && r.Channel > 0 && s.defs[r.Channel-1].Schema == codec.SchemaState {
-		s.epoch, s.hasEpoch = r.CaptureNs, true // the session's: the recording's first state sample
-	}
-	s.arrived(r)
-	s.lastRecv = max(s.lastRecv, r.RecvMonoNs)
-	s.writes++
-	s.mu.Unlock()
+	ch, recv, capture, stamped := r.Channel, r.RecvMonoNs, r.CaptureNs, r.HasStamp // r is the writer's once written
 	if err := s.mw.WriteOwned(r, release); err != nil {
 		return fmt.Errorf("snapshot buffer: %w", err)
 	}
-	return s.due(r.RecvMonoNs)
+	s.mu.Lock() // once per record: the stamps' books and the close's decision
+	if !s.hasEpoch && stamped && int(ch) <= len(s.defs) && ch > 0 && s.defs[ch-1].Schema == codec.SchemaState {
+		s.epoch, s.hasEpoch = capture, true // the session's: the recording's first state sample
+	}
+	if stamped {
+		s.arrived(ch, recv, capture)
+	}
+	s.lastRecv = max(s.lastRecv, recv)
+	s.writes++
+	closing := s.dueLocked(recv)
+	s.mu.Unlock()
+	if !closing {
+		return nil
+	}
+	return s.closeWindow(false)
 }
 
 func (s *snapshotter) seal(bool) error { return s.mw.Seal() }

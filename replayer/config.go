@@ -89,7 +89,8 @@ type Config struct {
 	// declares on its answer key (the bundled ones do). Any zenoh
 	// subscriber matches a trigger key, a recorder of the same keys too,
 	// so the matching status alone can start a replay before its
-	// controller. WaitTimeout bounds this wait too (ErrNoSubscribers).
+	// controller. WaitTimeout bounds this wait too (ErrNoController, an
+	// ErrNoSubscribers).
 	WaitController bool
 	// Control takes commands on vrlog/replay/NAME/control and publishes
 	// the status on vrlog/replay/NAME/status (package replayctl).

@@ -21,6 +21,9 @@ var (
 	// ErrNoSubscribers: Config.WaitTimeout passed before every channel had
 	// its subscribers.
 	ErrNoSubscribers = errors.New("replayer: no subscribers")
+	// ErrNoController: Config.WaitTimeout passed before the controller's
+	// liveliness token came (Config.WaitController); an ErrNoSubscribers.
+	ErrNoController = fmt.Errorf("%w: no controller", ErrNoSubscribers)
 	// ErrNoAnswer: in lockstep, the controller answered no trigger record
 	// (it is not running, or answers on another key).
 	ErrNoAnswer = errors.New("replayer: no answer from the controller")
@@ -45,7 +48,7 @@ type kindError struct {
 
 func (e *kindError) Error() string        { return e.err.Error() }
 func (e *kindError) Unwrap() error        { return e.err }
-func (e *kindError) Is(target error) bool { return target == e.kind }
+func (e *kindError) Is(target error) bool { return target == e.kind || errors.Is(e.kind, target) }
 
 // kinded marks err as of kind (nil stays nil).
 func kinded(kind, err error) error {

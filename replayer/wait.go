@@ -110,7 +110,7 @@ func waitForController(ctx context.Context, sess *zenoh.Session, key string, tim
 			return nil
 		}
 		if timeout > 0 && time.Since(start) >= timeout {
-			return kindf(ErrNoSubscribers, "no controller after %v: no zenoh liveliness token on %s (a controller declares one on its answer key: docs/replay.md \"Waiting for the controller\")", timeout, key)
+			return kindf(ErrNoController, "no controller after %v: no zenoh liveliness token on %s (a controller declares one on its answer key: docs/replay.md \"Waiting for the controller\")", timeout, key)
 		}
 		if !said && w != nil {
 			fmt.Fprintf(w, "replay: waiting for the controller: a zenoh liveliness token on %s (subscribers of the trigger keys, a recorder too, do not count)\n", key)

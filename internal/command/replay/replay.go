@@ -330,7 +330,7 @@ func runError(err error) error {
 		return cliutil.CheckFailed(fmt.Errorf("--%w", err)) // "--lockstep KEY: ..."
 	case errors.Is(err, replayer.ErrCapturedNothing):
 		return cliutil.CheckFailed(fmt.Errorf("--capture %w", err))
-	case errors.Is(err, replayer.ErrNoSubscribers) && strings.Contains(err.Error(), "no controller after"):
+	case errors.Is(err, replayer.ErrNoController):
 		return cliutil.Runtime(fmt.Errorf("--wait-for-controller: %w", err))
 	case errors.Is(err, replayer.ErrNoSubscribers):
 		return cliutil.Runtime(fmt.Errorf("--wait-for-subscribers: %w", err))
