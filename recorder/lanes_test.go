@@ -15,6 +15,7 @@ type orderSink struct {
 	names  []string
 	writes []string // "name mono", and "seal"
 	drops  map[string]uint64
+	booked []string // "name n at mono ms, after write i"
 }
 
 func (s *orderSink) ensure(int64) error { return nil }
@@ -23,8 +24,11 @@ func (s *orderSink) addChannel(d *logfmt.Channel) error {
 	s.ids[d.Name] = uint16(len(s.names))
 	return nil
 }
-func (s *orderSink) id(name string) uint16          { return s.ids[name] }
-func (s *orderSink) addDrops(name string, n uint64) { s.drops[name] += n }
+func (s *orderSink) id(name string) uint16                   { return s.ids[name] }
+func (s *orderSink) addDrops(name string, n uint64, at int64) {
+	s.drops[name] += n
+	s.booked = append(s.booked, fmt.Sprintf("%s %d at %d, after %d writes", name, n, at/int64(time.Millisecond), len(s.writes)))
+}
 func (s *orderSink) write(r *logfmt.Record, release func()) error {
 	s.writes = append(s.writes, fmt.Sprintf("%s %d", s.names[r.Channel-1], r.RecvMonoNs/int64(time.Millisecond)))
 	if release != nil {
@@ -139,5 +143,39 @@ func TestDrainCutOffCounts(t *testing.T) {
 		if out.drops[n] != 1 || r.chans[n] == nil || r.chans[n].drops != 1 {
 			t.Fatalf("%s: %d drops in the log, channel %v", n, out.drops[n], r.chans[n])
 		}
+	}
+}
+
+// A subscription's queue drops are booked right after the batch whose
+// end the counter was read at, stamped with its last record's receive
+// time (where the queue, full, dropped them), not when the writer gets
+// round to reading the counter; what the counter says after the last
+// batch is booked at the end.
+func TestQueueDropsBookedAfterTheirBatch(t *testing.T) {
+	out := &orderSink{ids: map[string]uint16{}, drops: map[string]uint64{}}
+	r := testRec(out)
+	count := uint64(9)
+	si := &subInfo{name: "state", dropped: func() uint64 { return count }, last: "state"}
+	r.subs[si] = true
+	first := []item{testItem("state", 1, 200), testItem("state", 2, 200)}
+	second := []item{testItem("state", 3000, 200)}
+	for _, b := range [][]item{first, second} {
+		for i := range b {
+			b[i].sub = si
+		}
+	}
+	first[1].dropsAfter = 5  // dropped while the queue held 1 and 2
+	second[0].dropsAfter = 5 // nothing more by then
+	r.lanes.put(first)
+	r.lanes.put(second)
+	r.lanes.close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := r.write(ctx, cancel); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"state 5 at 2, after 2 writes", "state 4 at 0, after 3 writes"} // 4 more counted after the last batch
+	if fmt.Sprint(out.booked) != fmt.Sprint(want) || r.chans["state"].drops != 9 || out.drops["state"] != 9 {
+		t.Fatalf("booked %q, channel drops %d: want %q, 9", out.booked, r.chans["state"].drops, want)
 	}
 }

@@ -32,6 +32,8 @@ type arrival struct {
 	newest    int64 // its newest receive stamp
 	worst     int64 // the most receive − capture seen since the open window's trigger
 	seen      bool
+	first     int64 // its first receive stamp, and the records since: its mean period
+	n         int64
 }
 
 // add books a stamped record.
@@ -43,6 +45,10 @@ func (a *arrival) add(recv, capture int64) {
 	if !a.seen || d < a.base || d-a.base > rebase {
 		a.base, a.newestCap, a.worst, a.seen = d, capture, d, true
 	}
+	if a.n == 0 {
+		a.first = recv
+	}
+	a.n++
 	a.newest = max(a.newest, recv)
 	a.newestCap = max(a.newestCap, capture)
 	a.worst = max(a.worst, d)
@@ -116,6 +122,19 @@ func (s *snapshotter) latest() *arrival {
 		}
 	}
 	return worst
+}
+
+// silence is how long nothing received at a window's end is a shortfall
+// worth saying: three mean periods of the quickest stream, 10 ms to 1 s
+// (mu held). Less is the streams' own spacing.
+func (s *snapshotter) silence() int64 {
+	quiet := int64(time.Second)
+	for _, a := range s.arrivals {
+		if a != nil && a.n > 1 {
+			quiet = min(quiet, 3*(a.newest-a.first)/(a.n-1))
+		}
+	}
+	return max(quiet, int64(10*time.Millisecond))
 }
 
 // resetLate starts counting lateness afresh (mu held).

@@ -27,8 +27,9 @@ func lateRun(t *testing.T, lag int64) (SnapshotResult, int64) {
 
 // lateRunWith is lateRun with the frames' delay at each capture time
 // given, and stall, if set, called before each record is written, with
-// the snapshotter and the record's receive stamp.
-func lateRunWith(t *testing.T, delay func(capture int64) int64, stall func(s *snapshotter, recv int64)) (SnapshotResult, int64) {
+// the snapshotter and the record's receive stamp; it returns true to leave
+// the record out (nothing received then).
+func lateRunWith(t *testing.T, delay func(capture int64) int64, stall func(s *snapshotter, recv int64) bool) (SnapshotResult, int64) {
 	t.Helper()
 	var results []SnapshotResult
 	sc := SnapshotConfig{Before: 2 * time.Second, After: time.Second, MaxBytes: 1 << 30,
@@ -61,8 +62,8 @@ func lateRunWith(t *testing.T, delay func(capture int64) int64, stall func(s *sn
 		}
 		r.RecvWallNs = 1e18 + r.RecvMonoNs
 		r.Payload = []byte{1}
-		if stall != nil {
-			stall(s, r.RecvMonoNs)
+		if stall != nil && stall(s, r.RecvMonoNs) {
+			continue
 		}
 		if err := s.write(r, nil); err != nil {
 			t.Fatal(err)
@@ -138,9 +139,9 @@ func TestSnapshotWaitsForConstantLag(t *testing.T) {
 // in the snapshot.
 func TestSnapshotRecorderStalls(t *testing.T) {
 	stalled := false
-	res, newest := lateRunWith(t, func(int64) int64 { return 5 * time.Millisecond.Nanoseconds() }, func(s *snapshotter, recv int64) {
+	res, newest := lateRunWith(t, func(int64) int64 { return 5 * time.Millisecond.Nanoseconds() }, func(s *snapshotter, recv int64) bool {
 		if stalled || recv < 10500*time.Millisecond.Nanoseconds() {
-			return
+			return false
 		}
 		stalled = true
 		s.now = func() int64 { return 12 * sec } // the recorder comes back: its clock's tick runs first
@@ -149,8 +150,26 @@ func TestSnapshotRecorderStalls(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		return false
 	})
 	if newest < 11*sec-33*time.Millisecond.Nanoseconds() || res.After < 990*time.Millisecond {
 		t.Fatalf("newest frame captured at %.3f s, %.3f s after the trigger: want the window's end, 11 s", float64(newest)/1e9, res.After.Seconds())
+	}
+}
+
+// Nothing received in the last 0.4 s of a window (both streams silent
+// from 10.6 s to 11.2 s) is said, though less than a second: the quickest
+// stream's spacing (1 ms) is what counts as no shortfall.
+func TestSnapshotSaysSilentTail(t *testing.T) {
+	ms := time.Millisecond.Nanoseconds()
+	res, _ := lateRunWith(t, func(int64) int64 { return 5 * ms }, func(_ *snapshotter, recv int64) bool {
+		return recv > 10600*ms && recv < 11200*ms
+	})
+	if !strings.Contains(res.Snapshot.Short, "nothing was received in the last 0.4") || res.After > 601*time.Millisecond {
+		t.Fatalf("short %q, %v after the trigger: want the silent 0.4 s said", res.Snapshot.Short, res.After)
+	}
+	res, _ = lateRunWith(t, func(int64) int64 { return 5 * ms }, nil)
+	if res.Snapshot.Short != "" {
+		t.Fatalf("short %q for a window its streams fill", res.Snapshot.Short)
 	}
 }

@@ -126,8 +126,8 @@ const DefaultDrainTimeout = 5 * time.Second
 type sink interface {
 	ensure(monoNs int64) error // a file is open to write a record received at monoNs into (0: no record)
 	addChannel(d *logfmt.Channel) error
-	id(name string) uint16 // the channel's id in the current file
-	addDrops(name string, n uint64)
+	id(name string) uint16                        // the channel's id in the current file
+	addDrops(name string, n uint64, atMono int64) // n records of name lost at atMono (the receive time of the record they follow; 0: now)
 	write(r *logfmt.Record, release func()) error
 	seal(ahead bool) error // start a new chunk (records far apart in time follow); ahead: logfmt.Writer.SealAhead
 	busy() bool            // a large record would wait for earlier chunks' compression (logfmt.Writer.WouldBlock)
@@ -177,6 +177,11 @@ type item struct {
 	drainEnds map[string]drainEnd
 	// zenoh: the subscription's drop count around the sample (lostBefore)
 	drops dropSpan
+	// the last item of a batch: its subscription's queue drop count
+	// (Subscriber.Dropped) read once the batch was received, so the drops
+	// are booked where they happened (after the batch), not where the
+	// writer happens to be when it reads the counter (bookQueueDrops)
+	dropsAfter uint64
 }
 
 // dropSpan bounds a zenoh subscription's drop count (Subscriber.Dropped)
@@ -464,6 +469,9 @@ func (r *rec) subscribeZenoh(ctx context.Context, wg *sync.WaitGroup, sess *zeno
 				}
 				batch = append(batch, it)
 			}
+			if len(batch) > 0 {
+				batch[len(batch)-1].dropsAfter = drops.hi
+			}
 			// Room on the way to the writer: meanwhile the native queue
 			// holds what arrives, and drops (counted) when full.
 			si.budget.take(held)
@@ -544,6 +552,7 @@ func (r *rec) subscribeIceoryx(ctx context.Context, wg *sync.WaitGroup, node *ic
 				return nil, false
 			}
 			buf = got
+			dropped := sub.Dropped()
 			batch := make([]item, len(got))
 			for i := range got {
 				s := got[i]
@@ -553,6 +562,9 @@ func (r *rec) subscribeIceoryx(ctx context.Context, wg *sync.WaitGroup, node *ic
 					release: func() { sub.Release(&s) },
 					drain:   s.Drain, drainIndex: s.DrainIndex, droppedBefore: s.DroppedBefore, prevDrainLen: s.PrevDrainLen, afterHold: s.AfterHold}
 				pubs[string(s.PublisherID)] = true
+			}
+			if len(batch) > 0 {
+				batch[len(batch)-1].dropsAfter = dropped
 			}
 			return batch, true
 		}, hold)
@@ -798,9 +810,10 @@ func (r *rec) writeOne(it *item, keep bool) error {
 		}
 	}
 	if !keep {
-		r.out.addDrops(it.name, 1)
+		r.out.addDrops(it.name, 1, rec.RecvMonoNs)
 		ch.drops++
 		r.w.drainDrops++
+		r.bookQueueDrops(it, rec.RecvMonoNs)
 		return nil
 	}
 	if r.watch != nil {
@@ -812,7 +825,32 @@ func (r *rec) writeOne(it *item, keep bool) error {
 		it.sub.last = it.name
 	}
 	release = nil
-	return r.out.write(rec, it.release)
+	at := rec.RecvMonoNs // rec is the sink's once written
+	if err := r.out.write(rec, it.release); err != nil {
+		return err
+	}
+	r.bookQueueDrops(it, at)
+	return nil
+}
+
+// bookQueueDrops books the drops of it's subscription's native queue
+// counted by the end of the batch it ended (item.dropsAfter), right after
+// its record (received at atMono): the queue drops what arrives while it
+// is full, after the samples it holds, so that is where the loss lies in
+// time and in the log, and a snapshot counts it in the window its seq gap
+// is in. Booked when the counter is read instead, the loss would land
+// before the records still queued (seconds of them when the disk falls
+// behind), in an earlier window.
+func (r *rec) bookQueueDrops(it *item, atMono int64) {
+	s := it.sub
+	if s == nil || it.dropsAfter <= s.seen {
+		return
+	}
+	if ch := r.chans[it.name]; ch != nil {
+		r.out.addDrops(it.name, it.dropsAfter-s.seen, atMono)
+		ch.drops += it.dropsAfter - s.seen
+		s.seen = it.dropsAfter
+	}
 }
 
 // lostBefore is how many samples of ch the recorder may have lost since
@@ -877,7 +915,7 @@ func (r *rec) bookOverflow(it *item, ch *channel, seq uint64) (*overflow, *gap) 
 	}
 	n, open := o.add(string(it.rec.PublisherID), seq, it.drain, it.drainIndex, it.droppedBefore, it.prevDrainLen, it.afterHold)
 	if n > 0 {
-		r.out.addDrops(it.name, n)
+		r.out.addDrops(it.name, n, it.rec.RecvMonoNs)
 		ch.drops += n
 	}
 	return o, open
@@ -890,7 +928,7 @@ func (r *rec) endOverflow(s *subInfo, ends map[string]drainEnd) {
 	for name, o := range s.overflow {
 		if n := o.end(final); n > 0 {
 			if ch := r.chans[name]; ch != nil {
-				r.out.addDrops(name, n)
+				r.out.addDrops(name, n, 0)
 				ch.drops += n
 			}
 		}
@@ -900,7 +938,8 @@ func (r *rec) endOverflow(s *subInfo, ends map[string]drainEnd) {
 	}
 }
 
-// bookDrops moves the subscribers' drop counters into the log.
+// bookDrops moves what the subscribers' drop counters counted after their
+// last batches (bookQueueDrops) into the log, once the streams are over.
 func (r *rec) bookDrops() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -910,7 +949,7 @@ func (r *rec) bookDrops() {
 			continue
 		}
 		if ch := r.chans[s.last]; ch != nil {
-			r.out.addDrops(s.last, d-s.seen)
+			r.out.addDrops(s.last, d-s.seen, 0)
 			ch.drops += d - s.seen
 			s.seen = d
 		}

@@ -149,7 +149,7 @@ func (o *rotator) ensure(monoNs int64) error {
 // id is the channel's id in the current file (call after ensure).
 func (o *rotator) id(name string) uint16 { return o.ids[name] }
 
-func (o *rotator) addDrops(name string, n uint64) {
+func (o *rotator) addDrops(name string, n uint64, _ int64) {
 	if o.w == nil {
 		if o.drops == nil {
 			o.drops = map[string]uint64{}

@@ -745,7 +745,7 @@ func (s *snapshotter) closeLocked(to int64, end string) {
 			}
 		case all > 0:
 			why = append(why, fmt.Sprintf("it holds %.3f s after the trigger of the %s asked: %d records dropped by the recorder in the last %.3f s of the window while an earlier snapshot was written (the disk is slower than the streams)", held, s.sc.After, all, gone))
-		case gone > 1:
+		case w.to-last > s.silence():
 			why = append(why, fmt.Sprintf("it holds %.3f s after the trigger of the %s asked: nothing was received in the last %.3f s of the window", held, s.sc.After, gone))
 		}
 	} else if n := s.dropsIn(w.from, w.to); n > 0 && end == "" {
@@ -878,10 +878,13 @@ func (s *snapshotter) addChannel(d *logfmt.Channel) error {
 
 func (s *snapshotter) id(name string) uint16 { return s.ids[name] }
 
-func (s *snapshotter) addDrops(name string, n uint64) {
+func (s *snapshotter) addDrops(name string, n uint64, atMono int64) {
 	s.mw.AddDrops(s.ids[name], n)
+	if atMono == 0 {
+		atMono = clock.MonoNow()
+	}
 	s.mu.Lock()
-	s.drops = append(s.drops, dropMark{mono: clock.MonoNow(), name: name, n: n, why: dropUpstream})
+	s.drops = append(s.drops, dropMark{mono: atMono, name: name, n: n, why: dropUpstream})
 	s.mu.Unlock()
 }
 

@@ -71,7 +71,6 @@ func (r *rec) write(ctx context.Context, cancel context.CancelFunc) error {
 			}
 		case <-tick.C:
 			r.watchTick()
-			r.bookDrops()
 			if err := r.out.tick(); err != nil && w.failed == nil {
 				w.failed = err
 				cancel()
