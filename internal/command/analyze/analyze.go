@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -117,6 +118,11 @@ const analyzerDefaultLag = 50e6 // 50 ms, as a time.Duration
 func run(c *cli.Context) error {
 	if c.NArg() == 0 {
 		return cliutil.Usage("no input: give one or more .vrlog files (see --help)")
+	}
+	if slices.Contains(c.Args().Slice(), "-") {
+		// A log is read by its index, not from a pipe; "--json -" reads
+		// as a request for JSON on stdout, which --json alone is.
+		return cliutil.Usage("-: analyze reads .vrlog files, not standard input; --json takes no value and prints the report to stdout (--json > report.json)")
 	}
 	tf, err := codec.ParseTimeFormat(c.String("time-format"))
 	if err != nil {
