@@ -24,7 +24,7 @@ func (s *orderSink) addChannel(d *logfmt.Channel) error {
 	s.ids[d.Name] = uint16(len(s.names))
 	return nil
 }
-func (s *orderSink) id(name string) uint16                   { return s.ids[name] }
+func (s *orderSink) id(name string) uint16 { return s.ids[name] }
 func (s *orderSink) addDrops(name string, n uint64, at int64) {
 	s.drops[name] += n
 	s.booked = append(s.booked, fmt.Sprintf("%s %d at %d, after %d writes", name, n, at/int64(time.Millisecond), len(s.writes)))

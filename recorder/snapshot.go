@@ -163,7 +163,11 @@ type snapshotter struct {
 	// last tick (tick).
 	writes, tickWrites uint64
 
-	mu        sync.Mutex // guards what follows (keep, the writes, status)
+	// mu guards what follows (keep, the writes, status). It is never held
+	// while calling into mw: the memory writer's stage calls keep, which
+	// takes mu, while the writer holds its own lock (a seal waiting for a
+	// free job), so a call into mw under mu can deadlock the recorder.
+	mu        sync.Mutex
 	freed     *sync.Cond // a chunk being written out was released
 	queued    *sync.Cond // a window was opened, got a chunk or closed, or the recording ended
 	open      *window    // the window triggers extend; nil when none
@@ -959,13 +963,14 @@ func (s *snapshotter) close() error {
 // bytes is what the snapshots written and the journals of those to come
 // hold on disk, and the raw bytes recorded.
 func (s *snapshotter) bytes() (written int64, raw uint64) {
+	raw = s.mw.Stats().RawBytes // before mu: see snapshotter.mu
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	written = s.written
 	for _, w := range s.queue {
 		written += w.jbytes
 	}
-	return written, s.mw.Stats().RawBytes
+	return written, raw
 }
 
 func (s *snapshotter) paths() []string {
