@@ -102,7 +102,7 @@ func (s *snapshotter) behind(to int64) *arrival {
 	var worst *arrival
 	var worstTo int64
 	for _, a := range s.arrivals {
-		if a == nil || !a.seen || a.newest < s.lastRecv-liveFor {
+		if a == nil || !a.seen || a.newest < s.liveRef()-liveFor {
 			continue
 		}
 		if c := s.complete(a); c < to && (worst == nil || c < worstTo) {
@@ -110,6 +110,16 @@ func (s *snapshotter) behind(to int64) *arrival {
 		}
 	}
 	return worst
+}
+
+// liveRef is what a stream's newest record is judged live against: the
+// latest data record written, not a clock probe the recorder answered
+// first after a stall, before the streams' backlog (mu held).
+func (s *snapshotter) liveRef() int64 {
+	if s.lastData > 0 {
+		return s.lastData
+	}
+	return s.lastRecv
 }
 
 // latest is the stream received latest since the window's trigger (mu

@@ -31,6 +31,28 @@ func lateRun(t *testing.T, lag int64) (SnapshotResult, int64) {
 // the record out (nothing received then).
 func lateRunWith(t *testing.T, delay func(capture int64) int64, stall func(s *snapshotter, recv int64) bool) (SnapshotResult, int64) {
 	t.Helper()
+	return snapshotRun(t, func(s *snapshotter) []logfmt.Record {
+		ms := int64(time.Millisecond)
+		var recs []logfmt.Record
+		for c := sec; c <= 20*sec; c += ms {
+			recs = append(recs, logfmt.Record{Channel: s.id("s"), CaptureNs: epoch + c, HasStamp: true, RecvMonoNs: c + ms/10})
+		}
+		for c := sec; c <= 20*sec; c += 33 * ms {
+			recs = append(recs, logfmt.Record{Channel: s.id("c"), CaptureNs: epoch + c, HasStamp: true, RecvMonoNs: c + delay(c)})
+		}
+		return recs
+	}, stall)
+}
+
+// epoch is lateRunWith's capture clock: unix ns (receive stamps: mono).
+const epoch = int64(1.7e18)
+
+// snapshotRun writes the records recs makes (channels s, c and, internal,
+// p) in receive order through a snapshotter asked for 2 s before and 1 s
+// after a trigger at 10 s, stall as in lateRunWith; it returns the
+// snapshot's result and its newest frame (c) capture, less the epoch.
+func snapshotRun(t *testing.T, recs func(s *snapshotter) []logfmt.Record, stall func(s *snapshotter, recv int64) bool) (SnapshotResult, int64) {
+	t.Helper()
 	var results []SnapshotResult
 	sc := SnapshotConfig{Before: 2 * time.Second, After: time.Second, MaxBytes: 1 << 30,
 		OnSnapshot: func(r SnapshotResult) { results = append(results, r) }}
@@ -38,24 +60,18 @@ func lateRunWith(t *testing.T, delay func(capture int64) int64, stall func(s *sn
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"s", "c"} {
-		if err := s.addChannel(&logfmt.Channel{Name: name, Transport: logfmt.TransportZenoh, Topic: name}); err != nil {
+	for _, c := range []logfmt.Channel{{Name: "s", Transport: logfmt.TransportZenoh}, {Name: "c", Transport: logfmt.TransportIceoryx2},
+		{Name: "p", Transport: logfmt.TransportInternal}} {
+		c.Topic = c.Name
+		if err := s.addChannel(&c); err != nil {
 			t.Fatal(err)
 		}
 	}
-	const epoch = int64(1.7e18) // capture stamps: unix ns; receive: mono
-	ms := int64(time.Millisecond)
-	var recs []logfmt.Record
-	for c := sec; c <= 20*sec; c += ms {
-		recs = append(recs, logfmt.Record{Channel: s.id("s"), CaptureNs: epoch + c, HasStamp: true, RecvMonoNs: c + ms/10})
-	}
-	for c := sec; c <= 20*sec; c += 33 * ms {
-		recs = append(recs, logfmt.Record{Channel: s.id("c"), CaptureNs: epoch + c, HasStamp: true, RecvMonoNs: c + delay(c)})
-	}
-	sort.SliceStable(recs, func(i, j int) bool { return recs[i].RecvMonoNs < recs[j].RecvMonoNs })
+	all := recs(s)
+	sort.SliceStable(all, func(i, j int) bool { return all[i].RecvMonoNs < all[j].RecvMonoNs })
 	fired := false
-	for i := range recs {
-		r := &recs[i]
+	for i := range all {
+		r := &all[i]
 		if !fired && r.RecvMonoNs >= 10*sec {
 			s.trigger(trigger{SnapshotTrigger: logfmt.SnapshotTrigger{Cause: "test", MonoNs: 10 * sec, WallNs: 1e18 + 10*sec}, slug: "test"})
 			fired = true
@@ -171,5 +187,83 @@ func TestSnapshotSaysSilentTail(t *testing.T) {
 	res, _ = lateRunWith(t, func(int64) int64 { return 5 * ms }, nil)
 	if res.Snapshot.Short != "" {
 		t.Fatalf("short %q for a window its streams fill", res.Snapshot.Short)
+	}
+}
+
+// probes are the recorder's clock probes every 100 ms (channel p, no
+// capture stamp), answered while the streams are silent or stalled.
+func probes(s *snapshotter) []logfmt.Record {
+	var recs []logfmt.Record
+	for at := sec; at <= 20*sec; at += 100 * time.Millisecond.Nanoseconds() {
+		recs = append(recs, logfmt.Record{Channel: s.id("p"), RecvMonoNs: at})
+	}
+	return recs
+}
+
+// The recorder stopped (SIGSTOP) 0.5 s before a window's end and went on
+// 1.5 s after it: what the streams sent meanwhile arrives at once, with
+// receive stamps past the window's end, after a clock probe answered
+// first. The window waits for it: the states and frames captured up to
+// its end are in the snapshot.
+func TestSnapshotRecorderStopped(t *testing.T) {
+	ms := time.Millisecond.Nanoseconds()
+	stop, cont := 10500*ms, 12500*ms
+	var captured, inWindow int
+	res, newest := snapshotRun(t, func(s *snapshotter) []logfmt.Record {
+		recs := []logfmt.Record{{Channel: s.id("p"), RecvMonoNs: cont}} // the first answer after the stop
+		for _, p := range probes(s) {
+			if p.RecvMonoNs < stop || p.RecvMonoNs > cont {
+				recs = append(recs, p)
+			}
+		}
+		for _, st := range []struct {
+			name   string
+			period int64
+		}{{"s", ms}, {"c", 33 * ms}} {
+			for c := sec; c <= 20*sec; c += st.period {
+				recv := c + ms/10
+				if recv > stop && recv <= cont { // received once the recorder goes on, in order
+					recv = cont + 1 + (c-stop)/1000
+				}
+				recs = append(recs, logfmt.Record{Channel: s.id(st.name), CaptureNs: epoch + c, HasStamp: true, RecvMonoNs: recv})
+				if st.name == "s" && c >= 10*sec && c <= 11*sec {
+					captured++
+				}
+			}
+		}
+		return recs
+	}, nil)
+	rd, err := logfmt.Open(res.Path, logfmt.ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	for it := rd.Records(logfmt.Filter{MetaOnly: true}); it.Next(); {
+		if ch, _ := rd.Channel(it.Record().Channel); ch.Name == "s" && it.Record().CaptureNs-epoch >= 10*sec && it.Record().CaptureNs-epoch <= 11*sec {
+			inWindow++
+		}
+	}
+	if inWindow != captured || newest < 11*sec-33*ms || res.Snapshot.HeldOpen == "" {
+		t.Fatalf("%d of %d states captured in the second after the trigger, newest frame %.3f s, held open %q, short %q: want all, 11 s",
+			inWindow, captured, float64(newest)/1e9, res.Snapshot.HeldOpen, res.Snapshot.Short)
+	}
+	t.Logf("held open: %s", res.Snapshot.HeldOpen)
+}
+
+// The streams silent in the last 0.4 s of a window while the recorder's
+// clock probes go on: the probes are no data, and the silence is said.
+func TestSnapshotSilentTailWithProbes(t *testing.T) {
+	ms := time.Millisecond.Nanoseconds()
+	res, _ := snapshotRun(t, func(s *snapshotter) []logfmt.Record {
+		recs := probes(s)
+		for c := sec; c <= 20*sec; c += ms {
+			if c+ms/10 <= 10600*ms || c+ms/10 >= 11200*ms {
+				recs = append(recs, logfmt.Record{Channel: s.id("s"), CaptureNs: epoch + c, HasStamp: true, RecvMonoNs: c + ms/10})
+			}
+		}
+		return recs
+	}, nil)
+	if !strings.Contains(res.Snapshot.Short, "s after the trigger of the 1s asked: nothing was received in the last 0.40") {
+		t.Fatalf("short %q: want the 0.4 s of silence said, the probes in it left out", res.Snapshot.Short)
 	}
 }

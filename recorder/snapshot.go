@@ -156,9 +156,12 @@ type snapshotter struct {
 	epoch    int64
 	hasEpoch bool
 	// arrivals are the streams' delays (lateness.go); lastRecv the latest
-	// receive stamp written (both under mu).
+	// receive stamp written, lastData that of a data record (not the
+	// recorder's own clock probes and heartbeats, which go on while the
+	// streams are silent, and come first after a stall) (all under mu).
 	arrivals []*arrival // by channel id (nil: none stamped yet)
 	lastRecv int64
+	lastData int64
 	// writes counts the records written; tickWrites, the count at the
 	// last tick (tick).
 	writes, tickWrites uint64
@@ -244,6 +247,7 @@ type window struct {
 	// wait ended, complete to behindTo.
 	waited                       bool
 	asked                        int64
+	lastData                     int64 // the latest data record's receive stamp in the window (snapshotter.lastData)
 	lateName, behind             string
 	lateBy, behindTo, behindLate int64
 }
@@ -573,7 +577,8 @@ func (s *snapshotter) trigger(t trigger) {
 		}
 		return
 	}
-	w := &window{from: t.MonoNs - s.sc.Before.Nanoseconds(), to: t.MonoNs + s.sc.After.Nanoseconds(), lastTrig: t.MonoNs, triggers: []trigger{t}, count: 1}
+	w := &window{from: t.MonoNs - s.sc.Before.Nanoseconds(), to: t.MonoNs + s.sc.After.Nanoseconds(), lastTrig: t.MonoNs, triggers: []trigger{t}, count: 1,
+		lastData: s.lastData}
 	i := 0
 	for i < len(s.ring) && s.ring[i].max < w.from {
 		i++
@@ -696,6 +701,12 @@ func (s *snapshotter) closeLocked(to int64, end string) {
 	var why []string
 	t0 := w.triggers[0].MonoNs
 	oldest, last := s.span(w)
+	if w.waited { // held open to the last record: every data record so far is in it
+		w.lastData = max(w.lastData, min(s.lastData, w.to))
+	}
+	if w.lastData > 0 && w.lastData >= w.from && w.lastData < last {
+		last = w.lastData // the window ends with its data, not with a clock probe answered while the streams were silent
+	}
 	before := func(from int64) float64 { return max(0, float64(t0-from)/1e9) }
 	switch {
 	case oldest < 0:
@@ -905,6 +916,12 @@ func (s *snapshotter) write(r *logfmt.Record, release func()) error {
 		s.arrived(ch, recv, capture)
 	}
 	s.lastRecv = max(s.lastRecv, recv)
+	if ch > 0 && int(ch) <= len(s.defs) && s.defs[ch-1].Transport != logfmt.TransportInternal {
+		s.lastData = max(s.lastData, recv)
+		if w := s.open; w != nil && recv <= w.to {
+			w.lastData = max(w.lastData, recv)
+		}
+	}
 	s.writes++
 	closing := s.dueLocked(recv)
 	s.mu.Unlock()
