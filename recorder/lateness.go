@@ -102,7 +102,7 @@ func (s *snapshotter) behind(to int64) *arrival {
 	var worst *arrival
 	var worstTo int64
 	for _, a := range s.arrivals {
-		if a == nil || !a.seen || a.newest < s.liveRef()-liveFor {
+		if a == nil || !a.seen || s.silentFor(a) > liveFor {
 			continue
 		}
 		if c := s.complete(a); c < to && (worst == nil || c < worstTo) {
@@ -112,14 +112,29 @@ func (s *snapshotter) behind(to int64) *arrival {
 	return worst
 }
 
-// liveRef is what a stream's newest record is judged live against: the
-// latest data record written, not a clock probe the recorder answered
-// first after a stall, before the streams' backlog (mu held).
-func (s *snapshotter) liveRef() int64 {
-	if s.lastData > 0 {
-		return s.lastData
+// silentFor is how long a stream has received nothing, against the
+// latest record written (the recorder's clock probes and heartbeats
+// included: a stream silent while they go on fell silent), less the
+// latest span the recorder itself received nothing in (stopped, a VM
+// paused: what the streams sent meanwhile comes once it goes on) (mu
+// held).
+func (s *snapshotter) silentFor(a *arrival) int64 {
+	d := s.lastRecv - a.newest
+	if a.newest <= s.stallFrom {
+		d -= s.stallTo - s.stallFrom
 	}
-	return s.lastRecv
+	return d
+}
+
+// lateFor books a stamped data record received past w's end that was
+// captured in it: received on time (complete), it would have been in the
+// window, so the window's end moves to it when it closes (mu held).
+func (s *snapshotter) lateFor(w *window, ch uint16, recv, capture int64) {
+	if int(ch) < len(s.arrivals) {
+		if a := s.arrivals[ch]; a != nil && a.seen && capture+s.onTime(a) <= w.to {
+			w.lateTo = max(w.lateTo, recv)
+		}
+	}
 }
 
 // latest is the stream received latest since the window's trigger (mu

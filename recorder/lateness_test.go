@@ -226,7 +226,7 @@ func TestSnapshotRecorderStopped(t *testing.T) {
 					recv = cont + 1 + (c-stop)/1000
 				}
 				recs = append(recs, logfmt.Record{Channel: s.id(st.name), CaptureNs: epoch + c, HasStamp: true, RecvMonoNs: recv})
-				if st.name == "s" && c >= 10*sec && c <= 11*sec {
+				if st.name == "s" && c >= 10*sec && c < 11*sec { // on time, received in the window
 					captured++
 				}
 			}
@@ -239,7 +239,7 @@ func TestSnapshotRecorderStopped(t *testing.T) {
 	}
 	defer rd.Close()
 	for it := rd.Records(logfmt.Filter{MetaOnly: true}); it.Next(); {
-		if ch, _ := rd.Channel(it.Record().Channel); ch.Name == "s" && it.Record().CaptureNs-epoch >= 10*sec && it.Record().CaptureNs-epoch <= 11*sec {
+		if ch, _ := rd.Channel(it.Record().Channel); ch.Name == "s" && it.Record().CaptureNs-epoch >= 10*sec && it.Record().CaptureNs-epoch < 11*sec {
 			inWindow++
 		}
 	}
@@ -250,20 +250,33 @@ func TestSnapshotRecorderStopped(t *testing.T) {
 	t.Logf("held open: %s", res.Snapshot.HeldOpen)
 }
 
-// The streams silent in the last 0.4 s of a window while the recorder's
-// clock probes go on: the probes are no data, and the silence is said.
+// The simulator paused 0.4 s before a window's end, for 2 s, while the
+// recorder's clock probes go on: the probes are no data, the window is
+// not held open for a stream that is silent, not late, and the silence
+// is said.
 func TestSnapshotSilentTailWithProbes(t *testing.T) {
 	ms := time.Millisecond.Nanoseconds()
 	res, _ := snapshotRun(t, func(s *snapshotter) []logfmt.Record {
 		recs := probes(s)
 		for c := sec; c <= 20*sec; c += ms {
-			if c+ms/10 <= 10600*ms || c+ms/10 >= 11200*ms {
+			if c+ms/10 <= 10600*ms || c+ms/10 >= 12600*ms {
 				recs = append(recs, logfmt.Record{Channel: s.id("s"), CaptureNs: epoch + c, HasStamp: true, RecvMonoNs: c + ms/10})
 			}
 		}
 		return recs
 	}, nil)
-	if !strings.Contains(res.Snapshot.Short, "s after the trigger of the 1s asked: nothing was received in the last 0.40") {
-		t.Fatalf("short %q: want the 0.4 s of silence said, the probes in it left out", res.Snapshot.Short)
+	if !strings.Contains(res.Snapshot.Short, "s after the trigger of the 1s asked: nothing was received in the last 0.40") || res.Snapshot.HeldOpen != "" {
+		t.Fatalf("short %q, held open %q: want the 0.4 s of silence said, the probes in it left out, not held open", res.Snapshot.Short, res.Snapshot.HeldOpen)
+	}
+}
+
+// Frames 130 ms late (a camera behind a backlog under load), less than a
+// window waits by default past its end: the frames captured up to its
+// end are in it, the end moved to the last of them.
+func TestSnapshotHoldsFramesLateByLittle(t *testing.T) {
+	ms := time.Millisecond.Nanoseconds()
+	res, newest := lateRunWith(t, func(int64) int64 { return 130 * ms }, nil)
+	if newest < 11*sec-33*ms || res.Snapshot.HeldOpen == "" {
+		t.Fatalf("newest frame captured at %.3f s, held open %q: want the window's end, 11 s", float64(newest)/1e9, res.Snapshot.HeldOpen)
 	}
 }

@@ -38,6 +38,7 @@ type overflow struct {
 	buffer   uint32
 	pubs     map[string]*pubDrain
 	released []*livecheck.Held // the held checks of gaps decided as the publisher's, for the caller to take
+	lostAt   int64             // the receive stamp of the sample after the latest gap decided as lost (takeLostAt)
 }
 
 // pubDrain is one publisher's state in the current drain.
@@ -51,6 +52,7 @@ type pubDrain struct {
 
 type gap struct {
 	at   uint32 // position of the sample after the gap
+	mono int64  // its receive stamp: where the loss lies
 	n    uint64
 	held *livecheck.Held // the live checks of the gap, or nil
 }
@@ -59,11 +61,12 @@ func newOverflow(buffer int) *overflow {
 	return &overflow{buffer: uint32(max(buffer, 1)), pubs: map[string]*pubDrain{}}
 }
 
-// add notes a sample of publisher pub (prevDrainLen: Sample.PrevDrainLen;
-// afterHold: Sample.AfterHold); it returns the samples it now knows were
-// replaced (in drains that have ended, and a gap across a hold at once),
-// and the sample's own gap if it is left undecided.
-func (o *overflow) add(pub string, seq, drain uint64, index, droppedBefore, prevDrainLen uint32, afterHold bool) (uint64, *gap) {
+// add notes a sample of publisher pub received at mono (prevDrainLen:
+// Sample.PrevDrainLen; afterHold: Sample.AfterHold); it returns the
+// samples it now knows were replaced (in drains that have ended, and a
+// gap across a hold at once; takeLostAt says where), and the sample's own
+// gap if it is left undecided.
+func (o *overflow) add(pub string, seq, drain uint64, index, droppedBefore, prevDrainLen uint32, afterHold bool, mono int64) (uint64, *gap) {
 	p := o.pubs[pub]
 	if p == nil {
 		p = &pubDrain{drain: drain}
@@ -83,8 +86,9 @@ func (o *overflow) add(pub string, seq, drain uint64, index, droppedBefore, prev
 				// subscriber held: safe overflow replaced the gap there,
 				// however long the drain that takes the rest turns out.
 				lost += n - uint64(droppedBefore)
+				o.lostAt = max(o.lostAt, mono)
 			} else {
-				open = &gap{at: index, n: n - uint64(droppedBefore)}
+				open = &gap{at: index, mono: mono, n: n - uint64(droppedBefore)}
 				p.gaps = append(p.gaps, open)
 			}
 		}
@@ -99,6 +103,7 @@ func (o *overflow) settle(p *pubDrain) (lost uint64) {
 		switch {
 		case p.top >= g.at && p.top-g.at+1 >= o.buffer:
 			lost += g.n
+			o.lostAt = max(o.lostAt, g.mono)
 		case g.held != nil:
 			o.released = append(o.released, g.held)
 		}
@@ -106,6 +111,15 @@ func (o *overflow) settle(p *pubDrain) (lost uint64) {
 	clear(p.gaps)
 	p.gaps = p.gaps[:0]
 	return lost
+}
+
+// takeLostAt returns the receive stamp of the sample after the latest gap
+// decided as lost since the last call (0: none), for the loss to be
+// booked there, not where it was decided (a drain later).
+func (o *overflow) takeLostAt() int64 {
+	at := o.lostAt
+	o.lostAt = 0
+	return at
 }
 
 // takeReleased returns the held checks of the gaps decided as the

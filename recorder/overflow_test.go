@@ -14,7 +14,7 @@ func TestOverflowGaps(t *testing.T) {
 	}
 	feed := func(xs ...s) (lost uint64) {
 		for _, x := range xs {
-			lost += added(o.add("p", x.seq, x.drain, x.index, x.dropped, 0, false))
+			lost += added(o.add("p", x.seq, x.drain, x.index, x.dropped, 0, false, 0))
 		}
 		return lost
 	}
@@ -39,7 +39,7 @@ func TestOverflowGaps(t *testing.T) {
 		t.Fatalf("drain 5 replaced %d, want 1 (of seqs 20-22, two were dropped and counted)", lost)
 	}
 	// another publisher has its own drains
-	if lost := added(o.add("q", 7, 9, 1, 0, 0, false)) + added(o.add("q", 9, 9, 2, 0, 0, false)) + o.end(nil); lost != 0 {
+	if lost := added(o.add("q", 7, 9, 1, 0, 0, false, 0)) + added(o.add("q", 9, 9, 2, 0, 0, false, 0)) + o.end(nil); lost != 0 {
 		t.Fatalf("publisher q: %d", lost)
 	}
 }
@@ -52,14 +52,14 @@ func TestOverflowDrainEndsDropped(t *testing.T) {
 	o := newOverflow(4)
 	// drain 1: seq 0; drain 2: a gap (1, 2 replaced), seq 3 delivered, then
 	// three more taken and dropped (positions 2-4), counted elsewhere.
-	o.add("p", 0, 1, 1, 0, 0, false)
-	o.add("p", 3, 2, 1, 0, 0, false)
-	if lost := added(o.add("p", 7, 3, 1, 3, 4, false)); lost != 2 {
+	o.add("p", 0, 1, 1, 0, 0, false, 0)
+	o.add("p", 3, 2, 1, 0, 0, false, 0)
+	if lost := added(o.add("p", 7, 3, 1, 3, 4, false, 0)); lost != 2 {
 		t.Fatalf("drain 2 (4 long) replaced %d, want 2", lost)
 	}
 	// drain 4: a gap (8 replaced) before seq 9, then three dropped; the
 	// recording ends.
-	o.add("p", 9, 4, 1, 0, 0, false)
+	o.add("p", 9, 4, 1, 0, 0, false, 0)
 	if lost := o.end(func(string) (uint64, uint32) { return 4, 4 }); lost != 1 {
 		t.Fatalf("last drain replaced %d, want 1", lost)
 	}
@@ -71,12 +71,12 @@ func TestOverflowDrainEndsDropped(t *testing.T) {
 // buffer's samples: the drain's length proves nothing then.
 func TestOverflowAcrossHold(t *testing.T) {
 	o := newOverflow(8)
-	o.add("p", 0, 1, 1, 0, 0, false)
-	o.add("p", 1, 1, 2, 0, 0, false)
+	o.add("p", 0, 1, 1, 0, 0, false, 0)
+	o.add("p", 1, 1, 2, 0, 0, false, 0)
 	// held; 345 seqs replaced; then 5 samples taken before the end
-	lost := added(o.add("p", 347, 1, 3, 0, 0, true))
+	lost := added(o.add("p", 347, 1, 3, 0, 0, true, 0))
 	for i := uint64(1); i < 5; i++ {
-		lost += added(o.add("p", 347+i, 1, uint32(3+i), 0, 0, false))
+		lost += added(o.add("p", 347+i, 1, uint32(3+i), 0, 0, false, 0))
 	}
 	lost += o.end(func(string) (uint64, uint32) { return 1, 7 })
 	if lost != 345 {
@@ -85,11 +85,27 @@ func TestOverflowAcrossHold(t *testing.T) {
 	// samples the subscriber took and dropped for want of memory are
 	// counted where they were dropped, not again
 	o = newOverflow(8)
-	o.add("p", 0, 1, 1, 0, 0, false)
-	if lost := added(o.add("p", 10, 1, 2, 4, 0, true)) + o.end(nil); lost != 5 {
+	o.add("p", 0, 1, 1, 0, 0, false, 0)
+	if lost := added(o.add("p", 10, 1, 2, 4, 0, true, 0)) + o.end(nil); lost != 5 {
 		t.Fatalf("replaced %d, want 5 (9 missing, 4 dropped and counted)", lost)
 	}
 }
 
 // added is add's count of replaced samples.
 func added(lost uint64, _ *gap) uint64 { return lost }
+
+// A gap decided a drain later (when the publisher's next drain starts) is
+// a loss where it lies: at the receive stamp of the sample after it, so a
+// snapshot counts it in the window its seq gap is in.
+func TestOverflowLostWhereTheGapIs(t *testing.T) {
+	o := newOverflow(2)
+	o.add("p", 0, 1, 1, 0, 0, false, 100)
+	o.add("p", 5, 2, 1, 0, 0, false, 200) // the gap: 1-4, before the sample received at 200
+	o.add("p", 6, 2, 2, 0, 0, false, 201)
+	if n, _ := o.add("p", 7, 3, 1, 0, 0, false, 900); n != 4 || o.takeLostAt() != 200 {
+		t.Fatalf("lost %d; want 4, at 200", n)
+	}
+	if o.takeLostAt() != 0 {
+		t.Fatal("lostAt not reset")
+	}
+}

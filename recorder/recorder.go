@@ -913,9 +913,9 @@ func (r *rec) bookOverflow(it *item, ch *channel, seq uint64) (*overflow, *gap) 
 		o = newOverflow(it.sub.buffer)
 		it.sub.overflow[it.name] = o
 	}
-	n, open := o.add(string(it.rec.PublisherID), seq, it.drain, it.drainIndex, it.droppedBefore, it.prevDrainLen, it.afterHold)
+	n, open := o.add(string(it.rec.PublisherID), seq, it.drain, it.drainIndex, it.droppedBefore, it.prevDrainLen, it.afterHold, it.rec.RecvMonoNs)
 	if n > 0 {
-		r.out.addDrops(it.name, n, it.rec.RecvMonoNs)
+		r.out.addDrops(it.name, n, o.takeLostAt()) // at the sample after the gap, not at the one that decided it
 		ch.drops += n
 	}
 	return o, open
@@ -928,7 +928,7 @@ func (r *rec) endOverflow(s *subInfo, ends map[string]drainEnd) {
 	for name, o := range s.overflow {
 		if n := o.end(final); n > 0 {
 			if ch := r.chans[name]; ch != nil {
-				r.out.addDrops(name, n, 0)
+				r.out.addDrops(name, n, o.takeLostAt())
 				ch.drops += n
 			}
 		}

@@ -158,10 +158,13 @@ type snapshotter struct {
 	// arrivals are the streams' delays (lateness.go); lastRecv the latest
 	// receive stamp written, lastData that of a data record (not the
 	// recorder's own clock probes and heartbeats, which go on while the
-	// streams are silent, and come first after a stall) (all under mu).
-	arrivals []*arrival // by channel id (nil: none stamped yet)
-	lastRecv int64
-	lastData int64
+	// streams are silent); stallFrom and stallTo the latest span in which
+	// the recorder received nothing at all for longer than liveFor
+	// (stopped, or starved), which no stream's silence counts (all under
+	// mu).
+	arrivals           []*arrival // by channel id (nil: none stamped yet)
+	lastRecv, lastData int64
+	stallFrom, stallTo int64
 	// writes counts the records written; tickWrites, the count at the
 	// last tick (tick).
 	writes, tickWrites uint64
@@ -245,9 +248,12 @@ type window struct {
 	// waits for it; asked is the end before it moved; lateName the stream
 	// received latest, by lateBy; behind the one still short when the
 	// wait ended, complete to behindTo.
-	waited                       bool
-	asked                        int64
-	lastData                     int64 // the latest data record's receive stamp in the window (snapshotter.lastData)
+	waited bool
+	asked  int64
+	// lastData is the latest data record's receive stamp in the window
+	// (snapshotter.lastData); lateTo that of the latest record received
+	// past its end that would have been in it on time (captured in it).
+	lastData, lateTo             int64
 	lateName, behind             string
 	lateBy, behindTo, behindLate int64
 }
@@ -280,6 +286,10 @@ const (
 // next is the index of the oldest chunk of w neither left out nor in its
 // journal (mu held).
 func (w *window) next() int { return max(w.head, w.disk) }
+
+// heldOpen reports whether w's end moved past the one asked, to hold
+// records received late (dueLocked).
+func (w *window) heldOpen() bool { return w.asked > 0 && w.to > w.asked }
 
 // dropMark is recorder drops booked at a time, so a snapshot carries the
 // drops of its window.
@@ -622,10 +632,8 @@ func (s *snapshotter) dueLocked(now int64) bool {
 		}
 		w.behind, w.behindTo, w.behindLate = a.name, s.complete(a), s.lateBy(a)
 	}
-	if w.waited {
-		w.asked = w.to
-		w.to = max(w.to, s.lastRecv)
-	}
+	w.asked = w.to
+	w.to = max(w.to, w.lateTo) // what arrived late, captured in the window
 	return true
 }
 
@@ -701,8 +709,8 @@ func (s *snapshotter) closeLocked(to int64, end string) {
 	var why []string
 	t0 := w.triggers[0].MonoNs
 	oldest, last := s.span(w)
-	if w.waited { // held open to the last record: every data record so far is in it
-		w.lastData = max(w.lastData, min(s.lastData, w.to))
+	if w.heldOpen() {
+		w.lastData = max(w.lastData, w.lateTo)
 	}
 	if w.lastData > 0 && w.lastData >= w.from && w.lastData < last {
 		last = w.lastData // the window ends with its data, not with a clock probe answered while the streams were silent
@@ -786,7 +794,7 @@ func (s *snapshotter) closeLocked(to int64, end string) {
 		why = append(why, fmt.Sprintf("%s holds %s: they arrived up to %.2f s late, and a window waits %s at most past its end for them",
 			w.behind, held, float64(w.behindLate)/1e9, lateWait))
 	}
-	if a := s.latest(); w.waited && a != nil {
+	if a := s.latest(); w.heldOpen() && a != nil {
 		w.lateName, w.lateBy = a.name, s.lateBy(a)
 	}
 	if end != "" {
@@ -915,11 +923,16 @@ func (s *snapshotter) write(r *logfmt.Record, release func()) error {
 	if stamped {
 		s.arrived(ch, recv, capture)
 	}
+	if s.lastRecv > 0 && recv-s.lastRecv > liveFor {
+		s.stallFrom, s.stallTo = s.lastRecv, recv
+	}
 	s.lastRecv = max(s.lastRecv, recv)
 	if ch > 0 && int(ch) <= len(s.defs) && s.defs[ch-1].Transport != logfmt.TransportInternal {
 		s.lastData = max(s.lastData, recv)
 		if w := s.open; w != nil && recv <= w.to {
 			w.lastData = max(w.lastData, recv)
+		} else if w != nil && stamped {
+			s.lateFor(w, ch, recv, capture)
 		}
 	}
 	s.writes++

@@ -134,7 +134,7 @@ func (s *snapshotter) reserve(t trigger) (name string, out journalFile, err erro
 func (s *snapshotter) journal(w *window) {
 	s.mu.Lock()
 	t0 := w.triggers[0]
-	md := s.metadata(w, "the recorder stopped before this snapshot was written (a journal of record --snapshot, written as the window was taken): it holds what was received until then")
+	md := s.metadata(w, "the recorder stopped before this snapshot was written (a journal of record --snapshot, written as the window was taken): it holds what the journal had written by then (docs/cli.md: what a kill -9 loses)")
 	s.mu.Unlock()
 	name, out, err := s.reserve(t0)
 	path := name + ".partial"
@@ -286,7 +286,7 @@ func (s *snapshotter) metadata(w *window, short string) map[string]string {
 	t0 := w.triggers[0]
 	off := t0.WallNs - t0.MonoNs // the recorder's wall minus mono clock, at the trigger
 	var open string
-	if w.waited && w.to > w.asked && w.closed {
+	if w.heldOpen() && w.closed {
 		open = fmt.Sprintf("%.3f s past its end for %s, received up to %.3f s after capture", float64(w.to-w.asked)/1e9, w.lateName, float64(w.lateBy)/1e9)
 	}
 	sn := logfmt.Snapshot{Before: s.sc.Before, After: s.sc.After, TriggerCount: w.count, Short: short, HeldOpen: open,
@@ -315,7 +315,7 @@ func (s *snapshotter) writeWindow(w *window) (res SnapshotResult) {
 	res.Snapshot, _ = parseOwn(md)
 	res.Before = time.Duration(max(0, w.triggers[0].MonoNs-w.from))
 	res.After = time.Duration(max(0, w.to-w.lastTrig))
-	if w.waited && w.to > w.asked {
+	if w.heldOpen() {
 		res.Late, res.LateStream, res.LateBy = time.Duration(w.to-w.asked), w.lateName, time.Duration(w.lateBy)
 	}
 	defs := append([]*logfmt.Channel(nil), s.defs...)
