@@ -312,3 +312,78 @@ func TestSnapshotAfterHeldPastBound(t *testing.T) {
 	}
 	t.Logf("%.3f s before, %.3f s after the trigger; %s; %s", float64(t0-first)/1e9, float64(last-t0)/1e9, snap.Short, ms[len(ms)-1][0])
 }
+
+// A recorder stopped (SIGSTOP) 1.5 s into a window's 3 s after its
+// trigger and continued 2 s later, past the window's end: what the
+// simulator sent meanwhile arrives at once, stamped then. The window waits
+// for it: every state captured in the 3 s after the trigger is in the
+// snapshot, and the frames iceoryx2 replaced in the recorder's buffer
+// meanwhile are counted as recorder drops in it, as many as its frames'
+// seq gaps.
+func TestSnapshotRecorderStopped(t *testing.T) {
+	s, errPath := startFileSession(t, []string{"--snapshot", "5s", "--after", "3s", "--snapshot-bytes", "64M"}, []string{"--duration", "16s", "--frame-ring", "8"})
+	s.waitTruth(t, 200*6)
+	s.rec.signal(syscall.SIGUSR1)
+	time.Sleep(1500 * time.Millisecond)
+	s.rec.signal(syscall.SIGSTOP)
+	time.Sleep(2 * time.Second)
+	s.rec.signal(syscall.SIGCONT)
+	s.waitSnapshots(t, 1)
+	if code := s.sim.wait(t, 60*time.Second); code != 0 {
+		t.Fatalf("sim exit %d", code)
+	}
+	if code := s.stopRec(t); code != 0 {
+		t.Fatalf("record exit %d:\n%s", code, readErr(t, errPath))
+	}
+	files := s.snapshots(t)
+	if len(files) != 1 {
+		t.Fatalf("snapshots %v:\n%s", files, readErr(t, errPath))
+	}
+	recs, snap := readSnapshot(t, files[0])
+	published := readTruth(t, filepath.Join(s.dir, "truth.jsonl"))
+	state, cam := "vr/"+s.robot+"/state", "vr/"+s.robot+"/camera/front"
+	from, to := snap.Triggers[0].WallNs, snap.Triggers[0].WallNs+3e9-int64(10*time.Millisecond) // capture and receive clocks: one host
+	count := func(ch string, tns []int64) (n int) {
+		for _, v := range tns {
+			if v >= from && v < to {
+				n++
+			}
+		}
+		return n
+	}
+	var pubStates, gotStates []int64
+	for _, p := range published {
+		if p.Channel == state {
+			pubStates = append(pubStates, p.TNs)
+		}
+	}
+	for _, r := range recs[state] {
+		gotStates = append(gotStates, r.TNs)
+	}
+	var gaps uint64
+	for i := 1; i < len(recs[cam]); i++ {
+		gaps += recs[cam][i].Seq - recs[cam][i-1].Seq - 1
+	}
+	lr, err := logfmt.Open(files[0], logfmt.ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lr.Close()
+	var drops uint64
+	for _, c := range lr.Channels() {
+		for _, st := range lr.Stats() {
+			if c.Name == cam && st.Channel == c.ID {
+				drops = st.Drops
+			}
+		}
+	}
+	t.Logf("states in the 3 s after the trigger: %d of %d; frames' seq gaps %d, recorder drops %d; held open %q; short %q",
+		count(state, gotStates), count(state, pubStates), gaps, drops, snap.HeldOpen, snap.Short)
+	if count(state, gotStates) != count(state, pubStates) || snap.HeldOpen == "" {
+		t.Fatalf("states captured in the 3 s after the trigger: %d of %d in the snapshot, held open %q: want all, held open",
+			count(state, gotStates), count(state, pubStates), snap.HeldOpen)
+	}
+	if gaps == 0 || drops != gaps {
+		t.Fatalf("frames: %d missing by seq in the snapshot, %d counted as recorder drops: want the stop's losses, all counted", gaps, drops)
+	}
+}

@@ -280,3 +280,28 @@ func TestSnapshotHoldsFramesLateByLittle(t *testing.T) {
 		t.Fatalf("newest frame captured at %.3f s, held open %q: want the window's end, 11 s", float64(newest)/1e9, res.Snapshot.HeldOpen)
 	}
 }
+
+// A seq gap at 10.9 s the recorder decides as its own loss only a drain
+// later, at 11.5 s, past the window's end and settle (iceoryx2's safe
+// overflow: see overflow): the window waits for the decision, and the
+// loss is counted in it.
+func TestSnapshotWaitsForUndecidedLoss(t *testing.T) {
+	ms := time.Millisecond.Nanoseconds()
+	decided := false
+	res, _ := lateRunWith(t, func(int64) int64 { return 5 * ms }, func(s *snapshotter, recv int64) bool {
+		s.undecided = func() int64 {
+			if decided {
+				return 0
+			}
+			return 10900 * ms
+		}
+		if !decided && recv >= 11500*ms {
+			decided = true
+			s.addDrops("c", 3, 10900*ms)
+		}
+		return false
+	})
+	if !strings.Contains(res.Snapshot.Short, "3 records lost in the window before the buffer") {
+		t.Fatalf("short %q: want the 3 records lost at 10.9 s counted", res.Snapshot.Short)
+	}
+}

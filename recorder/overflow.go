@@ -113,6 +113,20 @@ func (o *overflow) settle(p *pubDrain) (lost uint64) {
 	return lost
 }
 
+// undecided is the receive stamp of the sample after the earliest gap
+// still undecided, 0 if none.
+func (o *overflow) undecided() int64 {
+	var at int64
+	for _, p := range o.pubs {
+		for _, g := range p.gaps {
+			if at == 0 || g.mono < at {
+				at = g.mono
+			}
+		}
+	}
+	return at
+}
+
 // takeLostAt returns the receive stamp of the sample after the latest gap
 // decided as lost since the last call (0: none), for the loss to be
 // booked there, not where it was decided (a drain later).

@@ -266,6 +266,7 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 			return nil, err
 		}
 		out, r.trig = r.snap, make(chan trigger, 16)
+		r.snap.undecided = r.undecidedLoss
 		if len(cfg.Snapshot.Faults) > 0 {
 			r.watch = livecheck.NewWatch(cfg.Snapshot.Faults, 0)
 		}
@@ -392,6 +393,7 @@ type rec struct {
 	firstChannel time.Time        // when the first data channel was defined
 	lanes        *lanes           // from the receivers to the writer
 	w            writeState
+	overflows    []*overflow  // every subscription's channels' (writer goroutine only: undecidedLoss)
 	ended        atomic.Int64 // when the recording ended (unix ns; 0: not yet)
 	mu           sync.Mutex   // guards subs (receivers add, writer reads)
 	subs         map[*subInfo]bool
@@ -912,6 +914,7 @@ func (r *rec) bookOverflow(it *item, ch *channel, seq uint64) (*overflow, *gap) 
 	if o == nil {
 		o = newOverflow(it.sub.buffer)
 		it.sub.overflow[it.name] = o
+		r.overflows = append(r.overflows, o)
 	}
 	n, open := o.add(string(it.rec.PublisherID), seq, it.drain, it.drainIndex, it.droppedBefore, it.prevDrainLen, it.afterHold, it.rec.RecvMonoNs)
 	if n > 0 {
@@ -919,6 +922,19 @@ func (r *rec) bookOverflow(it *item, ch *channel, seq uint64) (*overflow, *gap) 
 		ch.drops += n
 	}
 	return o, open
+}
+
+// undecidedLoss is the receive stamp of the earliest iceoryx2 seq gap
+// not yet decided as the recorder's loss or the publisher's skip (see
+// overflow: a drain later), 0 if none; a snapshot window waits for it.
+func (r *rec) undecidedLoss() int64 {
+	var at int64
+	for _, o := range r.overflows {
+		if a := o.undecided(); a > 0 && (at == 0 || a < at) {
+			at = a
+		}
+	}
+	return at
 }
 
 // endOverflow books the overflow of the drains still open at the end of a

@@ -165,6 +165,11 @@ type snapshotter struct {
 	arrivals           []*arrival // by channel id (nil: none stamped yet)
 	lastRecv, lastData int64
 	stallFrom, stallTo int64
+	// undecided is the receive stamp of the earliest seq gap the recorder
+	// has not yet decided as its own loss or the publisher's skip
+	// (rec.undecidedLoss), 0 if none; nil in tests. Called with mu held,
+	// on the writer goroutine, which owns what it reads.
+	undecided func() int64
 	// writes counts the records written; tickWrites, the count at the
 	// last tick (tick).
 	writes, tickWrites uint64
@@ -631,6 +636,11 @@ func (s *snapshotter) dueLocked(now int64) bool {
 			return false
 		}
 		w.behind, w.behindTo, w.behindLate = a.name, s.complete(a), s.lateBy(a)
+	}
+	if s.undecided != nil && now < w.to+(settle+lateWait).Nanoseconds() {
+		if at := s.undecided(); at > 0 && at <= max(w.to, w.lateTo) {
+			return false // a loss in the window is decided a drain later: counted in it, not after it closed
+		}
 	}
 	w.asked = w.to
 	w.to = max(w.to, w.lateTo) // what arrived late, captured in the window
