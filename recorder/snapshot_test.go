@@ -470,8 +470,11 @@ func TestSnapshotAfterLargerThanBound(t *testing.T) {
 	if len(notices) == 0 || !strings.Contains(notices[len(notices)-1], "permission denied: a kill -9 before the snapshot is written would lose it, and the rest of the window is held in memory") {
 		t.Fatalf("notices %q: want the journal's failure said", notices)
 	}
-	if st := r.s.status(); !strings.Contains(st.String(), "by the memory bound") || strings.Contains(st.String(), "disk") {
-		t.Fatalf("status %q: want the drops blamed on the memory bound", st)
+	// The window's drops are the memory bound's; records flooding in
+	// (20 s of them in milliseconds) while the window is written out
+	// afterwards may be dropped as behind too, outside it.
+	if st := r.s.status(); !strings.Contains(st.String(), "by the memory bound") || strings.Contains(snap.Short, "disk") {
+		t.Fatalf("status %q, short %q: want the window's drops blamed on the memory bound", st, snap.Short)
 	}
 	t.Logf("%d records %d..%d: %s; %s", len(recs), first, last, snap.Short, notices)
 }
