@@ -51,6 +51,24 @@ func readErr(t *testing.T, path string) string {
 	return string(b)
 }
 
+// finishOne waits for a snapshot, for the simulator to end and then for
+// the recorder to stop (both exit 0), and returns the snapshots, one.
+func (s *snapSession) finishOne(t *testing.T, errPath string) []string {
+	t.Helper()
+	s.waitSnapshots(t, 1)
+	if code := s.sim.wait(t, 60*time.Second); code != 0 {
+		t.Fatalf("sim exit %d", code)
+	}
+	if code := s.stopRec(t); code != 0 {
+		t.Fatalf("record exit %d:\n%s", code, readErr(t, errPath))
+	}
+	files := s.snapshots(t)
+	if len(files) != 1 {
+		t.Fatalf("snapshots %v:\n%s", files, readErr(t, errPath))
+	}
+	return files
+}
+
 // stopRec stops the recorder with SIGINT and returns its exit code.
 func (s *snapSession) stopRec(t *testing.T) int {
 	t.Helper()
@@ -270,18 +288,8 @@ func TestSnapshotAfterHeldPastBound(t *testing.T) {
 		[]string{"--frame-hz", "150", "--duration", "14s"}) // 35 MB/s: 16M holds about 0.5 s, --after 5s is 173 MB
 	s.waitTruth(t, 200*5)
 	s.rec.signal(syscall.SIGUSR1)
-	s.waitSnapshots(t, 1)
-	if code := s.sim.wait(t, 60*time.Second); code != 0 {
-		t.Fatalf("sim exit %d", code)
-	}
-	if code := s.stopRec(t); code != 0 {
-		t.Fatalf("record exit %d:\n%s", code, readErr(t, errPath))
-	}
+	files := s.finishOne(t, errPath)
 	errs := readErr(t, errPath)
-	files := s.snapshots(t)
-	if len(files) != 1 {
-		t.Fatalf("snapshots %v, want 1:\n%s", files, errs)
-	}
 	recs, snap := readSnapshot(t, files[0])
 	first, last := int64(math.MaxInt64), int64(0)
 	for _, rs := range recs {
@@ -328,17 +336,7 @@ func TestSnapshotRecorderStopped(t *testing.T) {
 	s.rec.signal(syscall.SIGSTOP)
 	time.Sleep(2 * time.Second)
 	s.rec.signal(syscall.SIGCONT)
-	s.waitSnapshots(t, 1)
-	if code := s.sim.wait(t, 60*time.Second); code != 0 {
-		t.Fatalf("sim exit %d", code)
-	}
-	if code := s.stopRec(t); code != 0 {
-		t.Fatalf("record exit %d:\n%s", code, readErr(t, errPath))
-	}
-	files := s.snapshots(t)
-	if len(files) != 1 {
-		t.Fatalf("snapshots %v:\n%s", files, readErr(t, errPath))
-	}
+	files := s.finishOne(t, errPath)
 	recs, snap := readSnapshot(t, files[0])
 	published := readTruth(t, filepath.Join(s.dir, "truth.jsonl"))
 	state, cam := "vr/"+s.robot+"/state", "vr/"+s.robot+"/camera/front"
@@ -371,10 +369,8 @@ func TestSnapshotRecorderStopped(t *testing.T) {
 	defer lr.Close()
 	var drops uint64
 	for _, c := range lr.Channels() {
-		for _, st := range lr.Stats() {
-			if c.Name == cam && st.Channel == c.ID {
-				drops = st.Drops
-			}
+		if c.Name == cam {
+			drops = lr.StatsOf(c.ID).Drops
 		}
 	}
 	t.Logf("states in the 3 s after the trigger: %d of %d; frames' seq gaps %d, recorder drops %d; held open %q; short %q",

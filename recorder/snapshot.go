@@ -249,12 +249,11 @@ type window struct {
 	edge                *kept
 	edgeFrom, edgeFirst int64
 	edgeOK              bool
-	// A stream received late (lateness.go): waited is set while the close
-	// waits for it; asked is the end before it moved; lateName the stream
-	// received latest, by lateBy; behind the one still short when the
-	// wait ended, complete to behindTo.
-	waited bool
-	asked  int64
+	// A stream received late (lateness.go): asked is the end before it
+	// moved (heldOpen); lateName the stream received latest, by lateBy;
+	// behind the one still short when the wait ended, complete to
+	// behindTo.
+	asked int64
 	// lastData is the latest data record's receive stamp in the window
 	// (snapshotter.lastData); lateTo that of the latest record received
 	// past its end that would have been in it on time (captured in it).
@@ -632,7 +631,6 @@ func (s *snapshotter) dueLocked(now int64) bool {
 	}
 	if a := s.behind(w.to); a != nil {
 		if now < w.to+(settle+lateWait).Nanoseconds() {
-			w.waited = true
 			return false
 		}
 		w.behind, w.behindTo, w.behindLate = a.name, s.complete(a), s.lateBy(a)
