@@ -15,9 +15,10 @@ import (
 
 // The payload read path side by side with MCAP's Go reader (issue 30): the
 // same 1 M real state records (realStates: codec-encoded 200-byte
-// simulator states, receive stamps with jitter) in a vrlog log from the
-// default writer (zstd-1 payloads and metadata) and in an MCAP file from
-// the official Go writer (zstd chunks, its default level), with the chunk
+// simulator states, receive stamps with jitter) in a vrlog log (payloads
+// LZ4, as the recorder stores states, and zstd-1; record metadata zstd-1)
+// and in an MCAP file from the official Go writer (zstd chunks at its
+// default level, and LZ4), with the chunk
 // size of the default writer (4 MiB) and the ~110 KiB chunks a recorder's
 // flush timer seals at 1 kHz. Every record is read in receive order with
 // its payload and its stamps are touched. Figures in
@@ -38,13 +39,13 @@ var (
 )
 
 // readLog writes (once per process) the log of the read benchmarks in
-// format "vrlog" or "mcap" with chunks of cs into benchDir, which TestMain
-// removes. Only the log a benchmark reads is written: bench/read.sh runs
-// each in a process of its own.
-func readLog(b *testing.B, format string, cs int) string {
+// format "vrlog" or "mcap", compressed with "lz4" or "zstd", with chunks of
+// cs into benchDir, which TestMain removes. Only the log a benchmark reads
+// is written: bench/read.sh runs each in a process of its own.
+func readLog(b *testing.B, format, comp string, cs int) string {
 	readMu.Lock()
 	defer readMu.Unlock()
-	key := fmt.Sprintf("%s-%d", format, cs)
+	key := fmt.Sprintf("%s-%s-%d", format, comp, cs)
 	if p, ok := readPaths[key]; ok {
 		return p
 	}
@@ -58,24 +59,28 @@ func readLog(b *testing.B, format string, cs int) string {
 	if readStateN == nil {
 		readStateN = realStates(readStates, 7)
 	}
-	p := fmt.Sprintf("%s/state-%d.%s", benchDir, cs, format)
+	p := fmt.Sprintf("%s/state-%s-%d.%s", benchDir, comp, cs, format)
 	write := writeVrlog
 	if format == "mcap" {
 		write = writeMCAP
 	}
-	if err := write(p, readStateN, cs); err != nil {
+	if err := write(p, readStateN, comp == "lz4", cs); err != nil {
 		b.Fatal(err)
 	}
 	readPaths[key] = p
 	return p
 }
 
-func writeVrlog(path string, rs []Record, chunkSize int) error {
+func writeVrlog(path string, rs []Record, lz4 bool, chunkSize int) error {
 	w, err := Create(path, WriterOptions{Sync: SyncNone, FlushInterval: -1, ChunkSize: chunkSize, Overwrite: true})
 	if err != nil {
 		return err
 	}
-	if _, err := w.AddChannel(Channel{Name: "state", Topic: "sim/state", Transport: TransportZenoh, Compression: zstd1}); err != nil {
+	comp := zstd1
+	if lz4 {
+		comp = lz4c
+	}
+	if _, err := w.AddChannel(Channel{Name: "state", Topic: "sim/state", Transport: TransportZenoh, Compression: comp}); err != nil {
 		return err
 	}
 	for i := range rs {
@@ -86,13 +91,17 @@ func writeVrlog(path string, rs []Record, chunkSize int) error {
 	return w.Close()
 }
 
-func writeMCAP(path string, rs []Record, chunkSize int) error {
+func writeMCAP(path string, rs []Record, lz4 bool, chunkSize int) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	w, err := mcap.NewWriter(f, &mcap.WriterOptions{Chunked: true, ChunkSize: int64(chunkSize), Compression: mcap.CompressionZSTD, IncludeCRC: true})
+	comp := mcap.CompressionZSTD
+	if lz4 {
+		comp = mcap.CompressionLZ4
+	}
+	w, err := mcap.NewWriter(f, &mcap.WriterOptions{Chunked: true, ChunkSize: int64(chunkSize), Compression: comp, IncludeCRC: true})
 	if err != nil {
 		return err
 	}
@@ -118,13 +127,18 @@ func writeMCAP(path string, rs []Record, chunkSize int) error {
 	return f.Close()
 }
 
-// BenchmarkReadPayloads reads every record of the real state log with its
-// payload (Filter{}; with -cpu 2 and more, Filter.Workers loads chunks
-// ahead on the other cores).
-func BenchmarkReadPayloads(b *testing.B) {
+// BenchmarkReadPayloads reads every record of the real state log, LZ4
+// payloads as the recorder stores states, with its payload (Filter{}; with
+// -cpu 2 and more, Filter.Workers loads chunks ahead on the other cores).
+func BenchmarkReadPayloads(b *testing.B) { benchReadPayloads(b, "lz4") }
+
+// BenchmarkReadPayloadsZstd is BenchmarkReadPayloads on zstd-1 payloads.
+func BenchmarkReadPayloadsZstd(b *testing.B) { benchReadPayloads(b, "zstd") }
+
+func benchReadPayloads(b *testing.B, comp string) {
 	for _, cs := range readChunkSizes {
 		b.Run("chunk="+cs.name, func(b *testing.B) {
-			path := readLog(b, "vrlog", cs.size)
+			path := readLog(b, "vrlog", comp, cs.size)
 			r, err := Open(path, ReaderOptions{})
 			if err != nil {
 				b.Fatal(err)
@@ -157,13 +171,19 @@ func BenchmarkReadPayloads(b *testing.B) {
 	}
 }
 
-// BenchmarkMCAPRead reads the same records from the MCAP file with the
-// MCAP Go library's indexed reader, in log-time order, into one reused
-// Message (NextInto): the library's fastest way to read every message.
-func BenchmarkMCAPRead(b *testing.B) {
+// BenchmarkMCAPRead reads the same records from the MCAP file (zstd
+// chunks) with the MCAP Go library's indexed reader, in log-time order,
+// into one reused Message (NextInto): the library's fastest way to read
+// every message.
+func BenchmarkMCAPRead(b *testing.B) { benchMCAPRead(b, "zstd") }
+
+// BenchmarkMCAPReadLZ4 is BenchmarkMCAPRead on LZ4 chunks.
+func BenchmarkMCAPReadLZ4(b *testing.B) { benchMCAPRead(b, "lz4") }
+
+func benchMCAPRead(b *testing.B, comp string) {
 	for _, cs := range readChunkSizes {
 		b.Run("chunk="+cs.name, func(b *testing.B) {
-			path := readLog(b, "mcap", cs.size)
+			path := readLog(b, "mcap", comp, cs.size)
 			f, err := os.Open(path)
 			if err != nil {
 				b.Fatal(err)

@@ -2,7 +2,10 @@ package logfmt
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
+
+	"github.com/pierrec/lz4/v4"
 )
 
 // Byte-level builders for fixtures: a corruption test reads like the
@@ -30,7 +33,10 @@ func channel(id uint16, comp Compression) []byte {
 
 func drops(m map[uint16]uint64) []byte { return appendBlock(nil, kindDrops, appendDropsBody(nil, m)) }
 
-var zstd1 = Compression{Kind: CompressionZstd, Level: 1}
+var (
+	zstd1 = Compression{Kind: CompressionZstd, Level: 1}
+	lz4c  = Compression{Kind: CompressionLZ4}
+)
 
 // chunk encodes records as one chunk exactly as the writer does.
 func chunk(comp Compression, recs ...Record) []byte {
@@ -110,12 +116,24 @@ func bombFrame(n int) []byte {
 	return f
 }
 
+// lz4Bomb is an LZ4 block of a few KiB that decodes to n bytes.
+func lz4Bomb(n int) []byte {
+	src := bytes.Repeat([]byte{'A'}, n)
+	dst := make([]byte, lz4.CompressBlockBound(n))
+	var c lz4.Compressor
+	k, err := c.CompressBlock(src, dst)
+	if err != nil || k == 0 {
+		panic(fmt.Sprint("lz4 bomb: ", k, err))
+	}
+	return dst[:k]
+}
+
 // lyingChunk encodes recs (of one channel) as the writer does, then stores
 // frame as the chunk's record metadata (meta) or as its payload block,
-// with zstd as the stored kind: the directory declares the true raw
-// length, the frame decodes to whatever it decodes to. Every CRC is
-// right: only the lie is left.
-func lyingChunk(recs []Record, frame []byte, meta bool) []byte {
+// with kind (zstd or lz4) as the stored kind: the directory declares the
+// true raw length, the frame decodes to whatever it decodes to. Every CRC
+// is right: only the lie is left.
+func lyingChunk(recs []Record, frame []byte, kind CompressionKind, meta bool) []byte {
 	var bld chunkBuilder
 	bld.reset()
 	g := bld.addGroup(recs[0].Channel, zstd1)
@@ -126,9 +144,9 @@ func lyingChunk(recs []Record, frame []byte, meta bool) []byte {
 	data, metaKind, metaStored := gb.raw, CompressionNone, bld.meta
 	gb.outKind = CompressionNone
 	if meta {
-		metaKind, metaStored = CompressionZstd, frame
+		metaKind, metaStored = kind, frame
 	} else {
-		data, gb.outKind = frame, CompressionZstd
+		data, gb.outKind = frame, kind
 	}
 	gb.outLen, gb.crc = len(data), crc(data)
 	m := bld.appendPrefix(nil, metaKind, len(bld.meta), len(metaStored))

@@ -54,7 +54,7 @@ func parseChunkMeta(meta []byte, dataLen uint32, lim *ReaderOptions, cm *chunkMe
 	cm.minMono, cm.maxMono, cm.minWall, cm.maxWall = d.i64(), d.i64(), d.i64(), d.i64()
 	cm.metaRawLen = d.u32()
 	metaStoredLen := d.u32()
-	if sorted > 1 || cm.metaKind > CompressionZstd {
+	if sorted > 1 || cm.metaKind > maxCompressionKind {
 		return fmt.Errorf("%w: chunk flags", ErrMalformed)
 	}
 	if ng > lim.MaxChannels || ng > len(d.b)/groupEntrySize {
@@ -88,7 +88,7 @@ func parseChunkMeta(meta []byte, dataLen uint32, lim *ReaderOptions, cm *chunkMe
 		}
 		g.dataOff = uint32(off)
 		off += uint64(g.storedLen)
-		if g.kind > CompressionZstd || fl > 1 || (g.kind == CompressionNone && g.rawLen != g.storedLen) {
+		if g.kind > maxCompressionKind || fl > 1 || (g.kind == CompressionNone && g.rawLen != g.storedLen) {
 			return fmt.Errorf("%w: payload block %d", ErrMalformed, i)
 		}
 		if int64(g.rawLen) > lim.MaxChunkSize {
@@ -247,7 +247,10 @@ func (d *recordDecoder) decode(out []metaEntry, max int) ([]metaEntry, error) {
 		}
 		out = append(out, metaEntry{}) // filled in place: entries are the hot write
 		e := &out[len(out)-1]
-		gi, k := uvarint(raw[p:])
+		gi, k := uvarintWord(word8(raw, p))
+		if k == 0 {
+			gi, k = uvarintSlow(raw[p:])
+		}
 		if k <= 0 || gi >= uint64(ng) {
 			return out, d.stop(badRecord(n, "payload block index"))
 		}
@@ -261,12 +264,20 @@ func (d *recordDecoder) decode(out []metaEntry, max int) ([]metaEntry, error) {
 			return out, d.stop(badRecord(n, "flags"))
 		}
 		g := &gs[gi]
-		dm, k := varint(raw[p:])
+		udm, k := uvarintWord(word8(raw, p))
+		if k == 0 {
+			udm, k = uvarintSlow(raw[p:])
+		}
+		dm := zigzag(udm)
 		if k <= 0 {
 			return out, d.stop(badRecord(n, "mono delta"))
 		}
 		p += k
-		do, k := varint(raw[p:])
+		udo, k := uvarintWord(word8(raw, p))
+		if k == 0 {
+			udo, k = uvarintSlow(raw[p:])
+		}
+		do := zigzag(udo)
 		if k <= 0 {
 			return out, d.stop(badRecord(n, "wall delta"))
 		}
@@ -279,12 +290,20 @@ func (d *recordDecoder) decode(out []metaEntry, max int) ([]metaEntry, error) {
 		}
 		prevMono, prevOff = e.mono, off
 		if flags&rfStamp != 0 {
-			dc, k := varint(raw[p:])
+			udc, k := uvarintWord(word8(raw, p))
+			if k == 0 {
+				udc, k = uvarintSlow(raw[p:])
+			}
+			dc := zigzag(udc)
 			if k <= 0 {
 				return out, d.stop(badRecord(n, "capture delta"))
 			}
 			p += k
-			ds, k := varint(raw[p:])
+			uds, k := uvarintWord(word8(raw, p))
+			if k == 0 {
+				uds, k = uvarintSlow(raw[p:])
+			}
+			ds := zigzag(uds)
 			if k <= 0 {
 				return out, d.stop(badRecord(n, "seq delta"))
 			}
@@ -295,7 +314,10 @@ func (d *recordDecoder) decode(out []metaEntry, max int) ([]metaEntry, error) {
 		}
 		switch {
 		case flags&rfPubID != 0:
-			l, k := uvarint(raw[p:])
+			l, k := uvarintWord(word8(raw, p))
+			if k == 0 {
+				l, k = uvarintSlow(raw[p:])
+			}
 			if k <= 0 || l == 0 || l > MaxPublisherID || l > uint64(len(raw)-p-k) {
 				return out, d.stop(badRecord(n, "publisher id"))
 			}
@@ -310,7 +332,11 @@ func (d *recordDecoder) decode(out []metaEntry, max int) ([]metaEntry, error) {
 			e.pubOff, e.pubLen = g.pubOff, g.pubLen
 		}
 		if flags&rfPubSN != 0 {
-			ds, k := varint(raw[p:])
+			uds, k := uvarintWord(word8(raw, p))
+			if k == 0 {
+				uds, k = uvarintSlow(raw[p:])
+			}
+			ds := zigzag(uds)
 			if k <= 0 {
 				return out, d.stop(badRecord(n, "publisher sn delta"))
 			}
@@ -320,13 +346,19 @@ func (d *recordDecoder) decode(out []metaEntry, max int) ([]metaEntry, error) {
 		}
 		var hl uint64
 		if flags&rfHeader != 0 {
-			hl, k = uvarint(raw[p:])
+			hl, k = uvarintWord(word8(raw, p))
+			if k == 0 {
+				hl, k = uvarintSlow(raw[p:])
+			}
 			if k <= 0 || hl == 0 {
 				return out, d.stop(badRecord(n, "header length"))
 			}
 			p += k
 		}
-		pl, k := uvarint(raw[p:])
+		pl, k := uvarintWord(word8(raw, p))
+		if k == 0 {
+			pl, k = uvarintSlow(raw[p:])
+		}
 		if k <= 0 {
 			return out, d.stop(badRecord(n, "payload length"))
 		}

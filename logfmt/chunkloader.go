@@ -207,28 +207,26 @@ func (l *chunkLoader) openChunk(lc *loadedChunk, ci *ChunkInfo, want []bool, met
 		}
 		at := dataAt + int64(g.dataOff)
 		var stored []byte
-		if g.kind == CompressionNone && l.mapped != nil && at+int64(g.storedLen) <= int64(len(l.mapped)) {
+		mapped := l.mapped != nil && at+int64(g.storedLen) <= int64(len(l.mapped))
+		switch {
+		case mapped:
 			// A view of the map: no copy (openChunk checked the chunk lies
 			// inside the file).
 			stored = l.mapped[at : at+int64(g.storedLen) : at+int64(g.storedLen)]
 			l.bytesRead.Add(int64(len(stored)))
-			if crc(stored) != g.crc {
-				return corrupt(name, at, payloadBlock(g.channel), fmt.Sprintf("crc32c %#08x", g.crc), ErrBadCRC)
-			}
-			lc.data[i] = stored
-			continue
-		}
-		if g.kind == CompressionNone {
+		case g.kind == CompressionNone:
 			lc.dataBufs[i] = sized(lc.dataBufs[i], int(g.storedLen))
 			stored = lc.dataBufs[i]
-		} else {
+		default:
 			lc.readBuf = sized(lc.readBuf, int(g.storedLen))
 			stored = lc.readBuf
 		}
 		// An empty block (records without payload) reads nothing: a reader
 		// over bytes reports EOF for a read of none at its end.
-		if _, err := l.ReadAt(stored, at); err != nil && len(stored) > 0 {
-			return fmt.Errorf("%s: read %s at %d: %w", name, payloadBlock(g.channel), at, err)
+		if !mapped {
+			if _, err := l.ReadAt(stored, at); err != nil && len(stored) > 0 {
+				return fmt.Errorf("%s: read %s at %d: %w", name, payloadBlock(g.channel), at, err)
+			}
 		}
 		if crc(stored) != g.crc {
 			return corrupt(name, at, payloadBlock(g.channel), fmt.Sprintf("crc32c %#08x", g.crc), ErrBadCRC)

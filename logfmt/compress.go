@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/pierrec/lz4/v4"
 )
 
 type jobKind uint8
@@ -45,6 +46,7 @@ func (j *job) reset() {
 
 type compressor struct {
 	enc    [5]*zstd.Encoder
+	lz4    lz4.Compressor
 	pieces [][]byte // scratch for groupBuf.pieces
 }
 
@@ -71,10 +73,18 @@ func (c *compressor) close() {
 // compress stores src per comp into *buf and returns the bytes to write and
 // their kind; incompressible data is stored raw.
 func (c *compressor) compress(comp Compression, src []byte, buf *[]byte) ([]byte, CompressionKind) {
-	if comp.Kind == CompressionZstd && len(src) > 0 {
+	switch {
+	case len(src) == 0:
+	case comp.Kind == CompressionZstd:
 		*buf = c.encoder(comp.level()).EncodeAll(src, (*buf)[:0])
 		if len(*buf) < len(src) {
 			return *buf, CompressionZstd
+		}
+	case comp.Kind == CompressionLZ4:
+		*buf = sized(*buf, lz4.CompressBlockBound(len(src)))
+		// 0 bytes without an error: the block does not compress.
+		if n, err := c.lz4.CompressBlock(src, *buf); err == nil && n > 0 && n < len(src) {
+			return (*buf)[:n], CompressionLZ4
 		}
 	}
 	return src, CompressionNone

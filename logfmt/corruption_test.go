@@ -84,7 +84,10 @@ func TestCorruptionTable(t *testing.T) {
 	// Decompression bombs: 32 KiB of zstd that inflate to 1 GiB, in a
 	// chunk whose directory declares the true, small raw length.
 	bomb := bombFrame(1 << 30)
-	payloadBomb, metaBomb := lyingChunk(b, bomb, false), lyingChunk(b, bomb, true)
+	payloadBomb, metaBomb := lyingChunk(b, bomb, CompressionZstd, false), lyingChunk(b, bomb, CompressionZstd, true)
+	// And LZ4 blocks of 4 KiB that decode to 1 GiB.
+	lz4b := lz4Bomb(1 << 30)
+	lz4PayloadBomb, lz4MetaBomb := lyingChunk(b, lz4b, CompressionLZ4, false), lyingChunk(b, lz4b, CompressionLZ4, true)
 	metaAt := offB + blockHeaderSize + chunkPrefixSize + groupEntrySize
 
 	all, ab, ac := monosOf(a, b, c), monosOf(a, b), monosOf(a, c)
@@ -119,6 +122,8 @@ func TestCorruptionTable(t *testing.T) {
 		{name: "lost_channel_block", file: file(prelude(), header(), channel(1, zstd1), flip(channel(2, zstd1), 30), ca, cb, cc), strict: ErrBadCRC, offset: -1, keepTolerant: all, keepRecovered: all},
 		{name: "lying_raw_length_payload", file: withFooter(t, file(base, payloadBomb, cc)), strict: ErrMalformed, offset: offB + int64(len(payloadBomb)-len(bomb)), keepStrict: monosOf(a), keepTolerant: ac, keepRecovered: ac},
 		{name: "lying_raw_length_metadata", file: withFooter(t, file(base, metaBomb, cc)), strict: ErrMalformed, offset: metaAt, keepStrict: monosOf(a), keepTolerant: ac, keepRecovered: ac},
+		{name: "lz4_lying_raw_length_payload", file: withFooter(t, file(base, lz4PayloadBomb, cc)), strict: ErrMalformed, offset: offB + int64(len(lz4PayloadBomb)-len(lz4b)), keepStrict: monosOf(a), keepTolerant: ac, keepRecovered: ac},
+		{name: "lz4_lying_raw_length_metadata", file: withFooter(t, file(base, lz4MetaBomb, cc)), strict: ErrMalformed, offset: metaAt, keepStrict: monosOf(a), keepTolerant: ac, keepRecovered: ac},
 		{name: "flipped_magic", file: flip(closed, 3), warned: true, keepStrict: all, keepTolerant: all, keepRecovered: all},
 		{name: "flipped_header_block", file: flip(closed, preludeSize+blockHeaderSize+3), warned: true, keepStrict: all, keepTolerant: all, keepRecovered: all},
 		{name: "flipped_header_length_no_footer", file: flip(file(base, cb, cc), preludeSize+9), warned: true, keepStrict: all, keepTolerant: all, keepRecovered: all},

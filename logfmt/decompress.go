@@ -5,10 +5,13 @@ import (
 	"fmt"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/pierrec/lz4/v4"
 )
 
 // Decompression of stored blocks (docs/log-format.md §6.3), bounded by
-// the raw length the chunk declares. That length is trusted only as far
+// the raw length the chunk declares. An LZ4 block is decoded into a
+// buffer of exactly that length, which the decoder never writes past. For
+// zstd, that length is trusted only as far
 // as the zstd frame agrees with it, and the decoder never produces more
 // than one zstd block beyond it: a block that inflates further (a
 // decompression bomb) is refused before it exists.
@@ -102,8 +105,11 @@ func (l *chunkLoader) decoder() (*zstd.Decoder, error) {
 // (already checked against MaxChunkSize) into dst, which it returns
 // (reallocated if too small) also on error, for reuse.
 func (l *chunkLoader) decompress(k CompressionKind, src []byte, rawLen uint32, dst []byte) ([]byte, error) {
-	if k == CompressionNone {
+	switch k {
+	case CompressionNone:
 		return src, nil
+	case CompressionLZ4:
+		return decompressLZ4(src, rawLen, dst)
 	}
 	if err := checkZstdFrame(src, rawLen); err != nil {
 		return dst, fmt.Errorf("%w: %v", ErrMalformed, err)
@@ -134,3 +140,36 @@ func (l *chunkLoader) decompress(k CompressionKind, src []byte, rawLen uint32, d
 	}
 	return dst[:len(out)], nil
 }
+
+// decompressLZ4 decodes the LZ4 block src, of rawLen bytes decoded, into
+// dst (see decompress). The output is bounded by the buffer, so a block
+// that would decode to more is an error, never an allocation.
+func decompressLZ4(src []byte, rawLen uint32, dst []byte) ([]byte, error) {
+	switch {
+	case rawLen == 0 && len(src) == 0:
+		return dst[:0], nil
+	case rawLen == 0:
+		// (The lz4 package's decoder faults on an empty output buffer.)
+		return dst, fmt.Errorf("%w: lz4 block of %d bytes for no data", ErrMalformed, len(src))
+	case int(rawLen) > lz4MaxRatio*len(src):
+		// An LZ4 sequence copies at most 255 bytes per byte it stores: a
+		// length the block cannot produce is refused before its buffer
+		// exists.
+		return dst, fmt.Errorf("%w: lz4 block of %d bytes cannot decode to %d", ErrMalformed, len(src), rawLen)
+	}
+	if cap(dst) < int(rawLen) {
+		dst = make([]byte, 0, int(rawLen)+int(rawLen)/8) // room for a chunk or two larger
+	}
+	n, err := lz4.UncompressBlock(src, dst[:rawLen])
+	if err != nil {
+		return dst, fmt.Errorf("%w: lz4: %v", ErrMalformed, err)
+	}
+	if n != int(rawLen) {
+		return dst, fmt.Errorf("%w: decompressed %d bytes, expected %d", ErrMalformed, n, rawLen)
+	}
+	return dst[:n], nil
+}
+
+// lz4MaxRatio bounds how far an LZ4 block inflates: every 255 bytes of a
+// match length cost one byte of the block.
+const lz4MaxRatio = 255

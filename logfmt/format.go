@@ -25,7 +25,7 @@ const (
 	VersionMajor = 1
 	// VersionMinor is the format's minor version: additions that older
 	// readers may ignore (new block kinds, appended fields).
-	VersionMinor = 0
+	VersionMinor = 1
 
 	preludeSize     = 16 // magic, major u16, minor u16, crc32c u32
 	blockHeaderSize = 24 // sync, kind, flags, reserved, metaLen, dataLen, metaCRC, headerCRC

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/pierrec/lz4/v4"
 )
 
 // fuzzLimits keep allocations small while fuzzing.
@@ -28,7 +29,9 @@ func addSeeds(f *testing.F) {
 	zeroed := append([]byte(nil), clean...)
 	clear(zeroed[len(zeroed)-40:])
 	f.Add(zeroed)
-	f.Add(file(prelude(), header(), channel(1, zstd1), lyingChunk(a, bombFrame(1<<20), false)))
+	f.Add(file(prelude(), header(), channel(1, zstd1), lyingChunk(a, bombFrame(1<<20), CompressionZstd, false)))
+	f.Add(file(prelude(), header(), channel(1, lz4c), chunk(lz4c, a...)))
+	f.Add(file(prelude(), header(), channel(1, lz4c), lyingChunk(a, lz4Bomb(1<<20), CompressionLZ4, false)))
 	f.Add(file(prelude(), header()))
 	f.Add(prelude())
 	f.Add([]byte{})
@@ -204,6 +207,42 @@ func FuzzDecompress(f *testing.F) {
 			t.Fatalf("decompressed %d bytes, declared %d", len(out), rawLen)
 		}
 		if want, err := ref.DecodeAll(src, nil); err != nil || !bytes.Equal(want, out) {
+			t.Fatalf("plain decode disagrees: %v", err)
+		}
+	})
+}
+
+// FuzzDecompressLZ4 is FuzzDecompress for LZ4 blocks: exactly the raw
+// length or an error, no allocation beyond the raw length (an LZ4 bomb
+// stops at the end of its buffer), and the plain decoder's bytes.
+func FuzzDecompressLZ4(f *testing.F) {
+	var c lz4.Compressor
+	for _, raw := range [][]byte{[]byte("state state state state"), bytes.Repeat([]byte("frame row "), 40), bytes.Repeat([]byte{7}, 300<<10)} {
+		b := make([]byte, lz4.CompressBlockBound(len(raw)))
+		n, _ := c.CompressBlock(raw, b)
+		f.Add(b[:n], uint32(len(raw)))
+		f.Add(b[:n], uint32(len(raw)-1))
+	}
+	f.Add(lz4Bomb(1<<20), uint32(8))
+	f.Add([]byte{}, uint32(0))
+	f.Add([]byte{0xf0}, uint32(15))
+	f.Fuzz(func(t *testing.T, src []byte, rawLen uint32) {
+		rawLen %= uint32(fuzzLimits.MaxChunkSize) + 1
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		out, err := decompressLZ4(src, rawLen, nil)
+		runtime.ReadMemStats(&after)
+		if grew := after.TotalAlloc - before.TotalAlloc; grew > uint64(rawLen)+uint64(rawLen)/8+16<<10 { // with headroom, in size classes
+			t.Fatalf("allocated %d bytes for a raw length of %d", grew, rawLen)
+		}
+		if err != nil {
+			return
+		}
+		if len(out) != int(rawLen) {
+			t.Fatalf("decompressed %d bytes, declared %d", len(out), rawLen)
+		}
+		want := make([]byte, int(rawLen)+64)
+		if n, err := lz4.UncompressBlock(src, want); err != nil || !bytes.Equal(want[:n], out) {
 			t.Fatalf("plain decode disagrees: %v", err)
 		}
 	})

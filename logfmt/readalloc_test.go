@@ -2,6 +2,7 @@ package logfmt
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
@@ -46,11 +47,17 @@ func TestReadAllocsPerChunk(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts under the race detector: its sync.Pool drops items at random")
 	}
-	p := t.TempDir() + "/small.vrlog"
 	rs := realStates(20_000, 3)
-	if err := writeVrlog(p, rs, 16<<10); err != nil {
-		t.Fatal(err)
+	for _, lz4 := range []bool{false, true} {
+		p := fmt.Sprintf("%s/small-lz4-%v.vrlog", t.TempDir(), lz4)
+		if err := writeVrlog(p, rs, lz4, 16<<10); err != nil {
+			t.Fatal(err)
+		}
+		readAllocs(t, p, len(rs))
 	}
+}
+
+func readAllocs(t *testing.T, p string, records int) {
 	r, err := Open(p, ReaderOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -67,12 +74,12 @@ func TestReadAllocsPerChunk(t *testing.T) {
 			for it.Next() {
 				n++
 			}
-			if it.Err() != nil || n != len(rs) {
+			if it.Err() != nil || n != records {
 				t.Fatal(it.Err(), n)
 			}
 		})
 		if allocs > 40 {
-			t.Errorf("%+v: %.0f allocations to read %d chunks", f, allocs, chunks)
+			t.Errorf("%s, %+v: %.0f allocations to read %d chunks", p, f, allocs, chunks)
 		}
 	}
 }

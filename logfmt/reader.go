@@ -354,8 +354,8 @@ func (r *Reader) SkippedChunks() []*CorruptionError {
 }
 
 // Warnings returns damage that Open read around without losing a record,
-// in strict mode too: a damaged prelude (the log was read as version
-// 1.0), a damaged header block (Header then has no metadata and the
+// in strict mode too: a damaged prelude (the log was read as the
+// reader's version, 1.1), a damaged header block (Header then has no metadata and the
 // earliest receive time as its creation time), a damaged footer index or
 // trailer (the log was read by a linear scan instead, as one without a
 // footer). Nil for a sound file.

@@ -29,7 +29,7 @@ func TestRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			comps := []Compression{{}, {Kind: CompressionZstd, Level: 1}, {Kind: CompressionZstd, Level: 2}, {Kind: CompressionZstd, Level: 4}}
+			comps := []Compression{{}, {Kind: CompressionZstd, Level: 1}, {Kind: CompressionZstd, Level: 2}, {Kind: CompressionZstd, Level: 4}, lz4c}
 			var ids []uint16
 			addCh := func() {
 				id, err := w.AddChannel(Channel{Name: "ch" + string(rune('a'+len(ids))), Transport: Transport(len(ids) % 3), Topic: "vr/r1/x",

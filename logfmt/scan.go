@@ -68,7 +68,7 @@ func readPrelude(ra io.ReaderAt, size int64, name string) (major, minor uint16, 
 
 // checkStart checks the prelude. A damaged prelude (magic or CRC) in
 // front of a valid block is only a warning: the log behind it is intact
-// and read as version 1.0. A file whose first page holds only zeros is a
+// and read as the reader's version (1.1: it reads every 1.x it knows). A file whose first page holds only zeros is a
 // torn tail at offset 0: it was created, and a power loss kept its data
 // from reaching the disk. Anything else that fails is an error: not a
 // vrlog log, a newer major version, or a file cut inside its prelude.

@@ -38,6 +38,12 @@ const (
 	CompressionNone CompressionKind = 0
 	// CompressionZstd compresses payload blocks with zstd.
 	CompressionZstd CompressionKind = 1
+	// CompressionLZ4 compresses payload blocks as one LZ4 block (format
+	// 1.1): larger than zstd-1 (2.4x against 3.8x on states) but decoded
+	// about three times faster, for small records read one by one.
+	CompressionLZ4 CompressionKind = 2
+
+	maxCompressionKind = CompressionLZ4
 )
 
 func (k CompressionKind) String() string {
@@ -46,12 +52,15 @@ func (k CompressionKind) String() string {
 		return "none"
 	case CompressionZstd:
 		return "zstd"
+	case CompressionLZ4:
+		return "lz4"
 	}
 	return fmt.Sprintf("compression(%d)", uint8(k))
 }
 
 // Compression is a channel's storage choice. Level is the
-// klauspost/compress zstd EncoderLevel, 1 (fastest) to 4 (best); 0 means 1.
+// klauspost/compress zstd EncoderLevel, 1 (fastest) to 4 (best); 0 means 1
+// (lz4 has none: 0).
 // The writer stores a block raw when compressing it does not make it
 // smaller, whatever the channel asks.
 type Compression struct {
@@ -80,6 +89,11 @@ func (c Compression) validate() error {
 	case CompressionZstd:
 		if c.Level < 0 || c.Level > 4 {
 			return fmt.Errorf("logfmt: zstd level %d out of range 1..4", c.Level)
+		}
+		return nil
+	case CompressionLZ4:
+		if c.Level != 0 {
+			return fmt.Errorf("logfmt: lz4 has no level (%d)", c.Level)
 		}
 		return nil
 	}

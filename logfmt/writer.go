@@ -322,9 +322,9 @@ func (w *Writer) AddChannel(c Channel) (uint16, error) {
 		meta[k] = v
 	}
 	c.Meta = meta
-	c.Compression.Level = c.Compression.level()
-	if c.Compression.Kind == CompressionNone {
-		c.Compression.Level = 0
+	c.Compression.Level = 0
+	if c.Compression.Kind == CompressionZstd {
+		c.Compression.Level = c.Compression.level()
 	}
 	w.chans = append(w.chans, &chanState{c: c, epoch: ^uint64(0)})
 	w.names[c.Name] = c.ID

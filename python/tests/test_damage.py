@@ -134,7 +134,7 @@ def test_flipped_magic(tmp_path):
     for data in (DATA, DATA[:FOOTER]):
         p = write(tmp_path, flip(data, 3))
         with vrlog.open(p) as log:
-            assert [w.offset for w in log.warnings] == [0] and log.version == (1, 0)
+            assert [w.offset for w in log.warnings] == [0] and log.version == (1, 1)  # the reader's version
             assert log.indexed == (data is DATA) and monos(log) == ALL and log.metadata == HEADER.metadata
 
 

@@ -16,6 +16,8 @@ from conftest import TESTDATA
 
 GOLDEN = os.path.join(TESTDATA, "logfmt", "golden-v1.vrlog")
 GOLDEN_ZSTD = os.path.join(TESTDATA, "logfmt", "golden-v1-zstd.vrlog")
+GOLDEN_11 = os.path.join(TESTDATA, "logfmt", "golden-v1.1.vrlog")  # format 1.1: the same records
+GOLDEN_LZ4 = os.path.join(TESTDATA, "logfmt", "golden-v1.1-lz4.vrlog")  # and LZ4 payload blocks
 SAMPLE = os.path.join(TESTDATA, "sample.vrlog")
 
 
@@ -24,11 +26,11 @@ def key(r):
             r.header_len, r.payload_len, r.header, r.payload)
 
 
-@pytest.mark.parametrize("path", [GOLDEN, GOLDEN_ZSTD])
+@pytest.mark.parametrize("path", [GOLDEN, GOLDEN_ZSTD, GOLDEN_11, GOLDEN_LZ4])
 def test_golden(path):
     with vrlog.open(path) as log:
         assert log.indexed and log.torn_tail is None and not log.skipped_chunks
-        assert log.version == (1, 0)
+        assert log.version == ((1, 1) if "v1.1" in path else (1, 0))
         assert log.metadata["host"] == "golden"
         assert [(c.id, c.name, c.transport, c.schema) for c in log.channels] == [
             (1, "vr/r1/state", "zenoh", "vrsdk.State/1"), (2, "cam0", "iceoryx2", "vrsdk.Frame/1"),
@@ -44,7 +46,7 @@ def test_golden(path):
         assert by == {s.channel: s.records for s in log.stats}
 
 
-@pytest.mark.parametrize("path", [GOLDEN, GOLDEN_ZSTD, SAMPLE])
+@pytest.mark.parametrize("path", [GOLDEN, GOLDEN_ZSTD, GOLDEN_LZ4, SAMPLE])
 def test_decoders_and_modes_agree(path):
     """numpy and pure Python, index and scan, payloads or not: the same records."""
     with vrlog.open(path) as log:
@@ -177,13 +179,29 @@ def test_bad_files(tmp_path):
     data[12:16] = struct.pack("<I", vrlog.crc32c(bytes(data[:12])))
     with pytest.raises(vrlog.UnsupportedVersionError):
         vrlog.open(copy(tmp_path, bytes(data)))
-    data[12] ^= 1  # the version is not to be trusted: a valid block follows, the log is read as 1.0
+    data[12] ^= 1  # the version is not to be trusted: a valid block follows, the log is read as 1.1
     with vrlog.open(copy(tmp_path, bytes(data))) as log:
-        assert log.version == (1, 0) and [w.offset for w in log.warnings] == [12]
+        assert log.version == (1, 1) and [w.offset for w in log.warnings] == [12]
     data[16] ^= 1  # and no valid block follows: not a log this reader can read
     with pytest.raises(vrlog.CorruptionError) as e:
         vrlog.open(copy(tmp_path, bytes(data)))
     assert e.value.offset == 12
+
+
+def test_lz4_blocks_are_bounded():
+    """An LZ4 block decodes to exactly the raw length its chunk declares:
+    one that would inflate further (a bomb of 4 KiB for 1 MiB) is refused,
+    never allocated; so is a length no block of its size can produce."""
+    import lz4.block
+    from vrlog import _zstd
+
+    data = b"state " * 1000
+    block = lz4.block.compress(data, store_size=False)
+    assert _zstd.decompress_lz4(block, len(data)) == data
+    bomb = lz4.block.compress(b"A" * (1 << 20), store_size=False)
+    for src, raw in ((bomb, 8), (block, len(data) - 1), (block, len(data) + 1), (block[:10], 1 << 30), (b"\x00", 0)):
+        with pytest.raises(_zstd.BadFrame):
+            _zstd.decompress_lz4(src, raw)
 
 
 def test_crc32c():

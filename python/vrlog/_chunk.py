@@ -39,7 +39,7 @@ class Group:
     """One entry of a chunk's group directory: a channel's payload block."""
 
     channel: int
-    kind: int  # how the block is stored: 0 none, 1 zstd
+    kind: int  # how the block is stored: 0 none, 1 zstd, 2 lz4
     level: int
     flags: int
     record_count: int
@@ -84,8 +84,8 @@ def parse_chunk_meta(meta, data_len: int, max_chunk: int) -> ChunkMeta:
     n, gc, mc, srt, mn, mx, wn, wx, raw, stored = _PREFIX.unpack_from(meta)
     if CHUNK_PREFIX + GROUP_SIZE * gc + stored != len(meta):
         raise BadChunk(f"48 + 72 × {gc} groups + {stored} bytes of record metadata != meta section of {len(meta)}")
-    if mc not in (0, 1) or srt not in (0, 1):
-        raise BadChunk(f"meta compression {mc}, sorted {srt}: want 0 or 1")
+    if mc not in (0, 1, 2) or srt not in (0, 1):
+        raise BadChunk(f"meta compression {mc}, sorted {srt}: want 0 to 2, 0 or 1")
     if mc == 0 and raw != stored:
         raise BadChunk(f"uncompressed record metadata of {stored} bytes says {raw} raw")
     if raw > max_chunk:
@@ -94,7 +94,7 @@ def parse_chunk_meta(meta, data_len: int, max_chunk: int) -> ChunkMeta:
     total, seen = 0, set()
     for i in range(gc):
         g = Group(*_GROUP.unpack_from(meta, CHUNK_PREFIX + GROUP_SIZE * i))
-        if g.kind not in (0, 1) or g.flags > 1:
+        if g.kind not in (0, 1, 2) or g.flags > 1:
             raise BadChunk(f"group {i}: storage kind {g.kind}, flags {g.flags:#x}")
         if g.kind == 0 and g.raw_len != g.stored_len:
             raise BadChunk(f"group {i}: stored raw but raw_len {g.raw_len} != stored_len {g.stored_len}")

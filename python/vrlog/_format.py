@@ -14,12 +14,13 @@ PRELUDE_SIZE = 16
 BLOCK_HEADER_SIZE = 24
 TRAILER_SIZE = 24
 MAJOR = 1
+MINOR = 1  # the newest minor version this reader knows (1.1: LZ4 blocks)
 
 KIND_HEADER, KIND_CHANNEL, KIND_CHUNK, KIND_DROPS, KIND_FOOTER = 1, 2, 3, 4, 5
 SMALL_BLOCK_LIMIT = 16 << 20  # meta section of every block but chunks and the footer
 
 TRANSPORTS = {0: "internal", 1: "zenoh", 2: "iceoryx2"}
-COMPRESSIONS = {0: "none", 1: "zstd"}
+COMPRESSIONS = {0: "none", 1: "zstd", 2: "lz4"}
 
 MASK64 = (1 << 64) - 1
 
@@ -154,7 +155,7 @@ class Channel:
     transport: str  # internal, zenoh, iceoryx2 (or transport(N))
     topic: str
     schema: str  # codec schema name; "" = raw
-    compression: str  # none or zstd (the channel's request)
+    compression: str  # none, zstd or lz4 (the channel's request)
     level: int
     meta: dict[str, str] = field(default_factory=dict)
 

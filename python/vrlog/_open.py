@@ -185,7 +185,7 @@ def check_start(src: Source) -> tuple[tuple[int, int], CorruptionError | None]:
     """The version from the prelude, and the damage read past (or None).
 
     A damaged prelude (magic or CRC) in front of a valid block is only a
-    warning: the log behind it is read as version 1.0. A first page of only
+    warning: the log behind it is read as this reader's version, 1.1. A first page of only
     zeros is a torn tail at offset 0 (created, and its data never reached
     the disk). Anything else that fails is an error: not a vrlog log, a
     newer major version, a file cut inside its prelude."""
@@ -206,7 +206,7 @@ def check_start(src: Source) -> tuple[tuple[int, int], CorruptionError | None]:
             return (major, minor), None
         damage = refusal = src.corrupt(12, "prelude: CRC mismatch")
     if src.valid_block_at(fmt.PRELUDE_SIZE):
-        return (fmt.MAJOR, 0), src.corrupt(damage.offset, damage.what + "; a valid block follows: read as version 1.0")
+        return (fmt.MAJOR, fmt.MINOR), src.corrupt(damage.offset, damage.what + f"; a valid block follows: read as version {fmt.MAJOR}.{fmt.MINOR}")
     page = src.read(0, ZERO_PAGE)
     if not page.strip(b"\0"):
         raise src.corrupt(0, f"prelude: torn tail: {len(page)} zero bytes where the vrlog magic belongs (the data never reached the disk)")

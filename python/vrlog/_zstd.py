@@ -1,7 +1,8 @@
 """Decompression of stored blocks, bounded by the raw length the chunk
 declares (docs/log-format.md §6.3).
 
-That length is trusted only as far as the zstd frame agrees with it: the
+An LZ4 block (kind 2) is decoded into a buffer of exactly that length,
+which the decoder may not outgrow. For zstd (kind 1), that length is trusted only as far as the zstd frame agrees with it: the
 frame must be exactly one frame declaring that content size (a frame of
 less than 256 bytes may omit it), and its block headers must be able to
 produce it. Then the output buffer is the raw length and the decoder's
@@ -15,6 +16,10 @@ try:
     import zstandard
 except ImportError:  # pragma: no cover
     zstandard = None
+try:
+    import lz4.block as lz4block
+except ImportError:  # pragma: no cover
+    lz4block = None
 
 from .errors import VrlogError
 
@@ -23,7 +28,30 @@ MAX_BLOCK = 128 << 10  # the most one zstd block decodes to (Block_Maximum_Size)
 
 
 class BadFrame(ValueError):
-    """A stored block that is not the zstd frame its chunk declares."""
+    """A stored block that is not the zstd frame (or LZ4 block) its chunk
+    declares."""
+
+
+LZ4_MAX_RATIO = 255  # an LZ4 block stores a byte per 255 bytes of a match at least
+
+
+def decompress_lz4(src, raw_len: int) -> bytes:
+    """The raw_len bytes the LZ4 block src holds, or BadFrame."""
+    if lz4block is None:
+        raise VrlogError("lz4-compressed data needs the lz4 package (pip install lz4)")
+    if raw_len == 0:
+        if len(src):
+            raise BadFrame(f"lz4 block of {len(src)} bytes for no data")
+        return b""
+    if raw_len > LZ4_MAX_RATIO * len(src):
+        raise BadFrame(f"lz4 block of {len(src)} bytes cannot decode to {raw_len}")
+    try:
+        out = lz4block.decompress(src, uncompressed_size=raw_len)
+    except lz4block.LZ4BlockError as e:
+        raise BadFrame(f"lz4: {e}") from None
+    if len(out) != raw_len:
+        raise BadFrame(f"lz4 block decompresses to {len(out)} bytes, want {raw_len}")
+    return out
 
 
 def check_frame(src, raw_len: int) -> None:
@@ -98,6 +126,14 @@ class Decompressor:
 
     def __init__(self):
         self._dctx = None
+
+    def block(self, kind: int, src, raw_len: int):
+        """A stored block of kind (0 none, 1 zstd, 2 lz4) decompressed."""
+        if kind == 2:
+            return decompress_lz4(src, raw_len)
+        if kind == 1:
+            return self.decompress(src, raw_len)
+        return src
 
     def decompress(self, src, raw_len: int) -> bytes:
         """The raw_len bytes the zstd frame src holds, or BadFrame when it

@@ -220,7 +220,7 @@ class Log:
         at = ci.offset + fmt.BLOCK_HEADER_SIZE + cm.records_at
         try:
             stored = meta[cm.records_at:]
-            raw = self._zstd.decompress(stored, cm.meta_raw_len) if cm.meta_compression else stored
+            raw = self._zstd.block(cm.meta_compression, stored, cm.meta_raw_len)
             cols = _chunk.decode_records(raw, cm, self.max_record_size, self.use_numpy)
         except _DAMAGE as e:
             raise src.corrupt(at, f"record metadata: {e}") from None
@@ -234,9 +234,9 @@ class Log:
                     data = src.view(off, g.stored_len)  # the memory map itself: no copy
                     if crc32c(data) != g.crc:
                         raise src.corrupt(off, f"payload block of channel {g.channel}: CRC mismatch")
-                    if g.kind == 1:
+                    if g.kind != 0:
                         try:
-                            data = memoryview(self._zstd.decompress(data, g.raw_len))
+                            data = memoryview(self._zstd.block(g.kind, data, g.raw_len))
                         except _DAMAGE as e:
                             raise src.corrupt(off, f"payload block of channel {g.channel}: {e}") from None
                     blocks[i] = data
