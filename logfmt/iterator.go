@@ -29,7 +29,8 @@ type Filter struct {
 	// payload reader with two cores gives Workers ReadAhead() (2 there):
 	// both load while the iteration decodes the record metadata beside
 	// them (docs/benchmarks-logfmt.md, "Reading payloads"). Memory is
-	// that of Workers+1 chunks, whatever the log's length.
+	// that of the chunks loaded ahead, whatever the log's length: about
+	// 8 MiB of them, at least Workers+1.
 	Workers int
 }
 

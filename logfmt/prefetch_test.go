@@ -2,6 +2,7 @@ package logfmt
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"reflect"
@@ -132,5 +133,31 @@ func TestWorkersCloseEarly(t *testing.T) {
 	it.Close()
 	if it.Next() || it.Record().RecvMonoNs != seq {
 		t.Fatal("Next after Close")
+	}
+}
+
+// The read-ahead holds about aheadBytes of chunks: dozens of small ones,
+// never fewer than one per worker and one more, never more than
+// maxAheadChunks.
+func TestReadAheadBudget(t *testing.T) {
+	rs := realStates(20_000, 3)
+	for _, tc := range []struct {
+		chunk    int
+		min, max int
+	}{{16 << 10, maxAheadChunks, maxAheadChunks}, {256 << 10, 8, 32}, {4 << 20, 3, 3}} {
+		p := fmt.Sprintf("%s/c%d.vrlog", t.TempDir(), tc.chunk)
+		if err := writeVrlog(p, rs, true, tc.chunk); err != nil {
+			t.Fatal(err)
+		}
+		r, err := Open(p, ReaderOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		it := r.Records(Filter{})
+		if n := it.aheadChunks(2); n < tc.min || n > tc.max {
+			t.Errorf("chunks of %d bytes: %d ahead, want %d..%d", tc.chunk, n, tc.min, tc.max)
+		}
+		it.Close()
+		r.Close()
 	}
 }
