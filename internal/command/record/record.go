@@ -37,7 +37,7 @@ publish-subscribe services (-s), or to everything with --all (every zenoh key,
 and every iceoryx2 service, also those that appear later), and writes every
 sample's raw bytes with the recorder's receive stamps (wall and monotonic) and,
 where the codec decodes them, the simulator's capture t_ns and seq, into a
-chunked, zstd-compressed, indexed log. Channels whose payload vrlog cannot
+chunked, compressed (states LZ4, frames zstd-1), indexed log. Channels whose payload vrlog cannot
 decode are recorded raw. The simulator's time service (vr/*/time) is probed
 once a second and the clock-sync exchanges are stored in the log.
 
@@ -61,12 +61,16 @@ or a -k/-s pattern matched no recorded channel, record says so and exits 1
 level, ** any levels, $* inside a level; docs/cli.md), for -k, -s and
 --compression alike; a malformed pattern or endpoint is exit 2.
 
-Compression: zenoh channels (states) are stored LZ4 by default, iceoryx2
-channels (frames) zstd-1. States are a small share of a log's bytes and
+Compression: iceoryx2 channels (frames) are stored zstd-1 by default, the
+others LZ4 (zenoh states, and the recorder's own channels: heartbeat,
+clock probes). States are a small share of a log's bytes and
 are read back record by record (replay, export, cut, Python), which LZ4
 decodes about three times as fast as zstd (2.4x smaller against zstd-1's
 3.8x on 200-byte states). --compression lz4, zstd, zstd-2..4 or none sets
-it per channel; a block that does not shrink is stored raw.
+it per channel (plain zstd is zstd-1); a block that does not shrink is
+stored raw. A --compression pattern that matches no recorded channel is a
+warning, not an error: the recording holds what was asked, stored as the
+default.
 
 Status: a live table on a terminal, fitted to its width and height
 (messages, Hz, MB/s, skips, restarts, recorder drops per channel, and the
