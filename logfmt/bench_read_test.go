@@ -165,6 +165,7 @@ func benchReadPayloads(b *testing.B, comp string) {
 				}
 			}
 			reportRates(b, readStates*b.N, cpu0)
+			reportFileSize(b, path)
 			b.ReportMetric(float64(len(r.Chunks())), "chunks")
 			_ = sum
 		})
@@ -224,7 +225,15 @@ func benchMCAPRead(b *testing.B, comp string) {
 				}
 			}
 			reportRates(b, readStates*b.N, cpu0)
+			reportFileSize(b, path)
 			_ = sum
 		})
+	}
+}
+
+// reportFileSize reports the size of the log read, in MB.
+func reportFileSize(b *testing.B, path string) {
+	if fi, err := os.Stat(path); err == nil {
+		b.ReportMetric(float64(fi.Size())/1e6, "file-MB")
 	}
 }
