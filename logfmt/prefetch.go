@@ -29,14 +29,18 @@ const (
 )
 
 // aheadChunks is how many chunks n workers load ahead of the plan: the
-// budget over the plan's average chunk, stored and raw.
+// budget over the plan's average loaded chunk: its meta section and
+// record metadata (about 4x the section decompressed), and the stored and
+// raw payload blocks of the channels read.
 func (it *Iterator) aheadChunks(n int) int {
 	var total int64
 	for _, ci := range it.plan {
 		c := &it.r.chunks[ci]
-		total += c.Size()
+		total += blockHeaderSize + 5*int64(c.MetaLen)
 		for _, cc := range c.Channels {
-			total += int64(cc.RawBytes)
+			if !it.f.MetaOnly && (it.want == nil || it.want[cc.Channel]) {
+				total += int64(cc.StoredBytes) + int64(cc.RawBytes)
+			}
 		}
 	}
 	avg := max(total/int64(len(it.plan)), 1)

@@ -154,8 +154,15 @@ func TestReadAheadBudget(t *testing.T) {
 			t.Fatal(err)
 		}
 		it := r.Records(Filter{})
-		if n := it.aheadChunks(2); n < tc.min || n > tc.max {
-			t.Errorf("chunks of %d bytes: %d ahead, want %d..%d", tc.chunk, n, tc.min, tc.max)
+		payloads := it.aheadChunks(2)
+		if payloads < tc.min || payloads > tc.max {
+			t.Errorf("chunks of %d bytes: %d ahead, want %d..%d", tc.chunk, payloads, tc.min, tc.max)
+		}
+		it.Close()
+		// Record metadata alone: at least as many fit the budget.
+		it = r.Records(Filter{MetaOnly: true})
+		if n := it.aheadChunks(2); n < payloads || n > maxAheadChunks {
+			t.Errorf("chunks of %d bytes, metadata only: %d ahead, payloads %d", tc.chunk, n, payloads)
 		}
 		it.Close()
 		r.Close()
