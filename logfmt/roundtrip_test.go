@@ -83,6 +83,11 @@ func TestRoundTrip(t *testing.T) {
 				if len(r.Channels()) != len(ids) {
 					t.Fatalf("%d channels", len(r.Channels()))
 				}
+				for i, c := range r.Channels() {
+					if want := comps[i%len(comps)]; c.Compression != want && !(want.Kind == CompressionZstd && want.Level == 0) {
+						t.Fatalf("channel %s stores %v, asked %v", c.Name, c.Compression, want)
+					}
+				}
 				for _, metaOnly := range []bool{false, true} {
 					got := readAll(t, r, Filter{MetaOnly: metaOnly})
 					if len(got) != len(want) {

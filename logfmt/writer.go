@@ -322,9 +322,10 @@ func (w *Writer) AddChannel(c Channel) (uint16, error) {
 		meta[k] = v
 	}
 	c.Meta = meta
-	c.Compression.Level = 0
 	if c.Compression.Kind == CompressionZstd {
 		c.Compression.Level = c.Compression.level()
+	} else {
+		c.Compression.Level = 0
 	}
 	w.chans = append(w.chans, &chanState{c: c, epoch: ^uint64(0)})
 	w.names[c.Name] = c.ID
