@@ -2,8 +2,9 @@
 declares (docs/log-format.md §6.3).
 
 An LZ4 block (kind 2) is decoded into a buffer of exactly that length,
-which the decoder may not outgrow. For zstd (kind 1), that length is trusted only as far as the zstd frame agrees with it: the
-frame must be exactly one frame declaring that content size (a frame of
+which the decoder may not outgrow. For zstd (kind 1), that length is
+trusted only as far as the zstd frame agrees with it: the frame must be
+exactly one frame declaring that content size (a frame of
 less than 256 bytes may omit it), and its block headers must be able to
 produce it. Then the output buffer is the raw length and the decoder's
 limit, so a block that inflates beyond it (a decompression bomb) is
