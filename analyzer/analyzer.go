@@ -89,6 +89,7 @@ type Analysis struct {
 	hosts    []HostReport
 	rec      recordingSpan // the recorder's heartbeats: the recording's own end
 	readFrom int64         // RecvMonoNs the current file is read from (overlapping snapshots)
+	readTo   int64         // and up to, excluded (its next pause; 0: to its end)
 	books    *books        // the channels' timing, while a log's data is read (eachData)
 	batches  uint64        // metadata batches read so far, over all files (eachBatch)
 }
@@ -208,7 +209,7 @@ func (a *Analysis) AddFile(path string) error {
 		return err
 	}
 	defer r.Close()
-	a.readFrom, a.input = 0, len(a.files)
+	a.readFrom, a.readTo, a.input = 0, 0, len(a.files)
 	apart := false
 	if a.addSnapshot(path, r) {
 		a.readFrom, apart = a.overlapStart()
@@ -286,14 +287,28 @@ func (a *Analysis) AddFile(path string) error {
 		}
 	}
 
-	// Data channels: metadata only unless FullDecode.
-	a.books = newBooks(a.span, runtime.GOMAXPROCS(0) > 1)
-	if a.opts.FullDecode {
-		err = a.eachData(r, ids, dataIDs, a.add)
-	} else {
-		err = a.eachBatch(r, ids, dataIDs)
+	// Data channels: metadata only unless FullDecode; in segments
+	// between the recording's pauses.
+	pauses, err := a.readPauses(path, r)
+	for i := 0; err == nil && i <= len(pauses); i++ {
+		if i > 0 {
+			a.readFrom = pauses[i-1].at
+			if err = a.paused(path, r, pauses[i-1], dataIDs, ids); err != nil {
+				break
+			}
+		}
+		a.readTo = 0
+		if i < len(pauses) {
+			a.readTo = pauses[i].at
+		}
+		a.books = newBooks(a.span, runtime.GOMAXPROCS(0) > 1)
+		if a.opts.FullDecode {
+			err = a.eachData(r, ids, dataIDs, a.add)
+		} else {
+			err = a.eachBatch(r, ids, dataIDs)
+		}
+		a.books.finish()
 	}
-	a.books.finish()
 	if err == nil && fr.response {
 		err = readAnswerTags(r, ids)
 	}
@@ -352,7 +367,7 @@ func inFile(path string, err error) error {
 func (a *Analysis) channels(r *logfmt.Reader) (ids []*channel, dataIDs, probeIDs []uint16) {
 	responseLog := isResponseLog(r.Channels())
 	for _, c := range r.Channels() {
-		if isHeartbeat(c) || isOutcome(c) {
+		if isHeartbeat(c) || isOutcome(c) || isPause(c) {
 			continue
 		}
 		ch := a.channel(c)
@@ -378,7 +393,7 @@ func (a *Analysis) eachData(r *logfmt.Reader, ids []*channel, dataIDs []uint16, 
 	}
 	// Chunks are loaded ahead on the other cores while this one keeps
 	// the books.
-	it := r.Records(logfmt.Filter{Channels: dataIDs, Start: a.readFrom, MetaOnly: !a.opts.FullDecode, Workers: min(runtime.GOMAXPROCS(0)-1, 4)})
+	it := r.Records(logfmt.Filter{Channels: dataIDs, Start: a.readFrom, End: a.readTo, MetaOnly: !a.opts.FullDecode, Workers: min(runtime.GOMAXPROCS(0)-1, 4)})
 	defer it.Close()
 	for it.Next() {
 		rec := it.Record()
@@ -604,8 +619,8 @@ func (a *Analysis) Report() *Report {
 	for _, g := range a.gaps {
 		g.FromElapsed, g.ToElapsed = el(g.FromNs), el(g.ToNs)
 		rep.NotCaptured = append(rep.NotCaptured, g)
-		rep.Notes = append(rep.Notes, fmt.Sprintf("%.3f–%.3f s not captured (%.3f s between the snapshots %s and %s): no skip, outage or restart counted there",
-			g.FromElapsed, g.ToElapsed, g.GapS, g.After, g.Before))
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%.3f–%.3f s not captured (%s): no skip, outage or restart counted there",
+			g.FromElapsed, g.ToElapsed, g.what()))
 	}
 	return rep
 }

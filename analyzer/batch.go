@@ -16,7 +16,7 @@ func (a *Analysis) eachBatch(r *logfmt.Reader, ids []*channel, dataIDs []uint16)
 	if len(dataIDs) == 0 {
 		return nil
 	}
-	it := r.Records(logfmt.Filter{Channels: dataIDs, Start: a.readFrom, MetaOnly: true, Workers: min(runtime.GOMAXPROCS(0)-1, 4)})
+	it := r.Records(logfmt.Filter{Channels: dataIDs, Start: a.readFrom, End: a.readTo, MetaOnly: true, Workers: min(runtime.GOMAXPROCS(0)-1, 4)})
 	defer it.Close()
 	var b logfmt.MetaBatch
 	var rec logfmt.Record

@@ -263,7 +263,7 @@ func events(r *Report, limit int) ([]event, int) {
 		}
 	}
 	for _, g := range r.NotCaptured {
-		ev = append(ev, event{g.FromElapsed, "", "not captured", fmt.Sprintf("%.3f s between the snapshots %s and %s, until %.3f s: no skip, outage or restart counted", g.GapS, g.After, g.Before, g.ToElapsed)})
+		ev = append(ev, event{g.FromElapsed, "", "not captured", fmt.Sprintf("%s, until %.3f s: no skip, outage or restart counted", g.what(), g.ToElapsed)})
 	}
 	for _, c := range r.Channels {
 		for _, s := range c.Skips {

@@ -108,7 +108,7 @@ func (a *Analysis) timelinePlot(r *Report, t timeAxis) template.HTML {
 	for _, g := range r.NotCaptured {
 		x0, x1 := t.at(g.FromNs), t.at(g.ToNs)
 		s.f(`<rect class="uncaptured" x="%.1f" y="%.1f" width="%.1f" height="%.1f" data-from="%.3f" data-to="%.3f">%s</rect>`, x0, padT, max(x1-x0, 1), h-padB-padT,
-			g.FromElapsed, g.ToElapsed, title(fmt.Sprintf("not captured: %.3f s between the snapshots, from %.3f s to %.3f s (no skip, outage or restart counted)", g.GapS, g.FromElapsed, g.ToElapsed)))
+			g.FromElapsed, g.ToElapsed, title(fmt.Sprintf("not captured: %s, from %.3f s to %.3f s (no skip, outage or restart counted)", g.what(), g.FromElapsed, g.ToElapsed)))
 		if x1-x0 > 90 {
 			s.text((x0+x1)/2, lanes+11, "middle", "uncaptured-label", "not captured")
 		}

@@ -84,12 +84,16 @@ func (a *Analysis) overlapStart() (start int64, apart bool) {
 	return end + 1, false
 }
 
-// NotCaptured is the time between two snapshots of one recording, on the
-// capture clock: no record of it was kept, so it is no skip, outage or
-// restart, and no rate counts it.
+// NotCaptured is time on the capture clock of which no record was kept:
+// between two snapshots of one recording, or while a recording was
+// paused. It is no skip, outage or restart, and no rate counts it.
 type NotCaptured struct {
-	After       string  `json:"after"`  // the snapshot before it
-	Before      string  `json:"before"` // and the one after
+	// Why: "between snapshots" or "paused".
+	Why    string `json:"why"`
+	After  string `json:"after"`  // the file before it (the snapshot, or the paused file)
+	Before string `json:"before"` // and the one after
+	// Unwritten (a pause): the records the recorder received while paused.
+	Unwritten   uint64  `json:"unwritten"`
 	FromNs      int64   `json:"from_ns"`
 	ToNs        int64   `json:"to_ns"`
 	FromElapsed float64 `json:"from_elapsed"`
@@ -121,7 +125,7 @@ func (a *Analysis) apart(path string, r *logfmt.Reader) {
 		}
 	}
 	if from != 0 && have && to > from {
-		a.gaps = append(a.gaps, NotCaptured{After: a.snaps[len(a.snaps)-2].path, Before: path, FromNs: from, ToNs: to,
+		a.gaps = append(a.gaps, NotCaptured{Why: "between snapshots", After: a.snaps[len(a.snaps)-2].path, Before: path, FromNs: from, ToNs: to,
 			GapS: round3(float64(to-from)/1e9*1000) / 1000})
 	}
 }

@@ -12,8 +12,6 @@ func TestChannelCompression(t *testing.T) {
 	lz4 := logfmt.Compression{Kind: logfmt.CompressionLZ4}
 	zstd1 := logfmt.Compression{Kind: logfmt.CompressionZstd, Level: 1}
 	none := logfmt.Compression{}
-	state := &item{name: "vr/r1/state", topic: "vr/r1/state", transport: logfmt.TransportZenoh}
-	frame := &item{name: "vr/r1/camera/front", topic: "vr/r1/camera/front", transport: logfmt.TransportIceoryx2}
 	for _, tc := range []struct {
 		cfg          []ChannelCompression
 		state, frame logfmt.Compression
@@ -26,11 +24,11 @@ func TestChannelCompression(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := &rec{comp: comp}
-		if got := r.compression(state); got != tc.state {
+		b := &books{comp: comp}
+		if got := b.compression("vr/r1/state", "vr/r1/state", logfmt.TransportZenoh); got != tc.state {
 			t.Errorf("%+v: state stored %v, want %v", tc.cfg, got, tc.state)
 		}
-		if got := r.compression(frame); got != tc.frame {
+		if got := b.compression("vr/r1/camera/front", "vr/r1/camera/front", logfmt.TransportIceoryx2); got != tc.frame {
 			t.Errorf("%+v: frame stored %v, want %v", tc.cfg, got, tc.frame)
 		}
 	}

@@ -3,6 +3,7 @@ package recorder
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -30,11 +31,12 @@ import (
 // two blocks, not after the frames' chunks still being compressed, which
 // at a slow zstd level hold seconds of frames.
 type lanes struct {
-	small, bulk chan []item
+	small, bulk chan batch
 	mu          sync.Mutex
 	big         map[string]bool // channels in the bulk lane
 	one         bool            // everything in the bulk lane: write order is receive order
 	wait        time.Duration   // smallWait (tests: 0)
+	queued      atomic.Int64    // bytes of the samples in the lanes: the writer's backlog
 }
 
 const (
@@ -54,72 +56,101 @@ const (
 // newLanes: with one set (snapshot mode, whose windows close on the stamps
 // of the records written), every record takes the bulk lane.
 func newLanes(one bool) *lanes {
-	return &lanes{small: make(chan []item, 1024), bulk: make(chan []item, 64), big: map[string]bool{}, one: one, wait: smallWait}
+	return &lanes{small: make(chan batch, 1024), bulk: make(chan batch, 64), big: map[string]bool{}, one: one, wait: smallWait}
 }
 
-// split sorts batch into its lanes, keeping each lane's items in order.
-func (l *lanes) split(batch []item) (small, bulk []item) {
+// split sorts b into its lanes, keeping each lane's samples in order: a
+// channel failure goes small, a stream's end follows its channel's
+// samples.
+func (l *lanes) split(b batch) (small, bulk batch) {
 	if l.one {
-		return nil, batch
+		return batch{}, b
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	switch {
+	case b.failed != nil:
+		return b, batch{}
+	case b.end != nil && l.big[b.end.name]:
+		return batch{}, b
+	case b.end != nil:
+		return b, batch{}
+	}
 	nbulk := 0
-	for i := range batch {
-		it := &batch[i]
-		if !it.failed && it.drainEnds == nil && len(it.rec.Header)+len(it.rec.Payload) >= bulkMin {
-			l.big[it.name] = true
+	for i := range b.samples {
+		s := &b.samples[i]
+		if len(s.rec.Header)+len(s.rec.Payload) >= bulkMin {
+			l.big[s.name] = true
 		}
-		if l.big[it.name] {
+		if l.big[s.name] {
 			nbulk++
 		}
 	}
 	switch nbulk {
 	case 0:
-		return batch, nil
-	case len(batch):
-		return nil, batch
+		return b, batch{}
+	case len(b.samples):
+		return batch{}, b
 	}
-	small, bulk = make([]item, 0, len(batch)-nbulk), make([]item, 0, nbulk)
-	for _, it := range batch {
-		if l.big[it.name] {
-			bulk = append(bulk, it)
+	small.samples, bulk.samples = make([]sample, 0, len(b.samples)-nbulk), make([]sample, 0, nbulk)
+	for _, s := range b.samples {
+		if l.big[s.name] {
+			bulk.samples = append(bulk.samples, s)
 		} else {
-			small = append(small, it)
+			small.samples = append(small.samples, s)
 		}
 	}
 	return small, bulk
 }
 
+// size is the bytes of b's samples.
+func (b batch) size() int64 {
+	var n int64
+	for i := range b.samples {
+		n += int64(len(b.samples[i].rec.Header) + len(b.samples[i].rec.Payload))
+	}
+	return n
+}
+
+func (b batch) empty() bool { return len(b.samples) == 0 && b.failed == nil && b.end == nil }
+
 // put hands a batch to the writer, blocking while its lane is full (the
 // writer takes batches until every sender is done).
-func (l *lanes) put(batch []item) {
-	small, bulk := l.split(batch)
-	if len(small) > 0 {
+func (l *lanes) put(b batch) {
+	small, bulk := l.split(b)
+	if !small.empty() {
+		l.queued.Add(small.size())
 		l.small <- small
 	}
-	if len(bulk) > 0 {
+	if !bulk.empty() {
+		l.queued.Add(bulk.size())
 		l.bulk <- bulk
 	}
 }
 
 // send is put that gives up when ctx ends; false then.
-func (l *lanes) send(ctx context.Context, batch []item) bool {
-	small, bulk := l.split(batch)
-	return sendTo(ctx, l.small, small) && sendTo(ctx, l.bulk, bulk)
+func (l *lanes) send(ctx context.Context, b batch) bool {
+	small, bulk := l.split(b)
+	return l.sendTo(ctx, l.small, small) && l.sendTo(ctx, l.bulk, bulk)
 }
 
-func sendTo(ctx context.Context, ch chan<- []item, b []item) bool {
-	if len(b) == 0 {
+func (l *lanes) sendTo(ctx context.Context, ch chan<- batch, b batch) bool {
+	if b.empty() {
 		return true
 	}
+	n := b.size()
+	l.queued.Add(n)
 	select {
 	case ch <- b:
 		return true
 	case <-ctx.Done():
+		l.queued.Add(-n)
 		return false
 	}
 }
+
+// took says the writer took b out of its lane.
+func (l *lanes) took(b batch) { l.queued.Add(-b.size()) }
 
 // close ends both lanes (every sender is done).
 func (l *lanes) close() {

@@ -3,10 +3,12 @@ package recorder
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/vrlog/vrlog/logfmt"
+	"github.com/vrlog/vrlog/recorder/output"
 )
 
 // orderSink records what the writer hands it, in order.
@@ -18,56 +20,60 @@ type orderSink struct {
 	booked []string // "name n at mono ms, after write i"
 }
 
-func (s *orderSink) ensure(int64) error { return nil }
-func (s *orderSink) addChannel(d *logfmt.Channel) error {
+func (s *orderSink) Define(d *logfmt.Channel) error {
 	s.names = append(s.names, d.Name)
 	s.ids[d.Name] = uint16(len(s.names))
 	return nil
 }
-func (s *orderSink) id(name string) uint16 { return s.ids[name] }
-func (s *orderSink) addDrops(name string, n uint64, at int64) {
+func (s *orderSink) Drops(ch uint16, n uint64, at int64) {
+	name := s.names[ch-1]
 	s.drops[name] += n
 	s.booked = append(s.booked, fmt.Sprintf("%s %d at %d, after %d writes", name, n, at/int64(time.Millisecond), len(s.writes)))
 }
-func (s *orderSink) write(r *logfmt.Record, release func()) error {
+func (s *orderSink) Write(e output.Entry) error {
+	r := e.Record
 	s.writes = append(s.writes, fmt.Sprintf("%s %d", s.names[r.Channel-1], r.RecvMonoNs/int64(time.Millisecond)))
-	if release != nil {
-		release()
+	if e.Release != nil {
+		e.Release()
 	}
 	return nil
 }
-func (s *orderSink) seal(bool) error                    { s.writes = append(s.writes, "seal"); return nil }
-func (s *orderSink) busy() bool                         { return false }
-func (s *orderSink) tick() error                        { return nil }
-func (s *orderSink) close() error                       { return nil }
-func (s *orderSink) bytes() (written int64, raw uint64) { return 0, 0 }
-func (s *orderSink) paths() []string                    { return nil }
-func (s *orderSink) abandon()                           {}
+func (s *orderSink) Seal(bool) error           { s.writes = append(s.writes, "seal"); return nil }
+func (s *orderSink) Busy() bool                { return false }
+func (s *orderSink) Tick(int64) error          { return nil }
+func (s *orderSink) Close() error              { return nil }
+func (s *orderSink) Progress() output.Progress { return output.Progress{} }
 
-func testRec(out sink) *rec {
-	return &rec{cfg: Config{DrainTimeout: -1}, out: out, lanes: newLanes(false), chans: map[string]*channel{}, subs: map[*subInfo]bool{}}
+// testWriter is a writer stage into out, its lanes open.
+func testWriter(out output.Output) *writer {
+	cfg := &Config{DrainTimeout: -1}
+	return &writer{cfg: cfg, out: out, lanes: newLanes(false), books: newBooks(cfg, nil, &subscriptions{}), cmds: make(chan command),
+		ended: new(atomic.Int64), cancel: func() {}, status: func() {}}
 }
 
-func testItem(name string, ms int64, size int) item {
-	return item{name: name, topic: name, transport: logfmt.TransportZenoh, rec: logfmt.Record{RecvMonoNs: ms * int64(time.Millisecond), Payload: make([]byte, size)}}
+func testItem(name string, ms int64, size int) sample {
+	return sample{name: name, topic: name, transport: logfmt.TransportZenoh, rec: logfmt.Record{RecvMonoNs: ms * int64(time.Millisecond), Payload: make([]byte, size)}}
 }
 
 // A channel moves to the bulk lane at its first large record, for good;
 // each lane keeps its items in order.
 func TestLanesSplit(t *testing.T) {
 	l := newLanes(false)
-	small, bulk := l.split([]item{testItem("state", 1, 200), testItem("cam", 2, bulkMin), testItem("state", 3, 200), testItem("cam", 4, 10)})
-	if len(small) != 2 || small[0].rec.RecvMonoNs != 1e6 || small[1].rec.RecvMonoNs != 3e6 || len(bulk) != 2 || bulk[1].rec.RecvMonoNs != 4e6 {
+	small, bulk := l.split(batch{samples: []sample{testItem("state", 1, 200), testItem("cam", 2, bulkMin), testItem("state", 3, 200), testItem("cam", 4, 10)}})
+	if len(small.samples) != 2 || small.samples[0].rec.RecvMonoNs != 1e6 || small.samples[1].rec.RecvMonoNs != 3e6 || len(bulk.samples) != 2 || bulk.samples[1].rec.RecvMonoNs != 4e6 {
 		t.Fatalf("split: small %v, bulk %v", small, bulk)
 	}
-	if small, bulk = l.split([]item{testItem("cam", 5, 10)}); len(bulk) != 1 || small != nil {
+	if small, bulk = l.split(batch{samples: []sample{testItem("cam", 5, 10)}}); len(bulk.samples) != 1 || !small.empty() {
 		t.Fatal("a small record of a bulk channel left the bulk lane")
 	}
-	if small, bulk = l.split([]item{{name: "cam", drainEnds: map[string]drainEnd{}}, {name: "gone", failed: true}}); len(bulk) != 1 || len(small) != 1 {
-		t.Fatal("a stream's end must follow its channel's records; a channel error goes small")
+	if small, bulk = l.split(batch{end: &streamEnd{name: "cam"}}); bulk.end == nil || !small.empty() {
+		t.Fatal("a stream's end must follow its channel's records")
+	}
+	if small, bulk = l.split(batch{failed: &failure{name: "gone"}}); small.failed == nil || !bulk.empty() {
+		t.Fatal("a channel error goes small")
 	}
 	one := newLanes(true)
-	if small, bulk = one.split([]item{testItem("state", 1, 200)}); small != nil || len(bulk) != 1 {
+	if small, bulk = one.split(batch{samples: []sample{testItem("state", 1, 200)}}); !small.empty() || len(bulk.samples) != 1 {
 		t.Fatal("snapshot mode keeps one lane")
 	}
 }
@@ -78,16 +84,14 @@ func TestLanesSplit(t *testing.T) {
 // small records written before its first bulk one.
 func TestWriterServesSmallFirst(t *testing.T) {
 	out := &orderSink{ids: map[string]uint16{}, drops: map[string]uint64{}}
-	r := testRec(out)
-	r.lanes.wait = 0 // small records go before every bulk one
-	r.lanes.bulk <- []item{testItem("cam", 0, bulkMin), testItem("cam", 10, bulkMin)}
-	r.lanes.small <- []item{testItem("state", 500, 200), testItem("state", 501, 200)}
-	r.lanes.put([]item{testItem("grows", 502, 10)})
-	r.lanes.put([]item{testItem("grows", 503, bulkMin), testItem("cam", 20, bulkMin)})
-	r.lanes.close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if err := r.write(ctx, cancel); err != nil {
+	w := testWriter(out)
+	w.lanes.wait = 0 // small records go before every bulk one
+	w.lanes.bulk <- batch{samples: []sample{testItem("cam", 0, bulkMin), testItem("cam", 10, bulkMin)}}
+	w.lanes.small <- batch{samples: []sample{testItem("state", 500, 200), testItem("state", 501, 200)}}
+	w.lanes.put(batch{samples: []sample{testItem("grows", 502, 10)}})
+	w.lanes.put(batch{samples: []sample{testItem("grows", 503, bulkMin), testItem("cam", 20, bulkMin)}})
+	w.lanes.close()
+	if err := w.run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	pos := map[string]int{}
@@ -121,27 +125,25 @@ func TestWriterServesSmallFirst(t *testing.T) {
 // on its channel, a new channel included, and nothing more is written.
 func TestDrainCutOffCounts(t *testing.T) {
 	out := &orderSink{ids: map[string]uint16{}, drops: map[string]uint64{}}
-	r := testRec(out)
-	r.cfg.DrainTimeout = time.Millisecond
+	w := testWriter(out)
+	w.cfg.DrainTimeout = time.Millisecond
 	released := 0
-	batch := []item{testItem("cam", 0, bulkMin), testItem("state", 1, 200), testItem("new", 2, 200)}
-	for i := range batch {
-		batch[i].release = func() { released++ }
+	b := []sample{testItem("cam", 0, bulkMin), testItem("state", 1, 200), testItem("new", 2, 200)}
+	for i := range b {
+		b[i].release = func() { released++ }
 	}
-	r.lanes.put(batch)
-	r.lanes.close()
-	r.ended.Store(time.Now().Add(-time.Second).UnixNano())
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if err := r.write(ctx, cancel); err != nil {
+	w.lanes.put(batch{samples: b})
+	w.lanes.close()
+	w.ended.Store(time.Now().Add(-time.Second).UnixNano())
+	if err := w.run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if len(out.writes) != 0 || released != 3 || r.w.drainDrops != 3 {
-		t.Fatalf("writes %v, %d released, %d drain drops", out.writes, released, r.w.drainDrops)
+	if len(out.writes) != 0 || released != 3 || w.books.drainDrops != 3 {
+		t.Fatalf("writes %v, %d released, %d drain drops", out.writes, released, w.books.drainDrops)
 	}
 	for _, n := range []string{"cam", "state", "new"} {
-		if out.drops[n] != 1 || r.chans[n] == nil || r.chans[n].drops != 1 {
-			t.Fatalf("%s: %d drops in the log, channel %v", n, out.drops[n], r.chans[n])
+		if out.drops[n] != 1 || w.books.chans[n] == nil || w.books.chans[n].drops != 1 {
+			t.Fatalf("%s: %d drops in the log, channel %v", n, out.drops[n], w.books.chans[n])
 		}
 	}
 }
@@ -153,29 +155,27 @@ func TestDrainCutOffCounts(t *testing.T) {
 // batch is booked at the end.
 func TestQueueDropsBookedAfterTheirBatch(t *testing.T) {
 	out := &orderSink{ids: map[string]uint16{}, drops: map[string]uint64{}}
-	r := testRec(out)
+	w := testWriter(out)
 	count := uint64(9)
 	si := &subInfo{name: "state", dropped: func() uint64 { return count }, last: "state"}
-	r.subs[si] = true
-	first := []item{testItem("state", 1, 200), testItem("state", 2, 200)}
-	second := []item{testItem("state", 3000, 200)}
-	for _, b := range [][]item{first, second} {
+	w.books.subs.add(si)
+	first := []sample{testItem("state", 1, 200), testItem("state", 2, 200)}
+	second := []sample{testItem("state", 3000, 200)}
+	for _, b := range [][]sample{first, second} {
 		for i := range b {
 			b[i].sub = si
 		}
 	}
 	first[1].dropsAfter = 5  // dropped while the queue held 1 and 2
 	second[0].dropsAfter = 5 // nothing more by then
-	r.lanes.put(first)
-	r.lanes.put(second)
-	r.lanes.close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if err := r.write(ctx, cancel); err != nil {
+	w.lanes.put(batch{samples: first})
+	w.lanes.put(batch{samples: second})
+	w.lanes.close()
+	if err := w.run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"state 5 at 2, after 2 writes", "state 4 at 0, after 3 writes"} // 4 more counted after the last batch
-	if fmt.Sprint(out.booked) != fmt.Sprint(want) || r.chans["state"].drops != 9 || out.drops["state"] != 9 {
-		t.Fatalf("booked %q, channel drops %d: want %q, 9", out.booked, r.chans["state"].drops, want)
+	if fmt.Sprint(out.booked) != fmt.Sprint(want) || w.books.chans["state"].drops != 9 || out.drops["state"] != 9 {
+		t.Fatalf("booked %q, channel drops %d: want %q, 9", out.booked, w.books.chans["state"].drops, want)
 	}
 }

@@ -3,7 +3,7 @@ package recorder
 import (
 	"time"
 
-	"github.com/vrlog/vrlog/logfmt"
+	"github.com/vrlog/vrlog/recorder/snapshot"
 )
 
 // ChannelStatus is one channel's live figures.
@@ -11,14 +11,15 @@ type ChannelStatus struct {
 	Name        string
 	Transport   string
 	Schema      string
-	Msgs        uint64
+	Msgs        uint64 // written
 	Bytes       uint64
-	Hz          float64 // over the last second
-	MBps        float64 // over the last second
+	Hz          float64 // received, over the last second
+	MBps        float64 // written, over the last second
 	Skipped     uint64  // publisher-side seq gaps
 	Restarts    uint64
 	Undecodable uint64
 	Drops       uint64 // recorder-side drops
+	Unwritten   uint64 // received while paused or idle, not written
 	// Error: the channel matched the selection but could not be opened (it
 	// has no records); Warning: what limits its recording. Both are stored
 	// in the channel's meta (logfmt.MetaError, logfmt.MetaWarning).
@@ -26,17 +27,26 @@ type ChannelStatus struct {
 	Warning string
 }
 
-// Status is a snapshot of a recording; Summary is the last one.
+// Status is a snapshot of a recorder; Summary is the last one.
 type Status struct {
+	State State
+	// Elapsed is how long the transports have been open (while
+	// recording), or how long the recording ran (once it ended).
 	Elapsed      time.Duration
-	Files        []string
+	Files        []string // every file written, the current one last
+	File         string   // the file being written, "" when none is open
 	BytesWritten int64
 	RawBytes     uint64 // in the current file
+	Records      uint64 // in the current file
 	Channels     []ChannelStatus
+	// Backlog is the bytes received and not yet written: a disk that
+	// keeps up holds it near zero; QueueBytes bounds each subscription's.
+	Backlog    int64
+	QueueBytes int64
 	// Zenoh is the zenoh session's connectivity; nil without a session.
 	Zenoh *SessionStatus
 	// Snapshot is the snapshot buffer's state; nil unless Config.Snapshot.
-	Snapshot *SnapshotStatus
+	Snapshot *snapshot.Status
 	// DrainDrops (in the Summary) are the records still queued when the
 	// drain was cut off (Config.DrainTimeout): dropped, and counted in
 	// their channels' Drops like every recorder drop.
@@ -49,49 +59,58 @@ type Status struct {
 // Summary is what Run returns.
 type Summary = Status
 
-func (r *rec) snapshot() Status {
-	written, raw := r.out.bytes()
-	elapsed := time.Since(r.start)
-	if end := r.ended.Load(); end != 0 {
-		elapsed = time.Duration(end - r.start.UnixNano()) // recording, not draining
+// Status is the recorder's status: as published at its latest tick or
+// control request, Elapsed brought to now.
+func (r *Recorder) Status() Status {
+	s := *r.status.Load()
+	if s.State != StateStopping || r.w.ended.Load() == 0 {
+		s.Elapsed = time.Since(r.started)
 	}
-	s := Status{Elapsed: elapsed, Files: r.out.paths(), BytesWritten: written, RawBytes: raw, DrainDrops: r.w.drainDrops}
-	if r.snap != nil {
-		sn := r.snap.status()
-		s.Snapshot = &sn
-	}
-	if r.session != nil {
-		z := r.session.status()
+	if s.Zenoh != nil && r.watch != nil {
+		z := r.watch.status()
 		s.Zenoh = &z
-	}
-	for _, ch := range r.order {
-		if ch.def.Name == HeartbeatChannel {
-			continue // the recording's own marks, not a channel it captured
-		}
-		sum := ch.stream.Summary()
-		s.Channels = append(s.Channels, ChannelStatus{Name: ch.def.Name, Transport: ch.def.Transport.String(), Schema: ch.def.Schema,
-			Msgs: ch.msgs, Bytes: ch.bytes, Hz: ch.hz, MBps: ch.mbps, Skipped: sum.Skipped, Restarts: sum.RestartCount,
-			Undecodable: ch.undecodable, Drops: ch.drops, Error: ch.def.Meta[logfmt.MetaError], Warning: ch.def.Meta[logfmt.MetaWarning]})
 	}
 	return s
 }
 
-// status refreshes the per-second rates and reports a snapshot.
-func (r *rec) status() {
-	for _, ch := range r.order {
-		ch.hz = float64(ch.msgs - ch.lastMsgs)
-		ch.mbps = float64(ch.bytes-ch.lastBytes) / 1e6
-		ch.lastMsgs, ch.lastBytes = ch.msgs, ch.bytes
-	}
-	if r.cfg.OnStatus != nil {
-		r.cfg.OnStatus(r.snapshot())
+// publish makes the status Status returns, on the writer goroutine (the
+// books are its own); with notify, Config.OnStatus is told too.
+func (r *Recorder) publish(notify bool) {
+	s := r.snapshot()
+	r.status.Store(&s)
+	if notify && r.cfg.OnStatus != nil {
+		r.cfg.OnStatus(s)
 	}
 }
 
-func (r *rec) summary() *Summary {
-	s := r.snapshot()
+func (r *Recorder) snapshot() Status {
+	w := r.w
+	p := r.out.Progress()
+	elapsed := time.Since(r.started)
+	if end := w.ended.Load(); end != 0 && !r.started.IsZero() {
+		elapsed = time.Duration(end - r.started.UnixNano()) // recording, not draining
+	}
+	s := Status{State: w.state(), Elapsed: elapsed, Files: p.Files, BytesWritten: p.BytesWritten, RawBytes: p.RawBytes, Records: p.Records,
+		Channels: w.books.channels(), Backlog: w.lanes.queued.Load(), QueueBytes: int64(r.cfg.QueueBytes), DrainDrops: w.books.drainDrops}
+	if w.files != nil {
+		_, s.File = w.files.Recording()
+	}
+	if w.snap != nil {
+		sn := w.snap.Status()
+		s.Snapshot = &sn
+	}
 	if r.watch != nil {
-		s.Unwatched = r.watch.Unwatched()
+		z := r.watch.status()
+		s.Zenoh = &z
+	}
+	return s
+}
+
+func (r *Recorder) summary() *Summary {
+	s := r.snapshot()
+	s.State = StateStopping
+	if b := r.w.books; b.watch != nil {
+		s.Unwatched = b.watch.Unwatched()
 	}
 	return &s
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/vrlog/vrlog/internal/command/controller"
 	"github.com/vrlog/vrlog/internal/command/ctl"
 	"github.com/vrlog/vrlog/internal/command/logtools"
+	"github.com/vrlog/vrlog/internal/command/rec"
 	"github.com/vrlog/vrlog/internal/command/record"
 	"github.com/vrlog/vrlog/internal/command/replay"
 	"github.com/vrlog/vrlog/internal/command/sim"
@@ -23,7 +24,8 @@ func commands() []*cli.Command {
 			cmds = append(cmds, c)
 		}
 	}
-	add("jobs", record.Command(), record.SnapshotCommand(), replay.Command(), analyze.Command())
+	add("jobs", record.Command(), replay.Command(), analyze.Command())
+	add("recorders", rec.Commands()...)
 	add("test fixture", ctl.Command(), controller.Command())
 	add("log tools", logtools.Commands()...)
 	add("simulator", sim.Command())

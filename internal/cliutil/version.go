@@ -6,6 +6,9 @@ import (
 	"strings"
 )
 
+// Version is what --version prints (a recorder's status says it too).
+func Version() string { return version() }
+
 // version is what --version prints, from the build information Go embeds:
 // the module version when built as a module (go install ...@v1.2.3), else
 // the VCS revision, "-dirty" when the checkout had local changes, and the

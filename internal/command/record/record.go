@@ -3,6 +3,7 @@
 package record
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -162,7 +163,7 @@ EXAMPLES:
 			&cli.DurationFlag{Name: "probe-interval", Value: time.Second, Usage: "clock-sync probe period (0 disables)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no status output"},
 			&cli.DurationFlag{Name: "clock-offset", Hidden: true, Usage: "test only: the recorder's wall stamps run this far ahead of this host's clock (a second host on one machine)"},
-		), snapshotFlags()...),
+		), append(controlFlags(), snapshotFlags()...)...),
 		Action: run,
 	}
 }
@@ -189,7 +190,7 @@ func run(c *cli.Context) error {
 		Output: out, Force: c.Bool("force"), ZenohKeys: c.StringSlice("key"), IceoryxServices: c.StringSlice("service"),
 		All: c.Bool("all"), Zenoh: zc, SplitDuration: c.Duration("split-duration"), MaxFiles: c.Int("max-files"),
 		FlushInterval: c.Duration("flush-interval"), DrainTimeout: c.Duration("drain-timeout"), Note: c.String("note"), TimeKeys: c.StringSlice("time-service"),
-		ProbeInterval: c.Duration("probe-interval"), ClockOffset: c.Duration("clock-offset"),
+		ProbeInterval: c.Duration("probe-interval"), ClockOffset: c.Duration("clock-offset"), Idle: c.Bool("idle"),
 	}
 	if cfg.ProbeInterval == 0 {
 		cfg.ProbeInterval = -1
@@ -256,6 +257,10 @@ func run(c *cli.Context) error {
 	if err := snapshotConfig(c, &cfg); err != nil {
 		return err
 	}
+	name, err := controlName(c, &cfg)
+	if err != nil {
+		return err
+	}
 
 	// Frames arrive as fresh allocations at hundreds of MB/s: a soft memory
 	// limit makes the GC keep up instead of letting the heap double.
@@ -275,8 +280,9 @@ func run(c *cli.Context) error {
 	errw := lockedWriter{&mu, c.App.ErrWriter}
 	quiet := c.Bool("quiet")
 	if cfg.Snapshot != nil {
-		defer startSnapshots(c, &cfg, errw)()
+		snapshotReports(c, &cfg, name, errw)
 	}
+	mountControl(c, &cfg, name, errw)
 	cfg.OnProblem = func(p recorder.ChannelStatus) {
 		if p.Error != "" {
 			fmt.Fprintf(errw, "record: ERROR: %s %s is not recorded: %s\n", p.Transport, p.Name, p.Error)
@@ -287,11 +293,16 @@ func run(c *cli.Context) error {
 	st := newStatus(c.App.ErrWriter)
 	if !quiet {
 		cfg.OnStatus = func(s recorder.Status) { mu.Lock(); defer mu.Unlock(); st.show(s) }
-		if cfg.Snapshot == nil {
+		switch {
+		case cfg.Idle:
+			cfg.OnOpen = func() {
+				fmt.Fprintf(errw, "record: armed, writing nothing until 'vrlog rec start %s' (Ctrl-C to stop)\n", name)
+			}
+		case cfg.Snapshot == nil:
 			cfg.OnOpen = func() { fmt.Fprintf(errw, "record: writing %s (Ctrl-C to stop)\n", out) }
 		}
 	}
-	sum, err := recorder.Run(ctx, cfg)
+	sum, err := record(ctx, cfg)
 	if sum != nil && !quiet {
 		st.final(*sum)
 		verb := "wrote"
@@ -334,6 +345,10 @@ func run(c *cli.Context) error {
 	for _, p := range recorder.UnusedCompression(cfg, sum) {
 		fmt.Fprintf(errw, "record: warning: --compression %q matched no recorded channel\n", p)
 	}
+	if cfg.Idle && len(sum.Files) == 0 {
+		fmt.Fprintf(errw, "record: never started (idle until the end): nothing written\n")
+		return nil
+	}
 	if err := captureCheck(cfg, sum); err != nil {
 		return err
 	}
@@ -341,6 +356,19 @@ func run(c *cli.Context) error {
 		return snapshotCheck(sum, errw)
 	}
 	return nil
+}
+
+// record runs the recorder until ctx ends; in snapshot mode SIGUSR1
+// takes a snapshot meanwhile.
+func record(ctx context.Context, cfg recorder.Config) (*recorder.Summary, error) {
+	r, err := recorder.Open(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Snapshot != nil {
+		onSIGUSR1(r)
+	}
+	return r.Wait()
 }
 
 // captureCheck fails a recording that captured nothing, or nothing on one

@@ -1,22 +1,23 @@
 package record
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/vrlog/vrlog/internal/cliutil"
-	"github.com/vrlog/vrlog/keyexpr"
 	"github.com/vrlog/vrlog/livecheck"
 	"github.com/vrlog/vrlog/logfmt"
+	"github.com/vrlog/vrlog/recctl"
 	"github.com/vrlog/vrlog/recorder"
+	"github.com/vrlog/vrlog/recorder/snapshot"
 )
 
 // snapshotFlags are record's snapshot mode (--snapshot and the flags that
@@ -26,7 +27,6 @@ func snapshotFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "snapshot", Usage: "snapshot mode: keep the last `DURATION` in memory and write it only when triggered (SIGUSR1, a zenoh query, --trigger)"},
 		&cli.StringFlag{Name: "snapshot-bytes", Value: "512M", Usage: "with --snapshot: most `SIZE` of compressed chunks held in memory (e.g. 256M, 2G): the part before a trigger, and what the window's journal has not written yet"},
 		&cli.DurationFlag{Name: "after", Usage: "with --snapshot: also record this `DURATION` after the trigger (written to disk as it comes: held in full whatever --snapshot-bytes while the disk keeps up; else the part before the trigger gives way first, then the after part is cut short, and the snapshot says so)"},
-		&cli.StringFlag{Name: "name", Usage: "with --snapshot: answer zenoh queries on vrlog/record/`NAME`/snapshot (default: the -o file's name)"},
 		&cli.StringSliceFlag{Name: "trigger", Usage: "with --snapshot: take a snapshot when a sample fails analyze's check: `CHECK=[CHANNEL=]VALUE`, CHECK " + livecheck.LiveChecks + " (repeatable)"},
 	}
 }
@@ -38,7 +38,7 @@ const minSnapshotBytes = 16 << 20
 // snapshotConfig reads the snapshot flags into cfg; nil without --snapshot.
 func snapshotConfig(c *cli.Context, cfg *recorder.Config) error {
 	if c.Duration("snapshot") <= 0 {
-		for _, f := range []string{"after", "name", "trigger", "snapshot-bytes"} {
+		for _, f := range []string{"after", "trigger", "snapshot-bytes"} {
 			if c.IsSet(f) {
 				return cliutil.Usage("--%s needs --snapshot DURATION", f)
 			}
@@ -48,7 +48,10 @@ func snapshotConfig(c *cli.Context, cfg *recorder.Config) error {
 	if cfg.SplitSize > 0 || cfg.SplitDuration > 0 || cfg.MaxFiles > 0 {
 		return cliutil.Usage("--snapshot writes one log per trigger: it does not split (--split-size, --split-duration, --max-files)")
 	}
-	sc := &recorder.SnapshotConfig{Before: c.Duration("snapshot"), After: c.Duration("after")}
+	if c.Bool("idle") {
+		return cliutil.Usage("--idle: a snapshot recorder keeps the last moments from its start; it cannot start idle")
+	}
+	sc := &snapshot.Config{Before: c.Duration("snapshot"), After: c.Duration("after")}
 	if sc.After < 0 {
 		return cliutil.Usage("--after %s: want a duration of 0 or more", sc.After)
 	}
@@ -59,52 +62,28 @@ func snapshotConfig(c *cli.Context, cfg *recorder.Config) error {
 	if sc.MaxBytes < minSnapshotBytes {
 		return cliutil.Usage("--snapshot-bytes %s: want at least 16M (a few chunks)", c.String("snapshot-bytes"))
 	}
-	name := c.String("name")
-	if name == "" {
-		name = strings.TrimSuffix(filepath.Base(cfg.Output), ".vrlog")
-	}
-	if p, err := keyexpr.Parse(name); err != nil || !p.Literal() || strings.Contains(name, "/") {
-		return cliutil.Usage("--name %q: want one level of a zenoh key (no /, *, $, ?, #)%s", name,
-			map[bool]string{true: "; the -o file's name is not one: give --name", false: ""}[c.String("name") == ""])
-	}
-	sc.Query = "vrlog/record/" + name + "/snapshot"
 	for _, s := range c.StringSlice("trigger") {
 		t, err := livecheck.ParseTrigger(s)
 		if err != nil {
 			return cliutil.Usage("--trigger %v", err)
 		}
-		sc.Faults = append(sc.Faults, t)
+		cfg.Triggers = append(cfg.Triggers, t)
 	}
 	cfg.Snapshot = sc
 	return nil
 }
 
-// startSnapshots wires the triggers and reports of a snapshot recording:
-// SIGUSR1 triggers, each snapshot written is printed. The returned func
-// stops the signal.
-func startSnapshots(c *cli.Context, cfg *recorder.Config, errw io.Writer) (stop func()) {
-	sigs := make(chan os.Signal, 4)
-	manual := make(chan logfmt.SnapshotTrigger, 4)
-	signal.Notify(sigs, syscall.SIGUSR1)
-	done := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case <-done:
-				return
-			case <-sigs:
-				manual <- recorder.TriggerNow("signal SIGUSR1")
-			}
-		}
-	}()
-	cfg.Snapshot.Manual = manual
+// snapshotReports wires the reports of a snapshot recording: each
+// snapshot written is printed, and what a person should know.
+func snapshotReports(c *cli.Context, cfg *recorder.Config, name string, errw io.Writer) {
 	cfg.Snapshot.OnNotice = func(msg string) { fmt.Fprintf(errw, "record: WARNING: %s\n", msg) }
+	cfg.OnNotice = cfg.Snapshot.OnNotice
 	if !c.Bool("quiet") {
 		cfg.Snapshot.OnOpen = func(t logfmt.SnapshotTrigger, journal string) {
 			fmt.Fprintf(errw, "record: snapshot: triggered by %s; writing it as it comes to %s (what a kill -9 would leave, for vrlog recover)\n", t.Cause, journal)
 		}
 	}
-	cfg.Snapshot.OnSnapshot = func(r recorder.SnapshotResult) {
+	cfg.Snapshot.OnSnapshot = func(r snapshot.Result) {
 		if r.Err != nil {
 			fmt.Fprintf(errw, "record: ERROR: snapshot (%s) not written: %v\n", r.Snapshot.Triggers[0].Cause, r.Err)
 			return
@@ -128,15 +107,31 @@ func startSnapshots(c *cli.Context, cfg *recorder.Config, errw io.Writer) (stop 
 		fmt.Fprintln(errw, line) // one write: errw serializes lines
 	}
 	if c.Bool("quiet") {
-		return func() { signal.Stop(sigs); close(done) }
+		return
 	}
 	fmt.Fprintf(errw, "record: snapshot mode: keeping the last %s in memory (at most %s); a snapshot on SIGUSR1 (kill -USR1 %d), a zenoh query on %s",
-		cfg.Snapshot.Before, c.String("snapshot-bytes"), os.Getpid(), cfg.Snapshot.Query)
-	for _, t := range cfg.Snapshot.Faults {
+		cfg.Snapshot.Before, c.String("snapshot-bytes"), os.Getpid(), recctl.Key(name, recctl.Snapshot))
+	for _, t := range cfg.Triggers {
 		fmt.Fprintf(errw, ", --trigger %s", t)
 	}
 	fmt.Fprintln(errw)
-	return func() { signal.Stop(sigs); close(done) }
+}
+
+// onSIGUSR1 takes a snapshot on every SIGUSR1 until the recording ends.
+func onSIGUSR1(r *recorder.Recorder) {
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGUSR1)
+	go func() {
+		defer signal.Stop(sigs)
+		for {
+			select {
+			case <-r.Done():
+				return
+			case <-sigs:
+				go r.Snapshot(context.Background(), snapshot.TriggerNow("signal SIGUSR1"), "signal-sigusr1") // printed by OnSnapshot
+			}
+		}
+	}()
 }
 
 // snapshotCheck reports a snapshot recording's end: a --trigger that

@@ -1,4 +1,4 @@
-package recorder
+package snapshot
 
 import "time"
 
@@ -55,7 +55,7 @@ func (a *arrival) add(recv, capture int64) {
 }
 
 // arrived books a stamped record of channel ch (mu held).
-func (s *snapshotter) arrived(ch uint16, recv, capture int64) {
+func (s *Output) arrived(ch uint16, recv, capture int64) {
 	if int(ch) >= len(s.arrivals) {
 		s.arrivals = append(s.arrivals, make([]*arrival, int(ch)+1-len(s.arrivals))...)
 	}
@@ -75,7 +75,7 @@ func (s *snapshotter) arrived(ch uint16, recv, capture int64) {
 // stamped a second before they are sent is a second late, not on time);
 // a stream whose own base is further from it than a window waits is on
 // another clock, and judged by its own (mu held).
-func (s *snapshotter) onTime(a *arrival) int64 {
+func (s *Output) onTime(a *arrival) int64 {
 	ref := a.base
 	for _, o := range s.arrivals {
 		if o != nil && o.seen && o.base < ref && a.base-o.base <= (settle+lateWait).Nanoseconds() {
@@ -87,18 +87,18 @@ func (s *snapshotter) onTime(a *arrival) int64 {
 
 // complete is the receive time a stream is complete to: when its newest
 // capture would have been received on time (mu held).
-func (s *snapshotter) complete(a *arrival) int64 { return a.newestCap + s.onTime(a) }
+func (s *Output) complete(a *arrival) int64 { return a.newestCap + s.onTime(a) }
 
 // lateBy is the most a stream's records arrived after their time on time,
 // since the open window's trigger (mu held).
-func (s *snapshotter) lateBy(a *arrival) int64 { return max(0, a.worst-s.onTime(a)) }
+func (s *Output) lateBy(a *arrival) int64 { return max(0, a.worst-s.onTime(a)) }
 
 // behind is the live stream furthest from being complete to `to`, nil
 // when every live stream is (mu held). Live is judged against the latest
 // record written, not the clock: a recorder that stalled (stopped, or
 // behind a backlog) has streams that are live though their newest record
 // is old by the clock.
-func (s *snapshotter) behind(to int64) *arrival {
+func (s *Output) behind(to int64) *arrival {
 	var worst *arrival
 	var worstTo int64
 	for _, a := range s.arrivals {
@@ -118,7 +118,7 @@ func (s *snapshotter) behind(to int64) *arrival {
 // latest span the recorder itself received nothing in (stopped, a VM
 // paused: what the streams sent meanwhile comes once it goes on) (mu
 // held).
-func (s *snapshotter) silentFor(a *arrival) int64 {
+func (s *Output) silentFor(a *arrival) int64 {
 	d := s.lastRecv - a.newest
 	if a.newest <= s.stallFrom {
 		d -= s.stallTo - s.stallFrom
@@ -129,7 +129,7 @@ func (s *snapshotter) silentFor(a *arrival) int64 {
 // lateFor books a stamped data record received past w's end that was
 // captured in it: received on time (complete), it would have been in the
 // window, so the window's end moves to it when it closes (mu held).
-func (s *snapshotter) lateFor(w *window, ch uint16, recv, capture int64) {
+func (s *Output) lateFor(w *window, ch uint16, recv, capture int64) {
 	if int(ch) < len(s.arrivals) {
 		if a := s.arrivals[ch]; a != nil && a.seen && capture+s.onTime(a) <= w.to {
 			w.lateTo = max(w.lateTo, recv)
@@ -139,7 +139,7 @@ func (s *snapshotter) lateFor(w *window, ch uint16, recv, capture int64) {
 
 // latest is the stream received latest since the window's trigger (mu
 // held).
-func (s *snapshotter) latest() *arrival {
+func (s *Output) latest() *arrival {
 	var worst *arrival
 	for _, a := range s.arrivals {
 		if a != nil && a.seen && (worst == nil || s.lateBy(a) > s.lateBy(worst)) {
@@ -152,7 +152,7 @@ func (s *snapshotter) latest() *arrival {
 // silence is how long nothing received at a window's end is a shortfall
 // worth saying: three mean periods of the quickest stream, 10 ms to 1 s
 // (mu held). Less is the streams' own spacing.
-func (s *snapshotter) silence() int64 {
+func (s *Output) silence() int64 {
 	quiet := int64(time.Second)
 	for _, a := range s.arrivals {
 		if a != nil && a.n > 1 {
@@ -163,7 +163,7 @@ func (s *snapshotter) silence() int64 {
 }
 
 // resetLate starts counting lateness afresh (mu held).
-func (s *snapshotter) resetLate() {
+func (s *Output) resetLate() {
 	for _, a := range s.arrivals {
 		if a != nil {
 			a.worst = a.base

@@ -1,4 +1,4 @@
-package recorder
+package snapshot
 
 import (
 	"fmt"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/vrlog/vrlog/logfmt"
+	"github.com/vrlog/vrlog/recorder/output"
 )
 
 // snapRun drives a snapshotter with synthetic records (one every step of
@@ -18,19 +19,19 @@ import (
 // their times, and returns what it wrote.
 type snapRun struct {
 	t       *testing.T
-	s       *snapshotter
-	results []SnapshotResult
+	s       *Output
+	results []Result
 	peak    int64
 }
 
-func newSnapRun(t *testing.T, sc SnapshotConfig) *snapRun {
+func newSnapRun(t *testing.T, sc Config) *snapRun {
 	r := &snapRun{t: t}
-	sc.OnSnapshot = func(res SnapshotResult) { r.results = append(r.results, res) }
-	s, err := newSnapshotter(Config{Output: filepath.Join(t.TempDir(), "snap.vrlog"), FlushInterval: -1, Snapshot: &sc})
+	sc.OnSnapshot = func(res Result) { r.results = append(r.results, res) }
+	s, err := New(Options{Config: sc, Base: filepath.Join(t.TempDir(), "snap.vrlog"), FlushInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.addChannel(&logfmt.Channel{Name: "a", Transport: logfmt.TransportZenoh, Topic: "a"}); err != nil {
+	if err := s.Define(&logfmt.Channel{Name: "a", Transport: logfmt.TransportZenoh, Topic: "a"}); err != nil {
 		t.Fatal(err)
 	}
 	r.s = s
@@ -45,16 +46,16 @@ func (r *snapRun) run(step, end int64, size int, triggers ...int64) {
 	for mono := sec; mono <= end; mono += step {
 		rng.Read(payload) // incompressible
 		for len(triggers) > 0 && triggers[0] <= mono {
-			r.s.trigger(trigger{SnapshotTrigger: logfmt.SnapshotTrigger{Cause: "test", MonoNs: triggers[0], WallNs: 1e18 + triggers[0]}, slug: "test"})
+			r.s.Trigger(Trigger{SnapshotTrigger: logfmt.SnapshotTrigger{Cause: "test", MonoNs: triggers[0], WallNs: 1e18 + triggers[0]}, Slug: "test"})
 			triggers = triggers[1:]
 		}
-		rec := logfmt.Record{Channel: r.s.id("a"), RecvMonoNs: mono, RecvWallNs: 1e18 + mono, Payload: payload}
-		if err := r.s.write(&rec, nil); err != nil {
+		rec := logfmt.Record{Channel: 1, RecvMonoNs: mono, RecvWallNs: 1e18 + mono, Payload: payload}
+		if err := r.s.Write(output.Entry{Record: &rec}); err != nil {
 			r.t.Fatal(err)
 		}
-		r.peak = max(r.peak, r.s.status().PeakBytes)
+		r.peak = max(r.peak, r.s.Status().PeakBytes)
 	}
-	if err := r.s.close(); err != nil {
+	if err := r.s.Close(); err != nil {
 		r.t.Fatal(err)
 	}
 }
@@ -68,8 +69,8 @@ func (r *snapRun) write(from, to int64, chunk int64) {
 	step := int64(10 * time.Millisecond)
 	for mono := from; mono < to; mono += step {
 		rng.Read(payload)
-		rec := logfmt.Record{Channel: r.s.id("a"), RecvMonoNs: mono, RecvWallNs: 1e18 + mono, Payload: payload}
-		if err := r.s.write(&rec, nil); err != nil {
+		rec := logfmt.Record{Channel: 1, RecvMonoNs: mono, RecvWallNs: 1e18 + mono, Payload: payload}
+		if err := r.s.Write(output.Entry{Record: &rec}); err != nil {
 			r.t.Fatal(err)
 		}
 		if chunk > 0 && (mono/step)%chunk == chunk-1 {
@@ -120,7 +121,7 @@ func checkWindow(t *testing.T, recs []int64, from, to, step int64) {
 // A trigger writes exactly the window around it, with no gap; a trigger
 // while the window is open extends it; one after it closed writes another.
 func TestSnapshotWindows(t *testing.T) {
-	r := newSnapRun(t, SnapshotConfig{Before: 3 * time.Second, After: time.Second, MaxBytes: 1 << 30})
+	r := newSnapRun(t, Config{Before: 3 * time.Second, After: time.Second, MaxBytes: 1 << 30})
 	ms := int64(time.Millisecond)
 	r.run(ms, 30*sec, 1000, 10*sec, 10*sec+500*ms, 20*sec)
 	if len(r.results) != 2 {
@@ -152,7 +153,7 @@ func TestSnapshotWindows(t *testing.T) {
 // edges (here one every 7 ms), the window starts at its first record and
 // ends at its last, also inside a chunk that straddles the edge.
 func TestSnapshotWindowIsItsRecords(t *testing.T) {
-	r := newSnapRun(t, SnapshotConfig{Before: 3 * time.Second, After: time.Second, MaxBytes: 1 << 30})
+	r := newSnapRun(t, Config{Before: 3 * time.Second, After: time.Second, MaxBytes: 1 << 30})
 	ms := int64(time.Millisecond)
 	r.run(7*ms, 30*sec, 1000, 10*sec)
 	if len(r.results) != 1 || r.results[0].Err != nil {
@@ -173,7 +174,7 @@ func TestSnapshotWindowIsItsRecords(t *testing.T) {
 func TestSnapshotMemoryBound(t *testing.T) {
 	const bound = 32 << 20
 	var notices []string
-	r := newSnapRun(t, SnapshotConfig{Before: 20 * time.Second, After: 5 * time.Second, MaxBytes: bound,
+	r := newSnapRun(t, Config{Before: 20 * time.Second, After: 5 * time.Second, MaxBytes: bound,
 		OnNotice: func(s string) { notices = append(notices, s) }})
 	r.s.pinWait = 5 * time.Second // the journal keeps up, however loaded the machine: the test is of the bound
 	ms := int64(time.Millisecond)
@@ -204,7 +205,7 @@ func TestSnapshotMemoryBound(t *testing.T) {
 // --after whatever the memory.
 func TestSnapshotCloseTriggersOneFile(t *testing.T) {
 	const bound = 32 << 20
-	r := newSnapRun(t, SnapshotConfig{Before: 30 * time.Second, After: 5 * time.Second, MaxBytes: bound})
+	r := newSnapRun(t, Config{Before: 30 * time.Second, After: 5 * time.Second, MaxBytes: bound})
 	ms := int64(time.Millisecond)
 	r.run(10*ms, 40*sec, 32<<10, 20*sec, 22*sec)
 	if len(r.results) != 1 || r.results[0].Err != nil {
@@ -222,7 +223,7 @@ func TestSnapshotCloseTriggersOneFile(t *testing.T) {
 // snapshot covering them counts their records as recorder drops.
 func TestSnapshotDropsWhileWriting(t *testing.T) {
 	const bound = 16 << 20
-	r := newSnapRun(t, SnapshotConfig{Before: 60 * time.Second, After: time.Second, MaxBytes: bound})
+	r := newSnapRun(t, Config{Before: 60 * time.Second, After: time.Second, MaxBytes: bound})
 	s := r.s
 	write := func(from, to int64) { r.write(from, to, 0) }
 	write(sec, 10*sec) // fills the buffer
@@ -230,16 +231,16 @@ func TestSnapshotDropsWhileWriting(t *testing.T) {
 	s.ring[0].pins++ // a snapshot being written holds the oldest chunk
 	s.mu.Unlock()
 	write(10*sec, 12*sec)
-	st := s.status()
+	st := s.Status()
 	if st.Lost == 0 || st.PeakBytes > bound {
 		t.Fatalf("held %d (bound %d), dropped %d records: want drops, within the bound", st.PeakBytes, bound, st.Lost)
 	}
 	s.mu.Lock()
 	s.ring[0].pins--
 	s.mu.Unlock()
-	s.trigger(trigger{SnapshotTrigger: logfmt.SnapshotTrigger{Cause: "test", MonoNs: 12 * sec, WallNs: 1e18 + 12*sec}, slug: "test"})
+	s.Trigger(Trigger{SnapshotTrigger: logfmt.SnapshotTrigger{Cause: "test", MonoNs: 12 * sec, WallNs: 1e18 + 12*sec}, Slug: "test"})
 	write(12*sec, 14*sec)
-	if err := s.close(); err != nil {
+	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if len(r.results) != 1 || r.results[0].Err != nil {
@@ -260,7 +261,7 @@ func TestSnapshotDropsWhileWriting(t *testing.T) {
 // snapshot was written) are said as what they are: the window starts late,
 // from_ns is its first record, and the drops before it are not the log's.
 func TestSnapshotLateStart(t *testing.T) {
-	r := newSnapRun(t, SnapshotConfig{Before: 500 * time.Millisecond, After: 500 * time.Millisecond, MaxBytes: 4 << 20})
+	r := newSnapRun(t, Config{Before: 500 * time.Millisecond, After: 500 * time.Millisecond, MaxBytes: 4 << 20})
 	s := r.s
 	ms := int64(time.Millisecond)
 	write := func(from, to int64) { r.write(from, to, 10) } // chunks of 100 ms
@@ -277,9 +278,9 @@ func TestSnapshotLateStart(t *testing.T) {
 	write(5*sec, 5500*ms)
 	pins(-1)
 	write(5500*ms, 5800*ms)
-	s.trigger(trigger{SnapshotTrigger: logfmt.SnapshotTrigger{Cause: "test", MonoNs: 5800 * ms, WallNs: 1e18 + 5800*ms}, slug: "test"})
+	s.Trigger(Trigger{SnapshotTrigger: logfmt.SnapshotTrigger{Cause: "test", MonoNs: 5800 * ms, WallNs: 1e18 + 5800*ms}, Slug: "test"})
 	write(5800*ms, 7000*ms)
-	if err := s.close(); err != nil {
+	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if len(r.results) != 1 || r.results[0].Err != nil {
@@ -305,7 +306,7 @@ func TestSnapshotLateStart(t *testing.T) {
 func TestSnapshotAfterLargerThanBoundJournaled(t *testing.T) {
 	const bound = 16 << 20
 	var notices []string
-	r := newSnapRun(t, SnapshotConfig{Before: 2 * time.Second, After: 10 * time.Second, MaxBytes: bound,
+	r := newSnapRun(t, Config{Before: 2 * time.Second, After: 10 * time.Second, MaxBytes: bound,
 		OnNotice: func(s string) { notices = append(notices, s) }})
 	r.s.pinWait = 5 * time.Second // the journal keeps up, however loaded the machine
 	var journal string
@@ -314,19 +315,19 @@ func TestSnapshotAfterLargerThanBoundJournaled(t *testing.T) {
 	s := r.s
 	r.write(sec, 20*sec, 10)
 	t0 := 20*sec + 50*ms // the window's edges inside chunks
-	s.trigger(trigger{SnapshotTrigger: logfmt.SnapshotTrigger{Cause: "test", MonoNs: t0, WallNs: 1e18 + t0}, slug: "test"})
+	s.Trigger(Trigger{SnapshotTrigger: logfmt.SnapshotTrigger{Cause: "test", MonoNs: t0, WallNs: 1e18 + t0}, Slug: "test"})
 	r.write(20*sec, 25*sec, 10)
 	s.mu.Lock()
 	s.drops = append(s.drops, dropMark{mono: 25 * sec, name: "a", n: 5, why: dropUpstream}) // the transport lost some, within the window (as addDrops books them)
 	s.mu.Unlock()
 	r.write(25*sec, 40*sec, 10)
-	if err := s.close(); err != nil {
+	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if len(r.results) != 1 || r.results[0].Err != nil {
 		t.Fatalf("snapshots %+v", r.results)
 	}
-	if st := s.status(); st.PeakBytes > bound || st.Lost != 0 {
+	if st := s.Status(); st.PeakBytes > bound || st.Lost != 0 {
 		t.Fatalf("buffer peak %d (bound %d), %d records dropped: want within the bound, none dropped", st.PeakBytes, bound, st.Lost)
 	}
 	recs, snap := monos(t, r.results[0].Path)
@@ -353,13 +354,13 @@ func TestSnapshotAfterLargerThanBoundJournaled(t *testing.T) {
 // The journal keeps the recorder's drops (AddDrops) as the window goes:
 // a kill -9 leaves them in the log vrlog recover restores.
 func TestSnapshotJournalKeepsDrops(t *testing.T) {
-	r := newSnapRun(t, SnapshotConfig{Before: time.Second, After: 10 * time.Second, MaxBytes: 64 << 20})
+	r := newSnapRun(t, Config{Before: time.Second, After: 10 * time.Second, MaxBytes: 64 << 20})
 	s := r.s
 	ms := int64(time.Millisecond)
 	var journal string
 	r.s.openJournal = func(path string) (journalFile, error) { journal = path; return openJournal(path) }
 	r.write(sec, 5*sec, 10)
-	s.trigger(trigger{SnapshotTrigger: logfmt.SnapshotTrigger{Cause: "test", MonoNs: 5 * sec, WallNs: 1e18 + 5*sec}, slug: "test"})
+	s.Trigger(Trigger{SnapshotTrigger: logfmt.SnapshotTrigger{Cause: "test", MonoNs: 5 * sec, WallNs: 1e18 + 5*sec}, Slug: "test"})
 	s.mu.Lock()
 	s.drops = append(s.drops, dropMark{mono: 5500 * ms, name: "a", n: 3, why: dropUpstream})
 	s.mu.Unlock()
@@ -375,7 +376,7 @@ func TestSnapshotJournalKeepsDrops(t *testing.T) {
 	}
 	d := rd.Stats()[0].Drops
 	rd.Close()
-	if err := s.close(); err != nil {
+	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if d != 3 {
@@ -416,7 +417,7 @@ func (j *failingJournal) Close() error { return j.f.Close() }
 // gap and no record twice.
 func TestSnapshotJournalFailsMidway(t *testing.T) {
 	var notices []string
-	r := newSnapRun(t, SnapshotConfig{Before: 2 * time.Second, After: 3 * time.Second, MaxBytes: 64 << 20,
+	r := newSnapRun(t, Config{Before: 2 * time.Second, After: 3 * time.Second, MaxBytes: 64 << 20,
 		OnNotice: func(s string) { notices = append(notices, s) }})
 	r.s.openJournal = func(path string) (journalFile, error) {
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
@@ -446,7 +447,7 @@ func TestSnapshotJournalFailsMidway(t *testing.T) {
 func TestSnapshotAfterLargerThanBound(t *testing.T) {
 	const bound = 16 << 20
 	var notices []string
-	r := newSnapRun(t, SnapshotConfig{Before: 2 * time.Second, After: 10 * time.Second, MaxBytes: bound,
+	r := newSnapRun(t, Config{Before: 2 * time.Second, After: 10 * time.Second, MaxBytes: bound,
 		OnNotice: func(s string) { notices = append(notices, s) }})
 	r.s.openJournal = func(string) (journalFile, error) { return nil, syscall.EACCES }
 	ms := int64(time.Millisecond)
@@ -473,7 +474,7 @@ func TestSnapshotAfterLargerThanBound(t *testing.T) {
 	// The window's drops are the memory bound's; records flooding in
 	// (20 s of them in milliseconds) while the window is written out
 	// afterwards may be dropped as behind too, outside it.
-	if st := r.s.status(); !strings.Contains(st.String(), "by the memory bound") || strings.Contains(snap.Short, "disk") {
+	if st := r.s.Status(); !strings.Contains(st.String(), "by the memory bound") || strings.Contains(snap.Short, "disk") {
 		t.Fatalf("status %q, short %q: want the window's drops blamed on the memory bound", st, snap.Short)
 	}
 	t.Logf("%d records %d..%d: %s; %s", len(recs), first, last, snap.Short, notices)
@@ -499,7 +500,7 @@ func (j slowJournal) Write(p []byte) (int, error) {
 // and the snapshot says it was the disk, not the memory bound.
 func TestSnapshotJournalBehind(t *testing.T) {
 	const bound = 16 << 20
-	r := newSnapRun(t, SnapshotConfig{Before: 2 * time.Second, After: 10 * time.Second, MaxBytes: bound})
+	r := newSnapRun(t, Config{Before: 2 * time.Second, After: 10 * time.Second, MaxBytes: bound})
 	r.s.openJournal = func(path string) (journalFile, error) {
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
 		if err != nil {
@@ -513,7 +514,7 @@ func TestSnapshotJournalBehind(t *testing.T) {
 		t.Fatalf("snapshots %+v", r.results)
 	}
 	_, snap := monos(t, r.results[0].Path)
-	st := r.s.status()
+	st := r.s.Status()
 	if r.peak > bound || st.LostBehind == 0 || st.LostBound != 0 || !strings.Contains(snap.Short, "the disk") || strings.Contains(snap.Short, "needs about") {
 		t.Fatalf("peak %d (bound %d), status %s, short %q: want drops said as the disk's, within the bound", r.peak, bound, st, snap.Short)
 	}
@@ -524,7 +525,7 @@ func TestSnapshotJournalBehind(t *testing.T) {
 // the ring turned over holding a tenth less: the rate doubled.
 func TestSnapshotShortfallSaidAgain(t *testing.T) {
 	var notices []string
-	r := newSnapRun(t, SnapshotConfig{Before: 10 * time.Second, After: time.Second, MaxBytes: 16 << 20,
+	r := newSnapRun(t, Config{Before: 10 * time.Second, After: time.Second, MaxBytes: 16 << 20,
 		OnNotice: func(m string) { notices = append(notices, m) }})
 	ms := int64(time.Millisecond)
 	rng := rand.NewChaCha8([32]byte{3})
@@ -533,8 +534,8 @@ func TestSnapshotShortfallSaidAgain(t *testing.T) {
 		payload := make([]byte, size)
 		for ; mono < until; mono += ms {
 			rng.Read(payload) // incompressible
-			rec := logfmt.Record{Channel: r.s.id("a"), RecvMonoNs: mono, RecvWallNs: 1e18 + mono, Payload: payload}
-			if err := r.s.write(&rec, nil); err != nil {
+			rec := logfmt.Record{Channel: 1, RecvMonoNs: mono, RecvWallNs: 1e18 + mono, Payload: payload}
+			if err := r.s.Write(output.Entry{Record: &rec}); err != nil {
 				t.Fatal(err)
 			}
 			if mono%(100*ms) == 0 {
@@ -547,7 +548,7 @@ func TestSnapshotShortfallSaidAgain(t *testing.T) {
 		t.Fatalf("notices at 2 MB/s: %q", notices)
 	}
 	feed(60*sec, 4000) // 4 MB/s: about 4.2 s
-	if err := r.s.close(); err != nil {
+	if err := r.s.Close(); err != nil {
 		t.Fatal(err)
 	}
 	var held, said float64

@@ -1,4 +1,4 @@
-package recorder
+package snapshot
 
 import (
 	"errors"
@@ -7,12 +7,10 @@ import (
 	"io/fs"
 	"math"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/outfile"
-	"github.com/vrlog/vrlog/transport/zenoh"
 )
 
 // Writing the windows out. A window is written twice: while it is open,
@@ -51,7 +49,7 @@ func openJournal(path string) (journalFile, error) {
 
 // writeAll writes the windows, one after the other, until the recording
 // ends.
-func (s *snapshotter) writeAll() {
+func (s *Output) writeAll() {
 	for {
 		s.mu.Lock()
 		for len(s.queue) == 0 && !s.ending {
@@ -77,15 +75,10 @@ func (s *snapshotter) writeAll() {
 		}
 		s.mu.Unlock()
 		for _, t := range triggers {
-			if t.reply == nil {
+			if t.Done == nil {
 				continue
 			}
-			if res.Err != nil {
-				t.reply.Reply(zenoh.Reply{Key: s.sc.Query, Err: true, Payload: []byte(res.Err.Error()), Encoding: "text/plain"})
-			} else {
-				path, _ := filepath.Abs(res.Path) // the querier may be elsewhere
-				t.reply.Reply(zenoh.Reply{Key: s.sc.Query, Payload: []byte(path), Encoding: "text/plain"})
-			}
+			t.Done(res)
 		}
 		if s.sc.OnSnapshot != nil {
 			s.sc.OnSnapshot(res)
@@ -95,7 +88,7 @@ func (s *snapshotter) writeAll() {
 
 // release unpins the chunks of w still pinned: those the journal did not
 // take (mu not held).
-func (s *snapshotter) release(w *window) {
+func (s *Output) release(w *window) {
 	s.mu.Lock()
 	for i := w.disk; i < len(w.chunks); i++ {
 		if k := w.chunks[i]; k != nil {
@@ -111,10 +104,10 @@ func (s *snapshotter) release(w *window) {
 // holds the name: BASE_TIME_CAUSE.vrlog (snapName), the first N whose
 // journal is not there (a journal a kill -9 left is never replaced) nor,
 // without --force, the snapshot.
-func (s *snapshotter) reserve(t trigger) (name string, out journalFile, err error) {
+func (s *Output) reserve(t Trigger) (name string, out journalFile, err error) {
 	for n := 1; ; n++ {
 		name = s.snapName(t, n)
-		if _, err := os.Lstat(name); err == nil && !s.cfg.Force {
+		if _, err := os.Lstat(name); err == nil && !s.opts.Force {
 			continue
 		}
 		out, err = s.openJournal(name + ".partial")
@@ -131,7 +124,7 @@ func (s *snapshotter) reserve(t trigger) (name string, out journalFile, err erro
 // it. A journal that cannot be written is said once (OnNotice) and given
 // up: the chunks it has not taken stay pinned, and the snapshot takes
 // them from memory (within the memory bound, as without a journal).
-func (s *snapshotter) journal(w *window) {
+func (s *Output) journal(w *window) {
 	s.mu.Lock()
 	t0 := w.triggers[0]
 	md := s.metadata(w, "the recorder stopped before this snapshot was written (a journal of record --snapshot, written as the window was taken): it holds what the journal had written by then (docs/cli.md: what a kill -9 loses)")
@@ -282,7 +275,7 @@ func (s *snapshotter) journal(w *window) {
 
 // metadata is the header of w's logs, with short as what it is short of
 // (mu held).
-func (s *snapshotter) metadata(w *window, short string) map[string]string {
+func (s *Output) metadata(w *window, short string) map[string]string {
 	t0 := w.triggers[0]
 	off := t0.WallNs - t0.MonoNs // the recorder's wall minus mono clock, at the trigger
 	var open string
@@ -295,7 +288,10 @@ func (s *snapshotter) metadata(w *window, short string) map[string]string {
 	for _, t := range w.triggers[:min(len(w.triggers), logfmt.MaxSnapshotTriggers)] {
 		sn.Triggers = append(sn.Triggers, t.SnapshotTrigger)
 	}
-	md := logMetadata(s.cfg)
+	md := make(map[string]string, len(s.opts.Metadata)+8)
+	for k, v := range s.opts.Metadata {
+		md[k] = v
+	}
 	md["tool"] = "vrlog record --snapshot"
 	sn.AddTo(md)
 	return md
@@ -306,7 +302,7 @@ func (s *snapshotter) metadata(w *window, short string) map[string]string {
 // memory, each released once it is in the file; the journal is removed
 // once the snapshot is in place (kept, for vrlog recover, when it could
 // not be written).
-func (s *snapshotter) writeWindow(w *window) (res SnapshotResult) {
+func (s *Output) writeWindow(w *window) (res Result) {
 	s.mu.Lock()
 	for !w.closed || !w.jdone {
 		s.queued.Wait()
@@ -327,12 +323,12 @@ func (s *snapshotter) writeWindow(w *window) (res SnapshotResult) {
 	var f *outfile.File
 	var err error
 	if name != "" {
-		f, err = outfile.Create(name, outfile.Options{Force: s.cfg.Force})
+		f, err = outfile.Create(name, outfile.Options{Force: s.opts.Force})
 	}
 	if name == "" || errors.Is(err, fs.ErrExist) {
 		f, err = s.create(t0)
 	}
-	fail := func(err error) SnapshotResult {
+	fail := func(err error) Result {
 		if jpath != "" {
 			err = fmt.Errorf("%w (its journal %s holds the window: vrlog recover)", err, jpath)
 		}
@@ -344,7 +340,7 @@ func (s *snapshotter) writeWindow(w *window) (res SnapshotResult) {
 	}
 	defer f.Abort()
 	res.Path = f.Path()
-	failed := func(err error) SnapshotResult { return fail(fmt.Errorf("snapshot %s: %w", res.Path, err)) }
+	failed := func(err error) Result { return fail(fmt.Errorf("snapshot %s: %w", res.Path, err)) }
 	lw, err := logfmt.NewWriter(f, logfmt.WriterOptions{Metadata: md, FlushInterval: -1, Sync: logfmt.SyncOnClose})
 	if err != nil {
 		return failed(err)
@@ -405,7 +401,7 @@ func (s *snapshotter) writeWindow(w *window) (res SnapshotResult) {
 // while the open one's chunks are only in memory until its journal takes
 // them, so the disk is that journal's first (a kill -9 during a finish
 // would otherwise lose the after part of the next window).
-func (s *snapshotter) yield(self *window) {
+func (s *Output) yield(self *window) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for {

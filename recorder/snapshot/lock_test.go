@@ -1,4 +1,4 @@
-package recorder
+package snapshot
 
 import (
 	"path/filepath"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/vrlog/vrlog/logfmt"
+	"github.com/vrlog/vrlog/recorder/output"
 )
 
 // The status line's byte count (bytes) while the buffer's writer seals
@@ -15,12 +16,12 @@ import (
 // waited, holding it, for the stage that waited for the snapshotter's
 // lock (a recorder deadlocked 1 s in, 1 start in 9 at 1080p30).
 func TestSnapshotStatusWhileSealing(t *testing.T) {
-	sc := SnapshotConfig{Before: time.Second, After: time.Second, MaxBytes: 64 << 20}
-	s, err := newSnapshotter(Config{Output: filepath.Join(t.TempDir(), "snap.vrlog"), FlushInterval: time.Millisecond, Snapshot: &sc})
+	sc := Config{Before: time.Second, After: time.Second, MaxBytes: 64 << 20}
+	s, err := New(Options{Config: sc, Base: filepath.Join(t.TempDir(), "snap.vrlog"), FlushInterval: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.addChannel(&logfmt.Channel{Name: "cam", Transport: logfmt.TransportIceoryx2, Topic: "cam"}); err != nil {
+	if err := s.Define(&logfmt.Channel{Name: "cam", Transport: logfmt.TransportIceoryx2, Topic: "cam"}); err != nil {
 		t.Fatal(err)
 	}
 	var stop atomic.Bool
@@ -28,7 +29,7 @@ func TestSnapshotStatusWhileSealing(t *testing.T) {
 	go func() {
 		defer close(done)
 		for !stop.Load() {
-			s.bytes()
+			s.Progress()
 		}
 	}()
 	wrote := make(chan error, 1)
@@ -36,8 +37,8 @@ func TestSnapshotStatusWhileSealing(t *testing.T) {
 		payload := make([]byte, 64<<10)
 		deadline := time.Now().Add(2 * time.Second)
 		for i := int64(1); time.Now().Before(deadline); i++ {
-			r := logfmt.Record{Channel: s.id("cam"), RecvMonoNs: i * 1e5, RecvWallNs: 1e18 + i*1e5, Payload: payload}
-			if err := s.write(&r, nil); err != nil {
+			r := logfmt.Record{Channel: 1, RecvMonoNs: i * 1e5, RecvWallNs: 1e18 + i*1e5, Payload: payload}
+			if err := s.Write(output.Entry{Record: &r}); err != nil {
 				wrote <- err
 				return
 			}
@@ -54,7 +55,7 @@ func TestSnapshotStatusWhileSealing(t *testing.T) {
 	}
 	stop.Store(true)
 	<-done
-	if err := s.close(); err != nil {
+	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -1,4 +1,12 @@
-package recorder
+// Package snapshot is a recorder's output in snapshot mode (record
+// --snapshot): it keeps the last Config.Before of every channel in
+// memory, in compressed chunks (logfmt.NewMemoryWriter), within
+// Config.MaxBytes, and writes nothing until a trigger; then one log
+// holding Before before the trigger and After after it. A trigger while
+// that window is open extends it. It implements recorder/output.Output;
+// the recorder's writer stage is its only caller, but for Status,
+// Progress and Trigger, which any goroutine may call.
+package snapshot
 
 import (
 	"crypto/rand"
@@ -12,19 +20,14 @@ import (
 	"time"
 
 	"github.com/vrlog/vrlog/codec"
-	"github.com/vrlog/vrlog/livecheck"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/outfile"
+	"github.com/vrlog/vrlog/recorder/output"
 	"github.com/vrlog/vrlog/transport/clock"
-	"github.com/vrlog/vrlog/transport/zenoh"
 )
 
-// SnapshotConfig makes a recording a snapshot recorder (record
-// --snapshot): it keeps the last Before of every channel in memory, in
-// compressed chunks (logfmt.NewMemoryWriter), within MaxBytes, and writes
-// nothing until a trigger; then one log holding Before before the trigger
-// and After after it. A trigger while that window is open extends it.
-type SnapshotConfig struct {
+// Config is what a snapshot recorder keeps and writes, and whom it tells.
+type Config struct {
 	Before, After time.Duration
 	// MaxBytes bounds the chunks held in memory, those being written out
 	// included: the ring before a trigger, and what a window's journal
@@ -37,25 +40,14 @@ type SnapshotConfig struct {
 	// log says so (logfmt.Snapshot.Short) and its window is its records;
 	// the first fill of the buffer says what it holds (OnNotice).
 	MaxBytes int64
-	// Query, if set, is the zenoh key of a queryable that triggers a
-	// snapshot and replies with the file written (vrlog/record/NAME/snapshot);
-	// a liveliness token on the same key says the recorder is there.
-	Query string
-	// Faults are analyze's checks watched live: a sample that makes one
-	// fail triggers a snapshot.
-	Faults []livecheck.Trigger
-	// Manual triggers come from outside (record's SIGUSR1), stamped by
-	// the sender (TriggerNow).
-	Manual <-chan logfmt.SnapshotTrigger
 	// OnSnapshot, if set, is called once per snapshot written or failed,
 	// from the goroutine that writes them.
-	OnSnapshot func(SnapshotResult)
+	OnSnapshot func(Result)
 	// OnNotice, if set, is told what a person should know while the
 	// recording goes on: the first fill of the buffer when it holds less
-	// than the window asked (with the numbers), a --trigger that matches
-	// no channel once the channels are known, a journal that could not be
-	// written. It may be called from any goroutine, under locks: it must
-	// not block.
+	// than the window asked (with the numbers), a journal that could not
+	// be written. It may be called from any goroutine, under locks: it
+	// must not block.
 	OnNotice func(string)
 	// OnOpen, if set, is told of each window as its writing starts: the
 	// trigger that opened it and its journal, the log a kill -9 leaves
@@ -63,8 +55,20 @@ type SnapshotConfig struct {
 	OnOpen func(t logfmt.SnapshotTrigger, journal string)
 }
 
-// SnapshotResult is one snapshot written, or not (Err).
-type SnapshotResult struct {
+// Options is Config and what the recorder adds: where the snapshots go
+// and what their headers say.
+type Options struct {
+	Config
+	// Base names the snapshots: BASE_TIME_CAUSE.vrlog (BASE without
+	// .vrlog), TIME the trigger's (UTC, milliseconds), CAUSE its slug.
+	Base          string
+	Force         bool              // replace an existing snapshot of the same name
+	FlushInterval time.Duration     // how long a record may stay in the open chunk
+	Metadata      map[string]string // every snapshot's header metadata (tool, note, host, recording)
+}
+
+// Result is one snapshot written, or not (Err).
+type Result struct {
 	Path string
 	// Before and After are what the records hold: the first trigger less
 	// the first record, the last record less the last trigger (never
@@ -81,8 +85,8 @@ type SnapshotResult struct {
 	Err          error
 }
 
-// SnapshotStatus is the snapshot buffer's state.
-type SnapshotStatus struct {
+// Status is the snapshot buffer's state.
+type Status struct {
 	Bytes, MaxBytes int64         // held now (the open chunk aside), and the bound
 	PeakBytes       int64         // the most held at once
 	Span            time.Duration // receive time the held chunks cover
@@ -100,7 +104,7 @@ type SnapshotStatus struct {
 }
 
 // String is the buffer for a status line.
-func (s SnapshotStatus) String() string {
+func (s Status) String() string {
 	line := fmt.Sprintf("snapshot buffer: %.1f s in %d chunks, %s of %s (peak %s); %d snapshot(s) written",
 		s.Span.Seconds(), s.Chunks, mib(s.Bytes), mib(s.MaxBytes), mib(s.PeakBytes), s.Written)
 	if s.Open {
@@ -120,34 +124,32 @@ func (s SnapshotStatus) String() string {
 
 func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 
-// TriggerNow is a trigger with cause, stamped now on the clocks the
-// transports stamp samples with.
-func TriggerNow(cause string) logfmt.SnapshotTrigger {
-	return logfmt.SnapshotTrigger{Cause: cause, WallNs: clock.WallNow(), MonoNs: clock.MonoNow()}
+// Trigger asks for a snapshot.
+type Trigger struct {
+	logfmt.SnapshotTrigger
+	Slug string // names the file: "sigusr1", "query", "max-restarts_vr-r1-state" (see Slug)
+	// Done, if set, is told once what became of the snapshot: written,
+	// failed, or never taken (Err: ErrEnded).
+	Done func(Result)
 }
 
-// trigger is a snapshot trigger on its way to the snapshotter.
-type trigger struct {
-	logfmt.SnapshotTrigger
-	slug  string         // names the file: "sigusr1", "query", "max-restarts_vr-r1-state"
-	reply *zenoh.Pending // a query's: answered with the file written
-}
+// ErrEnded: the recording ended before the snapshot could be taken.
+var ErrEnded = errors.New("snapshot: the recording is over: no snapshot")
 
 // settle is how long after a window's end the snapshotter waits for the
 // records received before it, still on their way through the recorder.
 const settle = 300 * time.Millisecond
 
-// snapshotter is the recording's output in snapshot mode: a memory writer
+// Output is the recording's output in snapshot mode: a memory writer
 // whose chunks it keeps within the budget, windows opened and extended by
 // triggers, and a goroutine that writes each window out as a log
-// (snapshotwrite.go). The recorder's writer goroutine calls it; keep runs
-// on the memory writer's stage goroutine, the writes on their own.
-type snapshotter struct {
-	cfg  Config
-	sc   SnapshotConfig
+// (write.go). The recorder's writer goroutine calls it; keep runs on the
+// memory writer's stage goroutine, the writes on their own.
+type Output struct {
+	opts Options
+	sc   Config
 	mw   *logfmt.Writer
 	defs []*logfmt.Channel // in id order
-	ids  map[string]uint16
 	done chan struct{}
 	// recording names this recorder run in every snapshot it writes
 	recording string
@@ -166,10 +168,10 @@ type snapshotter struct {
 	lastRecv, lastData int64
 	stallFrom, stallTo int64
 	// undecided is the receive stamp of the earliest seq gap the recorder
-	// has not yet decided as its own loss or the publisher's skip
-	// (rec.undecidedLoss), 0 if none; nil in tests. Called with mu held,
-	// on the writer goroutine, which owns what it reads.
-	undecided func() int64
+	// has not yet decided as its own loss or the publisher's skip, 0 if
+	// none (output.Entry.Undecided: the latest Write or Tick says it;
+	// under mu).
+	undecided int64
 	// writes counts the records written; tickWrites, the count at the
 	// last tick (tick).
 	writes, tickWrites uint64
@@ -223,7 +225,7 @@ type kept struct {
 type window struct {
 	from, to int64 // mono, both included
 	lastTrig int64 // mono of the latest trigger (the after part is counted from it)
-	triggers []trigger
+	triggers []Trigger
 	count    int
 	chunks   []*kept
 	closed   bool // no more chunks; to is final
@@ -314,11 +316,12 @@ const (
 	dropUpstream                  // lost before the buffer: the transport's or the recorder's queues (addDrops)
 )
 
-func newSnapshotter(cfg Config) (*snapshotter, error) {
-	s := &snapshotter{cfg: cfg, sc: *cfg.Snapshot, ids: map[string]uint16{}, done: make(chan struct{}), recording: recordingID(),
+// New starts a snapshot output: nothing is written until a Trigger.
+func New(opts Options) (*Output, error) {
+	s := &Output{opts: opts, sc: opts.Config, done: make(chan struct{}), recording: recordingID(),
 		openJournal: openJournal, pinWait: pinWait, now: clock.MonoNow}
 	s.freed, s.queued = sync.NewCond(&s.mu), sync.NewCond(&s.mu)
-	mw, err := logfmt.NewMemoryWriter(logfmt.WriterOptions{FlushInterval: cfg.FlushInterval}, s.keep)
+	mw, err := logfmt.NewMemoryWriter(logfmt.WriterOptions{FlushInterval: opts.FlushInterval}, s.keep)
 	if err != nil {
 		return nil, err
 	}
@@ -339,7 +342,7 @@ func newSnapshotter(cfg Config) (*snapshotter, error) {
 // gives way to its after part (cut): at once when the window has no
 // journal, after that wait when its journal fell behind; then the after
 // part is cut short too, and the snapshot says so.
-func (s *snapshotter) keep(c *logfmt.Chunk) {
+func (s *Output) keep(c *logfmt.Chunk) {
 	info := c.Info()
 	k := &kept{c: c, size: int64(c.Size()), min: info.MinMonoNs, max: info.MaxMonoNs}
 	var stops []*time.Timer
@@ -424,7 +427,7 @@ func (s *snapshotter) keep(c *logfmt.Chunk) {
 // ring), if it now holds a tenth more or less and less than asked: the
 // first fill's estimate comes from the recording's first seconds, and the
 // rate changes (mu held).
-func (s *snapshotter) recheck() {
+func (s *Output) recheck() {
 	if !s.filled || s.open != nil || len(s.ring) == 0 || s.ring[0].min <= s.saidAt || s.sc.OnNotice == nil {
 		return
 	}
@@ -453,7 +456,7 @@ func (s *snapshotter) recheck() {
 // part of the open window before its first trigger not in its journal,
 // needed by nothing else (mu held): the memory bound leaves it out of the
 // window, so that the part after the trigger fits.
-func (s *snapshotter) cuttable(front *kept) bool {
+func (s *Output) cuttable(front *kept) bool {
 	w := s.open
 	if w == nil {
 		return false
@@ -464,7 +467,7 @@ func (s *snapshotter) cuttable(front *kept) bool {
 
 // cut leaves front out of the open window and evicts it (mu held); what
 // its journal holds before it is left out too: a window is contiguous.
-func (s *snapshotter) cut(front *kept) {
+func (s *Output) cut(front *kept) {
 	w := s.open
 	i := w.next()
 	w.chunks[i] = nil
@@ -486,7 +489,7 @@ const pinWait = 100 * time.Millisecond
 // ring reaches back to the recording's start, whose first seconds (a
 // camera found after the states) are not the current rate; 0 before a
 // tenth of a second is held.
-func (s *snapshotter) rate(k *kept) float64 {
+func (s *Output) rate(k *kept) float64 {
 	if len(s.ring) == 0 {
 		return 0
 	}
@@ -509,7 +512,7 @@ func (s *snapshotter) rate(k *kept) float64 {
 // bound holds of the current rate against the part before the trigger
 // asked (mu held): the part after it goes to the journal as it comes, and
 // needs no room while the disk keeps up.
-func (s *snapshotter) sayShortfall(k *kept) {
+func (s *Output) sayShortfall(k *kept) {
 	rate := s.rate(k)
 	s.fillRate = rate
 	if rate <= 0 || s.sc.OnNotice == nil {
@@ -539,7 +542,7 @@ func sizeText(n int64) string {
 }
 
 // dropped books the records of a chunk that found no room (mu held).
-func (s *snapshotter) dropped(info logfmt.ChunkInfo) {
+func (s *Output) dropped(info logfmt.ChunkInfo) {
 	s.saidAt = max(s.saidAt, info.MaxMonoNs) // the ring's span is no rate until it turns over
 	why := dropBehind
 	if s.open != nil && len(s.queue) == 1 { // only the open window pins: its own size or its journal, not an earlier snapshot
@@ -562,7 +565,7 @@ func (s *snapshotter) dropped(info logfmt.ChunkInfo) {
 // evict drops the oldest chunk (mu held), and the drops booked up to it
 // that no window still open needs (one whose journal took the chunk
 // counts them when it closes).
-func (s *snapshotter) evict() {
+func (s *Output) evict() {
 	k := s.ring[0]
 	s.ring[0] = nil
 	s.ring = s.ring[1:]
@@ -578,20 +581,20 @@ func (s *snapshotter) evict() {
 	}
 }
 
-// trigger opens a window, or extends the open one.
-func (s *snapshotter) trigger(t trigger) {
+// Trigger opens a window, or extends the open one.
+func (s *Output) Trigger(t Trigger) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if w := s.open; w != nil {
 		w.to = max(w.to, t.MonoNs+s.sc.After.Nanoseconds())
 		w.lastTrig = max(w.lastTrig, t.MonoNs)
 		w.count++
-		if len(w.triggers) < logfmt.MaxSnapshotTriggers || t.reply != nil {
+		if len(w.triggers) < logfmt.MaxSnapshotTriggers || t.Done != nil {
 			w.triggers = append(w.triggers, t) // a query's trigger is kept to be answered
 		}
 		return
 	}
-	w := &window{from: t.MonoNs - s.sc.Before.Nanoseconds(), to: t.MonoNs + s.sc.After.Nanoseconds(), lastTrig: t.MonoNs, triggers: []trigger{t}, count: 1,
+	w := &window{from: t.MonoNs - s.sc.Before.Nanoseconds(), to: t.MonoNs + s.sc.After.Nanoseconds(), lastTrig: t.MonoNs, triggers: []Trigger{t}, count: 1,
 		lastData: s.lastData}
 	i := 0
 	for i < len(s.ring) && s.ring[i].max < w.from {
@@ -612,7 +615,7 @@ func (s *snapshotter) trigger(t trigger) {
 // past its end by the settling time, and every live stream has received
 // what was captured up to it (lateWait at most): the end then moves to the
 // latest record written.
-func (s *snapshotter) due(now int64) error {
+func (s *Output) due(now int64) error {
 	s.mu.Lock()
 	closing := s.dueLocked(now)
 	s.mu.Unlock()
@@ -624,7 +627,7 @@ func (s *snapshotter) due(now int64) error {
 
 // dueLocked is due's decision (mu held): true when the open window is to
 // be closed, its end moved already.
-func (s *snapshotter) dueLocked(now int64) bool {
+func (s *Output) dueLocked(now int64) bool {
 	w := s.open
 	if w == nil || now < w.to+settle.Nanoseconds() {
 		return false
@@ -635,8 +638,8 @@ func (s *snapshotter) dueLocked(now int64) bool {
 		}
 		w.behind, w.behindTo, w.behindLate = a.name, s.complete(a), s.lateBy(a)
 	}
-	if s.undecided != nil && now < w.to+(settle+lateWait).Nanoseconds() {
-		if at := s.undecided(); at > 0 && at <= max(w.to, w.lateTo) {
+	if now < w.to+(settle+lateWait).Nanoseconds() {
+		if at := s.undecided; at > 0 && at <= max(w.to, w.lateTo) {
 			return false // a loss in the window is decided a drain later: counted in it, not after it closed
 		}
 	}
@@ -647,7 +650,7 @@ func (s *snapshotter) dueLocked(now int64) bool {
 
 // closeWindow ends the open window once every record received so far is
 // kept: at its end, or where the recording ended.
-func (s *snapshotter) closeWindow(ended bool) error {
+func (s *Output) closeWindow(ended bool) error {
 	if err := s.mw.Flush(); err != nil {
 		return err
 	}
@@ -671,7 +674,7 @@ func (s *snapshotter) closeWindow(ended bool) error {
 // span is the receive times of w's first and last records in its window,
 // -1 if it has none (mu held). Only the chunks at the window's edges are
 // read, to find their first and last record inside it.
-func (s *snapshotter) span(w *window) (oldest, last int64) {
+func (s *Output) span(w *window) (oldest, last int64) {
 	oldest, last = -1, -1
 	for _, k := range w.chunks {
 		if k == nil || k.max < w.from || k.min > w.to {
@@ -709,7 +712,7 @@ func (s *snapshotter) span(w *window) (oldest, last int64) {
 // it holds is said (mu held). The window starts at its first record: a
 // start the memory bound, the recording's start or drops moved is said,
 // and its drops are those booked in it.
-func (s *snapshotter) closeLocked(to int64, end string) {
+func (s *Output) closeLocked(to int64, end string) {
 	w := s.open
 	s.open = nil
 	w.to = min(w.to, to)
@@ -817,10 +820,10 @@ func (s *snapshotter) closeLocked(to int64, end string) {
 
 // dropsBound counts, of dropsIn, the records the memory bound dropped
 // because the open window alone, held in memory, filled it (mu held).
-func (s *snapshotter) dropsBound(from, to int64) uint64 { return s.dropsFor(from, to, dropBound) }
+func (s *Output) dropsBound(from, to int64) uint64 { return s.dropsFor(from, to, dropBound) }
 
 // dropsFor counts, of dropsIn, those dropped for why (mu held).
-func (s *snapshotter) dropsFor(from, to int64, why dropCause) uint64 {
+func (s *Output) dropsFor(from, to int64, why dropCause) uint64 {
 	var n uint64
 	for _, d := range s.drops {
 		if d.why == why && d.mono >= from && d.mono <= to {
@@ -831,7 +834,7 @@ func (s *snapshotter) dropsFor(from, to int64, why dropCause) uint64 {
 }
 
 // dropsByName sums the records dropped in [from, to] by channel (mu held).
-func (s *snapshotter) dropsByName(from, to int64) map[string]uint64 {
+func (s *Output) dropsByName(from, to int64) map[string]uint64 {
 	m := map[string]uint64{}
 	for _, d := range s.drops {
 		if d.mono >= from && d.mono <= to {
@@ -853,7 +856,7 @@ func dropWhy(why dropCause) string {
 }
 
 // dropsIn counts the records dropped for want of room in [from, to] (mu held).
-func (s *snapshotter) dropsIn(from, to int64) uint64 {
+func (s *Output) dropsIn(from, to int64) uint64 {
 	var n uint64
 	for _, d := range s.drops {
 		if d.why != dropUpstream && d.mono >= from && d.mono <= to {
@@ -866,9 +869,9 @@ func (s *snapshotter) dropsIn(from, to int64) uint64 {
 // create starts the file of a snapshot: BASE_TIME_CAUSE.vrlog, BASE the
 // output without .vrlog, TIME the trigger's (UTC, milliseconds), CAUSE
 // what triggered it; -N is added when that name is taken.
-func (s *snapshotter) create(t trigger) (*outfile.File, error) {
+func (s *Output) create(t Trigger) (*outfile.File, error) {
 	for n := 1; ; n++ {
-		f, err := outfile.Create(s.snapName(t, n), outfile.Options{Force: s.cfg.Force})
+		f, err := outfile.Create(s.snapName(t, n), outfile.Options{Force: s.opts.Force})
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
@@ -877,54 +880,53 @@ func (s *snapshotter) create(t trigger) (*outfile.File, error) {
 }
 
 // snapName is the n-th name (from 1) of a snapshot triggered by t.
-func (s *snapshotter) snapName(t trigger, n int) string {
-	base := strings.TrimSuffix(s.cfg.Output, ".vrlog")
+func (s *Output) snapName(t Trigger, n int) string {
+	base := strings.TrimSuffix(s.opts.Base, ".vrlog")
 	stamp := time.Unix(0, t.WallNs).UTC().Format("20060102T150405.000Z")
 	if n > 1 {
-		return fmt.Sprintf("%s_%s_%s-%d.vrlog", base, stamp, t.slug, n)
+		return fmt.Sprintf("%s_%s_%s-%d.vrlog", base, stamp, t.Slug, n)
 	}
-	return fmt.Sprintf("%s_%s_%s.vrlog", base, stamp, t.slug)
+	return fmt.Sprintf("%s_%s_%s.vrlog", base, stamp, t.Slug)
 }
 
-// slug makes text a file-name part: vr/r1/state → vr-r1-state.
-func slug(text string) string {
-	return strings.Trim(regexp.MustCompile(`[^A-Za-z0-9._-]+`).ReplaceAllString(text, "-"), "-")
-}
+// ---- output.Output ----
 
-// ---- the recorder's output ----
-
-func (s *snapshotter) ensure(int64) error { return nil }
-
-func (s *snapshotter) addChannel(d *logfmt.Channel) error {
-	id, err := s.mw.AddChannel(*d)
-	if err != nil {
+// Define takes the next channel: the memory writer numbers channels in
+// the same order, from 1, so a record's channel is its id there.
+func (s *Output) Define(d *logfmt.Channel) error {
+	if _, err := s.mw.AddChannel(*d); err != nil {
 		return fmt.Errorf("snapshot buffer: channel %s: %w", d.Name, err)
 	}
 	s.mu.Lock()
 	s.defs = append(s.defs, d)
 	s.mu.Unlock()
-	s.ids[d.Name] = id
 	return nil
 }
 
-func (s *snapshotter) id(name string) uint16 { return s.ids[name] }
-
-func (s *snapshotter) addDrops(name string, n uint64, atMono int64) {
-	s.mw.AddDrops(s.ids[name], n)
+// Drops books recorder drops where they happened, so a snapshot carries
+// the drops of its window.
+func (s *Output) Drops(ch uint16, n uint64, atMono int64) {
+	s.mw.AddDrops(ch, n)
 	if atMono == 0 {
 		atMono = clock.MonoNow()
 	}
 	s.mu.Lock()
-	s.drops = append(s.drops, dropMark{mono: atMono, name: name, n: n, why: dropUpstream})
+	if int(ch) <= len(s.defs) && ch > 0 {
+		s.drops = append(s.drops, dropMark{mono: atMono, name: s.defs[ch-1].Name, n: n, why: dropUpstream})
+	}
 	s.mu.Unlock()
 }
 
-func (s *snapshotter) write(r *logfmt.Record, release func()) error {
+// Write keeps a record, and closes the open window once the record shows
+// it is due.
+func (s *Output) Write(e output.Entry) error {
+	r := e.Record
 	ch, recv, capture, stamped := r.Channel, r.RecvMonoNs, r.CaptureNs, r.HasStamp // r is the writer's once written
-	if err := s.mw.WriteOwned(r, release); err != nil {
+	if err := s.mw.WriteOwned(r, e.Release); err != nil {
 		return fmt.Errorf("snapshot buffer: %w", err)
 	}
 	s.mu.Lock() // once per record: the stamps' books and the close's decision
+	s.undecided = e.Undecided
 	if !s.hasEpoch && stamped && int(ch) <= len(s.defs) && ch > 0 && s.defs[ch-1].Schema == codec.SchemaState {
 		s.epoch, s.hasEpoch = capture, true // the session's: the recording's first state sample
 	}
@@ -952,16 +954,19 @@ func (s *snapshotter) write(r *logfmt.Record, release func()) error {
 	return s.closeWindow(false)
 }
 
-func (s *snapshotter) seal(bool) error { return s.mw.Seal() }
+// Seal seals the open chunk: one lane, nothing is written ahead.
+func (s *Output) Seal(bool) error { return s.mw.Seal() }
 
-func (s *snapshotter) busy() bool { return false } // one lane: nothing to do meanwhile
+// Busy is false: the writer stage has nothing to do first (one lane).
+func (s *Output) Busy() bool { return false }
 
-// tick closes a window by the clock only when no record was written
+// Tick closes a window by the clock only when no record was written
 // since the last tick: while records come, their receive stamps decide
 // (a recorder that stalled, stopped or behind a backlog, would otherwise
 // close a window before the records received in it are written).
-func (s *snapshotter) tick() error {
+func (s *Output) Tick(undecided int64) error {
 	s.mu.Lock()
+	s.undecided = undecided
 	wrote := s.writes != s.tickWrites
 	s.tickWrites = s.writes
 	s.mu.Unlock()
@@ -971,10 +976,11 @@ func (s *snapshotter) tick() error {
 	return s.due(s.now())
 }
 
-// close writes the open window, if any, as far as the recording got, and
-// waits for every snapshot to be written; the first that could not be is
-// the error.
-func (s *snapshotter) close() error {
+// Close writes the open window, if any, as far as the recording got,
+// waits for every snapshot to be written, and answers the triggers that
+// came too late; the first snapshot that could not be written is the
+// error.
+func (s *Output) Close() error {
 	var err error
 	s.mu.Lock()
 	open := s.open != nil
@@ -998,32 +1004,24 @@ func (s *snapshotter) close() error {
 	return err
 }
 
-// bytes is what the snapshots written and the journals of those to come
-// hold on disk, and the raw bytes recorded.
-func (s *snapshotter) bytes() (written int64, raw uint64) {
-	raw = s.mw.Stats().RawBytes // before mu: see snapshotter.mu
+// Progress is what the snapshots written and the journals of those to
+// come hold on disk, and the raw bytes recorded.
+func (s *Output) Progress() output.Progress {
+	st := s.mw.Stats() // before mu: see Output.mu
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	written = s.written
+	p := output.Progress{Files: append([]string(nil), s.files...), BytesWritten: s.written, RawBytes: st.RawBytes, Records: st.Records}
 	for _, w := range s.queue {
-		written += w.jbytes
+		p.BytesWritten += w.jbytes
 	}
-	return written, raw
+	return p
 }
 
-func (s *snapshotter) paths() []string {
+// Status is the buffer's state.
+func (s *Output) Status() Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]string(nil), s.files...)
-}
-
-func (s *snapshotter) abandon() { s.close() }
-
-// status is the buffer's state.
-func (s *snapshotter) status() SnapshotStatus {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st := SnapshotStatus{Bytes: s.held, MaxBytes: s.sc.MaxBytes, PeakBytes: s.peak, Chunks: len(s.ring), Open: s.open != nil, Written: s.snapshots, Lost: s.lost,
+	st := Status{Bytes: s.held, MaxBytes: s.sc.MaxBytes, PeakBytes: s.peak, Chunks: len(s.ring), Open: s.open != nil, Written: s.snapshots, Lost: s.lost,
 		LostBound: s.lostBound, LostBehind: s.lost - s.lostBound}
 	if len(s.ring) > 0 {
 		st.Span = time.Duration(s.newest - s.ring[0].min)
@@ -1036,72 +1034,18 @@ func (s *snapshotter) status() SnapshotStatus {
 	return st
 }
 
-// query is the snapshot queryable's handler: the query triggers a
-// snapshot (its payload, if any, adds to the cause) and is answered with
-// the file once written.
-func (r *rec) query(q zenoh.Query, p *zenoh.Pending) {
-	cause := "zenoh query on " + q.Key
-	if note := strings.TrimSpace(string(q.Payload)); note != "" {
-		cause += ": " + note
-	}
-	t := trigger{SnapshotTrigger: logfmt.SnapshotTrigger{Cause: cause, WallNs: q.RecvWallNs, MonoNs: q.RecvMonoNs}, slug: "query", reply: p}
-	select {
-	case r.trig <- t:
-	default:
-		p.Reply(zenoh.Reply{Key: r.cfg.Snapshot.Query, Err: true, Payload: []byte("too many snapshot queries at once; try again"), Encoding: "text/plain"})
-	}
+// TriggerNow is a trigger with cause, stamped now on the clocks the
+// transports stamp samples with.
+func TriggerNow(cause string) logfmt.SnapshotTrigger {
+	return logfmt.SnapshotTrigger{Cause: cause, WallNs: clock.WallNow(), MonoNs: clock.MonoNow()}
 }
 
-// fire triggers a snapshot for a live check that failed, at the
-// receive stamps of the sample that showed it (or when a silence became
-// one: Fired.RecvMonoNs).
-func (r *rec) fire(f livecheck.Fired, mono, wall int64) {
-	if f.RecvMonoNs != 0 {
-		mono, wall = f.RecvMonoNs, f.RecvWallNs
-	}
-	r.snap.trigger(trigger{SnapshotTrigger: logfmt.SnapshotTrigger{Cause: f.Message, WallNs: wall, MonoNs: mono,
-		CaptureNs: f.CaptureNs}, slug: f.Check + "_" + slug(f.Channel)})
+// Slug makes text a file-name part: vr/r1/state → vr-r1-state.
+func Slug(text string) string {
+	return strings.Trim(slugSep.ReplaceAllString(text, "-"), "-")
 }
 
-// unwatchedAfter is how long after its first channel a recording's
-// channels are taken as known: zenoh keys and iceoryx2 services found in
-// the first moments (the service poll, the first samples).
-const unwatchedAfter = 2 * time.Second
-
-// watchTick is the live checks' share of the writer's tick: streams that
-// stopped fire max-outage (Watch.Silent), and once the channels are known
-// the triggers that match none are said (Config.Snapshot.OnNotice), at
-// once rather than when the recording ends.
-func (r *rec) watchTick() {
-	if r.watch == nil {
-		return
-	}
-	for _, f := range r.watch.Silent() {
-		r.fire(f, 0, 0)
-	}
-	if r.watchSaid || r.firstChannel.IsZero() || time.Since(r.firstChannel) < unwatchedAfter {
-		return
-	}
-	r.watchSaid = true
-	if r.cfg.Snapshot.OnNotice != nil {
-		for _, u := range r.watch.Unwatched() {
-			r.cfg.Snapshot.OnNotice(u + " (so far: the recording ends with exit 1 unless one appears)")
-		}
-	}
-}
-
-// refuseTriggers answers the queries that came too late: the recording
-// is over.
-func (r *rec) refuseTriggers() {
-	for r.trig != nil {
-		select {
-		case t := <-r.trig:
-			t.reply.Reply(zenoh.Reply{Key: r.cfg.Snapshot.Query, Err: true, Payload: []byte("the recording is over: no snapshot"), Encoding: "text/plain"})
-		default:
-			return
-		}
-	}
-}
+var slugSep = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 // recordingID is a random name for one recorder run.
 func recordingID() string {

@@ -1,4 +1,4 @@
-package recorder
+package files
 
 import (
 	"path/filepath"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/vrlog/vrlog/logfmt"
+	"github.com/vrlog/vrlog/recorder/output"
 )
 
 // --split-duration 2s makes files that hold at most 2 s of receive time
@@ -14,28 +15,25 @@ import (
 func TestSplitDurationBoundsEachFile(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "split.vrlog")
 	const split = 2 * time.Second
-	o, err := newRotator(Config{Output: out, SplitDuration: split, FlushInterval: -1})
+	o, err := New(Options{Path: out, SplitDuration: split, FlushInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	def := &logfmt.Channel{Name: "a", Transport: logfmt.TransportZenoh, Topic: "a"}
-	if err := o.addChannel(def); err != nil {
+	if err := o.Define(def); err != nil {
 		t.Fatal(err)
 	}
 	const start, step = int64(5e9), int64(30e6) // 30 ms apart for 7 s
 	for mono := start; mono < start+7e9; mono += step {
-		if err := o.ensure(mono); err != nil {
-			t.Fatal(err)
-		}
-		rec := &logfmt.Record{Channel: o.id("a"), RecvMonoNs: mono, RecvWallNs: 1e18 + mono, Payload: []byte("x")}
-		if err := o.write(rec, nil); err != nil {
+		rec := &logfmt.Record{Channel: 1, RecvMonoNs: mono, RecvWallNs: 1e18 + mono, Payload: []byte("x")}
+		if err := o.Write(output.Entry{Record: rec}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := o.close(); err != nil {
+	if err := o.Close(); err != nil {
 		t.Fatal(err)
 	}
-	files := o.paths()
+	files := o.Progress().Files
 	if len(files) != 4 {
 		t.Fatalf("%d files for 7 s split by 2 s, want 4: %v", len(files), files)
 	}

@@ -1,4 +1,4 @@
-package recorder
+package snapshot
 
 import (
 	"path/filepath"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vrlog/vrlog/logfmt"
+	"github.com/vrlog/vrlog/recorder/output"
 )
 
 // lateRun records states every ms, received 0.1 ms after capture, and
@@ -15,7 +16,7 @@ import (
 // from capture 5 s on delays them by up to lag; a trigger at 10 s asks 2 s
 // before and 1 s after. It returns the snapshot's result and the newest
 // frame capture in it, on the capture clock less the epoch.
-func lateRun(t *testing.T, lag int64) (SnapshotResult, int64) {
+func lateRun(t *testing.T, lag int64) (Result, int64) {
 	return lateRunWith(t, func(c int64) int64 {
 		d := 5 * time.Millisecond.Nanoseconds()
 		if c >= 5*sec { // the backlog grows, frames arriving ten times slower, to lag
@@ -29,16 +30,16 @@ func lateRun(t *testing.T, lag int64) (SnapshotResult, int64) {
 // given, and stall, if set, called before each record is written, with
 // the snapshotter and the record's receive stamp; it returns true to leave
 // the record out (nothing received then).
-func lateRunWith(t *testing.T, delay func(capture int64) int64, stall func(s *snapshotter, recv int64) bool) (SnapshotResult, int64) {
+func lateRunWith(t *testing.T, delay func(capture int64) int64, stall func(s *Output, recv int64) bool) (Result, int64) {
 	t.Helper()
-	return snapshotRun(t, func(s *snapshotter) []logfmt.Record {
+	return snapshotRun(t, func(s *Output) []logfmt.Record {
 		ms := int64(time.Millisecond)
 		var recs []logfmt.Record
 		for c := sec; c <= 20*sec; c += ms {
-			recs = append(recs, logfmt.Record{Channel: s.id("s"), CaptureNs: epoch + c, HasStamp: true, RecvMonoNs: c + ms/10})
+			recs = append(recs, logfmt.Record{Channel: 1, CaptureNs: epoch + c, HasStamp: true, RecvMonoNs: c + ms/10})
 		}
 		for c := sec; c <= 20*sec; c += 33 * ms {
-			recs = append(recs, logfmt.Record{Channel: s.id("c"), CaptureNs: epoch + c, HasStamp: true, RecvMonoNs: c + delay(c)})
+			recs = append(recs, logfmt.Record{Channel: 2, CaptureNs: epoch + c, HasStamp: true, RecvMonoNs: c + delay(c)})
 		}
 		return recs
 	}, stall)
@@ -51,19 +52,19 @@ const epoch = int64(1.7e18)
 // p) in receive order through a snapshotter asked for 2 s before and 1 s
 // after a trigger at 10 s, stall as in lateRunWith; it returns the
 // snapshot's result and its newest frame (c) capture, less the epoch.
-func snapshotRun(t *testing.T, recs func(s *snapshotter) []logfmt.Record, stall func(s *snapshotter, recv int64) bool) (SnapshotResult, int64) {
+func snapshotRun(t *testing.T, recs func(s *Output) []logfmt.Record, stall func(s *Output, recv int64) bool) (Result, int64) {
 	t.Helper()
-	var results []SnapshotResult
-	sc := SnapshotConfig{Before: 2 * time.Second, After: time.Second, MaxBytes: 1 << 30,
-		OnSnapshot: func(r SnapshotResult) { results = append(results, r) }}
-	s, err := newSnapshotter(Config{Output: filepath.Join(t.TempDir(), "snap.vrlog"), FlushInterval: -1, Snapshot: &sc})
+	var results []Result
+	sc := Config{Before: 2 * time.Second, After: time.Second, MaxBytes: 1 << 30,
+		OnSnapshot: func(r Result) { results = append(results, r) }}
+	s, err := New(Options{Config: sc, Base: filepath.Join(t.TempDir(), "snap.vrlog"), FlushInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []logfmt.Channel{{Name: "s", Transport: logfmt.TransportZenoh}, {Name: "c", Transport: logfmt.TransportIceoryx2},
 		{Name: "p", Transport: logfmt.TransportInternal}} {
 		c.Topic = c.Name
-		if err := s.addChannel(&c); err != nil {
+		if err := s.Define(&c); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -73,7 +74,7 @@ func snapshotRun(t *testing.T, recs func(s *snapshotter) []logfmt.Record, stall 
 	for i := range all {
 		r := &all[i]
 		if !fired && r.RecvMonoNs >= 10*sec {
-			s.trigger(trigger{SnapshotTrigger: logfmt.SnapshotTrigger{Cause: "test", MonoNs: 10 * sec, WallNs: 1e18 + 10*sec}, slug: "test"})
+			s.Trigger(Trigger{SnapshotTrigger: logfmt.SnapshotTrigger{Cause: "test", MonoNs: 10 * sec, WallNs: 1e18 + 10*sec}, Slug: "test"})
 			fired = true
 		}
 		r.RecvWallNs = 1e18 + r.RecvMonoNs
@@ -81,11 +82,11 @@ func snapshotRun(t *testing.T, recs func(s *snapshotter) []logfmt.Record, stall 
 		if stall != nil && stall(s, r.RecvMonoNs) {
 			continue
 		}
-		if err := s.write(r, nil); err != nil {
+		if err := s.Write(output.Entry{Record: r, Undecided: s.undecided}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := s.close(); err != nil {
+	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if len(results) != 1 || results[0].Err != nil {
@@ -155,14 +156,14 @@ func TestSnapshotWaitsForConstantLag(t *testing.T) {
 // in the snapshot.
 func TestSnapshotRecorderStalls(t *testing.T) {
 	stalled := false
-	res, newest := lateRunWith(t, func(int64) int64 { return 5 * time.Millisecond.Nanoseconds() }, func(s *snapshotter, recv int64) bool {
+	res, newest := lateRunWith(t, func(int64) int64 { return 5 * time.Millisecond.Nanoseconds() }, func(s *Output, recv int64) bool {
 		if stalled || recv < 10500*time.Millisecond.Nanoseconds() {
 			return false
 		}
 		stalled = true
 		s.now = func() int64 { return 12 * sec } // the recorder comes back: its clock's tick runs first
 		for range 2 {
-			if err := s.tick(); err != nil {
+			if err := s.Tick(s.undecided); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -178,7 +179,7 @@ func TestSnapshotRecorderStalls(t *testing.T) {
 // stream's spacing (1 ms) is what counts as no shortfall.
 func TestSnapshotSaysSilentTail(t *testing.T) {
 	ms := time.Millisecond.Nanoseconds()
-	res, _ := lateRunWith(t, func(int64) int64 { return 5 * ms }, func(_ *snapshotter, recv int64) bool {
+	res, _ := lateRunWith(t, func(int64) int64 { return 5 * ms }, func(_ *Output, recv int64) bool {
 		return recv > 10600*ms && recv < 11200*ms
 	})
 	if !strings.Contains(res.Snapshot.Short, "nothing was received in the last 0.4") || res.After > 601*time.Millisecond {
@@ -192,10 +193,10 @@ func TestSnapshotSaysSilentTail(t *testing.T) {
 
 // probes are the recorder's clock probes every 100 ms (channel p, no
 // capture stamp), answered while the streams are silent or stalled.
-func probes(s *snapshotter) []logfmt.Record {
+func probes(s *Output) []logfmt.Record {
 	var recs []logfmt.Record
 	for at := sec; at <= 20*sec; at += 100 * time.Millisecond.Nanoseconds() {
-		recs = append(recs, logfmt.Record{Channel: s.id("p"), RecvMonoNs: at})
+		recs = append(recs, logfmt.Record{Channel: 3, RecvMonoNs: at})
 	}
 	return recs
 }
@@ -209,8 +210,8 @@ func TestSnapshotRecorderStopped(t *testing.T) {
 	ms := time.Millisecond.Nanoseconds()
 	stop, cont := 10500*ms, 12500*ms
 	var captured, inWindow int
-	res, newest := snapshotRun(t, func(s *snapshotter) []logfmt.Record {
-		recs := []logfmt.Record{{Channel: s.id("p"), RecvMonoNs: cont}} // the first answer after the stop
+	res, newest := snapshotRun(t, func(s *Output) []logfmt.Record {
+		recs := []logfmt.Record{{Channel: 3, RecvMonoNs: cont}} // the first answer after the stop
 		for _, p := range probes(s) {
 			if p.RecvMonoNs < stop || p.RecvMonoNs > cont {
 				recs = append(recs, p)
@@ -218,14 +219,15 @@ func TestSnapshotRecorderStopped(t *testing.T) {
 		}
 		for _, st := range []struct {
 			name   string
+			id     uint16
 			period int64
-		}{{"s", ms}, {"c", 33 * ms}} {
+		}{{"s", 1, ms}, {"c", 2, 33 * ms}} {
 			for c := sec; c <= 20*sec; c += st.period {
 				recv := c + ms/10
 				if recv > stop && recv <= cont { // received once the recorder goes on, in order
 					recv = cont + 1 + (c-stop)/1000
 				}
-				recs = append(recs, logfmt.Record{Channel: s.id(st.name), CaptureNs: epoch + c, HasStamp: true, RecvMonoNs: recv})
+				recs = append(recs, logfmt.Record{Channel: st.id, CaptureNs: epoch + c, HasStamp: true, RecvMonoNs: recv})
 				if st.name == "s" && c >= 10*sec && c < 11*sec { // on time, received in the window
 					captured++
 				}
@@ -256,11 +258,11 @@ func TestSnapshotRecorderStopped(t *testing.T) {
 // is said.
 func TestSnapshotSilentTailWithProbes(t *testing.T) {
 	ms := time.Millisecond.Nanoseconds()
-	res, _ := snapshotRun(t, func(s *snapshotter) []logfmt.Record {
+	res, _ := snapshotRun(t, func(s *Output) []logfmt.Record {
 		recs := probes(s)
 		for c := sec; c <= 20*sec; c += ms {
 			if c+ms/10 <= 10600*ms || c+ms/10 >= 12600*ms {
-				recs = append(recs, logfmt.Record{Channel: s.id("s"), CaptureNs: epoch + c, HasStamp: true, RecvMonoNs: c + ms/10})
+				recs = append(recs, logfmt.Record{Channel: 1, CaptureNs: epoch + c, HasStamp: true, RecvMonoNs: c + ms/10})
 			}
 		}
 		return recs
@@ -288,16 +290,14 @@ func TestSnapshotHoldsFramesLateByLittle(t *testing.T) {
 func TestSnapshotWaitsForUndecidedLoss(t *testing.T) {
 	ms := time.Millisecond.Nanoseconds()
 	decided := false
-	res, _ := lateRunWith(t, func(int64) int64 { return 5 * ms }, func(s *snapshotter, recv int64) bool {
-		s.undecided = func() int64 {
-			if decided {
-				return 0
-			}
-			return 10900 * ms
+	res, _ := lateRunWith(t, func(int64) int64 { return 5 * ms }, func(s *Output, recv int64) bool {
+		s.undecided = 10900 * ms
+		if decided {
+			s.undecided = 0
 		}
 		if !decided && recv >= 11500*ms {
 			decided = true
-			s.addDrops("c", 3, 10900*ms)
+			s.Drops(2, 3, 10900*ms)
 		}
 		return false
 	})

@@ -1,0 +1,55 @@
+package record
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/vrlog/vrlog/internal/cliutil"
+	"github.com/vrlog/vrlog/recctl"
+	"github.com/vrlog/vrlog/recorder"
+	"github.com/vrlog/vrlog/transport/zenoh"
+)
+
+// controlFlags are record's control plane: a name to be driven by over
+// zenoh, and starting armed.
+func controlFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "name", Usage: "answer the control plane as `NAME`: vrlog rec status|start|stop|pause|resume|split|snapshot NAME, from anywhere on the zenoh network (queries on vrlog/record/NAME/VERB; default with --snapshot or --idle: the -o file's name)"},
+		&cli.BoolFlag{Name: "idle", Usage: "open the transports and write nothing until 'vrlog rec start NAME' (a recorder armed on every host, driven from one place)"},
+	}
+}
+
+// controlName is the recorder's name on the control plane, "" for none:
+// --name, else, when the recorder must be reachable (snapshot mode, an
+// idle recorder), the -o file's name.
+func controlName(c *cli.Context, cfg *recorder.Config) (string, error) {
+	name := c.String("name")
+	if name == "" && (cfg.Snapshot != nil || cfg.Idle) {
+		name = strings.TrimSuffix(filepath.Base(cfg.Output), ".vrlog")
+		if recctl.CheckName(name) != nil {
+			return "", cliutil.Usage("the -o file's name %q is no recorder name (one level of a zenoh key: no /, *, $, ?, #): give --name", name)
+		}
+	}
+	if name != "" && recctl.CheckName(name) != nil {
+		return "", cliutil.Usage("--name %q: want one level of a zenoh key (no /, *, $, ?, #)", name)
+	}
+	return name, nil
+}
+
+// mountControl serves the control plane as name once the recorder runs.
+func mountControl(c *cli.Context, cfg *recorder.Config, name string, errw io.Writer) {
+	if name == "" {
+		return
+	}
+	cfg.Mount = func(r *recorder.Recorder, sess *zenoh.Session) (io.Closer, error) {
+		s, err := recctl.Serve(sess, name, r, recctl.Options{Version: cliutil.Version()})
+		if err == nil && !c.Bool("quiet") {
+			fmt.Fprintf(errw, "record: control plane: %s (vrlog rec status %s)\n", recctl.TokenKey(name), name)
+		}
+		return s, err
+	}
+}
