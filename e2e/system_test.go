@@ -187,7 +187,7 @@ func TestUnknownVerbs(t *testing.T) {
 	runSystem(t, nil, []sysCase{
 		{name: "a verb cut short", script: "vrlog inf x", code: 2, want: []string{`vrlog: unknown command "inf"; did you mean info?`}, not: []string{"No help topic"}},
 		{name: "a typo", script: "vrlog mrege a b", code: 2, want: []string{`unknown command "mrege"; did you mean merge?`}},
-		{name: "nothing near", script: "vrlog xyzzy", code: 2, want: []string{`unknown command "xyzzy" (the commands: record, snapshot, replay, analyze,`}},
+		{name: "nothing near", script: "vrlog xyzzy", code: 2, want: []string{`unknown command "xyzzy" (the commands: record, replay, analyze, recorders, rec, snapshot,`}},
 		{name: "help of an unknown verb", script: "vrlog help inf", code: 2, want: []string{`unknown command "inf"; did you mean info?`}},
 		{name: "help of a verb", script: "vrlog help info", want: []string{"vrlog info - "}},
 		{name: "--version ends with a newline", script: "vrlog --version | od -c | tail -2", want: []string{`\n`}, check: func(t *testing.T, dir string, _ result) {
@@ -210,6 +210,8 @@ func TestQuietOnEveryVerb(t *testing.T) {
 	cases := map[string]sysCase{
 		"record":     {script: "vrlog record -q -k 'vr/x/**' -o x.vrlog --duration 1s" + ep, code: 1, want: []string{"captured nothing"}},
 		"snapshot":   {script: "vrlog snapshot -q x --timeout 1s" + ep, code: 3, want: []string{"no recorder answered"}},
+		"rec":        {script: "vrlog rec status -q x --timeout 1s" + ep, code: 3, want: []string{"no recorder answered"}},
+		"recorders":  {script: "vrlog recorders -q --timeout 300ms" + ep, want: []string{"none found"}},
 		"replay":     {script: "vrlog replay -q run.vrlog --rate max --linger 0 --no-multicast --prefix %R%", want: []string{"replayed"}},
 		"analyze":    {script: "vrlog analyze -q run.vrlog"},
 		"ctl":        {script: "vrlog ctl status -q --timeout 300ms --replay %R%" + ep, code: 3, want: []string{"no replay answered"}},
@@ -300,7 +302,7 @@ func TestSnapshotOfAnUnknownRecorder(t *testing.T) {
 	ep := " --no-multicast --connect tcp/127.0.0.1:" + port
 	runSystem(t, nil, []sysCase{
 		{name: "wrong name", script: "timeout 60 vrlog snapshot " + r + "wrong --timeout 2m" + ep, code: 2,
-			want: []string{`no recorder named "` + r + `wrong" (the recorders running with --snapshot: ` + r + `good)`}},
+			want: []string{`no recorder named "` + r + `wrong" (the recorders running: ` + r + `good)`}},
 	})
 }
 
@@ -377,7 +379,7 @@ func TestHelpFitsAndFills(t *testing.T) {
 	}
 	for verb, whole := range map[string]string{
 		"cut":      "that could not be written, interrupted",
-		"snapshot": "(it asks again until one answers): the window",
+		"snapshot": "(a recorder still starting is looked for until --timeout):",
 		"sim":      "then come back with seq from 0",
 	} {
 		r := shell(t, dir, "vrlog "+verb+" --help")

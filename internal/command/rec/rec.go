@@ -112,8 +112,9 @@ func snapshotCommand() *cli.Command {
 		Description: `Sends a snapshot request (vrlog/record/NAME/snapshot) to each NAME (a
 recorder's --name, by default its -o file's name; a pattern such as '*'
 reaches every recorder), and waits until each recorder answers with the
-snapshot it wrote: the window before the query and its --after window,
-verified and renamed into place. Without NAME it asks every recorder.
+snapshot it wrote (a recorder still starting is looked for until --timeout):
+the window before the query and its --after window, verified and renamed
+into place. Without NAME it asks every recorder.
 --note adds a text to the snapshot's cause. The same as vrlog rec snapshot.
 
 Prints one line per snapshot written. Exit 3 when no recorder answered within
@@ -275,13 +276,18 @@ func drive(c *cli.Context, pats []string, v recctl.Verb, req recctl.Request) ([]
 	}
 	defer sess.Close()
 	deadline := time.Now().Add(c.Duration("timeout"))
-	names, err := resolve(c.Context, sess, pats, deadline)
+	names, absent, running, err := resolve(c.Context, sess, pats, deadline)
 	if err != nil {
 		return nil, err
 	}
-	answers, err := recctl.Ask(c.Context, sess, names, v, req, time.Until(deadline))
-	if err != nil {
-		return nil, cliutil.Runtime(err)
+	var answers []recctl.Answer
+	if len(names) > 0 || pats == nil {
+		if answers, err = recctl.Ask(c.Context, sess, names, v, req, time.Until(deadline)); err != nil {
+			return nil, cliutil.Runtime(err)
+		}
+	}
+	for _, p := range absent {
+		answers = append(answers, recctl.Answer{Name: p, Err: &absentError{p, running}})
 	}
 	if len(answers) == 0 {
 		return nil, cliutil.Runtime(fmt.Errorf("no recorder found within %s (started with record --name, --idle or --snapshot, and reachable over zenoh?)", c.Duration("timeout")))
@@ -292,20 +298,19 @@ func drive(c *cli.Context, pats []string, v recctl.Verb, req recctl.Request) ([]
 // resolve names the recorders pats match (nil: every one), looking until
 // each pattern matches one or the deadline passes (a recorder may be
 // starting). A pattern that matches none twice in a row while other
-// recorders run is a usage error naming them; at the deadline, a literal
-// name is asked anyway (and reported as not answering).
-func resolve(ctx context.Context, sess *zenoh.Session, pats []string, deadline time.Time) ([]string, error) {
+// recorders run is absent (and reported so); with none running, a
+// literal name is asked at the deadline all the same.
+func resolve(ctx context.Context, sess *zenoh.Session, pats []string, deadline time.Time) (found, absent, running []string, err error) {
 	if pats == nil {
-		return nil, nil
+		return nil, nil, nil, nil
 	}
 	misses := 0
 	for {
-		running, err := recctl.List(ctx, sess, min(time.Second, max(time.Until(deadline), time.Millisecond)))
+		running, err = recctl.List(ctx, sess, min(time.Second, max(time.Until(deadline), time.Millisecond)))
 		if err != nil {
-			return nil, cliutil.Runtime(err)
+			return nil, nil, nil, cliutil.Runtime(err)
 		}
-		var found []string
-		var unmatched []string
+		found, absent = nil, nil
 		for _, p := range pats {
 			kp, _ := keyexpr.Parse(p) // checked by drive
 			n := 0
@@ -315,27 +320,27 @@ func resolve(ctx context.Context, sess *zenoh.Session, pats []string, deadline t
 				}
 			}
 			if n == 0 {
-				unmatched = append(unmatched, p)
+				absent = append(absent, p)
 			}
 		}
 		switch {
-		case len(unmatched) == 0:
-			return found, nil
+		case len(absent) == 0:
+			return found, nil, running, nil
 		case len(running) > 0:
 			if misses++; misses == 2 {
-				return nil, cliutil.Usage("no recorder named %s (the recorders running: %s)", strings.Join(quote(unmatched), ", "), strings.Join(running, ", "))
+				return found, absent, running, nil
 			}
 		case time.Now().After(deadline):
-			for _, p := range unmatched {
+			for _, p := range absent {
 				if kp, _ := keyexpr.Parse(p); kp.Literal() {
 					found = append(found, p) // asked, and reported as not answering
 				}
 			}
-			return found, nil
+			return found, nil, running, nil
 		}
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, nil, nil, ctx.Err()
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
@@ -349,9 +354,23 @@ func quote(ss []string) []string {
 	return out
 }
 
+// absentError is a NAME that no running recorder has, while others run.
+type absentError struct {
+	name    string
+	running []string
+}
+
+func (e *absentError) Error() string {
+	return fmt.Sprintf("no recorder named %q (the recorders running: %s)", e.name, strings.Join(e.running, ", "))
+}
+
 // describe says in one line what a recorder did.
 func describe(a recctl.Answer) string {
-	if a.Err != nil {
+	var absent *absentError
+	switch {
+	case errors.As(a.Err, &absent):
+		return fmt.Sprintf("%s: %v", a.Name, a.Err)
+	case a.Err != nil:
 		return fmt.Sprintf("%s: no answer: %v", a.Name, a.Err)
 	}
 	r := a.Reply
@@ -381,9 +400,12 @@ func describe(a recctl.Answer) string {
 func outcome(answers []recctl.Answer) error {
 	var refused, failed []string
 	for _, a := range answers {
+		var absent *absentError
 		switch {
+		case errors.As(a.Err, &absent):
+			refused = append(refused, absent.Error())
 		case a.Err != nil:
-			failed = append(failed, a.Name+" did not answer")
+			failed = append(failed, fmt.Sprintf("no recorder answered %s (is one running with --name %s, and does zenoh reach it?)", a.Name, a.Name))
 		case a.Reply.OK:
 		case a.Reply.Code == recctl.CodeFailed || a.Reply.Code == recctl.CodeClosed:
 			failed = append(failed, a.Name+": "+a.Reply.Error)
@@ -394,6 +416,8 @@ func outcome(answers []recctl.Answer) error {
 	switch {
 	case len(failed) > 0:
 		return cliutil.Runtime(fmt.Errorf("%d of %d recorders: %s", len(failed)+len(refused), len(answers), strings.Join(append(failed, refused...), "; ")))
+	case len(refused) == 1 && len(answers) == 1:
+		return cliutil.Usage("%s", refused[0])
 	case len(refused) > 0:
 		return cliutil.Usage("%d of %d recorders refused: %s", len(refused), len(answers), strings.Join(refused, "; "))
 	}
@@ -435,14 +459,7 @@ func runSnapshot(c *cli.Context) error {
 			fmt.Fprintf(c.App.Writer, "%s: wrote %s\n", recctl.Key(a.Name, recctl.Snapshot), a.Reply.Snapshot.Path)
 		}
 	}
-	if err := outcome(answers); err != nil {
-		var e *cliutil.Error
-		if errors.As(err, &e) {
-			return cliutil.Runtime(e.Err) // a snapshot that was not written is exit 3, as before
-		}
-		return err
-	}
-	return nil
+	return outcome(answers)
 }
 
 func printJSON(w io.Writer, v any) error {
