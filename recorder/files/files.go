@@ -198,6 +198,9 @@ func expand(name string, n int, now time.Time) (string, error) {
 		rest = rest[i+j+1:]
 	}
 	out := b.String()
+	if out == "" || out == ".vrlog" {
+		return bad("is empty")
+	}
 	if strings.ContainsAny(out, "{}") {
 		return bad("has a { or } that is not a field")
 	}

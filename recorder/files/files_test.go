@@ -1,7 +1,10 @@
 package files
 
 import (
+	"errors"
+	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,5 +61,131 @@ func TestSplitDurationBoundsEachFile(t *testing.T) {
 		if span := time.Duration(hi - lo); span >= split {
 			t.Errorf("%s spans %v of receive time, --split-duration %v", filepath.Base(p), span, split)
 		}
+	}
+}
+
+// A control-plane file name is one plain name in the output's directory:
+// nothing else is ever created.
+func TestExpandNames(t *testing.T) {
+	now := time.Date(2026, 12, 7, 13, 4, 5, 0, time.UTC)
+	for _, tc := range []struct{ name, want, bad string }{
+		{"run", "run.vrlog", ""},
+		{"run.vrlog", "run.vrlog", ""},
+		{"run-{time}", "run-20261207T130405Z.vrlog", ""},
+		{"r{n}-{time}", "r3-20261207T130405Z.vrlog", ""},
+		{"../x", "", "path separator"},
+		{"a/b", "", "path separator"},
+		{`a\b`, "", "path separator"},
+		{"/etc/x", "", "path separator"},
+		{"..", "", "hidden"},
+		{".hidden", "", "hidden"},
+		{"a\x00b", "", "NUL"},
+		{"run-{host}", "", "unknown field"},
+		{"run-{time", "", "without }"},
+		{"run}", "", "not a field"},
+		{strings.Repeat("x", 201), "", "longer than"},
+	} {
+		got, err := expand(tc.name, 3, now)
+		switch {
+		case tc.bad == "" && (err != nil || got != tc.want):
+			t.Errorf("%q: %q, %v; want %q", tc.name, got, err, tc.want)
+		case tc.bad != "" && (err == nil || !errors.Is(err, ErrName) || !strings.Contains(err.Error(), tc.bad)):
+			t.Errorf("%q: %q, %v; want an ErrName saying %q", tc.name, got, err, tc.bad)
+		}
+	}
+}
+
+// FuzzExpand: whatever the name, the result is one plain file name.
+func FuzzExpand(f *testing.F) {
+	for _, s := range []string{"run", "run-{time}", "{n}", "../x", "a/b", ".x", "{", "}", "{time}{n}{x}", "\x00"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		got, err := expand(name, 1, time.Unix(0, 0))
+		if err != nil {
+			return
+		}
+		if filepath.Base(got) != got || strings.HasPrefix(got, ".") || !strings.HasSuffix(got, ".vrlog") || strings.ContainsAny(got, "/\\\x00{}") {
+			t.Fatalf("%q expanded to %q", name, got)
+		}
+	})
+}
+
+// An idle output writes nothing; start, split and stop make the files
+// they say, each record in one of them, and refuse what does not apply.
+func TestStartSplitStop(t *testing.T) {
+	dir := t.TempDir()
+	o, err := New(Options{Path: filepath.Join(dir, "run.vrlog"), FlushInterval: -1, Idle: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Define(&logfmt.Channel{Name: "a", Transport: logfmt.TransportZenoh, Topic: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	mono := int64(1e9)
+	write := func(n int) {
+		for range n {
+			mono += 1e6
+			released := false
+			if err := o.Write(output.Entry{Record: &logfmt.Record{Channel: 1, RecvMonoNs: mono, RecvWallNs: 1e18 + mono, Payload: []byte("x")},
+				Release: func() { released = true }}); err != nil {
+				t.Fatal(err)
+			}
+			if on, _ := o.Recording(); !on && !released {
+				t.Fatal("an idle output kept a record")
+			}
+		}
+	}
+	write(5)
+	if _, err := o.Stop(); !errors.Is(err, ErrState) {
+		t.Fatalf("stop while idle: %v", err)
+	}
+	if _, _, err := o.Split(); !errors.Is(err, ErrState) {
+		t.Fatalf("split while idle: %v", err)
+	}
+	if p, err := o.Start("", ""); err != nil || p != filepath.Join(dir, "run.vrlog") {
+		t.Fatalf("start: %q, %v", p, err)
+	}
+	if _, err := o.Start("", ""); !errors.Is(err, ErrState) {
+		t.Fatalf("start while recording: %v", err)
+	}
+	write(3)
+	next, done, err := o.Split()
+	if err != nil || next != filepath.Join(dir, "run_001.vrlog") {
+		t.Fatalf("split: %q, %v", next, err)
+	}
+	if f := <-done; f.Err != nil || f.Records != 3 || f.Path != filepath.Join(dir, "run.vrlog") {
+		t.Fatalf("split finished %+v", f)
+	}
+	if _, _, err := o.Split(); !errors.Is(err, ErrState) {
+		t.Fatalf("a split with nothing written since the last: %v", err)
+	}
+	write(4)
+	done, err = o.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := <-done; f.Err != nil || f.Records != 4 || f.Path != next {
+		t.Fatalf("stop finished %+v", f)
+	}
+	write(2) // idle again: handed back
+	if p, err := o.Start("", "second"); err != nil || p != filepath.Join(dir, "run-2.vrlog") {
+		t.Fatalf("a second start: %q, %v", p, err)
+	}
+	if _, err := o.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.Start("run", ""); !errors.Is(err, ErrExists) {
+		t.Fatalf("start into an existing file: %v", err)
+	}
+	if err := o.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range o.Finished() {
+		names = append(names, filepath.Base(f.Path))
+	}
+	if fmt.Sprint(names) != "[run.vrlog run_001.vrlog run-2.vrlog]" {
+		t.Fatalf("finished %v", names)
 	}
 }
