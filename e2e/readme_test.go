@@ -140,6 +140,11 @@ func TestReadmeCommands(t *testing.T) {
 		{prefix: "vrlog record -o bug.vrlog --all --snapshot 30s --after 5s", background: true},
 		{prefix: "vrlog snapshot bug --note", during: true, want: []string{"vrlog/record/bug/snapshot: wrote ", "/bug_", "_query.vrlog"},
 			before: func(t *testing.T, dir string) { time.Sleep(3 * time.Second) }}, // the recorder connects and fills its buffer
+		{prefix: "vrlog record -o cam.vrlog --all --name cam-host --idle", background: true},
+		{prefix: "vrlog recorders", want: []string{"cam-host", "idle"},
+			before: func(t *testing.T, dir string) { time.Sleep(2 * time.Second) }}, // the recorder opens its session
+		{prefix: "vrlog rec start cam-host --file 'run-{time}'; vrlog rec split --all;", want: []string{"cam-host: start: writing ", "cam-host: split: finished ", "goes on in ", "cam-host: pause: now paused", "cam-host: resume: writing "}},
+		{prefix: "vrlog rec stop --all --json", during: true, want: []string{`"finished": {`, `"state": "idle"`}},
 		{prefix: "vrlog analyze bug_*.vrlog", want: []string{"snapshot bug_", `triggered by zenoh query on vrlog/record/bug/snapshot: controller oscillates`}},
 		{prefix: "vrlog info bug-1234.vrlog", want: []string{"vr/r1/state", "vr/r1/camera/front", "footer:    present"}},
 		{prefix: "vrlog cat bug-1234.vrlog --channel vr/r1/state --limit 5 --json", want: []string{`"channel":"vr/r1/state"`}},

@@ -237,6 +237,9 @@ func runRec(c *cli.Context) error {
 	if c.Bool("all") == (len(pats) > 0) {
 		return cliutil.Usage("rec %s: give recorder NAMEs or --all (not both)", v)
 	}
+	if c.Bool("all") {
+		pats = nil // every recorder
+	}
 	req := recctl.Request{File: c.String("file"), Note: c.String("note")}
 	if _, err := recctl.ParseRequest(v, mustJSON(req)); err != nil {
 		return cliutil.Usage("%v (--file goes with start; --note with start and snapshot)", err)
