@@ -207,30 +207,37 @@ func (w *Writer) writeTrimmed(c *Chunk, from, to int64) (uint64, error) {
 	return n, it.Err()
 }
 
-// Span returns the receive times (RecvMonoNs) of c's first and last
-// records in [from, to], both included, and whether there is one. Only
+// RecvStamps are a record's receive stamps.
+type RecvStamps struct{ MonoNs, WallNs int64 }
+
+// Span returns the receive stamps of c's first and last records in
+// [from, to] (RecvMonoNs, both included), and whether there is one. Only
 // the records' metadata is read, not their payloads: a snapshot's window
 // is its records, and a chunk straddling the window's edge has no record
 // at the edge itself.
-func (c *Chunk) Span(from, to int64) (first, last int64, ok bool, err error) {
+func (c *Chunk) Span(from, to int64) (first, last RecvStamps, ok bool, err error) {
 	switch {
 	case c.info.MaxMonoNs < from || c.info.MinMonoNs > to:
-		return 0, 0, false, nil
+		return first, last, false, nil
 	case c.info.MinMonoNs >= from && c.info.MaxMonoNs <= to:
-		return c.info.MinMonoNs, c.info.MaxMonoNs, c.info.Records > 0, nil
+		return RecvStamps{c.info.MinMonoNs, c.info.MinWallNs}, RecvStamps{c.info.MaxMonoNs, c.info.MaxWallNs}, c.info.Records > 0, nil
 	}
 	r, err := c.reader()
 	if err != nil {
-		return 0, 0, false, err
+		return first, last, false, err
 	}
 	defer r.Close()
 	it := r.Records(within(from, to, true))
 	for it.Next() {
-		t := it.Record().RecvMonoNs
-		if !ok {
-			first, ok = t, true
+		rec := it.Record()
+		t := RecvStamps{rec.RecvMonoNs, rec.RecvWallNs}
+		if !ok || t.MonoNs < first.MonoNs {
+			first = t
 		}
-		first, last = min(first, t), max(last, t)
+		if !ok || t.MonoNs > last.MonoNs {
+			last = t
+		}
+		ok = true
 	}
 	return first, last, ok, it.Err()
 }

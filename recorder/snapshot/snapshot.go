@@ -213,9 +213,10 @@ type Output struct {
 
 // kept is a chunk in the ring; pins count the windows that need it.
 type kept struct {
-	c        *logfmt.Chunk
-	size     int64
-	min, max int64 // receive-time range (mono)
+	c                *logfmt.Chunk
+	size             int64
+	min, max         int64 // receive-time range (mono)
+	minWall, maxWall int64 // the wall stamps of the records at min and max
 	pins     int
 	gone     bool // evicted: c's memory is recycled, what is known of it is min and max
 }
@@ -249,8 +250,12 @@ type window struct {
 	// start: edgeFirst its first record from edgeFrom (edgeOK: it has one).
 	held                []*kept
 	edge                *kept
-	edgeFrom, edgeFirst int64
-	edgeOK              bool
+	edgeFrom  int64
+	edgeFirst logfmt.RecvStamps
+	edgeOK    bool
+	// fromWall and toWall are the wall stamps of the window's first and
+	// last records, once it is closed (0: none)
+	fromWall, toWall int64
 	// A stream received late (lateness.go): asked is the end before it
 	// moved (heldOpen); lateName the stream received latest, by lateBy;
 	// behind the one still short when the wait ended, complete to
@@ -344,7 +349,7 @@ func New(opts Options) (*Output, error) {
 // part is cut short too, and the snapshot says so.
 func (s *Output) keep(c *logfmt.Chunk) {
 	info := c.Info()
-	k := &kept{c: c, size: int64(c.Size()), min: info.MinMonoNs, max: info.MaxMonoNs}
+	k := &kept{c: c, size: int64(c.Size()), min: info.MinMonoNs, max: info.MaxMonoNs, minWall: info.MinWallNs, maxWall: info.MaxWallNs}
 	var stops []*time.Timer
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -689,11 +694,13 @@ func (s *Output) span(w *window) (oldest, last int64) {
 		var err error
 		switch {
 		case k.gone && k == w.edge && w.edgeFrom == w.from: // the journal read its start
-			first, end, ok = w.edgeFirst, min(k.max, w.to), w.edgeOK
+			first, end, ok = w.edgeFirst.MonoNs, min(k.max, w.to), w.edgeOK
 		case k.gone: // in the journal, inside the window (the journal holds those that may pass its end)
 			first, end, ok = max(k.min, w.from), min(k.max, w.to), true
 		default:
-			first, end, ok, err = k.c.Span(w.from, w.to)
+			var f, l logfmt.RecvStamps
+			f, l, ok, err = k.c.Span(w.from, w.to)
+			first, end = f.MonoNs, l.MonoNs
 		}
 		if err != nil { // a chunk this recorder sealed: cannot be, but its range is what is known
 			first, end, ok = max(k.min, w.from), min(k.max, w.to), true
@@ -706,6 +713,30 @@ func (s *Output) span(w *window) (oldest, last int64) {
 		}
 	}
 	return oldest, last
+}
+
+// wallAt is the wall stamp of w's record received at mono (one of its
+// edges), 0 if it is not known: the window's ends on the wall clock are
+// its records' own stamps, not its mono ends shifted by an offset (mu
+// held).
+func (s *Output) wallAt(w *window, mono int64) int64 {
+	if w.edge != nil && w.edgeOK && w.edgeFirst.MonoNs == mono {
+		return w.edgeFirst.WallNs
+	}
+	for _, k := range w.chunks {
+		switch {
+		case k == nil || mono < k.min || mono > k.max:
+		case mono == k.min:
+			return k.minWall
+		case mono == k.max:
+			return k.maxWall
+		case !k.gone:
+			if f, _, ok, err := k.c.Span(mono, mono); err == nil && ok {
+				return f.WallNs
+			}
+		}
+	}
+	return 0
 }
 
 // closeLocked ends the open window at to: its chunks are final, and what
@@ -796,6 +827,7 @@ func (s *Output) closeLocked(to int64, end string) {
 	}
 	if last >= 0 {
 		w.to = min(w.to, last) // the window is its records
+		w.fromWall, w.toWall = s.wallAt(w, w.from), s.wallAt(w, w.to)
 	}
 	if w.behind != "" && end == "" {
 		held := fmt.Sprintf("records captured only %.3f s after the trigger", float64(w.behindTo-w.lastTrig)/1e9)

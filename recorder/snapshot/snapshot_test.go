@@ -558,3 +558,49 @@ func TestSnapshotShortfallSaidAgain(t *testing.T) {
 	}
 	t.Log(notices)
 }
+
+// A snapshot's wall-clock window is its edge records' own receive stamps
+// (the recorder's wall clock moves against its monotonic one by
+// microseconds between records), not its monotonic ends shifted by the
+// trigger's offset, which missed an edge record by up to 1.5 µs.
+func TestSnapshotWallEdgesAreRecords(t *testing.T) {
+	r := newSnapRun(t, Config{Before: 3 * time.Second, After: time.Second, MaxBytes: 1 << 30})
+	ms := int64(time.Millisecond)
+	wall := func(mono int64) int64 { return 1e18 + mono + (mono/ms%7)*700 } // 0-4.2 µs of wander
+	payload := make([]byte, 1000)
+	for mono := sec; mono <= 20*sec; mono += ms {
+		if mono == 10*sec {
+			r.s.Trigger(Trigger{SnapshotTrigger: logfmt.SnapshotTrigger{Cause: "test", MonoNs: mono, WallNs: wall(mono)}, Slug: "test"})
+		}
+		rec := logfmt.Record{Channel: 1, RecvMonoNs: mono, RecvWallNs: wall(mono), Payload: payload}
+		if err := r.s.Write(output.Entry{Record: &rec}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.results) != 1 || r.results[0].Err != nil {
+		t.Fatalf("snapshots %+v", r.results)
+	}
+	rd, err := logfmt.Open(r.results[0].Path, logfmt.ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	snap, err := logfmt.ParseSnapshot(rd.Header().Metadata)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first, last int64
+	it := rd.Records(logfmt.Filter{MetaOnly: true})
+	for n := 0; it.Next(); n++ {
+		if n == 0 {
+			first = it.Record().RecvWallNs
+		}
+		last = it.Record().RecvWallNs
+	}
+	if snap.FromWallNs != first || snap.ToWallNs != last || first != wall(7*sec) || last != wall(11*sec) {
+		t.Fatalf("window on the wall clock %d..%d, its records %d..%d (want %d..%d)", snap.FromWallNs, snap.ToWallNs, first, last, wall(7*sec), wall(11*sec))
+	}
+}

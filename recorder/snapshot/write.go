@@ -228,12 +228,12 @@ func (s *Output) journal(w *window) {
 			}
 		}
 		ok := false
-		var first int64
+		var first logfmt.RecvStamps
 		var hasFirst bool
 		if k.min < from { // the window's start: its first record there, for span once k's memory is gone
 			var err error
 			if first, _, hasFirst, err = k.c.Span(from, math.MaxInt64); err != nil {
-				first, hasFirst = max(k.min, from), true // a chunk this recorder sealed: cannot be
+				first, hasFirst = logfmt.RecvStamps{MonoNs: max(k.min, from)}, true // a chunk this recorder sealed: cannot be
 			}
 		}
 		if lw != nil {
@@ -282,8 +282,12 @@ func (s *Output) metadata(w *window, short string) map[string]string {
 	if w.heldOpen() && w.closed {
 		open = fmt.Sprintf("%.3f s past its end for %s, received up to %.3f s after capture", float64(w.to-w.asked)/1e9, w.lateName, float64(w.lateBy)/1e9)
 	}
+	fromWall, toWall := w.from+off, w.to+off // the window asked, before it closed
+	if w.fromWall != 0 && w.toWall != 0 {
+		fromWall, toWall = w.fromWall, w.toWall // its records' own
+	}
 	sn := logfmt.Snapshot{Before: s.sc.Before, After: s.sc.After, TriggerCount: w.count, Short: short, HeldOpen: open,
-		FromMonoNs: w.from, ToMonoNs: w.to, FromWallNs: w.from + off, ToWallNs: w.to + off, Recording: s.recording,
+		FromMonoNs: w.from, ToMonoNs: w.to, FromWallNs: fromWall, ToWallNs: toWall, Recording: s.recording,
 		SessionEpochNs: s.epoch, HasSessionEpoch: s.hasEpoch}
 	for _, t := range w.triggers[:min(len(w.triggers), logfmt.MaxSnapshotTriggers)] {
 		sn.Triggers = append(sn.Triggers, t.SnapshotTrigger)
