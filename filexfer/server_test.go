@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/vrlog/vrlog/internal/peertest"
-		"github.com/vrlog/vrlog/logfmt"
+	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/outfile"
 	"github.com/vrlog/vrlog/transport/zenoh"
 )
