@@ -291,7 +291,12 @@ func run(c *cli.Context) error {
 			cfg.OnOpen = func() { fmt.Fprintf(errw, "record: writing %s (Ctrl-C to stop)\n", out) }
 		}
 	}
+	stopServing, err := serveFiles(c, &cfg, errw)
+	if err != nil {
+		return err
+	}
 	sum, err := recorder.Run(ctx, cfg)
+	stopServing()
 	if sum != nil && !quiet {
 		st.final(*sum)
 		verb := "wrote"

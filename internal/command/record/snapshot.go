@@ -26,7 +26,7 @@ func snapshotFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "snapshot", Usage: "snapshot mode: keep the last `DURATION` in memory and write it only when triggered (SIGUSR1, a zenoh query, --trigger)"},
 		&cli.StringFlag{Name: "snapshot-bytes", Value: "512M", Usage: "with --snapshot: most `SIZE` of compressed chunks held in memory (e.g. 256M, 2G): the part before a trigger, and what the window's journal has not written yet"},
 		&cli.DurationFlag{Name: "after", Usage: "with --snapshot: also record this `DURATION` after the trigger (written to disk as it comes: held in full whatever --snapshot-bytes while the disk keeps up; else the part before the trigger gives way first, then the after part is cut short, and the snapshot says so)"},
-		&cli.StringFlag{Name: "name", Usage: "with --snapshot: answer zenoh queries on vrlog/record/`NAME`/snapshot (default: the -o file's name)"},
+		&cli.StringFlag{Name: "name", Usage: "serve the finished logs of -o's directory on vrlog/record/`NAME`/files (vrlog collect); with --snapshot also answer zenoh queries on vrlog/record/NAME/snapshot (default there: the -o file's name)"},
 		&cli.StringSliceFlag{Name: "trigger", Usage: "with --snapshot: take a snapshot when a sample fails analyze's check: `CHECK=[CHANNEL=]VALUE`, CHECK " + livecheck.LiveChecks + " (repeatable)"},
 	}
 }
@@ -38,7 +38,7 @@ const minSnapshotBytes = 16 << 20
 // snapshotConfig reads the snapshot flags into cfg; nil without --snapshot.
 func snapshotConfig(c *cli.Context, cfg *recorder.Config) error {
 	if c.Duration("snapshot") <= 0 {
-		for _, f := range []string{"after", "name", "trigger", "snapshot-bytes"} {
+		for _, f := range []string{"after", "trigger", "snapshot-bytes"} {
 			if c.IsSet(f) {
 				return cliutil.Usage("--%s needs --snapshot DURATION", f)
 			}
