@@ -19,13 +19,9 @@ import (
 	"github.com/vrlog/vrlog/outfile"
 )
 
-// Metadata a recovered copy carries in its header.
-const (
-	// MetaRecoveredFrom names the unfinished log a copy was recovered from.
-	MetaRecoveredFrom = "vrlog.recovered_from"
-	// MetaRecovered says what the recovery kept and lost, in words.
-	MetaRecovered = "vrlog.recovered"
-)
+// MetaRecovered, in a recovered copy's header, says why it was recovered
+// (logfmt.MetaRecoveredFrom names the original).
+const MetaRecovered = "vrlog.recovered"
 
 // recoveredSuffix names the copy recovered from NAME.vrlog:
 // NAME.recovered.vrlog.
@@ -187,7 +183,7 @@ func (c *catalog) examine(ctx context.Context, name string, names map[string]boo
 		return nil, nil, fmt.Errorf("filexfer: checksum %s: %w", name, err)
 	}
 	f := File{Name: name, Size: fi.Size(), SHA256: sha, ModifiedNs: id.mtimeNs,
-		Recording: h.Metadata[hostclock.MetaRecording], RecoveredFrom: h.Metadata[MetaRecoveredFrom]}
+		Recording: h.Metadata[hostclock.MetaRecording], RecoveredFrom: h.Metadata[logfmt.MetaRecoveredFrom]}
 	f.Recovered = f.RecoveredFrom != ""
 	c.mu.Lock()
 	c.sums[name] = sum{ident: id, file: f}
@@ -212,7 +208,7 @@ func (c *catalog) recoverTorn(ctx context.Context, name string, id fileIdent, na
 		return "", &Pending{Name: name, Size: id.size, Why: f.why}
 	}
 	rep, err := logfmt.Recover(ctx, filepath.Join(c.dir, name), filepath.Join(c.dir, dst), logfmt.RecoverOptions{
-		Metadata: map[string]string{MetaRecoveredFrom: name, MetaRecovered: "unfinished: its recorder stopped without closing it (crash, kill -9, power loss)"}})
+		Metadata: map[string]string{logfmt.MetaRecoveredFrom: name, MetaRecovered: "unfinished: its recorder stopped without closing it (crash, kill -9, power loss)"}})
 	if err == nil && rep.Verified == nil {
 		err = errors.New("the copy was not read back")
 	}

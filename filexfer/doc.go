@@ -13,7 +13,7 @@
 // through an os.Root of it, and only finished ones: a log a recorder still
 // writes (it holds the file's lock) is listed as pending; a log a crash
 // left without its footer is recovered once into a verified copy next to
-// it (NAME.recovered.vrlog, its header marked vrlog.recovered_from), which
+// it (NAME.recovered.vrlog, its header marked logfmt.MetaRecoveredFrom), which
 // is served in its place. A request is a parser's input: a bounded JSON
 // object with known fields, a plain file name, a checksum that names the
 // version listed; a query addressed by a wildcard is refused (zenoh's

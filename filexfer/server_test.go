@@ -155,7 +155,7 @@ func TestCollectOverZenoh(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Header().Metadata[MetaRecoveredFrom] != "crashed.vrlog" || !r.Indexed() {
+	if r.Header().Metadata[logfmt.MetaRecoveredFrom] != "crashed.vrlog" || !r.Indexed() {
 		t.Fatalf("the recovered copy: metadata %v, indexed %v", r.Header().Metadata, r.Indexed())
 	}
 	r.Close()

@@ -179,6 +179,9 @@ func printHosts(w io.Writer, hosts []hostclock.Host) {
 		}
 		fmt.Fprintf(w, "  %s: offset %+.3f ms ± %.3f ms (simulator minus host; from %d of %d probes, rtt %.3f ms%s), probes on %s\n",
 			h.File, ms(h.OffsetNs), ms(h.UncertaintyNs), h.Used, h.Probes, ms(h.RTTNs), drift, h.ProbeChannel)
+		if h.RecoveredFrom != "" {
+			fmt.Fprintf(w, "    RECOVERED: its recorder never finished %s (crash, kill -9, power loss); this is the verified copy, without what the recorder still held\n", h.RecoveredFrom)
+		}
 	}
 }
 
