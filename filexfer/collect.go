@@ -45,6 +45,16 @@ func slicesCompact(s []string) []string {
 	return out
 }
 
+// ErrNotAllowed: a recorder that is there does not answer this
+// collector: most likely zenoh's access control keeps its requests from it.
+var ErrNotAllowed = errors.New("filexfer: not answered")
+
+// alive says whether the recorder name's liveliness token is there.
+func (c *Client) alive(name string) bool {
+	keys, err := c.Sess.LiveTokens(TokenKey(name), time.Second)
+	return err == nil && len(keys) > 0
+}
+
 // Collection says where one recorder's files went.
 type Collection struct {
 	Name    string      `json:"name"`
@@ -148,10 +158,18 @@ func (c *Client) collectOne(ctx context.Context, name string, o CollectOptions, 
 	}()
 	p.set("listing")
 	var l Listing
+	ignored := 0 // listings that went out, unanswered, while the recorder's token was there
 	for start := time.Now(); ; {
 		var err error
 		if l, err = c.List(ctx, name); err == nil {
 			break
+		}
+		var u *unanswered
+		if errors.As(err, &u) && c.alive(name) {
+			if ignored++; ignored == 2 {
+				col.err = fmt.Errorf("%s: %w: %s is on the network (its liveliness token %s is there) but answered none of this identity's requests: a router's access control lets only the controller's identity ask recorders (docs/deployment.md, \"Access control\"), or the recorder is stalled", name, ErrNotAllowed, name, TokenKey(name))
+				return col
+			}
 		}
 		if !transient(err) || time.Since(start) > c.patience() || ctx.Err() != nil {
 			col.err = fmt.Errorf("%s: %w", name, err)
@@ -251,11 +269,3 @@ func link(src, dst string, force bool) error {
 	return nil
 }
 
-// ErrAny reports whether any collection failed.
-func ErrAny(cols []Collection) error {
-	var errs []error
-	for _, c := range cols {
-		errs = append(errs, c.err)
-	}
-	return errors.Join(errs...)
-}

@@ -102,6 +102,7 @@ func (c *Client) List(ctx context.Context, name string) (Listing, error) {
 // ask sends one query and returns the one answer's payload: a
 // *RemoteError for an answer that is an error, ErrNoAnswer for none.
 func (c *Client) ask(ctx context.Context, key string, payload []byte, timeout time.Duration) ([]byte, error) {
+	start := time.Now()
 	replies, err := c.Sess.Get(ctx, key, payload, timeout)
 	if err != nil {
 		return nil, fmt.Errorf("filexfer: query %s: %w", key, err)
@@ -124,8 +125,19 @@ func (c *Client) ask(ctx context.Context, key string, payload []byte, timeout ti
 	if zenohErr != "" {
 		return nil, fmt.Errorf("%w on %s within %v (zenoh: %s)", ErrNoAnswer, key, timeout, zenohErr)
 	}
-	return nil, fmt.Errorf("%w on %s within %v: the recorder is not running, not reachable, or this identity may not query vrlog/record/** (zenoh access control)", ErrNoAnswer, key, timeout)
+	if time.Since(start) >= timeout*9/10 {
+		// The query went out and nothing came back: dropped on the way (a
+		// router's access control drops what an identity may not ask) or
+		// a recorder that does not answer.
+		return nil, &unanswered{fmt.Errorf("%w on %s within %v: the query went out and nothing answered", ErrNoAnswer, key, timeout)}
+	}
+	return nil, fmt.Errorf("%w on %s: no recorder of that name is reachable now", ErrNoAnswer, key)
 }
+
+// unanswered is a query that waited its whole timeout for nothing.
+type unanswered struct{ error }
+
+func (u *unanswered) Unwrap() error { return u.error }
 
 // transient says whether asking again may help: no answer, or a server
 // that was busy.
