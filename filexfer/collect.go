@@ -49,6 +49,12 @@ func slicesCompact(s []string) []string {
 // collector: most likely zenoh's access control keeps its requests from it.
 var ErrNotAllowed = errors.New("filexfer: not answered")
 
+// notAnsweredFor is how long a recorder whose token is there may leave a
+// collector's listings unanswered before the collector concludes it is not
+// allowed to ask: longer than zenoh's default lease (10 s), after which a
+// partitioned recorder's token is gone.
+const notAnsweredFor = 12 * time.Second
+
 // alive says whether the recorder name's liveliness token is there.
 func (c *Client) alive(name string) bool {
 	keys, err := c.Sess.LiveTokens(TokenKey(name), time.Second)
@@ -158,16 +164,25 @@ func (c *Client) collectOne(ctx context.Context, name string, o CollectOptions, 
 	}()
 	p.set("listing")
 	var l Listing
-	ignored := 0 // listings that went out, unanswered, while the recorder's token was there
+	var ignoredSince time.Time // unanswered listings while the recorder's token was there
+	ignored := 0
 	for start := time.Now(); ; {
 		var err error
 		if l, err = c.List(ctx, name); err == nil {
 			break
 		}
-		var u *unanswered
-		if errors.As(err, &u) && c.alive(name) {
-			if ignored++; ignored == 2 {
-				col.err = fmt.Errorf("%s: %w: %s is on the network (its liveliness token %s is there) but answered none of this identity's requests: a router's access control lets only the controller's identity ask recorders (docs/deployment.md, \"Access control\"), or the recorder is stalled", name, ErrNotAllowed, name, TokenKey(name))
+		switch {
+		case !errors.Is(err, ErrNoAnswer) || !c.alive(name):
+			ignored = 0
+		case ignored == 0:
+			ignored, ignoredSince = 1, time.Now()
+		default:
+			// Beyond a zenoh lease (a partitioned recorder's token is gone
+			// by then) and a few requests, a recorder that is there and
+			// never answers does not answer this identity.
+			if ignored++; ignored >= 3 && time.Since(ignoredSince) > notAnsweredFor {
+				col.err = fmt.Errorf("%s: %w: %s is on the network (its liveliness token %s is there) but answered none of this identity's requests for %v: a router's access control lets only the controller's identity ask recorders (docs/deployment.md, \"Access control\"), or the recorder is stalled",
+					name, ErrNotAllowed, name, TokenKey(name), time.Since(ignoredSince).Round(time.Second))
 				return col
 			}
 		}

@@ -126,18 +126,10 @@ func (c *Client) ask(ctx context.Context, key string, payload []byte, timeout ti
 		return nil, fmt.Errorf("%w on %s within %v (zenoh: %s)", ErrNoAnswer, key, timeout, zenohErr)
 	}
 	if time.Since(start) >= timeout*9/10 {
-		// The query went out and nothing came back: dropped on the way (a
-		// router's access control drops what an identity may not ask) or
-		// a recorder that does not answer.
-		return nil, &unanswered{fmt.Errorf("%w on %s within %v: the query went out and nothing answered", ErrNoAnswer, key, timeout)}
+		return nil, fmt.Errorf("%w on %s within %v: the query went out and nothing answered", ErrNoAnswer, key, timeout)
 	}
 	return nil, fmt.Errorf("%w on %s: no recorder of that name is reachable now", ErrNoAnswer, key)
 }
-
-// unanswered is a query that waited its whole timeout for nothing.
-type unanswered struct{ error }
-
-func (u *unanswered) Unwrap() error { return u.error }
 
 // transient says whether asking again may help: no answer, or a server
 // that was busy.

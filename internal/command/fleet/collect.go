@@ -107,8 +107,11 @@ func runCollect(c *cli.Context) error {
 			return cliutil.Usage("collect: %v", err)
 		}
 	}
-	if err := cliutil.Positive(c, "timeout", "patience", "window"); err != nil {
+	if err := cliutil.Positive(c, "timeout", "patience"); err != nil {
 		return err
+	}
+	if c.Int("window") < 1 {
+		return cliutil.Usage("collect: --window %d: want 1 or more requests in flight", c.Int("window"))
 	}
 	zc, err := zenohflags.Config(c)
 	if err != nil {
