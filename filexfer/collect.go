@@ -283,4 +283,3 @@ func link(src, dst string, force bool) error {
 	}
 	return nil
 }
-
