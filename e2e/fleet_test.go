@@ -361,3 +361,138 @@ func TestCollectAccessControl(t *testing.T) {
 		t.Fatalf("a recorder behind an authenticating router said its control plane is open:\n%s", rec.stderr)
 	}
 }
+
+// Two hosts, each with the simulator's streams (its own robot, its own
+// iceoryx2 camera) and a recorder serving its files (record --name),
+// their clocks apart; the recorder of host b is killed with kill -9 in
+// the middle of a file and started again. collect --all from the
+// controller's host brings back every finished file byte for byte, the
+// killed one as the copy its host recovered (marked so, its unfinished
+// original not served), and merges them on the simulator's clock: every
+// record of every file is in the merged log, each host's injected offset
+// comes back within its uncertainty, and analyze says which host recorded
+// which stream and that host b's file was recovered.
+func TestCollectAcrossHosts(t *testing.T) {
+	f := newFleetBed(t)
+	f.startRouter(t, filepath.Join(root(), "deploy", "router.json5"), "c011ec")
+	dir := t.TempDir()
+	ra, rb := robot(t)+"a", robot(t)+"b"
+	service := "vr/" + ra + "/time"
+	const simAhead, aAhead, bAhead = 250 * time.Millisecond, -120 * time.Millisecond, 300 * time.Millisecond
+	sim := func(h *netem.NS, r string) *proc {
+		return startCmd(t, h.Command(vrlogBin, append([]string{"sim", "-q", "--robot", r, "--state-hz", "100", "--width", "64", "--height", "48",
+			"--duration", "60s", "--clock-offset", simAhead.String()}, f.zenoh(h, "client.json5", zenohPort)...)...))
+	}
+	record := func(h *netem.NS, name, r, out string, ahead time.Duration) *proc {
+		return startCmd(t, h.Command(vrlogBin, append([]string{"record", "-q", "--name", name, "-o", out, "-k", "vr/" + r + "/**", "-s", "vr/" + r + "/camera/*",
+			"--time-service", service, "--probe-interval", "200ms", "--split-duration", "3s", "--clock-offset", ahead.String()},
+			f.zenoh(h, "client.json5", zenohPort)...)...))
+	}
+	aDir, bDir := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	os.Mkdir(aDir, 0o755)
+	os.Mkdir(bDir, 0o755)
+	sim(f.a, ra)
+	sim(f.b, rb)
+	record(f.a, "hosta", ra, filepath.Join(aDir, "run.vrlog"), aAhead)
+	recB := record(f.b, "hostb", rb, filepath.Join(bDir, "run.vrlog"), bAhead)
+	// Host b's recorder dies 1.5 s into its second file.
+	waitFor(t, 60*time.Second, "host b's second file", func() bool {
+		_, err := os.Stat(filepath.Join(bDir, "run_001.vrlog"))
+		return err == nil
+	})
+	time.Sleep(1500 * time.Millisecond)
+	recB.signal(9)
+	recB.wait(t, 10*time.Second)
+	record(f.b, "hostb", rb, filepath.Join(bDir, "again.vrlog"), bAhead)
+	time.Sleep(4 * time.Second) // host a finishes a few files, host b one of the new recording
+
+	out := filepath.Join(dir, "ctl")
+	var o string
+	var code int
+	waitFor(t, 60*time.Second, "the collection", func() bool {
+		o, code = runCmd(t, f.ctl.Command(vrlogBin, append([]string{"collect", "--all", "-o", out, "--json"}, f.zenoh(f.ctl, "client.json5", zenohPort)...)...))
+		return code == 0 && strings.Count(o, `"name": "host`) == 2
+	})
+	t.Log(o)
+	c := parseCollect(t, o)
+	var inputs []string
+	recovered := ""
+	for _, rc := range c.Recorders {
+		host := map[string]string{"hosta": aDir, "hostb": bDir}[rc.Name]
+		if len(rc.Files) < 2 || len(rc.Pending) == 0 {
+			t.Fatalf("%s: collected %+v, pending %+v: want finished files and the one being written", rc.Name, rc.Files, rc.Pending)
+		}
+		for _, fl := range rc.Files {
+			if got, want := fileSHA(t, fl.Path), fileSHA(t, filepath.Join(host, fl.Name)); got != want || got != fl.SHA256 {
+				t.Fatalf("%s: %s collected with sha256 %s, the host's is %s", rc.Name, fl.Name, got, want)
+			}
+			if fl.Name == "run_001.vrlog" && rc.Name == "hostb" {
+				t.Fatal("host b's unfinished file was served as it is")
+			}
+			if fl.Recovered != (fl.Name == "run_001.recovered.vrlog" && rc.Name == "hostb") {
+				t.Fatalf("%s: %s recovered=%v", rc.Name, fl.Name, fl.Recovered)
+			}
+			if fl.Recovered {
+				recovered = fl.Path
+			}
+			inputs = append(inputs, fl.Path)
+		}
+	}
+	if recovered == "" {
+		t.Fatal("host b's killed file was not collected as recovered")
+	}
+	if !strings.Contains(o, "RECOVERED") {
+		t.Fatalf("merge did not say a host's file was recovered:\n%s", o)
+	}
+
+	// Every record of every collected file is in the merged log, per channel.
+	count := func(paths ...string) map[string]int {
+		n := map[string]int{}
+		for _, p := range paths {
+			recs, _ := readLog(t, p)
+			for _, r := range recs {
+				if !strings.HasPrefix(r.channel, "vrlog/") {
+					n[r.channel]++
+				}
+			}
+		}
+		return n
+	}
+	want, got := count(inputs...), count(c.Merged)
+	if len(want) < 4 || fmt.Sprint(want) != fmt.Sprint(got) {
+		t.Fatalf("records per channel: the hosts' files %v, the merged log %v", want, got)
+	}
+
+	// Each host's offset, and what analyze says of the hosts.
+	rep := analyzeJSON(t, c.Merged)
+	hosts, _ := rep["hosts"].([]any)
+	if len(hosts) != len(inputs) {
+		t.Fatalf("analyze: %d hosts, want one per file (%d)", len(hosts), len(inputs))
+	}
+	for _, h := range hosts {
+		h := h.(map[string]any)
+		file := h["file"].(string)
+		ahead := aAhead
+		r := ra
+		if strings.Contains(file, "/hostb/") {
+			ahead, r = bAhead, rb
+		}
+		off, unc := h["offset_ms"].(float64), h["uncertainty_ms"].(float64)
+		if want := float64((simAhead - ahead).Milliseconds()); off < want-unc-1 || off > want+unc+1 {
+			t.Fatalf("%s: offset %.3f ms ± %.3f, injected %.0f", file, off, unc, want)
+		}
+		chans := fmt.Sprint(h["channels"])
+		if !strings.Contains(chans, "vr/"+r+"/state") || !strings.Contains(chans, "vr/"+r+"/camera/front") {
+			t.Fatalf("%s: channels %s", file, chans)
+		}
+		if (h["recovered_from"] != "") != (file == recovered) {
+			t.Fatalf("%s: recovered_from %q", file, h["recovered_from"])
+		}
+	}
+	for _, r := range []string{ra, rb} {
+		ch := channelReport(t, rep, "vr/"+r+"/state")
+		if hs := fmt.Sprint(ch["hosts"]); !strings.Contains(hs, map[string]string{ra: "/hosta/", rb: "/hostb/"}[r]) {
+			t.Fatalf("vr/%s/state: hosts %s", r, hs)
+		}
+	}
+}
