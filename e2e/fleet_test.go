@@ -37,7 +37,7 @@ type fleetBed struct {
 
 const ctlRelayPort = "7448" // on the controller's link: the router, behind a delay
 
-func newFleetBed(t *testing.T) *fleetBed {
+func newFleetBed(t testing.TB) *fleetBed {
 	t.Helper()
 	if err := netem.Available(); err != nil {
 		t.Skipf("fleet test skipped, it needs network namespaces: %v", err)
