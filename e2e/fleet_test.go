@@ -393,7 +393,7 @@ func TestCollectAcrossHosts(t *testing.T) {
 	os.Mkdir(bDir, 0o755)
 	sim(f.a, ra)
 	sim(f.b, rb)
-	record(f.a, "hosta", ra, filepath.Join(aDir, "run.vrlog"), aAhead)
+	recA := record(f.a, "hosta", ra, filepath.Join(aDir, "run.vrlog"), aAhead)
 	recB := record(f.b, "hostb", rb, filepath.Join(bDir, "run.vrlog"), bAhead)
 	// Host b's recorder dies 1.5 s into its second file.
 	waitFor(t, 60*time.Second, "host b's second file", func() bool {
@@ -440,6 +440,9 @@ func TestCollectAcrossHosts(t *testing.T) {
 	}
 	if recovered == "" {
 		t.Fatal("host b's killed file was not collected as recovered")
+	}
+	if !strings.Contains(recA.stderr.String(), "the control plane of hosta (vrlog/record/hosta/...) is open to anyone") {
+		t.Fatalf("a recorder without authentication did not say its control plane is open:\n%s", recA.stderr)
 	}
 	if !strings.Contains(o, "RECOVERED") {
 		t.Fatalf("merge did not say a host's file was recovered:\n%s", o)
