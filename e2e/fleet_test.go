@@ -202,13 +202,7 @@ func TestCollectFaults(t *testing.T) {
 	f.delayCtl(t, 25*time.Millisecond) // 50 ms round trips, one request in flight: about 20 MB/s
 	router := f.startRouter(t, filepath.Join(root(), "deploy", "router.json5"), "f1ee71")
 	dir := t.TempDir()
-	recDir := filepath.Join(dir, "a")
-	os.Mkdir(recDir, 0o755)
-	bigLog(t, filepath.Join(recDir, "earlier.vrlog"), 96<<20)
-	want := fileSHA(t, filepath.Join(recDir, "earlier.vrlog"))
-	r := robot(t)
-	rec := startCmd(t, f.a.Command(vrlogBin, append([]string{"record", "-q", "--name", "hosta", "-o", filepath.Join(recDir, "now.vrlog"),
-		"-k", "vr/" + r + "/**", "--probe-interval", "0"}, f.zenoh(f.a, "client.json5", zenohPort)...)...))
+	_, want := f.earlierLog(t, dir, 96<<20, "client.json5")
 	collect := func(out string, extra ...string) *exec.Cmd {
 		args := append([]string{"collect", "hosta", "-o", out, "--no-merge", "--json", "--window", "1", "--timeout", "2s"}, extra...)
 		return f.ctl.Command(vrlogBin, append(args, f.zenoh(f.ctl, "client.json5", ctlRelayPort)...)...)
@@ -288,7 +282,20 @@ func TestCollectFaults(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out4, "hosta", "earlier.vrlog")); err == nil {
 		t.Fatal("a full disk left a file in place")
 	}
-	_ = rec
+}
+
+// earlierLog puts a finished log of size bytes in dir/a, as an earlier
+// recording would have left it, and starts host a's recorder there
+// (--name hosta, with deploy/config), recording nothing of note. It returns
+// the recorder and the log's SHA-256.
+func (f *fleetBed) earlierLog(t *testing.T, dir string, size int, config string) (*proc, string) {
+	t.Helper()
+	recDir := filepath.Join(dir, "a")
+	os.Mkdir(recDir, 0o755)
+	bigLog(t, filepath.Join(recDir, "earlier.vrlog"), size)
+	rec := startCmd(t, f.a.Command(vrlogBin, append([]string{"record", "--name", "hosta", "-o", filepath.Join(recDir, "now.vrlog"),
+		"-k", "vr/" + robot(t) + "/**", "--probe-interval", "0"}, f.zenoh(f.a, config, zenohPort)...)...))
+	return rec, fileSHA(t, filepath.Join(recDir, "earlier.vrlog"))
 }
 
 // thirdOf waits until the collection p into out has a third of the file.
@@ -313,13 +320,8 @@ func TestCollectAccessControl(t *testing.T) {
 	f := newFleetBed(t)
 	f.startRouter(t, aclRouterConfig(t), "acc1")
 	dir := t.TempDir()
+	rec, before := f.earlierLog(t, dir, 4<<20, "recorder.json5")
 	recDir := filepath.Join(dir, "a")
-	os.Mkdir(recDir, 0o755)
-	bigLog(t, filepath.Join(recDir, "earlier.vrlog"), 4<<20)
-	before := fileSHA(t, filepath.Join(recDir, "earlier.vrlog"))
-	r := robot(t)
-	rec := startCmd(t, f.a.Command(vrlogBin, append([]string{"record", "--name", "hosta", "-o", filepath.Join(recDir, "now.vrlog"),
-		"-k", "vr/" + r + "/**", "--probe-interval", "0"}, f.zenoh(f.a, "recorder.json5", zenohPort)...)...))
 	collect := func(config, out string) *exec.Cmd {
 		args := []string{"collect", "hosta", "-o", filepath.Join(dir, out), "--no-merge", "--timeout", "1s", "--patience", "40s"}
 		return f.ctl.Command(vrlogBin, append(args, f.zenoh(f.ctl, config, zenohPort)...)...)

@@ -99,19 +99,27 @@ func outputDir(t *testing.T) (dir, secret string) {
 	return dir, secret
 }
 
+// serving serves an outputDir as the recorder gpu-box and returns it, the
+// secret outside it, and the collector's session.
+func serving(t *testing.T) (dir, secret string, col *zenoh.Session) {
+	t.Helper()
+	rs, cs := sessions(t)
+	dir, secret = outputDir(t)
+	srv, err := Serve(rs, "gpu-box", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return dir, secret, cs
+}
+
 // A recorder's finished logs, fetched over real zenoh sessions: the list
 // holds exactly the finished logs and the recovered copy of the crashed
 // one (marked so), the live log is pending, nothing else is listed; each
 // fetched file is byte for byte the recorder's, in small chunks with many
 // in flight; a second collection finds them there and fetches nothing.
 func TestCollectOverZenoh(t *testing.T) {
-	rs, cs := sessions(t)
-	dir, _ := outputDir(t)
-	srv, err := Serve(rs, "gpu-box", dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	dir, _, cs := serving(t)
 	c := &Client{Sess: cs, Chunk: 64 << 10, Window: 6, Timeout: 5 * time.Second}
 	ctx := context.Background()
 
@@ -176,13 +184,7 @@ func TestCollectOverZenoh(t *testing.T) {
 // never a byte from outside the output directory, of a live log, of a
 // link, or of a file the recorder did not list.
 func TestHostileRequests(t *testing.T) {
-	rs, cs := sessions(t)
-	dir, secret := outputDir(t)
-	srv, err := Serve(rs, "gpu-box", dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	_, secret, cs := serving(t)
 	c := &Client{Sess: cs, Timeout: 5 * time.Second}
 	ctx := context.Background()
 	l := list(t, c)
@@ -247,20 +249,14 @@ func TestHostileRequests(t *testing.T) {
 // A fetch interrupted halfway keeps its partial file; the next resumes
 // from its end and the result is the recorder's file.
 func TestFetchResumes(t *testing.T) {
-	rs, cs := sessions(t)
-	dir, _ := outputDir(t)
-	srv, err := Serve(rs, "gpu-box", dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	dir, _, cs := serving(t)
 	c := &Client{Sess: cs, Chunk: 32 << 10, Window: 2}
 	l := list(t, c)
 	f := l.Files[1] // run.0.vrlog, the largest
 	dst := filepath.Join(t.TempDir(), f.Name)
 	ctx, cancel := context.WithCancel(context.Background())
 	var got int64
-	_, err = c.Fetch(ctx, "gpu-box", f, dst, false, func(n int64) {
+	_, err := c.Fetch(ctx, "gpu-box", f, dst, false, func(n int64) {
 		if got += n; got > f.Size/2 {
 			cancel()
 		}
@@ -285,13 +281,7 @@ func TestFetchResumes(t *testing.T) {
 // Two collectors of the same file into the same place take turns: one
 // fetches, the other waits for it and finds the file there.
 func TestTwoCollectorsOfOneFile(t *testing.T) {
-	rs, cs := sessions(t)
-	dir, _ := outputDir(t)
-	srv, err := Serve(rs, "gpu-box", dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	dir, _, cs := serving(t)
 	c := &Client{Sess: cs, Chunk: 16 << 10, Window: 2}
 	l := list(t, c)
 	f := l.Files[1]
@@ -320,13 +310,7 @@ func TestTwoCollectorsOfOneFile(t *testing.T) {
 // A file replaced on the recorder after it was listed is not fetched as a
 // mix of both: the fetch fails with ErrChanged and leaves nothing.
 func TestFileChangedAfterListing(t *testing.T) {
-	rs, cs := sessions(t)
-	dir, _ := outputDir(t)
-	srv, err := Serve(rs, "gpu-box", dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	dir, _, cs := serving(t)
 	c := &Client{Sess: cs}
 	l := list(t, c)
 	f := l.Files[2] // run.1.vrlog
@@ -343,13 +327,7 @@ func TestFileChangedAfterListing(t *testing.T) {
 // A full disk (writes past RLIMIT_FSIZE fail with EFBIG, as ENOSPC would)
 // fails the fetch and leaves nothing half-written.
 func TestFetchDiskFull(t *testing.T) {
-	rs, cs := sessions(t)
-	dir, _ := outputDir(t)
-	srv, err := Serve(rs, "gpu-box", dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	_, _, cs := serving(t)
 	c := &Client{Sess: cs, Chunk: 64 << 10}
 	l := list(t, c)
 	f := l.Files[1]
@@ -363,7 +341,7 @@ func TestFetchDiskFull(t *testing.T) {
 	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
 		t.Skipf("setrlimit: %v", err)
 	}
-	_, err = c.Fetch(context.Background(), "gpu-box", f, dst, false, nil)
+	_, err := c.Fetch(context.Background(), "gpu-box", f, dst, false, nil)
 	syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old)
 	var we *writeError
 	if !errors.As(err, &we) || !errors.Is(err, syscall.EFBIG) {
