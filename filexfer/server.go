@@ -98,12 +98,12 @@ func (s *Server) enqueue(list bool) func(zenoh.Query, *zenoh.Pending) {
 
 func (s *Server) worker() {
 	defer s.wg.Done()
-	buf := make([]byte, MaxChunk)
+	var buf []byte // as large as the largest range this worker served: at most MaxChunk
 	for j := range s.work {
 		if j.list {
 			j.p.Reply(s.list(j.q))
 		} else {
-			j.p.Reply(s.serveRange(j.q, buf))
+			j.p.Reply(s.serveRange(j.q, &buf))
 		}
 	}
 }
@@ -142,8 +142,8 @@ func (s *Server) list(q zenoh.Query) zenoh.Reply {
 }
 
 // serveRange answers a range request with the bytes asked for (fewer
-// only at the file's end), read into buf.
-func (s *Server) serveRange(q zenoh.Query, buf []byte) zenoh.Reply {
+// only at the file's end), read into *buf (grown to the request).
+func (s *Server) serveRange(q zenoh.Query, buf *[]byte) zenoh.Reply {
 	if err := checkKey(q.Key, RangeKey(s.name)); err != nil {
 		return badRequest(err)
 	}
@@ -159,11 +159,15 @@ func (s *Server) serveRange(q zenoh.Query, buf []byte) zenoh.Reply {
 	if req.Offset > size {
 		return badRequest(fmt.Errorf("%w: offset %d is past the end of %s (%d bytes)", ErrRequest, req.Offset, req.File, size))
 	}
-	n, err := f.ReadAt(buf[:min(req.Length, size-req.Offset)], req.Offset)
+	want := min(req.Length, size-req.Offset)
+	if int64(cap(*buf)) < want {
+		*buf = make([]byte, want)
+	}
+	n, err := f.ReadAt((*buf)[:want], req.Offset)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return errorReply(&RemoteError{Schema: ErrorSchema, Code: CodeInternal, Message: fmt.Sprintf("read %s: %v", req.File, err)})
 	}
-	return zenoh.Reply{Payload: buf[:n], Encoding: RangeEncoding}
+	return zenoh.Reply{Payload: (*buf)[:n], Encoding: RangeEncoding}
 }
 
 func badRequest(err error) zenoh.Reply {
