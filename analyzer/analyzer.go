@@ -87,11 +87,12 @@ type Analysis struct {
 	notes    []string      // about the inputs
 	onSim    int           // files whose receive stamps are on the simulator's clock
 	hosts    []HostReport
-	rec      recordingSpan // the recorder's heartbeats: the recording's own end
-	readFrom int64         // RecvMonoNs the current file is read from (overlapping snapshots)
-	readTo   int64         // and up to, excluded (its next pause; 0: to its end)
-	books    *books        // the channels' timing, while a log's data is read (eachData)
-	batches  uint64        // metadata batches read so far, over all files (eachBatch)
+	hostsOf  map[string][]string // a merged log's channel -> the hosts' logs that recorded it
+	rec      recordingSpan       // the recorder's heartbeats: the recording's own end
+	readFrom int64               // RecvMonoNs the current file is read from (overlapping snapshots)
+	readTo   int64               // and up to, excluded (its next pause; 0: to its end)
+	books    *books              // the channels' timing, while a log's data is read (eachData)
+	batches  uint64              // metadata batches read so far, over all files (eachBatch)
 }
 
 type namedLag struct {
@@ -126,7 +127,7 @@ func New(opts Options) *Analysis {
 	if opts.MaxEvents <= 0 {
 		opts.MaxEvents = 1000
 	}
-	a := &Analysis{opts: opts, byName: map[string]*channel{}, byStream: map[logfmt.Stream]*channel{}}
+	a := &Analysis{opts: opts, byName: map[string]*channel{}, byStream: map[logfmt.Stream]*channel{}, hostsOf: map[string][]string{}}
 	return a
 }
 
@@ -237,7 +238,10 @@ func (a *Analysis) AddFile(path string) error {
 		for _, h := range sim.Hosts {
 			a.hosts = append(a.hosts, HostReport{File: h.File, ProbeChannel: h.ProbeChannel, TimeService: sim.Service,
 				OffsetMs: ms3(h.OffsetNs), UncertaintyMs: ms3(h.UncertaintyNs), RTTMs: ms3(h.RTTNs), Probes: h.Probes, Used: h.Used,
-				DriftPPM: round3(h.DriftPPM), DriftValid: h.DriftValid})
+				DriftPPM: round3(h.DriftPPM), DriftValid: h.DriftValid, Channels: append([]string{}, h.Channels...), RecoveredFrom: h.RecoveredFrom})
+			for _, c := range h.Channels {
+				a.hostsOf[c] = append(a.hostsOf[c], h.File)
+			}
 		}
 	}
 
@@ -520,6 +524,7 @@ func (a *Analysis) Report() *Report {
 	for _, ch := range a.order {
 		c := ch.rep
 		c.Skips, c.Restarts, c.Outages = []SkipItem{}, []RestartItem{}, []OutageItem{}
+		c.Hosts = append([]string{}, a.hostsOf[c.Name]...)
 		sum := ch.stream.Summary()
 		if ch.kind == KindProbe {
 			probes = append(probes, ch.probes...)

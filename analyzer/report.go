@@ -148,11 +148,14 @@ const (
 
 // ChannelReport is one channel's audit.
 type ChannelReport struct {
-	Name      string `json:"name"`
-	Transport string `json:"transport"`
-	Topic     string `json:"topic"`
-	Schema    string `json:"schema"`
-	Kind      string `json:"kind"`
+	Name string `json:"name"`
+	// Hosts are the host logs of a merged log that recorded the channel
+	// (HostReport.File); empty for one host's log.
+	Hosts     []string `json:"hosts"`
+	Transport string   `json:"transport"`
+	Topic     string   `json:"topic"`
+	Schema    string   `json:"schema"`
+	Kind      string   `json:"kind"`
 	// Error says why the recorder could not record the channel (it has no
 	// records); Warning what limited its recording ("" when none).
 	Error   string `json:"error"`
@@ -301,6 +304,12 @@ type HostReport struct {
 	Used          int     `json:"used"`
 	DriftPPM      float64 `json:"drift_ppm"`
 	DriftValid    bool    `json:"drift_valid"`
+	// Channels are the streams this host recorded (its probes aside).
+	Channels []string `json:"channels"`
+	// RecoveredFrom, when set, says the host's log was the verified copy
+	// of one its recorder never finished (a crash): what the recorder
+	// still held then is not in it.
+	RecoveredFrom string `json:"recovered_from"`
 }
 
 // Check is one CI-gate threshold applied to one channel (or the session).

@@ -92,10 +92,10 @@ func (r *Report) WriteTextWidth(out io.Writer, tf codec.TimeFormat, width int) e
 	tb.Write(out, width)
 	for _, c := range r.Channels {
 		if c.Error != "" {
-			p("ERROR    channel %s was NOT RECORDED: %s\n", c.Name, c.Error)
+			p("ERROR    channel %s%s was NOT RECORDED: %s\n", c.Name, on(c), c.Error)
 		}
 		if c.Warning != "" {
-			p("warning  channel %s: %s\n", c.Name, c.Warning)
+			p("warning  channel %s%s: %s\n", c.Name, on(c), c.Warning)
 		}
 	}
 
@@ -111,7 +111,7 @@ func (r *Report) WriteTextWidth(out io.Writer, tf codec.TimeFormat, width int) e
 				p("  %s  … %d more gaps\n", c.Name, len(c.Skips)-20)
 				break
 			}
-			p("  %s  seq %d → %d: %d skipped, at %s\n", c.Name, s.LastSeq, s.Seq, s.Skipped, at(s.TNs))
+			p("  %s%s  seq %d → %d: %d skipped, at %s\n", c.Name, on(c), s.LastSeq, s.Seq, s.Skipped, at(s.TNs))
 		}
 	}
 	any = false
@@ -121,8 +121,8 @@ func (r *Report) WriteTextWidth(out io.Writer, tf codec.TimeFormat, width int) e
 				section("restarts (seq went back: the publisher restarted):")
 				any = true
 			}
-			p("  %s  seq %d → %d: elapsed froze at %.2f s, resumed at %.2f s (%.2f s later)\n",
-				c.Name, s.LastSeq, s.Seq, s.ElapsedBefore, s.ElapsedAfter, s.GapS)
+			p("  %s%s  seq %d → %d: elapsed froze at %.2f s, resumed at %.2f s (%.2f s later)\n",
+				c.Name, on(c), s.LastSeq, s.Seq, s.ElapsedBefore, s.ElapsedAfter, s.GapS)
 		}
 	}
 	any = false
@@ -139,7 +139,7 @@ func (r *Report) WriteTextWidth(out io.Writer, tf codec.TimeFormat, width int) e
 			if o.Ended {
 				tag = ", then silent until the recording ended (the stream stopped)"
 			}
-			p("  %s  %.3f s gap from %s to %s (nominal %.3f ms)%s\n", c.Name, o.GapS, at(o.FromNs), at(o.ToNs), c.NominalPeriodMs, tag)
+			p("  %s%s  %.3f s gap from %s to %s (nominal %.3f ms)%s\n", c.Name, on(c), o.GapS, at(o.FromNs), at(o.ToNs), c.NominalPeriodMs, tag)
 		}
 	}
 	if len(r.Lag) > 0 {
@@ -191,6 +191,12 @@ func (r *Report) WriteTextWidth(out io.Writer, tf codec.TimeFormat, width int) e
 			}
 			p("  %s: offset %+.3f ms ± %.3f ms (simulator minus host) from the %d lowest-RTT of %d probes on %s; rtt %.3f ms%s\n",
 				h.File, h.OffsetMs, h.UncertaintyMs, h.Used, h.Probes, h.ProbeChannel, h.RTTMs, drift)
+			if len(h.Channels) > 0 {
+				p("    streams: %s\n", strings.Join(h.Channels, ", "))
+			}
+			if h.RecoveredFrom != "" {
+				p("    RECOVERED: its recorder never finished %s (crash, kill -9, power loss); what it still held then is not in this log\n", h.RecoveredFrom)
+			}
 		}
 	}
 	if len(r.Checks) > 0 {
@@ -232,4 +238,12 @@ func human(n int64) string {
 		return fmt.Sprintf("%d B", n)
 	}
 	return strings.TrimSuffix(fmt.Sprintf("%.1f", f), ".0") + " " + units[i]
+}
+
+// on names the hosts of a merged log that recorded c: " (on HOST)", or "".
+func on(c ChannelReport) string {
+	if len(c.Hosts) == 0 {
+		return ""
+	}
+	return " (on " + strings.Join(c.Hosts, ", ") + ")"
 }

@@ -381,7 +381,7 @@ func TestPausedAndTimes(t *testing.T) {
 
 // bigLog writes a log of about size bytes of uncompressed 1 MiB frames,
 // so a verb reading it runs long enough to be interrupted.
-func bigLog(t *testing.T, path string, size int) {
+func bigLog(t testing.TB, path string, size int) {
 	t.Helper()
 	w, err := logfmt.Create(path, logfmt.WriterOptions{FlushInterval: -1, Sync: logfmt.SyncNone})
 	if err != nil {

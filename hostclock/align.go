@@ -45,7 +45,9 @@ type Alignment struct {
 type aligned struct {
 	file          string
 	model         Model
-	wallMinusMono int64 // D_i
+	wallMinusMono int64    // D_i
+	data          []uint16 // its channels other than probes, for SimClock
+	recoveredFrom string   // logfmt.MetaRecoveredFrom of its header
 }
 
 // Align builds the alignment of rs, named files in errors. service, if
@@ -75,7 +77,13 @@ func Align(rs []*logfmt.Reader, files []string, service *keyexpr.Pattern) (*Alig
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", files[i], err)
 		}
-		a.inputs = append(a.inputs, aligned{file: files[i], model: m, wallMinusMono: d})
+		in := aligned{file: files[i], model: m, wallMinusMono: d, recoveredFrom: r.Header().Metadata[logfmt.MetaRecoveredFrom]}
+		for _, c := range r.Channels() {
+			if !IsProbe(c) {
+				in.data = append(in.data, c.ID)
+			}
+		}
+		a.inputs = append(a.inputs, in)
 	}
 	if len(a.inputs) > 0 {
 		a.c = a.inputs[0].wallMinusMono + a.inputs[0].model.OffsetNs()
@@ -154,7 +162,14 @@ func (a *Alignment) SimClock(plan *logfmt.MergePlan) SimClock {
 		e := in.model.Estimate
 		sc.Hosts = append(sc.Hosts, Host{File: in.file, ProbeChannel: plan.Name(i, in.model.ChannelID),
 			OffsetNs: e.OffsetNs, UncertaintyNs: in.model.UncertaintyNs(), RTTNs: e.RTTNs, Probes: e.Probes, Used: e.Used,
-			DriftPPM: e.DriftPPM, DriftValid: e.DriftValid, RefNs: e.RefNs, WallMinusMonoNs: in.wallMinusMono})
+			DriftPPM: e.DriftPPM, DriftValid: e.DriftValid, RefNs: e.RefNs, WallMinusMonoNs: in.wallMinusMono,
+			RecoveredFrom: in.recoveredFrom})
+		h := &sc.Hosts[len(sc.Hosts)-1]
+		for _, id := range in.data {
+			if n := plan.Name(i, id); n != "" && !slices.Contains(h.Channels, n) {
+				h.Channels = append(h.Channels, n)
+			}
+		}
 	}
 	return sc
 }

@@ -138,7 +138,9 @@ func TestAlignMergesOnTheSimulatorsClock(t *testing.T) {
 	got, err := ParseSimClock(mr.Header().Metadata)
 	if err != nil || got == nil || got.Service != "vr/r1/time" || len(got.Hosts) != 2 || got.Hosts[1].File != files[1] ||
 		got.Hosts[0].ProbeChannel != "vrlog/clock/vr/r1/time" || got.Hosts[1].ProbeChannel != "vrlog/clock/vr/r1/time@2" ||
-		got.Hosts[0].OffsetNs != al.Model(0).OffsetNs() || got.Hosts[1].Used != 10 || got.Hosts[1].Probes != 20 {
+		got.Hosts[0].OffsetNs != al.Model(0).OffsetNs() || got.Hosts[1].Used != 10 || got.Hosts[1].Probes != 20 ||
+		!slices.Equal(got.Hosts[0].Channels, []string{"vr/r1/state"}) || !slices.Equal(got.Hosts[1].Channels, []string{"vr/r1/camera/front"}) ||
+		got.Hosts[0].RecoveredFrom != "" {
 		t.Fatalf("metadata %+v, %v", got, err)
 	}
 	names := map[uint16]string{}

@@ -48,6 +48,12 @@ type Host struct {
 	RefNs      int64   `json:"ref_ns"`
 	// WallMinusMonoNs is D: the host's wall minus monotonic receive stamp.
 	WallMinusMonoNs int64 `json:"wall_minus_mono_ns"`
+	// Channels are the merged log's channels this input recorded (its
+	// probes aside): which host each stream, and each loss on it, is from.
+	Channels []string `json:"channels,omitempty"`
+	// RecoveredFrom, when set, says the input was the verified copy of a
+	// log its recorder never finished (logfmt.MetaRecoveredFrom).
+	RecoveredFrom string `json:"recovered_from,omitempty"`
 }
 
 // Encode is the MetaKey value.

@@ -131,6 +131,13 @@ const (
 	MetaTrigger = "vrlog.trigger"
 )
 
+// MetaRecoveredFrom is header metadata of a log that is the verified copy
+// of another its recorder never finished (a crash, kill -9, power loss):
+// the unfinished log's file name. A recorder serving its files over zenoh
+// (filexfer) recovers such a log on its host and marks the copy so; merge
+// and analyze say which host's log it was.
+const MetaRecoveredFrom = "vrlog.recovered_from"
+
 // MaxPublisherID is the largest Record.PublisherID the writer accepts.
 const MaxPublisherID = 64
 

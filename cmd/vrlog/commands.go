@@ -6,6 +6,7 @@ import (
 	"github.com/vrlog/vrlog/internal/command/analyze"
 	"github.com/vrlog/vrlog/internal/command/controller"
 	"github.com/vrlog/vrlog/internal/command/ctl"
+	"github.com/vrlog/vrlog/internal/command/fleet"
 	"github.com/vrlog/vrlog/internal/command/logtools"
 	"github.com/vrlog/vrlog/internal/command/rec"
 	"github.com/vrlog/vrlog/internal/command/record"
@@ -27,6 +28,7 @@ func commands() []*cli.Command {
 	add("jobs", record.Command(), replay.Command(), analyze.Command())
 	add("recorders", rec.Commands()...)
 	add("test fixture", ctl.Command(), controller.Command())
+	add("fleet", fleet.CollectCommand())
 	add("log tools", logtools.Commands()...)
 	add("simulator", sim.Command())
 	add("help", docCommands()...)

@@ -92,6 +92,9 @@ int vr_zsession_open(const char *config_file, const char *const *keys, const cha
                      size_t n, vr_zsession **out, char **err);
 void vr_zsession_close(vr_zsession *s);
 size_t vr_zsession_zid(const vr_zsession *s, uint8_t out[16]);
+/* The session's effective configuration value at key, as JSON, into *out (free with
+ * vr_string_free); a key the configuration lacks is VR_ERR_INVALID. */
+int vr_zsession_config_get(const vr_zsession *s, const char *key, char **out, char **err);
 /* Zenoh ids (16 LE bytes each) of the routers (routers != 0) or peers connected now, up to cap
  * of them into out[cap * 16]; returns the number connected (may exceed cap). */
 size_t vr_zsession_connected(const vr_zsession *s, uint8_t routers, uint8_t *out, size_t cap);

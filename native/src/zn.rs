@@ -2,7 +2,7 @@
 //! get, and liveliness tokens. Every handle is a Box turned into a raw pointer;
 //! the matching *_free/close function takes it back.
 
-use std::ffi::c_char;
+use std::ffi::{c_char, CString};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -316,6 +316,29 @@ pub unsafe extern "C" fn vr_zsession_zid(s: *const ZSession, out: *mut u8) -> us
     let b = zid.to_le_bytes();
     std::ptr::copy_nonoverlapping(b.as_ptr(), out, 16);
     id_len(&b) as usize
+}
+
+/// Writes the session's effective configuration value at key (a zenoh
+/// config path such as "transport/auth/usrpwd/user") as JSON into *out (free
+/// with vr_string_free); a key the configuration does not have is VR_ERR_INVALID.
+#[no_mangle]
+pub unsafe extern "C" fn vr_zsession_config_get(
+    s: *const ZSession,
+    key: *const c_char,
+    out: *mut *mut c_char,
+    err: *mut *mut c_char,
+) -> i32 {
+    let Some(key) = cstr(key).map(|k| k.to_string()) else {
+        return set_err(err, VR_ERR_INVALID, "zenoh: config key is not UTF-8");
+    };
+    let session = &(*s).session;
+    guard(err, std::panic::AssertUnwindSafe(|| match session.config().get(&key) {
+        Ok(v) => {
+            *out = CString::new(v.replace('\0', " ")).unwrap_or_default().into_raw();
+            VR_OK
+        }
+        Err(e) => set_err(err, VR_ERR_INVALID, format!("zenoh: config {key:?}: {e}")),
+    }))
 }
 
 /// Writes the zenoh ids (16 little-endian bytes each) of the routers

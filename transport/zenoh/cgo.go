@@ -166,6 +166,26 @@ func (s *Session) Connected() (Connections, error) {
 	return c, err
 }
 
+// ConfigValue is the session's effective configuration value at key (a
+// zenoh config path, e.g. "transport/auth/usrpwd/user") as JSON: what the
+// configuration file, the overrides and zenoh's defaults made it. A key
+// the configuration does not have matches ErrInvalid.
+func (s *Session) ConfigValue(key string) (string, error) {
+	ck := C.CString(key)
+	defer C.free(unsafe.Pointer(ck))
+	var v string
+	err := s.use(func(h *C.vr_zsession) error {
+		var out, cerr *C.char
+		if rc := C.vr_zsession_config_get(h, ck, &out, &cerr); rc != C.VR_OK {
+			return toErr(rc, cerr)
+		}
+		v = C.GoString(out)
+		C.vr_string_free(out)
+		return nil
+	})
+	return v, err
+}
+
 func connectedIDs(h *C.vr_zsession, routers C.uint8_t) []string {
 	buf := make([]C.uint8_t, 16*8)
 	n := int(C.vr_zsession_connected(h, routers, &buf[0], 8))

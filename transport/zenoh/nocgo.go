@@ -25,8 +25,9 @@ type Token struct{}
 // Open returns ErrUnavailable: built without cgo.
 func Open(Config) (*Session, error) { return nil, ErrUnavailable }
 
-func (*Session) Close() error { return ErrUnavailable }
-func (*Session) ZID() string  { return "" }
+func (*Session) Close() error                       { return ErrUnavailable }
+func (*Session) ZID() string                        { return "" }
+func (*Session) ConfigValue(string) (string, error) { return "", ErrUnavailable }
 func (*Session) Connected() (Connections, error) {
 	return Connections{}, ErrUnavailable
 }

@@ -448,3 +448,23 @@ func TestPublisherMatching(t *testing.T) {
 		t.Fatalf("closed publisher: %v", err)
 	}
 }
+
+// ConfigValue reads the effective configuration: overrides, a file's
+// values and zenoh's defaults; a key that is not there is ErrInvalid.
+func TestConfigValue(t *testing.T) {
+	conf := filepath.Join(t.TempDir(), "c.json5")
+	os.WriteFile(conf, []byte(`{ transport: { auth: { usrpwd: { user: "ctl", password: "pw" } } } }`), 0o600)
+	s, err := Open(Config{ConfigFile: conf, Mode: ModePeer, DisableMulticastScouting: true, Listen: []string{"tcp/127.0.0.1:0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for key, want := range map[string]string{"mode": `"peer"`, "transport/auth/usrpwd/user": `"ctl"`, "scouting/multicast/enabled": "false"} {
+		if got, err := s.ConfigValue(key); err != nil || got != want {
+			t.Errorf("%s: %s, %v; want %s", key, got, err, want)
+		}
+	}
+	if _, err := s.ConfigValue("no/such/key"); !errors.Is(err, ErrInvalid) {
+		t.Errorf("a missing key: %v", err)
+	}
+}

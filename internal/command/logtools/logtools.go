@@ -138,7 +138,11 @@ func openSelection(c *cli.Context, path string, o logfmt.ReaderOptions, metaOnly
 // createOutput starts the -o output, refusing to overwrite an input; -o -
 // is standard output, which the verb's own report then leaves (report).
 func createOutput(c *cli.Context, inputs ...string) (*outfile.File, error) {
-	out := c.String("output")
+	return createOutputAt(c, c.String("output"), c.Bool("force"), inputs...)
+}
+
+// createOutputAt is createOutput of out, replaced only with force.
+func createOutputAt(c *cli.Context, out string, force bool, inputs ...string) (*outfile.File, error) {
 	if out == "" {
 		return nil, cliutil.Usage("give the output with -o PATH (see --help)")
 	}
@@ -150,7 +154,7 @@ func createOutput(c *cli.Context, inputs ...string) (*outfile.File, error) {
 			return nil, cliutil.Usage("%s: the output must differ from the input", out)
 		}
 	}
-	f, err := outfile.Create(out, outfile.Options{Force: c.Bool("force"), Stdout: c.App.Writer})
+	f, err := outfile.Create(out, outfile.Options{Force: force, Stdout: c.App.Writer})
 	return f, cliutil.Output(err)
 }
 

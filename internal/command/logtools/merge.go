@@ -79,7 +79,27 @@ func runMerge(c *cli.Context) error {
 	default:
 		return cliutil.Usage("merge: --clock %q: want recorder or sim", c.String("clock"))
 	}
-	paths := c.Args().Slice()
+	var service *keyexpr.Pattern
+	if s := c.String("time-service"); s != "" {
+		p, err := keyexpr.Parse(s)
+		if err != nil {
+			return cliutil.Usage("merge: --time-service: %v", err)
+		}
+		service = &p
+	}
+	return mergeLogs(c, c.Args().Slice(), c.String("output"), c.Bool("force"), sim, service)
+}
+
+// MergeOnSimClock is `merge --clock sim PATHS -o OUT`, for verbs that
+// bring the hosts' logs together (collect): the same checks, output and
+// report, on c's writers.
+func MergeOnSimClock(c *cli.Context, paths []string, out string, force bool) error {
+	return mergeLogs(c, paths, out, force, true, nil)
+}
+
+// mergeLogs merges paths into out; sim puts them on the simulator's
+// clock of service (nil: the one time service each probed).
+func mergeLogs(c *cli.Context, paths []string, out string, force, sim bool, service *keyexpr.Pattern) error {
 	var readers []*logfmt.Reader
 	defer func() {
 		for _, r := range readers {
@@ -103,14 +123,6 @@ func runMerge(c *cli.Context) error {
 	var opts logfmt.MergeOptions
 	var al *hostclock.Alignment
 	if sim {
-		var service *keyexpr.Pattern
-		if s := c.String("time-service"); s != "" {
-			p, err := keyexpr.Parse(s)
-			if err != nil {
-				return cliutil.Usage("merge: --time-service: %v", err)
-			}
-			service = &p
-		}
 		var err error
 		if al, err = hostclock.Align(readers, paths, service); err != nil {
 			return clockError(err)
@@ -127,7 +139,7 @@ func runMerge(c *cli.Context) error {
 	if al != nil {
 		meta[hostclock.MetaKey] = al.SimClock(plan).Encode()
 	}
-	f, err := createOutput(c, paths...)
+	f, err := createOutputAt(c, out, force, paths...)
 	if err != nil {
 		return err
 	}
@@ -179,6 +191,9 @@ func printHosts(w io.Writer, hosts []hostclock.Host) {
 		}
 		fmt.Fprintf(w, "  %s: offset %+.3f ms ± %.3f ms (simulator minus host; from %d of %d probes, rtt %.3f ms%s), probes on %s\n",
 			h.File, ms(h.OffsetNs), ms(h.UncertaintyNs), h.Used, h.Probes, ms(h.RTTNs), drift, h.ProbeChannel)
+		if h.RecoveredFrom != "" {
+			fmt.Fprintf(w, "    RECOVERED: its recorder never finished %s (crash, kill -9, power loss); this is the verified copy, without what the recorder still held\n", h.RecoveredFrom)
+		}
 	}
 }
 

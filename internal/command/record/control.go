@@ -8,6 +8,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/vrlog/vrlog/ctlaccess"
+	"github.com/vrlog/vrlog/filexfer"
 	"github.com/vrlog/vrlog/internal/cliutil"
 	"github.com/vrlog/vrlog/recctl"
 	"github.com/vrlog/vrlog/recorder"
@@ -40,16 +42,43 @@ func controlName(c *cli.Context, cfg *recorder.Config) (string, error) {
 	return name, nil
 }
 
-// mountControl serves the control plane as name once the recorder runs.
+// mountControl serves the control plane as name once the recorder runs:
+// the verbs (recctl) and the finished logs of the output's directory
+// (filexfer, vrlog collect); it says once when they are open to anyone
+// on the zenoh network.
 func mountControl(c *cli.Context, cfg *recorder.Config, name string, errw io.Writer) {
 	if name == "" {
 		return
 	}
 	cfg.Mount = func(r *recorder.Recorder, sess *zenoh.Session) (io.Closer, error) {
-		s, err := recctl.Serve(sess, name, r, recctl.Options{Version: cliutil.Version()})
-		if err == nil && !c.Bool("quiet") {
-			fmt.Fprintf(errw, "record: control plane: %s (vrlog rec status %s)\n", recctl.TokenKey(name), name)
+		files, err := filexfer.Serve(sess, name, r.Dir())
+		if err != nil {
+			return nil, err
 		}
-		return s, err
+		verbs, err := recctl.Serve(sess, name, r, recctl.Options{Version: cliutil.Version()})
+		if err != nil {
+			files.Close()
+			return nil, err
+		}
+		if why := ctlaccess.Open(sess); why != "" {
+			fmt.Fprintf(errw, "record: warning: the control plane of %s (vrlog/record/%s/...) is open to anyone on this zenoh network: %s; docs/deployment.md \"Access control\"\n", name, name, why)
+		}
+		if !c.Bool("quiet") {
+			fmt.Fprintf(errw, "record: control plane: %s (vrlog rec status %s; vrlog collect %s)\n", recctl.TokenKey(name), name, name)
+		}
+		return closers{verbs, files}, nil
 	}
+}
+
+// closers closes each, in order; the first error is theirs.
+type closers []io.Closer
+
+func (cs closers) Close() error {
+	var first error
+	for _, c := range cs {
+		if err := c.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }

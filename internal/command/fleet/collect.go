@@ -1,0 +1,305 @@
+// Package fleet holds the verbs that drive several hosts' recorders:
+// collect brings their finished logs back over zenoh and merges them on
+// the simulator's clock.
+package fleet
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/vrlog/vrlog/filexfer"
+	"github.com/vrlog/vrlog/internal/cliutil"
+	"github.com/vrlog/vrlog/internal/command/logtools"
+	"github.com/vrlog/vrlog/internal/progress"
+	"github.com/vrlog/vrlog/internal/zenohflags"
+	"github.com/vrlog/vrlog/transport/zenoh"
+)
+
+// CollectCommand is `vrlog collect`.
+func CollectCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "collect",
+		Usage:     "fetch the finished logs of recorders on other hosts over zenoh, and merge them on the simulator's clock",
+		ArgsUsage: "NAME... | --all  -o DIR",
+		Description: `Asks each named recorder (vrlog record --name NAME, on any host of the zenoh
+network) for its finished logs and fetches them into DIR/NAME/, keeping their
+file names, then merges everything fetched into one log on the simulator's
+clock (what 'vrlog merge --clock sim' does), DIR/session.vrlog by default.
+
+A recorder serves only the finished logs of its output directory: a log it
+still writes is listed as pending and not fetched; a log a crash left
+unfinished is recovered on its host first (NAME.recovered.vrlog, marked as
+recovered; the merged log and analyze say so). Each file is verified end to
+end (its size and the SHA-256 its recorder computed) and appears in DIR only
+complete (written to a hidden partial file, then renamed). An interrupted
+collection (Ctrl-C, a link down for longer than --patience) keeps its partial
+files: the same command again resumes each where it stopped. A file already in
+DIR with the same checksum is not fetched again; a file found in a --shared
+directory (SHARED/NAME/FILE or SHARED/FILE, same size and checksum) is linked,
+not copied. A full disk stops the collection with exit 3 and leaves no
+partial file.
+
+Who may list and fetch is decided by the zenoh router's access control, not
+by vrlog: with the deployment of docs/deployment.md, only the controller's
+identity (--zenoh-config deploy/controller.json5) gets an answer.
+
+EXAMPLES:
+   vrlog collect gpu-box robot-pc -o run1 --zenoh-config deploy/controller.json5
+   vrlog collect --all -o run1 --shared /mnt/nfs/recordings --no-merge
+   vrlog collect --all -o run1 --json > run1.json
+
+` + cliutil.ExitCodesHelp,
+		Flags: append(zenohflags.Flags(),
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "`DIR` to collect into: DIR/NAME/ per recorder (created)"},
+			&cli.BoolFlag{Name: "all", Aliases: []string{"a"}, Usage: "every recorder that serves files on the zenoh network (their liveliness tokens)"},
+			&cli.StringSliceFlag{Name: "shared", Usage: "`DIR` where recorders' logs are reachable already (a network file system): link them instead of copying (repeatable)"},
+			&cli.StringFlag{Name: "merge", Usage: "merged log `FILE` (default DIR/session.vrlog)"},
+			&cli.BoolFlag{Name: "no-merge", Usage: "only fetch; do not merge"},
+			&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "replace different files already in DIR, and the merged log"},
+			&cli.DurationFlag{Name: "timeout", Value: filexfer.DefaultTimeout, Usage: "how long one request waits for its answer before it is asked again"},
+			&cli.DurationFlag{Name: "patience", Value: filexfer.DefaultPatience, Usage: "how long a recorder may stay unreachable (partition, router restart) before its collection gives up (its partial files are kept for the next run)"},
+			&cli.IntFlag{Name: "window", Value: filexfer.DefaultWindow, Usage: "requests in flight per recorder (each of 1 MiB): enough for the link's round trip"},
+			&cli.BoolFlag{Name: "json", Usage: "print what was collected as JSON on stdout"},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress"},
+		),
+		Action: runCollect,
+	}
+}
+
+// CollectSchema names the JSON layout of `collect --json`.
+const CollectSchema = "vrlog.collect/1"
+
+// collectReport is `collect --json`'s output.
+type collectReport struct {
+	Schema    string                `json:"schema"`
+	Dir       string                `json:"dir"`
+	Recorders []filexfer.Collection `json:"recorders"`
+	Merged    string                `json:"merged"` // "" with --no-merge
+}
+
+func runCollect(c *cli.Context) error {
+	out := c.String("output")
+	if out == "" {
+		return cliutil.Usage("collect: give the directory to collect into with -o DIR (see --help)")
+	}
+	names := c.Args().Slice()
+	switch {
+	case c.Bool("all") && len(names) > 0:
+		return cliutil.Usage("collect: give recorder names or --all, not both")
+	case !c.Bool("all") && len(names) == 0:
+		return cliutil.Usage("collect: name the recorders (their --name) or give --all")
+	case c.Bool("no-merge") && c.IsSet("merge"):
+		return cliutil.Usage("collect: --merge and --no-merge contradict each other")
+	}
+	for _, n := range names {
+		if err := filexfer.CheckName(n); err != nil {
+			return cliutil.Usage("collect: %v", err)
+		}
+	}
+	if err := cliutil.Positive(c, "timeout", "patience"); err != nil {
+		return err
+	}
+	if c.Int("window") < 1 {
+		return cliutil.Usage("collect: --window %d: want 1 or more requests in flight", c.Int("window"))
+	}
+	zc, err := zenohflags.Config(c)
+	if err != nil {
+		return err
+	}
+	merged := c.String("merge")
+	if merged == "" && !c.Bool("no-merge") {
+		merged = filepath.Join(out, "session.vrlog")
+	}
+	sess, err := zenoh.Open(zc)
+	if errors.Is(err, zenoh.ErrInvalid) {
+		return cliutil.Usage("collect: %v", err)
+	} else if err != nil {
+		return cliutil.Runtime(fmt.Errorf("collect: %w (is the router running and reachable? a router with access control (deploy/router-acl.json5) refuses a client whose --zenoh-config gives no user and password of its own)", err))
+	}
+	defer sess.Close()
+	cl := &filexfer.Client{Sess: sess, Window: c.Int("window"), Timeout: c.Duration("timeout"), Patience: c.Duration("patience")}
+	if c.Bool("all") {
+		if names, err = cl.Discover(2 * time.Second); err != nil {
+			return cliutil.Runtime(fmt.Errorf("collect: %w", err))
+		}
+		if len(names) == 0 {
+			return cliutil.Runtime(errors.New("collect --all: no recorder serves files on this zenoh network (none declared vrlog/record/*/files within 2 s: are they running with --name, and reachable?)"))
+		}
+	}
+	progs := make([]*filexfer.Progress, len(names))
+	for i, n := range names {
+		progs[i] = &filexfer.Progress{Name: n}
+	}
+	stop := showProgress(c, progs)
+	cols, err := cl.Collect(c.Context, names, filexfer.CollectOptions{Out: out, Shared: c.StringSlice("shared"), Force: c.Bool("force")}, progs)
+	stop()
+	report(c, cols)
+	if err != nil {
+		return collectError(c.Context, err)
+	}
+	if merged != "" {
+		var paths []string
+		for _, col := range cols {
+			for _, f := range col.Files {
+				paths = append(paths, f.Path)
+			}
+		}
+		if len(paths) == 0 {
+			return cliutil.Runtime(errors.New("collect: the recorders hold no finished log: nothing to merge"))
+		}
+		if err := logtools.MergeOnSimClock(c, paths, merged, c.Bool("force")); err != nil {
+			return err
+		}
+	}
+	if c.Bool("json") {
+		b, _ := json.MarshalIndent(collectReport{Schema: CollectSchema, Dir: out, Recorders: cols, Merged: merged}, "", "  ")
+		if _, err := fmt.Fprintf(c.App.Writer, "%s\n", b); err != nil {
+			return cliutil.Runtime(err)
+		}
+	}
+	return nil
+}
+
+// collectError says what a failed collection leaves, with its exit code.
+func collectError(ctx context.Context, err error) error {
+	switch {
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EFBIG), errors.Is(err, syscall.EDQUOT):
+		return cliutil.Runtime(fmt.Errorf("collect: disk full: %w; nothing half-written is left (the files listed above as collected are complete)", err))
+	case errors.Is(err, filexfer.ErrExists):
+		return cliutil.Output(fmt.Errorf("collect: %w; --force replaces it", err))
+	case ctx.Err() != nil:
+		return cliutil.Runtime(fmt.Errorf("collect: interrupted: %w; the partial files are kept: the same command resumes them", err))
+	}
+	return cliutil.Runtime(fmt.Errorf("collect: %w", err))
+}
+
+// report says on stderr what each recorder's collection holds.
+func report(c *cli.Context, cols []filexfer.Collection) {
+	if c.Bool("quiet") {
+		return
+	}
+	w := c.App.ErrWriter
+	for _, col := range cols {
+		var total int64
+		for _, f := range col.Files {
+			total += f.Size
+		}
+		fmt.Fprintf(w, "collect: %s (host %s): %d files, %s into %s\n", col.Name, orDash(col.Host), len(col.Files), progress.Bytes(total), col.Dir)
+		for _, f := range col.Files {
+			note := f.How
+			if f.Recovered {
+				note += ", RECOVERED from " + f.RecoveredFrom + " (its recorder never finished it)"
+			}
+			fmt.Fprintf(w, "  %s  %s  (%s)\n", f.Name, progress.Bytes(f.Size), note)
+		}
+		for _, p := range col.Pending {
+			fmt.Fprintf(w, "  %s  not collected: %s\n", p.Name, p.Why)
+		}
+		if col.Err != "" {
+			fmt.Fprintf(w, "  FAILED: %s\n", col.Err)
+		}
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// showProgress draws one line per recorder: on a terminal redrawn in
+// place every 200 ms, off one a line each 10 s and whenever a recorder's
+// state changes. The returned func stops it.
+func showProgress(c *cli.Context, ps []*filexfer.Progress) (stop func()) {
+	if c.Bool("quiet") {
+		return func() {}
+	}
+	w := c.App.ErrWriter
+	tty := cliutil.IsTerminal(w)
+	width := max(cliutil.TextWidth(w), 40)
+	start := time.Now()
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		every := 10 * time.Second
+		if tty {
+			every = 200 * time.Millisecond
+		}
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		poll := time.NewTicker(200 * time.Millisecond)
+		defer poll.Stop()
+		last := make([]string, len(ps))
+		drawn := 0
+		for {
+			select {
+			case <-done:
+				if tty && drawn > 0 {
+					fmt.Fprintf(w, "\x1b[%dA\x1b[J", drawn)
+				}
+				return
+			case <-tick.C:
+				if tty {
+					drawn = redraw(w, ps, start, width, drawn)
+					continue
+				}
+				for _, p := range ps {
+					fmt.Fprintln(w, "collect: "+progress.Plain(p.Name, p.Done(), p.Total(), time.Since(start))+"; "+p.State())
+				}
+			case <-poll.C:
+				if tty {
+					continue
+				}
+				for i, p := range ps { // off a terminal, say each change of state once
+					if s := stateWord(p.State()); s != last[i] {
+						last[i] = s
+						fmt.Fprintf(w, "collect: %s: %s\n", p.Name, p.State())
+					}
+				}
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}
+
+// stateWord is the kind of a state ("fetching a.vrlog" and "fetching
+// b.vrlog" are one kind apart from "waiting: ...").
+func stateWord(s string) string {
+	w, _, _ := strings.Cut(s, " ")
+	return strings.TrimSuffix(w, ":")
+}
+
+// redraw replaces the n lines drawn before by one per recorder, and
+// returns how many it drew.
+func redraw(w io.Writer, ps []*filexfer.Progress, start time.Time, width, n int) int {
+	var sb strings.Builder
+	if n > 0 {
+		fmt.Fprintf(&sb, "\x1b[%dA", n)
+	}
+	sorted := append([]*filexfer.Progress{}, ps...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
+	for _, p := range sorted {
+		f, of := p.Files()
+		line := progress.Line(fmt.Sprintf("%s %d/%d", p.Name, f, of), p.Done(), p.Total(), time.Since(start), width/2) + "  " + p.State()
+		if r := []rune(line); len(r) > width-1 {
+			line = string(r[:width-1])
+		}
+		sb.WriteString("\x1b[2K" + line + "\n")
+	}
+	io.WriteString(w, sb.String())
+	return len(sorted)
+}
