@@ -39,7 +39,7 @@ test-pure:
 test-go: native peers
 	$(GO) test $(NATIVE_LDFLAGS) -count=1 ./transport/...
 	$(GO) test $(NATIVE_LDFLAGS) -count=1 $$($(GO) list ./... | grep -v -e /transport/ -e /e2e$$)
-	$(GO) test $(NATIVE_LDFLAGS) -count=1 ./e2e/
+	$(GO) test $(NATIVE_LDFLAGS) -count=1 -timeout 40m ./e2e/
 
 # The concurrent pieces under the race detector (-short thins logfmt's
 # every-byte corruption loops).

@@ -208,6 +208,7 @@ func TestControlPauseNotCaptured(t *testing.T) {
 	b.waitState(t, b.robot, "recording")
 	sim := b.sim(t, "5s")
 	time.Sleep(1500 * time.Millisecond)
+	pausing := time.Now()
 	if rep := b.ok(t, "pause "+b.robot); rep["state"] != "paused" {
 		t.Fatalf("pause: %v", rep)
 	}
@@ -221,6 +222,7 @@ func TestControlPauseNotCaptured(t *testing.T) {
 	if rep := b.ok(t, "resume "+b.robot); rep["state"] != "recording" {
 		t.Fatalf("resume: %v", rep)
 	}
+	paused := time.Since(pausing).Seconds() // at most: the commands take a while under load
 	if code := sim.wait(t, 60*time.Second); code != 0 {
 		t.Fatalf("sim exit %d", code)
 	}
@@ -234,8 +236,8 @@ func TestControlPauseNotCaptured(t *testing.T) {
 		t.Fatalf("not captured %v, want the pause", rep["not_captured"])
 	}
 	g := gaps[0].(map[string]any)
-	if g["why"] != "paused" || g["gap_s"].(float64) < 1.2 || g["gap_s"].(float64) > 2.5 || g["unwritten"].(float64) < 100 {
-		t.Errorf("the pause: %v, want about 1.5 s, paused, with the records received meanwhile", g)
+	if g["why"] != "paused" || g["gap_s"].(float64) < 1.4 || g["gap_s"].(float64) > paused+0.2 || g["unwritten"].(float64) < 100 {
+		t.Errorf("the pause: %v, want 1.5 to %.3f s, paused, with the records received meanwhile", g, paused)
 	}
 	for _, ch := range []string{"vr/" + b.robot + "/state", "vr/" + b.robot + "/camera/front"} {
 		c := channelReport(t, rep, ch)

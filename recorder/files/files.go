@@ -80,7 +80,8 @@ type Output struct {
 
 	w        *logfmt.Writer    // nil when idle and between a rotation and the next record
 	started  bool              // recording (else idle): a file is open or opens at the next record
-	base     string            // this recording's files: BASE.vrlog, BASE_NNN.vrlog
+	path     string            // this recording's first file, as given (a device or FIFO too)
+	base     string            // and the base of its numbered files: BASE_NNN.vrlog
 	numbered bool              // every file of it is BASE_NNN.vrlog (SplitSize, SplitDuration)
 	n        int               // files of this recording opened
 	note     string            // this recording's note, if its start gave one
@@ -130,7 +131,7 @@ func (o *Output) Start(name, note string) (string, error) {
 		return "", err
 	}
 	o.starts++
-	o.base, o.numbered, o.n, o.note, o.id = strings.TrimSuffix(path, ".vrlog"), o.split(), 0, note, newID()
+	o.path, o.base, o.numbered, o.n, o.note, o.id = path, strings.TrimSuffix(path, ".vrlog"), o.split(), 0, note, newID()
 	if err := o.open(); err != nil {
 		o.starts--
 		return "", err
@@ -251,11 +252,11 @@ func (o *Output) finishCurrent() <-chan Finished {
 // the next record), and its current file.
 func (o *Output) Recording() (bool, string) { return o.started, o.cur }
 
-// name is the i-th file of the recording: BASE.vrlog, or BASE_NNN.vrlog
-// once numbered.
+// name is the i-th file of the recording: its path as given (a device or
+// FIFO too), or BASE_NNN.vrlog once numbered.
 func (o *Output) name(i int) string {
 	if !o.numbered {
-		return o.base + ".vrlog"
+		return o.path
 	}
 	return fmt.Sprintf("%s_%03d.vrlog", o.base, i)
 }

@@ -3,6 +3,7 @@ package files
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -187,5 +188,29 @@ func TestStartSplitStop(t *testing.T) {
 	}
 	if fmt.Sprint(names) != "[run.vrlog run_001.vrlog run-2.vrlog]" {
 		t.Fatalf("finished %v", names)
+	}
+}
+
+// The first file is the path given, whatever its name (a FIFO, a device,
+// a name without .vrlog); its splits are BASE_NNN.vrlog.
+func TestPathAsGiven(t *testing.T) {
+	dir := t.TempDir()
+	o, err := New(Options{Path: filepath.Join(dir, "out"), FlushInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if on, cur := o.Recording(); !on || cur != filepath.Join(dir, "out") {
+		t.Fatalf("recording %v into %q", on, cur)
+	}
+	o.Define(&logfmt.Channel{Name: "a", Transport: logfmt.TransportZenoh, Topic: "a"})
+	o.Write(output.Entry{Record: &logfmt.Record{Channel: 1, RecvMonoNs: 1, Payload: []byte("x")}})
+	if next, _, err := o.Split(); err != nil || next != filepath.Join(dir, "out_001.vrlog") {
+		t.Fatalf("split: %q, %v", next, err)
+	}
+	if err := o.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out")); err != nil {
+		t.Fatal(err)
 	}
 }

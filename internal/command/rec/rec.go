@@ -259,7 +259,7 @@ func runRec(c *cli.Context) error {
 			fmt.Fprintln(c.App.Writer, describe(a))
 		}
 	}
-	return outcome(answers)
+	return outcome(answers, v, c.Duration("timeout"))
 }
 
 // drive resolves the recorders named by pats (nil: every one) and sends
@@ -267,7 +267,7 @@ func runRec(c *cli.Context) error {
 func drive(c *cli.Context, pats []string, v recctl.Verb, req recctl.Request) ([]recctl.Answer, error) {
 	for _, p := range pats {
 		if _, err := keyexpr.Parse(p); err != nil || strings.Contains(p, "/") {
-			return nil, cliutil.Usage("%q: want a recorder's name (one zenoh key level) or a pattern such as 'cam-*'", p)
+			return nil, cliutil.Usage("%q: want a recorder's --name (one zenoh key level) or a pattern such as 'cam-*'", p)
 		}
 	}
 	if c.Duration("timeout") <= 0 {
@@ -399,8 +399,8 @@ func describe(a recctl.Answer) string {
 	return fmt.Sprintf("%s: %s: %s", a.Name, r.Verb, strings.Join(parts, "; "))
 }
 
-// outcome is the exit code of a set of answers: the worst of them.
-func outcome(answers []recctl.Answer) error {
+// outcome is the exit code of a set of answers to v: the worst of them.
+func outcome(answers []recctl.Answer, v recctl.Verb, timeout time.Duration) error {
 	var refused, failed []string
 	for _, a := range answers {
 		var absent *absentError
@@ -408,7 +408,7 @@ func outcome(answers []recctl.Answer) error {
 		case errors.As(a.Err, &absent):
 			refused = append(refused, absent.Error())
 		case a.Err != nil:
-			failed = append(failed, fmt.Sprintf("no recorder answered %s (is one running with --name %s, and does zenoh reach it?)", a.Name, a.Name))
+			failed = append(failed, fmt.Sprintf("no recorder answered %s within %s (is one running with --name %s, and does zenoh reach it?)", recctl.Key(a.Name, v), timeout, a.Name))
 		case a.Reply.OK:
 		case a.Reply.Code == recctl.CodeFailed || a.Reply.Code == recctl.CodeClosed:
 			failed = append(failed, a.Name+": "+a.Reply.Error)
@@ -417,6 +417,8 @@ func outcome(answers []recctl.Answer) error {
 		}
 	}
 	switch {
+	case len(failed) == 1 && len(answers) == 1:
+		return cliutil.Runtime(errors.New(failed[0]))
 	case len(failed) > 0:
 		return cliutil.Runtime(fmt.Errorf("%d of %d recorders: %s", len(failed)+len(refused), len(answers), strings.Join(append(failed, refused...), "; ")))
 	case len(refused) == 1 && len(answers) == 1:
@@ -462,7 +464,7 @@ func runSnapshot(c *cli.Context) error {
 			fmt.Fprintf(c.App.Writer, "%s: wrote %s\n", recctl.Key(a.Name, recctl.Snapshot), a.Reply.Snapshot.Path)
 		}
 	}
-	return outcome(answers)
+	return outcome(answers, recctl.Snapshot, c.Duration("timeout"))
 }
 
 func printJSON(w io.Writer, v any) error {
