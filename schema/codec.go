@@ -177,6 +177,9 @@ func (c *Codec) StampRecord(rec *logfmt.Record, a Arrival) error {
 	if err != nil {
 		return err
 	}
+	if c.stamp.src == srcReceive {
+		t = rec.RecvWallNs
+	}
 	if c.stamp.src == srcZenoh {
 		if !a.HasZenohTs {
 			return &codec.DecodeError{Schema: c.decl.Name, Field: ZenohTimestamp, Err: codec.ErrInvalid, Detail: "the sample has no zenoh timestamp"}
@@ -274,4 +277,15 @@ func clampInt(f float64) (int64, bool) {
 		return 0, false
 	}
 	return int64(f), true
+}
+
+// Recheck decodes a recorded record's stamp again from its payload
+// (analyze --full-decode): the payload's fields are read anew, the
+// transport's (zenoh timestamp, source info, count) are the ones stored.
+func (c *Codec) Recheck(r *logfmt.Record) (seq uint64, tNs int64, err error) {
+	cp := *r
+	if err := c.StampRecord(&cp, Arrival{ZenohNs: r.CaptureNs, HasZenohTs: r.HasStamp, Count: r.Seq}); err != nil {
+		return 0, 0, err
+	}
+	return cp.Seq, cp.CaptureNs, nil
 }
