@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/vrlog/vrlog/codec"
@@ -288,4 +289,44 @@ func (c *Codec) Recheck(r *logfmt.Record) (seq uint64, tNs int64, err error) {
 		return 0, 0, err
 	}
 	return cp.Seq, cp.CaptureNs, nil
+}
+
+// Check reports whether a payload parses under the declaration (the
+// stamp's fields are not read).
+func (c *Codec) Check(header, payload []byte) error {
+	if err := c.f.read(header, payload, nil, nil); err != nil {
+		return c.decodeErr(err)
+	}
+	return nil
+}
+
+// JSONSchema is a JSON Schema of Decode's messages: a JSON declaration's
+// own (json_schema=FILE) or one that says they are objects; a C struct's
+// fields with their types.
+func (c *Codec) JSONSchema() []byte {
+	if c.decl.Encoding == EncJSON && len(c.decl.Data) > 0 {
+		return c.decl.Data
+	}
+	b := []byte(`{"$schema": "https://json-schema.org/draft/2020-12/schema", "title": `)
+	b = strconv.AppendQuote(b, c.decl.Name)
+	b = append(b, `, "type": "object"`...)
+	if sf, ok := c.f.(*structFormat); ok {
+		b = append(b, `, "properties": {`...)
+		for i, f := range sf.fields {
+			if i > 0 {
+				b = append(b, ", "...)
+			}
+			typ := `{"type": "integer"}`
+			if f.typ.k == kFloat {
+				typ = `{"type": ["number", "null"]}`
+			}
+			if f.n > 1 {
+				typ = `{"type": "array", "items": ` + typ + `}`
+			}
+			b = strconv.AppendQuote(b, f.name)
+			b = append(b, ": "+typ...)
+		}
+		b = append(b, '}')
+	}
+	return append(b, '}')
 }
