@@ -3,11 +3,13 @@ package e2e
 import (
 	"bufio"
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -15,6 +17,7 @@ import (
 	"time"
 
 	"github.com/vrlog/vrlog/internal/peertest"
+	"github.com/vrlog/vrlog/mcapexport"
 )
 
 // A team's own messages, published by Python nodes on the official zenoh
@@ -134,6 +137,26 @@ func TestRecordDeclaredSchemas(t *testing.T) {
 					if g := got[k][i]; g.Seq != w.Seq || g.TNs != w.TNs || math.Abs(g.X-w.X) > 1e-12 {
 						t.Fatalf("%s message %d: MCAP %+v, sent %+v", k, i, g, w)
 					}
+				}
+			}
+
+			// CSV: the decoded fields as columns
+			csvDir := filepath.Join(dir, "csv")
+			if out, err := exec.Command(vrlogBin, "export", logPath, "--format", "csv", "-o", csvDir).CombinedOutput(); err != nil {
+				t.Fatalf("export csv: %v\n%s", err, out)
+			}
+			xCol := map[string]string{"protobuf": "x", "json": "x", "ros2": "pose.position.x", "cstruct": "x"}[enc.name]
+			rows := readCSV(t, filepath.Join(csvDir, mcapexport.CSVName(prefix+"/pose")))
+			if len(rows)-1 != len(truth[prefix+"/pose"]) {
+				t.Fatalf("csv: %d rows, %d sent", len(rows)-1, len(truth[prefix+"/pose"]))
+			}
+			xi := slices.Index(rows[0], xCol)
+			if xi < 0 {
+				t.Fatalf("csv columns %v: no %s", rows[0], xCol)
+			}
+			for i, w := range truth[prefix+"/pose"] {
+				if x, err := strconv.ParseFloat(rows[i+1][xi], 64); err != nil || math.Abs(x-w.X) > 1e-12 {
+					t.Fatalf("csv row %d: %s = %q, sent %v", i, xCol, rows[i+1][xi], w.X)
 				}
 			}
 
@@ -273,6 +296,19 @@ func catDecoded(t *testing.T, out []byte, cat bool) []string {
 		lines = append(lines, r.Channel+" "+strconv.FormatUint(*r.Seq, 10)+" "+strconv.FormatInt(*r.TNs, 10)+" "+string(norm))
 	}
 	return lines
+}
+
+func readCSV(t *testing.T, path string) [][]string {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
 }
 
 func findLag(t *testing.T, rep map[string]any, frames string) map[string]any {

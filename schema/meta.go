@@ -104,7 +104,7 @@ func ForChannel(c *logfmt.Channel) (*Codec, bool, error) {
 	if !ok || err != nil {
 		return nil, ok, err
 	}
-	key := c.Schema + "\x00" + flatten(c.Meta)
+	key := c.Schema + "\x00" + flattenMeta(c.Meta)
 	if v, hit := compiled.Load(key); hit {
 		if e, bad := v.(error); bad {
 			return nil, true, e
@@ -121,7 +121,7 @@ func ForChannel(c *logfmt.Channel) (*Codec, bool, error) {
 	return cd, true, nil
 }
 
-func flatten(m map[string]string) string {
+func flattenMeta(m map[string]string) string {
 	var s string
 	for _, k := range []string{MetaEncoding, MetaData, MetaStamp, MetaUnit, MetaEpoch, MetaSeq, MetaKind, MetaEndian} {
 		s += k + "=" + m[k] + "\x00"

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"unicode/utf8"
 
 	"github.com/bufbuild/protocompile"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -157,8 +158,80 @@ func walk(b []byte, off int, each func(num protowire.Number, typ protowire.Type,
 	return nil
 }
 
+// maxProtoDepth bounds nested messages (protobuf-go allows 10000).
+const maxProtoDepth = 64
+
+// validate checks a message the way proto.Unmarshal does, without
+// building it (the record-time stamp of every sample): every field well
+// formed; a known field with its type's wire type (another wire type
+// makes it an unknown field, as in protobuf-go) holds a valid value: a
+// nested message that validates, a proto3 string that is UTF-8, a packed
+// repeated scalar made of whole values. FuzzProtobuf checks it against
+// proto.Unmarshal.
+func validate(b []byte, off int, md protoreflect.MessageDescriptor, depth int) error {
+	if depth > maxProtoDepth {
+		return &codec.DecodeError{Field: string(md.FullName()), Offset: off, Err: codec.ErrInvalid, Detail: "nested too deep"}
+	}
+	fields := md.Fields()
+	return walk(b, off, func(n protowire.Number, typ protowire.Type, field, value []byte, at int) error {
+		if typ == protowire.EndGroupType {
+			return &codec.DecodeError{Field: fmt.Sprintf("field %d", n), Offset: at, Err: codec.ErrInvalid, Detail: "end of a group that was not started"}
+		}
+		fd := fields.ByNumber(n)
+		if fd == nil || typ != protowire.BytesType {
+			return nil // unknown, or a scalar whose value ConsumeFieldValue checked
+		}
+		vat := at + len(field) - len(value)
+		v, _ := protowire.ConsumeBytes(value)
+		vat += len(value) - len(v)
+		bad := func(detail string) error {
+			return &codec.DecodeError{Field: string(fd.Name()), Offset: vat, Err: codec.ErrInvalid, Detail: detail}
+		}
+		switch fd.Kind() {
+		case protoreflect.MessageKind:
+			return validate(v, vat, fd.Message(), depth+1)
+		case protoreflect.StringKind:
+			if fd.Syntax() == protoreflect.Proto3 && !utf8.Valid(v) {
+				return bad("a string that is not UTF-8")
+			}
+		case protoreflect.BytesKind, protoreflect.GroupKind:
+		default: // a packed repeated scalar
+			if !fd.IsList() {
+				return nil // a scalar with a length's wire type: unknown
+			}
+			for len(v) > 0 {
+				var k int
+				switch wireOf(fd.Kind()) {
+				case protowire.VarintType:
+					_, k = protowire.ConsumeVarint(v)
+				case protowire.Fixed32Type:
+					_, k = protowire.ConsumeFixed32(v)
+				default:
+					_, k = protowire.ConsumeFixed64(v)
+				}
+				if k < 0 {
+					return bad("a packed value cut short")
+				}
+				v = v[k:]
+			}
+		}
+		return nil
+	})
+}
+
+// wireOf is the wire type of a scalar kind.
+func wireOf(k protoreflect.Kind) protowire.Type {
+	switch k {
+	case protoreflect.FloatKind, protoreflect.Fixed32Kind, protoreflect.Sfixed32Kind:
+		return protowire.Fixed32Type
+	case protoreflect.DoubleKind, protoreflect.Fixed64Kind, protoreflect.Sfixed64Kind:
+		return protowire.Fixed64Type
+	}
+	return protowire.VarintType
+}
+
 func (f *protoFormat) read(_, payload []byte, refs []ref, out []num) error {
-	if err := walk(payload, 0, nil); err != nil {
+	if err := validate(payload, 0, f.md, 0); err != nil {
 		return err
 	}
 	for i, r := range refs {
@@ -182,8 +255,12 @@ func protoGet(b []byte, r protoRef) (num, error) {
 		var vtyp protowire.Type
 		var vat int
 		found := false
+		want := protowire.BytesType // a message
+		if last {
+			want = wireOf(fd.Kind())
+		}
 		err := walk(b, off, func(n protowire.Number, typ protowire.Type, _, value []byte, at int) error {
-			if n == fd.Number() {
+			if n == fd.Number() && typ == want { // another wire type makes it an unknown field
 				val, vtyp, vat, found = value, typ, at, true
 			}
 			return nil
@@ -261,12 +338,16 @@ func protoScalar(fd protoreflect.FieldDescriptor, typ protowire.Type, b []byte, 
 // always_print_fields_with_no_presence writes the same).
 var protoJSON = protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true}
 
+// unmarshalOpts: proto2's required fields are not enforced (validate
+// does not either), nesting is bounded as validate bounds it.
+var unmarshalOpts = proto.UnmarshalOptions{RecursionLimit: maxProtoDepth, AllowPartial: true}
+
 func (f *protoFormat) unmarshal(payload []byte) (*dynamicpb.Message, error) {
-	if err := walk(payload, 0, nil); err != nil {
+	if err := validate(payload, 0, f.md, 0); err != nil {
 		return nil, err
 	}
 	m := dynamicpb.NewMessage(f.md)
-	if err := (proto.UnmarshalOptions{RecursionLimit: 64}).Unmarshal(payload, m); err != nil {
+	if err := unmarshalOpts.Unmarshal(payload, m); err != nil {
 		return nil, &codec.DecodeError{Field: "message", Err: codec.ErrInvalid, Detail: err.Error()}
 	}
 	return m, nil

@@ -269,3 +269,13 @@ func TestMetaRoundTrip(t *testing.T) {
 		t.Fatal("no source info: want an error and no stamp")
 	}
 }
+
+func TestFlatten(t *testing.T) {
+	var got []string
+	err := Flatten([]byte(`{"a": {"b": 1767225600123456789, "c": "x"}, "v": [1, {"z": 2}], "n": null, "t": true, "f": 0.5}`),
+		func(p, v string) { got = append(got, p+"="+v) })
+	want := "a.b=1767225600123456789 a.c=x v=[1,{\"z\":2}] n= t=true f=0.5"
+	if err != nil || strings.Join(got, " ") != want {
+		t.Fatalf("Flatten: %v %q, want %q", err, strings.Join(got, " "), want)
+	}
+}
