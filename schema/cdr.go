@@ -2,6 +2,7 @@ package schema
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -131,7 +132,7 @@ func (w *cdrWalk) message(t *rosType) error {
 			if i > 0 {
 				w.json = append(w.json, ',')
 			}
-			w.json = strconv.AppendQuote(w.json, f.name)
+			w.json = appendJSONString(w.json, []byte(f.name))
 			w.json = append(w.json, ':')
 		}
 		w.path = append(w.path, i)
@@ -205,11 +206,11 @@ func (w *cdrWalk) one(f *rosField, target bool) error {
 		if f.bound > 0 && len(s) > f.bound {
 			return w.fail(f.name, codec.ErrInvalid, "%d bytes, bounded to %d", len(s), f.bound)
 		}
+		if !utf8.Valid(s) { // ROS 2 strings are UTF-8; JSON's must be
+			return w.fail(f.name, codec.ErrInvalid, "not UTF-8")
+		}
 		if w.out {
-			if !utf8.Valid(s) {
-				return w.fail(f.name, codec.ErrInvalid, "not UTF-8")
-			}
-			w.json = strconv.AppendQuote(w.json, string(s))
+			w.json = appendJSONString(w.json, s)
 		}
 		w.off += n
 		return nil
@@ -321,20 +322,20 @@ func (f *cdrFormat) write(_, payload []byte, refs []ref, vals []num) ([]byte, bo
 		return nil, false, err
 	}
 	t := f.t
+	for i, r := range refs { // all fit, or nothing changes
+		if fd := fieldAt(t, r.(cdrRef)); !fits(vals[i], primSizes[fd.prim]) {
+			return nil, false, &codec.DecodeError{Field: fd.name, Offset: 4 + w.at[i], Err: codec.ErrOverflow, Detail: "the shifted stamp does not fit the field"}
+		}
+	}
 	for i, r := range refs {
 		fd := fieldAt(t, r.(cdrRef))
 		b := w.b[w.at[i]:]
 		v := vals[i]
 		switch fd.prim {
-		case "int32", "uint32":
-			x := asInt(v)
-			if fd.prim == "uint32" {
-				x = int64(v.u)
-				if v.k != kUint {
-					x = v.i
-				}
-			}
-			w.order.PutUint32(b, uint32(x))
+		case "int32":
+			w.order.PutUint32(b, uint32(v.i))
+		case "uint32":
+			w.order.PutUint32(b, uint32(v.u))
 		case "int64":
 			w.order.PutUint64(b, uint64(asInt(v)))
 		case "uint64":
@@ -357,4 +358,23 @@ func fieldAt(t *rosType, r cdrRef) *rosField {
 		t = f.msg
 	}
 	return f
+}
+
+// appendJSONString appends s as a JSON string.
+func appendJSONString(dst, s []byte) []byte {
+	b, _ := json.Marshal(string(s)) // valid UTF-8 here: nothing is replaced
+	return append(dst, b...)
+}
+
+// fits reports whether an integer value fits a field of size bytes of
+// its kind (a float always does).
+func fits(v num, size int) bool {
+	if size >= 8 || v.k == kFloat {
+		return true
+	}
+	bits := uint(8 * size)
+	if v.k == kUint {
+		return v.u < 1<<bits
+	}
+	return v.i >= -1<<(bits-1) && v.i < 1<<(bits-1)
 }

@@ -218,6 +218,11 @@ func (f *structFormat) write(_, payload []byte, refs []ref, vals []num) ([]byte,
 	if err := f.check(payload); err != nil {
 		return nil, false, err
 	}
+	for i, r := range refs { // all fit, or nothing changes
+		if c := r.(*cfield); !fits(vals[i], c.typ.size) {
+			return nil, false, &codec.DecodeError{Field: c.name, Offset: c.off, Err: codec.ErrOverflow, Detail: "the shifted stamp does not fit the field"}
+		}
+	}
 	for i, r := range refs {
 		c, v := r.(*cfield), vals[i]
 		p := payload[c.off:]

@@ -64,8 +64,8 @@ func FuzzProtobuf(f *testing.F) {
 	f.Add(p)
 	f.Add(p[:5])
 	f.Add(append(append([]byte{}, p...), 0x22, 0x10, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f, 0, 0, 0, 0, 0, 0, 0, 0x40)) // packed cov
-	f.Add([]byte{0x28, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01})                       // t_ns, 10-byte varint
-	f.Add([]byte{0x32, 0x02, 0xc3, 0x28})                                                                 // note: not UTF-8
+	f.Add([]byte{0x28, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01})                            // t_ns, 10-byte varint
+	f.Add([]byte{0x32, 0x02, 0xc3, 0x28})                                                                      // note: not UTF-8
 	f.Fuzz(func(t *testing.T, b []byte) {
 		fuzzCodec(t, c, b)
 		fuzzCodec(t, n, b)

@@ -113,36 +113,95 @@ func locate(doc []byte, path jsonPath) (start, end int, err error) {
 	return start, end, nil
 }
 
-// member finds key in the object spanning doc[start:end].
+// member finds key in the object at doc[start:end] (doc is valid JSON:
+// json.Valid checked it, so the scan below needs no error paths but
+// the ones a valid document can reach).
 func member(doc []byte, start, end int, key string) (s, e int, found bool, err error) {
-	dec := json.NewDecoder(bytes.NewReader(doc[start:end]))
-	dec.UseNumber()
-	tok, err := dec.Token()
-	if d, ok := tok.(json.Delim); err != nil || !ok || d != '{' {
+	i := skipSpace(doc, start)
+	if i >= end || doc[i] != '{' {
 		return 0, 0, false, &codec.DecodeError{Field: key, Offset: start, Err: codec.ErrInvalid, Detail: "the parent is not an object"}
 	}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return 0, 0, false, &codec.DecodeError{Field: key, Offset: start + int(dec.InputOffset()), Err: codec.ErrInvalid, Detail: err.Error()}
+	i++
+	for {
+		i = skipSpace(doc, i)
+		if doc[i] == '}' {
+			return s, e, found, nil
 		}
-		k, _ := tok.(string)
-		at := int(dec.InputOffset()) // after the key; then ':' and the value
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return 0, 0, false, &codec.DecodeError{Field: key, Offset: start + at, Err: codec.ErrInvalid, Detail: err.Error()}
+		ks := i
+		i = skipString(doc, i)
+		k := doc[ks+1 : i-1]
+		i = skipSpace(doc, i) + 1 // ':'
+		i = skipSpace(doc, i)
+		vs := i
+		i = skipValue(doc, i)
+		if keyIs(k, key) {
+			s, e, found = vs, i, true
 		}
-		if k != key {
-			continue
+		i = skipSpace(doc, i)
+		if doc[i] == ',' {
+			i++
 		}
-		vend := int(dec.InputOffset())
-		vstart := at
-		for vstart < vend && (doc[start+vstart] == ':' || isSpace(doc[start+vstart])) {
-			vstart++
-		}
-		s, e, found = start+vstart, start+vend, true
 	}
-	return s, e, found, nil
+}
+
+// keyIs compares a raw JSON key with key (an escaped one is unquoted first).
+func keyIs(raw []byte, key string) bool {
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw) == key
+	}
+	var k string
+	json.Unmarshal(append(append([]byte{'"'}, raw...), '"'), &k)
+	return k == key
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index after the string starting at b[i] ('"').
+func skipString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return i
+}
+
+// skipValue returns the index after the value starting at b[i].
+func skipValue(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return i
+	}
+	for i < len(b) && !isSpace(b[i]) && b[i] != ',' && b[i] != '}' && b[i] != ']' {
+		i++
+	}
+	return i
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

@@ -144,6 +144,9 @@ func walk(b []byte, off int, each func(num protowire.Number, typ protowire.Type,
 		if tl < 0 {
 			return &codec.DecodeError{Field: "tag", Offset: off + at, Err: codec.ErrInvalid, Detail: protowire.ParseError(tl).Error()}
 		}
+		if n > protowire.MaxValidNumber {
+			return &codec.DecodeError{Field: "tag", Offset: off + at, Err: codec.ErrInvalid, Detail: fmt.Sprintf("field number %d above %d", n, protowire.MaxValidNumber)}
+		}
 		vl := protowire.ConsumeFieldValue(n, typ, b[at+tl:])
 		if vl < 0 {
 			return &codec.DecodeError{Field: fmt.Sprintf("field %d", n), Offset: off + at, Err: codec.ErrInvalid, Detail: protowire.ParseError(vl).Error()}

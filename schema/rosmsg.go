@@ -62,6 +62,11 @@ func normalizeROSName(n string) string {
 // shortName is pkg/Type, as MCAP's ros2msg text names dependencies.
 func shortName(n string) string { return strings.Replace(n, "/msg/", "/", 1) }
 
+var rosNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*/msg/[A-Za-z][A-Za-z0-9_]*$`)
+
+// validROSName: pkg/msg/Type, each part an identifier.
+func validROSName(n string) bool { return rosNameRE.MatchString(n) }
+
 var fieldRE = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9_/]*)(<=\d+)?(\[(<=)?(\d*)\])?\s+([A-Za-z][A-Za-z0-9_]*)(\s*=.*|\s+.*)?$`)
 
 // fieldType is a field's base type, resolved against its package: a
@@ -109,6 +114,9 @@ func parseMsg(text, pkg string) ([]rawField, error) {
 			continue // a constant
 		}
 		f := rawField{typ: fieldType(m[1], pkg), name: m[6]}
+		if _, prim := primSizes[f.typ]; !prim && !validROSName(f.typ) {
+			return nil, fmt.Errorf("line %d: type %s: want a primitive, TYPE, PKG/TYPE or PKG/msg/TYPE", n+1, m[1])
+		}
 		if m[2] != "" {
 			f.strBound, _ = strconv.Atoi(m[2][2:])
 		}
@@ -140,6 +148,9 @@ func pkgOf(name string) string { return strings.SplitN(name, "/", 2)[0] }
 // msg_path roots, else vrlog's copies of the common ones) and of every type
 // it uses, into one ros2msg text.
 func gatherMsg(typ, file, msgPath, dir string) ([]byte, error) {
+	if !validROSName(typ) {
+		return nil, fmt.Errorf("type %s: want PKG/msg/TYPE", typ)
+	}
 	var roots []string
 	for _, r := range filepath.SplitList(msgPath) {
 		if r == "" {
@@ -215,7 +226,11 @@ func parseROS2Msg(text, name string) (*rosType, error) {
 		if !ok {
 			return nil, fmt.Errorf("a section without its MSG: line")
 		}
-		defs[normalizeROSName(n)] = body
+		n = normalizeROSName(n)
+		if !validROSName(n) {
+			return nil, fmt.Errorf("MSG: %s: want PKG/TYPE", n)
+		}
+		defs[n] = body
 	}
 	types := map[string]*rosType{}
 	var build func(n string, depth int) (*rosType, error)
