@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -47,14 +46,7 @@ func TestRecordDeclaredSchemas(t *testing.T) {
 				pubArgs = append(pubArgs, "--raw")
 			}
 			pub := start(t, py, pubArgs...)
-			if code := pub.wait(t, 90*time.Second); code != 0 {
-				t.Fatalf("ownmsg.py exit %d:\n%s", code, pub.stderr)
-			}
-			time.Sleep(300 * time.Millisecond)
-			rec.signal(syscall.SIGINT)
-			if code := rec.wait(t, 20*time.Second); code != 0 {
-				t.Fatalf("record exit %d:\n%s", code, rec.stderr)
-			}
+			endRecording(t, pub, rec, 90*time.Second)
 			truth := readOwnTruth(t, truthPath)
 
 			rep := analyzeJSON(t, logPath)

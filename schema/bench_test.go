@@ -13,7 +13,7 @@ import (
 // beside the built-in state's (codec.StateStamp), in one run.
 func BenchmarkStamp(b *testing.B) {
 	st := codec.AppendState(nil, &codec.State{Seq: 7, TNs: t0, Sensors: make([]codec.Sensor, 2)})
-	pb := mustParse(b, "team/*/pose protobuf proto=pose.proto message=team.Pose stamp=header.stamp seq=header.seq")
+	pb := mustParse(b, "team/*/pose protobuf proto=../../peers/ownmsg/team.proto message=team.Pose stamp=header.stamp seq=header.seq")
 	js := mustParse(b, `team/*/cmd json stamp=header.stamp_ns seq=header.seq`)
 	ros := mustParse(b, `ros/* ros2msg type=team_msgs/msg/Odom msg_path=msg stamp=header.stamp seq=counter`)
 	cs := mustParse(b, `sim/* cstruct struct="uint64_t seq; int64_t t_ns; double x; double y; uint32_t flags" stamp=t_ns seq=seq`)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -223,7 +224,7 @@ func (w *cdrWalk) one(f *rosField, target bool) error {
 	v := w.prim(f.prim, w.b[w.off:])
 	if target {
 		for i, p := range w.want {
-			if equalPath(p, w.path) {
+			if slices.Equal(p, w.path) {
 				w.got[i], w.at[i] = v, w.off
 			}
 		}
@@ -237,18 +238,6 @@ func (w *cdrWalk) one(f *rosField, target bool) error {
 	}
 	w.off += size
 	return nil
-}
-
-func equalPath(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func (w *cdrWalk) prim(p string, b []byte) num {

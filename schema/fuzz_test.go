@@ -58,8 +58,8 @@ func fuzzCodec(t *testing.T, c *Codec, payload []byte) {
 }
 
 func FuzzProtobuf(f *testing.F) {
-	c := mustParse(f, "team/*/pose protobuf proto=pose.proto message=team.Pose stamp=header.stamp seq=header.seq")
-	n := mustParse(f, "team/*/pose protobuf proto=pose.proto message=team.Pose stamp=t_ns seq=zenoh.source_sn")
+	c := mustParse(f, "team/*/pose protobuf proto=../../peers/ownmsg/team.proto message=team.Pose stamp=header.stamp seq=header.seq")
+	n := mustParse(f, "team/*/pose protobuf proto=../../peers/ownmsg/team.proto message=team.Pose stamp=t_ns seq=zenoh.source_sn")
 	p := poseMsg(f, c, 42, t0)
 	f.Add(p)
 	f.Add(p[:5])

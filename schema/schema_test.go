@@ -52,7 +52,7 @@ func poseMsg(t testing.TB, c *Codec, seq uint64, tNs int64) []byte {
 }
 
 func TestProtobufStampDecodeRestamp(t *testing.T) {
-	c := mustParse(t, "team/*/pose protobuf proto=pose.proto message=team.Pose stamp=header.stamp seq=header.seq")
+	c := mustParse(t, "team/*/pose protobuf proto=../../peers/ownmsg/team.proto message=team.Pose stamp=header.stamp seq=header.seq")
 	p := poseMsg(t, c, 42, t0)
 	seq, ts, err := c.Stamp(nil, p)
 	if err != nil || seq != 42 || ts != t0 {
@@ -109,7 +109,7 @@ func TestDeclarationErrorsNameLineAndField(t *testing.T) {
 	} {
 		f := filepath.Join(dir, "s.txt")
 		os.WriteFile(f, []byte("# comment\n\n"+tc.line+"\n"), 0o644)
-		os.Symlink(filepath.Join(mustAbs(t, "testdata"), "pose.proto"), filepath.Join(dir, "pose.proto"))
+		os.Symlink(mustAbs(t, "../peers/ownmsg/team.proto"), filepath.Join(dir, "pose.proto"))
 		_, err := ParseFile(f)
 		if err == nil || !errors.Is(err, ErrDecl) || !strings.Contains(err.Error(), f+":3:") || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s:\n  error %v\n  want ErrDecl at %s:3 with %q", tc.line, err, f, tc.want)
@@ -242,7 +242,7 @@ func TestCDR(t *testing.T) {
 }
 
 func TestMetaRoundTrip(t *testing.T) {
-	d, err := Parse(`team/*/pose protobuf proto=pose.proto message=team.Pose stamp=header.stamp`, "testdata", "test")
+	d, err := Parse(`team/*/pose protobuf proto=../../peers/ownmsg/team.proto message=team.Pose stamp=header.stamp`, "testdata", "test")
 	if err != nil {
 		t.Fatal(err)
 	}
