@@ -22,7 +22,7 @@ func TestDeclaredChannel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d = d.Resolve(false, false)
+	d = d.Resolve(&logfmt.Record{}, false)
 	cd, err := schema.Compile(d)
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +88,7 @@ func BenchmarkTimingScanDeclared(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	d = d.Resolve(false, false)
+	d = d.Resolve(&logfmt.Record{}, false)
 	dir := b.TempDir()
 	logs := map[string]string{}
 	for _, kind := range []string{"vrsdk", "declared"} {

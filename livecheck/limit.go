@@ -144,6 +144,8 @@ const (
 	FromReceive      = "receive stamp"
 	FromSourceInfo   = "zenoh source info"
 	FromCount        = "record count"
+	FromRMWTime      = "rmw_zenoh source_timestamp (the publisher's send time)"
+	FromRMWSeq       = "rmw_zenoh sequence_number"
 	FromRawSeq       = "zenoh source info where the publisher set it, else record count"
 	fromPayload      = "payload "
 	fromPayloadFrame = "payload (frame header) "
@@ -173,6 +175,8 @@ func TimingOf(c *logfmt.Channel) Timing {
 	switch d.Stamp {
 	case schema.ZenohTimestamp:
 		t.StampFrom = FromZenohTs
+	case schema.RMWSourceTime:
+		t.StampFrom = FromRMWTime
 	case schema.Receive, "":
 		t.StampFrom, t.Latency = FromReceive, false
 	default:
@@ -181,6 +185,8 @@ func TimingOf(c *logfmt.Channel) Timing {
 	switch d.Seq {
 	case schema.ZenohSourceSN:
 		t.SeqFrom = FromSourceInfo
+	case schema.RMWSequenceNumber:
+		t.SeqFrom = FromRMWSeq
 	case schema.Count, "":
 		t.SeqFrom = FromCount
 	default:

@@ -11,7 +11,9 @@ in one encoding, serialized by the library made for it:
   json      {"header": {"stamp_ns", "seq", "frame_id"}, "x", "y"}
   ros2      team_msgs/msg/Odom (ownmsg/team_msgs/msg/Odom.msg) in CDR by
             rosbags; stamp header.stamp; no seq in the message: each put
-            carries zenoh source info (its sequence number)
+            carries zenoh source info (its sequence number) and, as
+            rmw_zenoh attaches it, the attachment with sequence_number,
+            source_timestamp (the send time) and source_gid
   cstruct   a packed little-endian C struct: uint64 seq, int64 t_ns,
             double x, double y, uint32 flags (36 bytes)
 
@@ -97,6 +99,13 @@ def cstruct_encoder():
     return encode
 
 
+def rmw_attachment(seq, send_ns):
+    """What rmw_zenoh attaches to a ROS 2 message, in zenoh-ext's serialization."""
+    from zenoh.ext import Int64, z_serialize
+
+    return z_serialize(("sequence_number", Int64(seq), "source_timestamp", Int64(send_ns), "source_gid", bytes(16)))
+
+
 ENCODERS = {"protobuf": protobuf_encoder, "json": json_encoder, "ros2": ros2_encoder, "cstruct": cstruct_encoder}
 
 
@@ -154,6 +163,7 @@ def main():
                 kw = {}
                 if source_info:
                     kw["source_info"] = zenoh.SourceInfo(pubs[k].id, s)
+                    kw["attachment"] = rmw_attachment(s, time.time_ns())
                 pubs[k].put(encode(s, ts, x, -x), **kw)
                 log.write(json.dumps({"key": keys[k], "seq": s, "t_ns": ts, "x": x, "source_sn": s if source_info else None}) + "\n")
             if a.raw:

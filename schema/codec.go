@@ -129,14 +129,18 @@ var errNoField = errors.New("no such field")
 // whose stamp and counter are both in the payload; codec.ErrNoStamp when
 // either comes from the transport (StampRecord reads those).
 func (c *Codec) Stamp(header, payload []byte) (seq uint64, tNs int64, err error) {
-	if c.stamp.src != srcPayload || c.seq.src != srcPayload {
+	if !inSample(c.stamp.src) || !inSample(c.seq.src) {
 		return 0, 0, codec.ErrNoStamp
 	}
 	return c.payloadStamp(header, payload)
 }
 
-// payloadStamp reads the payload's stamp and counter (0 where they come
-// from elsewhere).
+// inSample: a source in the sample's own bytes (payload or header).
+func inSample(src int) bool { return src == srcPayload || src == srcRMW }
+
+// payloadStamp reads the stamp and counter the sample's bytes hold: the
+// payload's fields, the rmw_zenoh attachment (0 where they come from
+// elsewhere).
 func (c *Codec) payloadStamp(header, payload []byte) (seq uint64, tNs int64, err error) {
 	var buf [3]num
 	vals := buf[:len(c.refs)]
@@ -155,6 +159,18 @@ func (c *Codec) payloadStamp(header, payload []byte) (seq uint64, tNs int64, err
 			seq = v.u
 		default:
 			seq = uint64(v.i)
+		}
+	}
+	if c.stamp.src == srcRMW || c.seq.src == srcRMW {
+		rseq, rts, err := rmwAttachment(header)
+		if err != nil {
+			return 0, 0, err
+		}
+		if c.stamp.src == srcRMW {
+			tNs = rts
+		}
+		if c.seq.src == srcRMW {
+			seq = uint64(rseq)
 		}
 	}
 	return seq, tNs, nil

@@ -148,7 +148,7 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		ch := &logfmt.Channel{Name: "a", Schema: d.Name, Meta: d.Resolve(true, true).Meta()}
+		ch := &logfmt.Channel{Name: "a", Schema: d.Name, Meta: d.Resolve(&logfmt.Record{HasPubSN: true}, true).Meta()}
 		if _, ok, err := ForChannel(ch); !ok || err != nil {
 			t.Fatalf("%q: stored declaration does not compile: %v", line, err)
 		}

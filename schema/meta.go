@@ -24,11 +24,13 @@ const (
 	MetaEndian   = "vrlog.schema.endian"
 )
 
-// Resolve fixes what d left to the first sample: a stamp not named is the
-// zenoh timestamp when the sample has one, else the receive stamp; a
-// counter not named is the zenoh source sequence number when the sample
-// has source info, else the record count.
-func (d *Decl) Resolve(hasZenohTs, hasSourceSN bool) *Decl {
+// Resolve fixes what d left to the channel's first sample (first, whose
+// zenoh timestamp, if any, is zenohTs): a stamp not named is the zenoh
+// timestamp when the sample has one, else the receive stamp; a counter not
+// named is the rmw_zenoh sequence number when the sample's header is an
+// rmw_zenoh attachment, else the zenoh source sequence number when it has
+// source info, else the record count.
+func (d *Decl) Resolve(first *logfmt.Record, hasZenohTs bool) *Decl {
 	r := *d
 	if r.Stamp == "" {
 		r.Stamp = Receive
@@ -37,9 +39,13 @@ func (d *Decl) Resolve(hasZenohTs, hasSourceSN bool) *Decl {
 		}
 	}
 	if r.Seq == "" {
-		r.Seq = Count
-		if hasSourceSN {
+		switch {
+		case HasRMWAttachment(first.Header):
+			r.Seq = RMWSequenceNumber
+		case first.HasPubSN:
 			r.Seq = ZenohSourceSN
+		default:
+			r.Seq = Count
 		}
 	}
 	return &r
@@ -60,11 +66,22 @@ func (d *Decl) Meta() map[string]string {
 	return m
 }
 
-// TransportMeta is the meta of an undeclared zenoh channel whose first
-// sample carries a zenoh timestamp: its stamps come from the transport.
-func TransportMeta(hasSourceSN bool) map[string]string {
-	d := (&Decl{Encoding: EncNone, Stamp: ZenohTimestamp}).Resolve(true, hasSourceSN)
-	m := d.Meta()
+// TransportMeta is the meta of an undeclared zenoh channel whose stamps
+// come from the transport, or nil when its first sample (first, with its
+// zenoh timestamp if hasZenohTs) carries none: a zenoh timestamp, else an
+// rmw_zenoh attachment's source timestamp, for the stamp; the counter as
+// Resolve picks it.
+func TransportMeta(first *logfmt.Record, hasZenohTs bool) map[string]string {
+	d := &Decl{Encoding: EncNone}
+	switch {
+	case hasZenohTs:
+		d.Stamp = ZenohTimestamp
+	case HasRMWAttachment(first.Header):
+		d.Stamp = RMWSourceTime
+	default:
+		return nil
+	}
+	m := d.Resolve(first, hasZenohTs).Meta()
 	delete(m, MetaEncoding) // the payload stays raw: its schema is unknown
 	return m
 }
@@ -73,7 +90,7 @@ func TransportMeta(hasSourceSN bool) map[string]string {
 // false for a channel without one.
 func FromChannel(c *logfmt.Channel) (d *Decl, ok bool, err error) {
 	enc, declared := c.Meta[MetaEncoding]
-	stamp, stamped := c.Meta[MetaStamp]
+	stamp, stamped := c.Meta[MetaStamp] // without an encoding: transport stamps (TransportMeta)
 	if !declared && !stamped {
 		return nil, false, nil
 	}

@@ -246,7 +246,7 @@ func TestMetaRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := d.Resolve(false, true)
+	r := d.Resolve(&logfmt.Record{HasPubSN: true}, false)
 	ch := &logfmt.Channel{Name: "team/r1/pose", Schema: d.Name, Meta: r.Meta()}
 	cd, ok := Lookup(ch)
 	if !ok {
@@ -277,5 +277,57 @@ func TestFlatten(t *testing.T) {
 	want := "a.b=1767225600123456789 a.c=x v=[1,{\"z\":2}] n= t=true f=0.5"
 	if err != nil || strings.Join(got, " ") != want {
 		t.Fatalf("Flatten: %v %q, want %q", err, strings.Join(got, " "), want)
+	}
+}
+
+// rmwAttachmentOf is what rmw_zenoh attaches to a message (zenoh-ext's
+// serialization; the gid with its length, as zenoh-python writes bytes).
+func rmwAttachmentOf(seq, ts int64) []byte {
+	var b []byte
+	str := func(s string) { b = append(append(b, byte(len(s))), s...) }
+	str("sequence_number")
+	b = binary.LittleEndian.AppendUint64(b, uint64(seq))
+	str("source_timestamp")
+	b = binary.LittleEndian.AppendUint64(b, uint64(ts))
+	str("source_gid")
+	return append(append(b, 16), make([]byte, 16)...)
+}
+
+func TestRMWAttachment(t *testing.T) {
+	d, err := Parse(`ros/* ros2msg type=team_msgs/msg/Odom msg_path=msg stamp=header.stamp`, "testdata", "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	att := rmwAttachmentOf(41, t0+5)
+	first := &logfmt.Record{Header: att, HasPubSN: true}
+	if r := d.Resolve(first, true); r.Seq != RMWSequenceNumber || r.Stamp != "header.stamp" {
+		t.Fatalf("resolved seq %q stamp %q: want the rmw_zenoh sequence number, the declared stamp", r.Seq, r.Stamp)
+	}
+	c, err := Compile(d.Resolve(first, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := cdrOdom(int32(t0/1e9), uint32(t0%1e9), 11, "odom", []float64{1})
+	if seq, ts, err := c.Stamp(att, p); err != nil || seq != 41 || ts != t0 {
+		t.Fatalf("Stamp = %d %d %v", seq, ts, err)
+	}
+	for _, bad := range [][]byte{nil, att[:20], append(att[:len(att):len(att)], 0), []byte("\x0fsequence_numbeX")} {
+		if _, _, err := c.Stamp(bad, p); err == nil {
+			t.Fatalf("attachment %x: want an error", bad)
+		}
+	}
+	m := TransportMeta(&logfmt.Record{Header: att}, false)
+	if m[MetaStamp] != RMWSourceTime || m[MetaSeq] != RMWSequenceNumber {
+		t.Fatalf("transport meta %v", m)
+	}
+	tc, ok, err := ForChannel(&logfmt.Channel{Name: "ros/x", Meta: m})
+	if !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	if seq, ts, err := tc.Stamp(att, []byte("any bytes")); err != nil || seq != 41 || ts != t0+5 {
+		t.Fatalf("undeclared channel's rmw stamps: %d %d %v", seq, ts, err)
+	}
+	if TransportMeta(&logfmt.Record{}, false) != nil {
+		t.Fatal("no transport stamps: want nil meta")
 	}
 }

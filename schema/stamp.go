@@ -18,6 +18,7 @@ const (
 	srcZenoh          // the zenoh timestamp / source sequence number
 	srcReceive        // stamp: the receive stamp
 	srcCount          // seq: the record count
+	srcRMW            // the rmw_zenoh attachment (the record's header)
 )
 
 // Forms of a payload stamp.
@@ -69,6 +70,12 @@ func (c *Codec) compileStamp() error {
 	s.epochSec, s.latency = epoch, d.Epoch != "none"
 	unit := d.Unit
 	switch d.Stamp {
+	case RMWSourceTime:
+		if d.Unit != "" || d.Epoch != "" {
+			return fmt.Errorf("unit and epoch describe a payload stamp, not %s (ns since the unix epoch)", d.Stamp)
+		}
+		s.src, s.latency = srcRMW, true
+		return nil
 	case ZenohTimestamp, Receive, "":
 		s.src = srcZenoh
 		if d.Stamp != ZenohTimestamp {
@@ -162,6 +169,8 @@ func (c *Codec) compileSeq() error {
 	switch d.Seq {
 	case ZenohSourceSN:
 		s.src = srcZenoh
+	case RMWSequenceNumber:
+		s.src = srcRMW
 	case Count, "":
 		s.src = srcCount
 	default:
