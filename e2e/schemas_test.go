@@ -83,6 +83,23 @@ func TestRecordDeclaredSchemas(t *testing.T) {
 			if p50, mx := lag["latest_ms"].(map[string]any)["p50"].(float64), lag["latest_ms"].(map[string]any)["max"].(float64); p50 != 2 || mx != 2 {
 				t.Errorf("lag of the frames: p50 %v max %v ms, want the injected 2 ms", p50, mx)
 			}
+			// every payload decoded again gives the same figures
+			fullOut, err := exec.Command(vrlogBin, "analyze", "--json", "--full-decode", logPath).Output()
+			if err != nil {
+				t.Fatalf("analyze --full-decode: %v", err)
+			}
+			var full map[string]any
+			if err := json.Unmarshal(fullOut, &full); err != nil {
+				t.Fatal(err)
+			}
+			for _, name := range []string{prefix + "/pose", prefix + "/cam"} {
+				a, b := channelReport(t, rep, name), channelReport(t, full, name)
+				for _, k := range []string{"count", "undecodable", "skipped", "restart_count", "first_ns", "last_ns"} {
+					if a[k] != b[k] {
+						t.Errorf("%s %s: %v from the stored stamps, %v with --full-decode", name, k, a[k], b[k])
+					}
+				}
+			}
 			if enc.name == "protobuf" { // zenoh timestamps and source info on an undeclared channel
 				raw := channelReport(t, rep, prefix+"/raw")
 				if raw["stamp_source"] != "zenoh timestamp" || raw["seq_source"] != "zenoh source info" || raw["latency_ms"] == nil ||

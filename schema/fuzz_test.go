@@ -154,3 +154,26 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// FuzzRMWAttachment: an attachment never panics the reader, and one it
+// reads holds the fields it says, where it says (written again, the same
+// bytes).
+func FuzzRMWAttachment(f *testing.F) {
+	f.Add(rmwAttachmentOf(41, t0))
+	f.Add(rmwAttachmentOf(-1, 0)[:30])
+	f.Fuzz(func(t *testing.T, b []byte) {
+		seq, ts, err := rmwAttachment(b)
+		if err != nil {
+			return
+		}
+		want := rmwAttachmentOf(seq, ts)
+		if len(b) == len(want)-1 { // the gid without its length
+			want = append(want[:len(want)-17:len(want)-17], b[len(b)-16:]...)
+		} else {
+			want = append(want[:len(want)-16:len(want)-16], b[len(b)-16:]...)
+		}
+		if !bytes.Equal(want, b) {
+			t.Fatalf("read (%d, %d) from %x", seq, ts, b)
+		}
+	})
+}
