@@ -3,6 +3,7 @@ package schema
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -30,6 +31,11 @@ const (
 	ZenohSourceSN  = "zenoh.source_sn" // the publisher's source info sequence number
 	Count          = "count"           // no counter: records are counted (no skip can be seen)
 )
+
+// MaxSchemaData bounds a declaration's schema (a FileDescriptorSet, the
+// .msg texts): stored in the channel block, which readers bound to 16 MiB
+// (docs/log-format.md §3), base64 included, beside the rest of the meta.
+const MaxSchemaData = 4 << 20
 
 // ErrDecl: a declaration is malformed or names what its schema lacks.
 var ErrDecl = errors.New("schema: bad declaration")
@@ -210,6 +216,12 @@ func parse(line, dir, where string) (*Decl, error) {
 		}
 		slices.Sort(keys)
 		return nil, bad("%s: unknown option %s", d.Encoding, strings.Join(keys, ", "))
+	}
+	if d.Encoding == EncJSON && len(d.Data) > 0 && !json.Valid(d.Data) {
+		return nil, bad("json_schema: not JSON")
+	}
+	if len(d.Data) > MaxSchemaData {
+		return nil, bad("the schema is %d bytes, more than the %d a channel's meta holds", len(d.Data), MaxSchemaData)
 	}
 	if d.Name == "" {
 		d.Name = d.Pattern

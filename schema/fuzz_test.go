@@ -177,3 +177,36 @@ func FuzzRMWAttachment(f *testing.F) {
 		}
 	})
 }
+
+// FuzzForChannel: a log's channel meta is untrusted input: whatever a
+// crafted log stores as a declaration compiles or is an error, and a
+// codec that compiles stamps and decodes any payload without a panic.
+func FuzzForChannel(f *testing.F) {
+	for _, line := range []string{
+		`a ros2msg type=team_msgs/msg/Odom msg_path=msg stamp=header.stamp seq=counter`,
+		`a cstruct struct="uint64_t seq; int64_t t_ns" stamp=t_ns seq=seq`,
+		`a json stamp=t unit=ms seq=n`,
+		`a protobuf proto=../../peers/ownmsg/team.proto message=team.Pose stamp=header.stamp seq=header.seq`,
+	} {
+		d, err := Parse(line, "testdata", "seed")
+		if err != nil {
+			f.Fatal(err)
+		}
+		m := d.Resolve(&logfmt.Record{}, false).Meta()
+		f.Add(d.Name, m[MetaEncoding], m[MetaData], m[MetaStamp], m[MetaSeq], []byte(`{"t": 1, "n": 2}`))
+	}
+	f.Fuzz(func(t *testing.T, name, enc, data, stamp, seq string, payload []byte) {
+		ch := &logfmt.Channel{Name: "a", Schema: name, Meta: map[string]string{MetaEncoding: enc, MetaData: data, MetaStamp: stamp, MetaSeq: seq}}
+		c, ok, err := ForChannel(ch)
+		if !ok {
+			t.Fatal("a channel with an encoding is declared")
+		}
+		if err != nil {
+			return
+		}
+		rec := &logfmt.Record{Payload: payload, Header: payload}
+		c.StampRecord(rec, Arrival{HasZenohTs: true})
+		c.Decode(payload, payload, 0)
+		c.RestampResized(payload, append([]byte(nil), payload...), 1e9)
+	})
+}
