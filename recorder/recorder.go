@@ -17,6 +17,7 @@ import (
 	"github.com/vrlog/vrlog/livecheck"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/sampler"
+	"github.com/vrlog/vrlog/schema"
 	"github.com/vrlog/vrlog/transport/clock"
 	"github.com/vrlog/vrlog/transport/iceoryx2"
 	"github.com/vrlog/vrlog/transport/zenoh"
@@ -111,6 +112,10 @@ type Config struct {
 	// --lockstep takes its answers from a capture this way, so an answer is
 	// stamped before the replay reacts to it).
 	OnZenohSample func(s *zenoh.Sample)
+	// Schemas declare the payloads of channels vrlog did not define
+	// (package schema): the last that matches a channel's name or topic is
+	// stored in its meta and gives its records their stamps.
+	Schemas schema.Set
 	// Snapshot, if set, keeps the recording in memory and writes a log
 	// only when triggered (SnapshotConfig); Output is then the base of the
 	// snapshots' names, and splitting does not apply.
@@ -181,6 +186,9 @@ type item struct {
 	drainEnds map[string]drainEnd
 	// zenoh: the subscription's drop count around the sample (lostBefore)
 	drops dropSpan
+	// zenoh: the sample's timestamp (unix ns), if it has one
+	zenohNs    int64
+	hasZenohTs bool
 	// the last item of a batch: its subscription's queue drop count
 	// (Subscriber.Dropped) read once the batch was received, so the drops
 	// are booked where they happened (after the batch), not where the
@@ -413,6 +421,8 @@ type rec struct {
 type channel struct {
 	def         logfmt.Channel
 	codec       codec.Codec
+	declared    *schema.Codec // a declared schema's, or zenoh timestamps' (then codec is nil)
+	received    uint64        // records so far (a declared seq=count)
 	stream      *sampler.Stream
 	msgs        uint64
 	bytes       uint64
@@ -469,6 +479,9 @@ func (r *rec) subscribeZenoh(ctx context.Context, wg *sync.WaitGroup, sess *zeno
 					release: func() { si.budget.put(n) }}
 				if s.HasSource {
 					it.rec.PublisherID, it.rec.PublisherSN, it.rec.HasPubSN = s.SourceID, s.SourceSN, true
+				}
+				if s.HasTimestamp {
+					it.zenohNs, it.hasZenohTs = s.Timestamp.UnixNano(), true
 				}
 				if s.Encoding != "" {
 					it.meta = map[string]string{"zenoh.encoding": s.Encoding, "zenoh.subscription": key}
@@ -783,7 +796,7 @@ func (r *rec) writeOne(it *item, keep bool) error {
 	if ch == nil {
 		ch = &channel{def: logfmt.Channel{Name: it.name, Transport: it.transport, Topic: it.topic, Schema: detectSchema(it),
 			Compression: r.compression(it), Meta: it.meta}, stream: sampler.NewStream(sampler.Config{})}
-		ch.codec, _ = codec.Lookup(ch.def.Schema)
+		r.declare(ch, it)
 		if err := r.out.addChannel(&ch.def); err != nil {
 			return err
 		}
@@ -806,8 +819,8 @@ func (r *rec) writeOne(it *item, keep bool) error {
 	}
 	var ov *overflow
 	var open *gap // the gap before rec, left undecided by ov
-	if ch.codec != nil && ch.def.Schema != codec.SchemaClockProbe {
-		if seq, t, err := ch.codec.Stamp(rec.Header, rec.Payload); err == nil {
+	if ch.declared != nil || ch.codec != nil && ch.def.Schema != codec.SchemaClockProbe {
+		if seq, t, err := ch.stamp(it); err == nil {
 			rec.Seq, rec.CaptureNs, rec.HasStamp = seq, t, true
 			if keep {
 				ch.stream.Add(sampler.Sample{Seq: seq, TNs: t, RecvWallNs: rec.RecvWallNs, RecvMonoNs: rec.RecvMonoNs, Publisher: string(rec.PublisherID)})
@@ -841,6 +854,53 @@ func (r *rec) writeOne(it *item, keep bool) error {
 	}
 	r.bookQueueDrops(it, at)
 	return nil
+}
+
+// declare gives a new channel its declared schema (Config.Schemas: the
+// message name, and the declaration in its meta), or, for an undeclared
+// zenoh channel vrlog cannot decode whose first sample carries a zenoh
+// timestamp or an rmw_zenoh attachment, the transport's stamps
+// (schema.TransportMeta); a declaration leaves to the first sample what
+// it did not name (schema.Decl.Resolve).
+func (r *rec) declare(ch *channel, it *item) {
+	var meta map[string]string
+	if _, _, err := schema.FromChannel(&ch.def); err == nil && ch.def.Meta[schema.MetaStamp] != "" {
+		// a fed channel that carries its declaration (replay --capture of a
+		// declared channel): stamped as it says
+		ch.declared, _, _ = schema.ForChannel(&ch.def)
+		return
+	}
+	if d := r.cfg.Schemas.Find(it.name, it.topic); d != nil {
+		d = d.Resolve(&it.rec, it.hasZenohTs)
+		ch.def.Schema, meta = d.Name, d.Meta()
+	} else if ch.def.Schema == "" && it.transport == logfmt.TransportZenoh {
+		meta = schema.TransportMeta(&it.rec, it.hasZenohTs)
+	}
+	if meta == nil {
+		ch.codec, _ = codec.Lookup(ch.def.Schema)
+		return
+	}
+	for k, v := range it.meta { // it.meta is shared by the subscription's items
+		meta[k] = v
+	}
+	ch.def.Meta = meta
+	ch.declared, _, _ = schema.ForChannel(&ch.def) // compiled when parsed: it compiles
+}
+
+// stamp reads the seq and capture stamp of it's record: a built-in
+// codec's, or what the channel's declaration names.
+func (ch *channel) stamp(it *item) (uint64, int64, error) {
+	if ch.declared == nil {
+		return ch.codec.Stamp(it.rec.Header, it.rec.Payload)
+	}
+	ch.received++
+	rec := it.rec
+	a := schema.Arrival{ZenohNs: it.zenohNs, HasZenohTs: it.hasZenohTs, Count: ch.received}
+	if !a.HasZenohTs && rec.HasStamp { // a fed record (Config.Feed) keeps the transport stamp it was recorded with
+		a.ZenohNs, a.HasZenohTs = rec.CaptureNs, true
+	}
+	err := ch.declared.StampRecord(&rec, a)
+	return rec.Seq, rec.CaptureNs, err
 }
 
 // bookQueueDrops books the drops of it's subscription's native queue
