@@ -4,7 +4,7 @@ BIN      := bin
 PYTHON   ?= python3
 
 # Packages that must build without cgo or Rust (go install ./cmd/analyze).
-PURE_PKGS := ./keyexpr/... ./textfit/... ./codec/... ./logfmt/... ./sampler/... ./hostclock/... ./analyzer/... ./internal/command/analyze/... ./cmd/analyze/...
+PURE_PKGS := ./keyexpr/... ./textfit/... ./codec/... ./schema/... ./logfmt/... ./sampler/... ./hostclock/... ./analyzer/... ./internal/command/analyze/... ./cmd/analyze/...
 
 .PHONY: all build test test-pure test-go test-race test-python demo sample fuzz bench clean
 
@@ -50,7 +50,7 @@ test-race: native
 ## (Go's default, 60s, spends a short budget minimizing instead of fuzzing)
 FUZZTIME ?= 30s
 FUZZMINIMIZE ?= 2s
-FUZZ_PKGS ?= ./keyexpr/ ./codec/ ./logfmt/
+FUZZ_PKGS ?= ./keyexpr/ ./codec/ ./logfmt/ ./schema/
 fuzz:
 	@for p in $(FUZZ_PKGS); do for t in $$($(GO) test -list 'Fuzz.*' $$p | grep ^Fuzz); do \
 		echo "== $$p $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) -parallel 1 $$p || exit 1; done; done

@@ -15,6 +15,7 @@ import (
 	"github.com/vrlog/vrlog/livecheck"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/sampler"
+	"github.com/vrlog/vrlog/schema"
 )
 
 // Options tunes an analysis. The zero value is usable.
@@ -51,8 +52,9 @@ type Options struct {
 type channel struct {
 	rep    ChannelReport
 	kind   string
-	raw    bool // kind is KindRaw (compared once, not per record)
-	codec  codec.Codec
+	raw    bool // no stored stamps: timed by the receive stamp (compared once, not per record)
+	timing livecheck.Timing
+	codec  codec.Codec // nil when vrlog cannot decode the payload
 	stream *sampler.Stream
 	lag    *sampler.LagStream   // a frame channel's pairing with its state channel (lagOf)
 	lagOf  *channel             // that state channel
@@ -66,6 +68,7 @@ type channel struct {
 	// (eachBatch): a record of that batch with the same key has it too.
 	pubKey, pubBatch uint64
 	react            *reactChannel // a response log's trigger or response channel (reaction.go)
+	badMono          int64         // receive stamp of the file's first undecodable record, until explained (whyUndecodable)
 }
 
 // Analysis accumulates records from one or more logs.
@@ -313,6 +316,9 @@ func (a *Analysis) AddFile(path string) error {
 		}
 		a.books.finish()
 	}
+	if err == nil {
+		err = a.whyUndecodable(r, ids)
+	}
 	if err == nil && fr.response {
 		err = readAnswerTags(r, ids)
 	}
@@ -430,10 +436,12 @@ func (a *Analysis) channel(c logfmt.Channel) *channel {
 	}
 	ch := &channel{first: true, rep: ChannelReport{Name: name, Transport: c.Transport.String(), Topic: c.Topic, Schema: c.Schema,
 		Error: c.Meta[logfmt.MetaError], Warning: c.Meta[logfmt.MetaWarning]}}
-	ch.kind = kindOf(c.Schema)
-	ch.raw = ch.kind == KindRaw
-	ch.codec, _ = codec.Lookup(c.Schema)
+	ch.timing = livecheck.TimingOf(&c)
+	ch.kind = ch.timing.Kind
+	ch.raw = !ch.timing.Stamped
+	ch.codec, _ = schema.Lookup(&c)
 	ch.rep.Kind = ch.kind
+	ch.rep.StampSource, ch.rep.SeqSource = ch.timing.StampFrom, ch.timing.SeqFrom
 	// The report judges outages from the summary: no live outage flags.
 	ch.stream = sampler.NewStream(sampler.Config{OutageFactor: a.opts.OutageFactor, MaxEvents: a.opts.MaxEvents, NoLiveOutage: true})
 	a.byName[name], a.byStream[logfmt.StreamOf(c)] = ch, ch
@@ -471,10 +479,18 @@ func (a *Analysis) sampleOf(s *sampler.Sample, ch *channel, r *logfmt.Record, n 
 	if string(r.PublisherID) != *pub { // compared without allocating
 		*pub = string(r.PublisherID)
 	}
-	*s, ok = storedSample(ch.kind, r, n)
-	if a.opts.FullDecode && ch.kind != KindRaw {
-		seq, t, err := ch.codec.Stamp(r.Header, r.Payload)
-		s.Seq, s.TNs, ok = seq, t, err == nil
+	*s, ok = livecheck.StoredSample(&ch.timing, r, n)
+	if a.opts.FullDecode && !ch.raw && ch.codec != nil {
+		var err error
+		if sc, declared := ch.codec.(*schema.Codec); declared {
+			s.Seq, s.TNs, err = sc.Recheck(r)
+		} else {
+			s.Seq, s.TNs, err = ch.codec.Stamp(r.Header, r.Payload)
+		}
+		ok = err == nil
+		if err != nil && ch.rep.FirstUndecodable == nil {
+			ch.rep.FirstUndecodable = undecodable(r, err)
+		}
 	}
 	if ch.react != nil && ch.react.trigger {
 		// A response log's released trigger: its receive stamp is the
@@ -484,12 +500,6 @@ func (a *Analysis) sampleOf(s *sampler.Sample, ch *channel, r *logfmt.Record, n 
 	}
 	s.Publisher = *pub
 	return ok
-}
-
-// storedSample is what the timing of a channel of kind sees of r
-// (livecheck.StoredSample: record's live triggers see samples the same way).
-func storedSample(kind string, r *logfmt.Record, count uint64) (sampler.Sample, bool) {
-	return livecheck.StoredSample(kind, r, count)
 }
 
 // Report computes the report. Checks and baseline comparison are applied
@@ -747,3 +757,56 @@ func pairState(f *channel, states []*channel) *channel {
 }
 
 func commonPrefix(a, b string) int { return livecheck.CommonPrefix(a, b) }
+
+// undecodable describes record r that failed its schema with err.
+func undecodable(r *logfmt.Record, err error) *Undecodable {
+	u := &Undecodable{RecvMonoNs: r.RecvMonoNs, RecvWallNs: r.RecvWallNs, Reason: err.Error()}
+	if de, ok := errors.AsType[*codec.DecodeError](err); ok {
+		u.Offset = de.Offset
+	}
+	return u
+}
+
+// whyUndecodable reads the first undecodable record of each channel that
+// had one in r (the metadata scan saw only that it had no stamp) and
+// decodes it again: the report says where and why it failed.
+func (a *Analysis) whyUndecodable(r *logfmt.Reader, ids []*channel) error {
+	for id, ch := range ids {
+		if ch == nil || ch.badMono == 0 {
+			continue
+		}
+		mono := ch.badMono
+		ch.badMono = 0
+		if ch.rep.FirstUndecodable != nil || ch.codec == nil {
+			continue
+		}
+		it := r.Records(logfmt.Filter{Channels: []uint16{uint16(id)}, Start: mono, End: mono + 1})
+		for it.Next() {
+			rec := it.Record()
+			if rec.HasStamp {
+				continue
+			}
+			err := ch.stampErr(rec)
+			if err == nil { // the recorder's stamp failed on what the payload does not say (a zenoh timestamp)
+				err = errors.New("no stamp recorded: the transport's stamp the declaration names was missing")
+			}
+			ch.rep.FirstUndecodable = undecodable(rec, err)
+			break
+		}
+		it.Close()
+		if err := it.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stampErr is why rec's payload gives no stamp under ch's schema.
+func (ch *channel) stampErr(rec *logfmt.Record) error {
+	if sc, declared := ch.codec.(*schema.Codec); declared {
+		_, _, err := sc.Recheck(rec)
+		return err
+	}
+	_, _, err := ch.codec.Stamp(rec.Header, rec.Payload)
+	return err
+}

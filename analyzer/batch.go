@@ -62,9 +62,15 @@ func (a *Analysis) addAt(ch *channel, b *logfmt.MetaBatch, i int) {
 	} else {
 		if b.Flags[i]&logfmt.MetaStamp == 0 {
 			ch.rep.Undecodable++
+			if ch.badMono == 0 {
+				ch.badMono = mono
+			}
 			return
 		}
 		s = sampler.Sample{Seq: b.Seq[i], TNs: b.CaptureNs[i], RecvWallNs: wall, RecvMonoNs: mono, Publisher: ch.pub}
+		if !ch.timing.Latency { // a capture clock of unknown epoch, or the receive stamp itself
+			s.RecvWallNs = 0
+		}
 		if !a.haveEp && ch.kind == KindState {
 			a.epoch, a.epochSrc, a.haveEp = s.TNs, "first state sample on "+ch.rep.Name, true
 		}

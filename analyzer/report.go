@@ -156,16 +156,24 @@ type ChannelReport struct {
 	Topic     string   `json:"topic"`
 	Schema    string   `json:"schema"`
 	Kind      string   `json:"kind"`
+	// StampSource and SeqSource say where the capture stamps and the
+	// counter came from: the payload (its field), the zenoh timestamp or
+	// source info, the receive stamp or the record count (livecheck.Timing).
+	StampSource string `json:"stamp_source"`
+	SeqSource   string `json:"seq_source"`
 	// Error says why the recorder could not record the channel (it has no
 	// records); Warning what limited its recording ("" when none).
 	Error   string `json:"error"`
 	Warning string `json:"warning"`
 	// Count is the records read; Undecodable of them had no valid stamp
 	// (payload not of the channel's schema) and were left out of the timing.
-	Count         uint64 `json:"count"`
-	Undecodable   uint64 `json:"undecodable"`
-	RecorderDrops uint64 `json:"recorder_drops"` // dropped by the recorder, never published-side
-	Bytes         uint64 `json:"bytes"`
+	Count       uint64 `json:"count"`
+	Undecodable uint64 `json:"undecodable"`
+	// FirstUndecodable is the first of them: when it was received, and
+	// where and why its payload failed its schema (null when none did).
+	FirstUndecodable *Undecodable `json:"first_undecodable"`
+	RecorderDrops    uint64       `json:"recorder_drops"` // dropped by the recorder, never published-side
+	Bytes            uint64       `json:"bytes"`
 	// Stamps: capture stamps for decodable channels; receive wall stamps for raw ones.
 	FirstNs         int64         `json:"first_ns"`
 	LastNs          int64         `json:"last_ns"`
@@ -186,6 +194,15 @@ type ChannelReport struct {
 	MaxGapS         float64       `json:"max_gap_s"`
 	Duplicates      uint64        `json:"duplicates"`
 	Reorders        uint64        `json:"reorders"`
+}
+
+// Undecodable is a record whose payload did not decode under its
+// channel's schema.
+type Undecodable struct {
+	RecvMonoNs int64  `json:"recv_mono_ns"`
+	RecvWallNs int64  `json:"recv_wall_ns"`
+	Offset     int    `json:"offset"` // the byte of the payload (or header) the decoder stopped at
+	Reason     string `json:"reason"`
 }
 
 // SkipItem is one gap in seq.

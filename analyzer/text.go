@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/vrlog/vrlog/codec"
+	"github.com/vrlog/vrlog/livecheck"
 	"github.com/vrlog/vrlog/sampler"
 	"github.com/vrlog/vrlog/textfit"
 )
@@ -97,10 +98,26 @@ func (r *Report) WriteTextWidth(out io.Writer, tf codec.TimeFormat, width int) e
 		if c.Warning != "" {
 			p("warning  channel %s%s: %s\n", c.Name, on(c), c.Warning)
 		}
+		if u := c.FirstUndecodable; u != nil {
+			p("undecodable  channel %s: %d records without a stamp; the first, received at %s, at byte %d: %s\n",
+				c.Name, c.Undecodable, codec.FormatRFC3339(u.RecvWallNs), u.Offset, u.Reason)
+		}
+	}
+	any := false
+	for _, c := range r.Channels {
+		if c.Kind == KindProbe || !sourceWorthSaying(c) {
+			continue
+		}
+		if !any {
+			section := "\ntiming sources (where stamps and counters came from; docs/schemas.md says how to declare a payload's):\n"
+			p("%s", section)
+			any = true
+		}
+		p("  %s  stamp: %s; seq: %s%s\n", c.Name, c.StampSource, c.SeqSource, sourceAdvice(c))
 	}
 
 	section := func(title string) { p("\n%s\n", title) }
-	var any bool
+	any = false
 	for _, c := range r.Channels {
 		for i, s := range c.Skips {
 			if !any {
@@ -246,4 +263,25 @@ func on(c ChannelReport) string {
 		return ""
 	}
 	return " (on " + strings.Join(c.Hosts, ", ") + ")"
+}
+
+// sourceWorthSaying: a channel timed from anything but a built-in
+// schema's payload (a declared schema, zenoh's stamps, receive stamps).
+func sourceWorthSaying(c ChannelReport) bool {
+	return !strings.HasPrefix(c.StampSource, "payload t_ns") && !strings.HasPrefix(c.StampSource, "payload (frame header)")
+}
+
+// sourceAdvice says what a channel's sources cannot show.
+func sourceAdvice(c ChannelReport) string {
+	var miss []string
+	if c.StampSource == livecheck.FromReceive {
+		miss = append(miss, "no capture stamp: no latency, intervals as received")
+	}
+	if c.SeqSource == livecheck.FromCount {
+		miss = append(miss, "no counter: no skip or restart can be seen")
+	}
+	if len(miss) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(miss, "; ") + ": declare the payload's, docs/schemas.md)"
 }

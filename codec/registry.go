@@ -97,3 +97,13 @@ func (replayClockCodec) Restamp(_, p []byte, delta int64) error {
 	shift(p[8:], delta)
 	return nil
 }
+
+// ErrResize: the restamped sample would not fit in its bytes (a protobuf
+// varint or a JSON number that grows); Resizer.RestampResized gives it.
+var ErrResize = errors.New("codec: restamped sample changes size")
+
+// Resizer is a Codec whose restamped samples may change size: replay
+// publishes what RestampResized returns (payload itself when it fits).
+type Resizer interface {
+	RestampResized(header, payload []byte, delta int64) ([]byte, error)
+}

@@ -270,3 +270,17 @@ func execCommand(name string, args ...string) (string, error) {
 	out, err := exec.Command(name, args...).CombinedOutput()
 	return string(out), err
 }
+
+// endRecording waits for the publisher peer to finish, then ends the
+// recorder (SIGINT) once what it sent has arrived; both must exit 0.
+func endRecording(t *testing.T, pub, rec *proc, pubTimeout time.Duration) {
+	t.Helper()
+	if code := pub.wait(t, pubTimeout); code != 0 {
+		t.Fatalf("publisher peer exit %d:\n%s", code, pub.stderr)
+	}
+	time.Sleep(300 * time.Millisecond)
+	rec.signal(syscall.SIGINT)
+	if code := rec.wait(t, 20*time.Second); code != 0 {
+		t.Fatalf("record exit %d:\n%s", code, rec.stderr)
+	}
+}

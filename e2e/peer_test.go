@@ -26,14 +26,7 @@ func TestRecordPythonPublisher(t *testing.T) {
 	pub := start(t, peertest.Python(t), filepath.Join(root(), "peers", "publisher.py"), "--connect", "tcp/127.0.0.1:"+port,
 		"--state-key", state, "--states", "300", "--state-hz", "300", "--service", cam, "--frames", "20", "--frame-hz", "30",
 		"--width", "320", "--height", "240", "--log", truthPath)
-	if code := pub.wait(t, 60*time.Second); code != 0 {
-		t.Fatalf("publisher peer exit %d:\n%s", code, pub.stderr)
-	}
-	time.Sleep(300 * time.Millisecond)
-	rec.signal(syscall.SIGINT)
-	if code := rec.wait(t, 20*time.Second); code != 0 {
-		t.Fatalf("record exit %d:\n%s", code, rec.stderr)
-	}
+	endRecording(t, pub, rec, 60*time.Second)
 	published := readTruth(t, truthPath)
 	for i := range published {
 		_, published[i].Channel, _ = strings.Cut(published[i].Channel, ":") // "state:KEY" → KEY

@@ -11,6 +11,7 @@ import (
 	"github.com/vrlog/vrlog/keyexpr"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/sampler"
+	"github.com/vrlog/vrlog/schema"
 )
 
 // Limit is a threshold for the channels its pattern matches (a key
@@ -124,15 +125,86 @@ func KindOf(schema string) string {
 	return KindRaw
 }
 
-// StoredSample is what the timing of a channel of kind sees of r, its
-// count-th record, from the stamps the recorder stored: a decodable
-// channel's capture stamp and seq (false when r has none: undecodable), a
-// raw channel's transport-level facts only (the receive stamp, and the
-// zenoh source sequence number when the transport gave one). analyze and
-// record's live triggers see samples the same way.
-func StoredSample(kind string, r *logfmt.Record, count uint64) (sampler.Sample, bool) {
+// Timing is where a channel's timing comes from: its kind, whether its
+// records carry stored capture stamps and seqs to use (a built-in schema,
+// a declared one, or zenoh timestamps: schema.FromChannel), whether the
+// capture stamp is on a clock whose receive − capture is a latency, and,
+// for reports, the source of the stamp and of the counter.
+type Timing struct {
+	Kind      string
+	Stamped   bool
+	Latency   bool
+	StampFrom string // "payload t_ns", "payload header.stamp", "zenoh timestamp", "receive stamp"
+	SeqFrom   string // "payload seq", "zenoh source info", "record count", ...
+}
+
+// Sources of a stamp or a counter, as reports name them.
+const (
+	FromZenohTs      = "zenoh timestamp"
+	FromReceive      = "receive stamp"
+	FromSourceInfo   = "zenoh source info"
+	FromCount        = "record count"
+	FromRMWTime      = "rmw_zenoh source_timestamp (the publisher's send time)"
+	FromRMWSeq       = "rmw_zenoh sequence_number"
+	FromRawSeq       = "zenoh source info where the publisher set it, else record count"
+	fromPayload      = "payload "
+	fromPayloadFrame = "payload (frame header) "
+)
+
+// TimingOf is the timing of channel c.
+func TimingOf(c *logfmt.Channel) Timing {
+	switch k := KindOf(c.Schema); k {
+	case KindState:
+		return Timing{Kind: k, Stamped: true, Latency: true, StampFrom: fromPayload + "t_ns", SeqFrom: fromPayload + "seq"}
+	case KindFrame:
+		return Timing{Kind: k, Stamped: true, Latency: true, StampFrom: fromPayloadFrame + "t_ns", SeqFrom: fromPayloadFrame + "seq"}
+	case KindProbe:
+		return Timing{Kind: k}
+	}
+	d, ok, err := schema.FromChannel(c)
+	if !ok || err != nil {
+		return Timing{Kind: KindRaw, StampFrom: FromReceive, SeqFrom: FromRawSeq}
+	}
+	t := Timing{Kind: KindState, Stamped: true, Latency: d.Epoch != "none"}
+	if d.Kind == "frame" {
+		t.Kind = KindFrame
+	}
+	if _, declared := c.Meta[schema.MetaEncoding]; !declared {
+		t.Kind = KindRaw // zenoh timestamps on an undeclared channel
+	}
+	switch d.Stamp {
+	case schema.ZenohTimestamp:
+		t.StampFrom = FromZenohTs
+	case schema.RMWSourceTime:
+		t.StampFrom = FromRMWTime
+	case schema.Receive, "":
+		t.StampFrom, t.Latency = FromReceive, false
+	default:
+		t.StampFrom = fromPayload + d.Stamp
+	}
+	switch d.Seq {
+	case schema.ZenohSourceSN:
+		t.SeqFrom = FromSourceInfo
+	case schema.RMWSequenceNumber:
+		t.SeqFrom = FromRMWSeq
+	case schema.Count, "":
+		t.SeqFrom = FromCount
+	default:
+		t.SeqFrom = fromPayload + d.Seq
+	}
+	return t
+}
+
+// StoredSample is what the timing of a channel sees of r, its count-th
+// record, from the stamps the recorder stored: a stamped channel's
+// capture stamp and seq (false when r has none: undecodable; no latency
+// on a clock of unknown epoch), a raw channel's transport-level facts
+// only (the receive stamp, and the zenoh source sequence number when the
+// transport gave one). analyze and record's live triggers see samples the
+// same way.
+func StoredSample(t *Timing, r *logfmt.Record, count uint64) (sampler.Sample, bool) {
 	s := sampler.Sample{RecvWallNs: r.RecvWallNs, RecvMonoNs: r.RecvMonoNs}
-	if kind == KindRaw {
+	if !t.Stamped {
 		s.TNs, s.Seq = r.RecvWallNs, count
 		if r.HasPubSN {
 			s.Seq = r.PublisherSN
@@ -141,6 +213,9 @@ func StoredSample(kind string, r *logfmt.Record, count uint64) (sampler.Sample, 
 		return s, true
 	}
 	s.Seq, s.TNs = r.Seq, r.CaptureNs
+	if !t.Latency {
+		s.RecvWallNs = 0
+	}
 	return s, r.HasStamp
 }
 

@@ -109,6 +109,7 @@ type Watch struct {
 // watched is one channel's live bookkeeping.
 type watched struct {
 	name, topic, kind string
+	timing            Timing
 	stream            *sampler.Stream
 	count             uint64
 	skipped, restarts uint64
@@ -189,7 +190,7 @@ func (w *Watch) record(c *logfmt.Channel, r *logfmt.Record, lost uint64, hold bo
 	wasSilent := ch.silent // its silence fired already (Silent): the gap it ends is that outage
 	g := &Held{ch: ch, prevMono: ch.lastMono, prevWall: ch.lastWall, mono: r.RecvMonoNs, wall: r.RecvWallNs}
 	ch.lastMono, ch.lastWall, ch.silent = r.RecvMonoNs, r.RecvWallNs, false
-	s, ok := StoredSample(ch.kind, r, ch.count)
+	s, ok := StoredSample(&ch.timing, r, ch.count)
 	if !ok {
 		return nil, nil
 	}
@@ -338,7 +339,8 @@ func (w *Watch) channel(c *logfmt.Channel) *watched {
 	if ch, ok := w.chans[c.Name]; ok {
 		return ch
 	}
-	ch := &watched{name: c.Name, topic: c.Topic, kind: KindOf(c.Schema), internal: c.Transport == logfmt.TransportInternal && c.Schema == codec.SchemaHeartbeat,
+	t := TimingOf(c)
+	ch := &watched{name: c.Name, topic: c.Topic, kind: t.Kind, timing: t, internal: c.Transport == logfmt.TransportInternal && c.Schema == codec.SchemaHeartbeat,
 		stream: sampler.NewStream(sampler.Config{OutageFactor: w.factor, MaxEvents: 16})}
 	w.chans[c.Name] = ch
 	if ch.internal {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/logfmt"
+	"github.com/vrlog/vrlog/schema"
 )
 
 // CSVOptions configures a CSV table.
@@ -26,6 +27,12 @@ type CSVOptions struct {
 	// their payload (see Records).
 	StateColumns bool
 	Sensors      int
+	// Fields appends the decoded fields of channels with a declared
+	// schema (schema.Flatten's paths, DeclaredFields) as columns, after
+	// the others; a row whose message lacks one (another channel's row,
+	// an undecodable payload) leaves it empty. Rows of such channels must
+	// carry their payload (see Records).
+	Fields []string
 }
 
 // CSVColumns are the timing table's columns, in order (after "channel"
@@ -72,11 +79,15 @@ type csvChan struct {
 
 // CSVWriter writes a timing table, plus decoded states when asked.
 type CSVWriter struct {
-	w     *csv.Writer
-	opts  CSVOptions
-	chans map[uint16]*csvChan
-	row   []string
-	state codec.State
+	w      *csv.Writer
+	opts   CSVOptions
+	chans  map[uint16]*csvChan
+	row    []string
+	state  codec.State
+	field  map[string]int // Fields' columns by path
+	cells  []string       // one row's decoded fields
+	json   []byte
+	decode map[uint16]*schema.Codec
 }
 
 // NewCSV writes the header row to out and returns the table writer.
@@ -95,6 +106,12 @@ func NewCSV(out io.Writer, opts CSVOptions) (*CSVWriter, error) {
 			hdr = append(hdr, p+"id", p+"t_ns")
 		}
 	}
+	c.field, c.decode = map[string]int{}, map[uint16]*schema.Codec{}
+	for i, f := range opts.Fields {
+		c.field[f] = i
+	}
+	hdr = append(hdr, opts.Fields...)
+	c.cells = make([]string, len(opts.Fields))
 	if err := c.w.Write(hdr); err != nil {
 		return nil, fmt.Errorf("mcapexport: csv: %w", err)
 	}
@@ -153,6 +170,12 @@ func (c *CSVWriter) Write(ch *logfmt.Channel, r *logfmt.Record) error {
 	if c.opts.StateColumns {
 		var err error
 		if row, err = c.appendState(row, ch, r); err != nil {
+			return err
+		}
+	}
+	if len(c.opts.Fields) > 0 {
+		var err error
+		if row, err = c.appendFields(row, ch, r); err != nil {
 			return err
 		}
 	}
@@ -237,4 +260,55 @@ func headerLen(r *logfmt.Record) int {
 
 func payloadLen(r *logfmt.Record) int {
 	return max(len(r.Payload), r.PayloadLen)
+}
+
+// appendFields appends the decoded fields of a record of a channel with a
+// declared schema, empty cells for any other.
+func (c *CSVWriter) appendFields(row []string, ch *logfmt.Channel, r *logfmt.Record) ([]string, error) {
+	clear(c.cells)
+	cd, seen := c.decode[ch.ID]
+	if !seen {
+		if x, ok := schema.Lookup(ch); ok {
+			cd, _ = x.(*schema.Codec)
+		}
+		c.decode[ch.ID] = cd
+	}
+	if cd != nil {
+		if r.Payload == nil && r.PayloadLen > 0 {
+			return row, fmt.Errorf("mcapexport: csv: %s: payload not read (iterate with Records)", ch.Name)
+		}
+		var err error
+		if c.json, err = cd.AppendJSON(c.json[:0], r.Header, r.Payload); err == nil {
+			schema.Flatten(c.json, func(path, v string) {
+				if i, ok := c.field[path]; ok {
+					c.cells[i] = v
+				}
+			})
+		}
+	}
+	return append(row, c.cells...), nil
+}
+
+// DeclaredFields lists the decoded fields of a channel with a declared
+// schema (the CSV columns of CSVOptions.Fields), from its first record
+// that decodes; nil for any other channel.
+func DeclaredFields(r *logfmt.Reader, ch *logfmt.Channel) ([]string, error) {
+	cd, ok := schema.Lookup(ch)
+	sc, declared := cd.(*schema.Codec)
+	if !ok || !declared {
+		return nil, nil
+	}
+	it := r.Records(logfmt.Filter{Channels: []uint16{ch.ID}})
+	defer it.Close()
+	for it.Next() {
+		rec := it.Record()
+		b, err := sc.AppendJSON(nil, rec.Header, rec.Payload)
+		if err != nil {
+			continue
+		}
+		var fields []string
+		err = schema.Flatten(b, func(path, _ string) { fields = append(fields, path) })
+		return fields, err
+	}
+	return nil, it.Err()
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/logfmt"
+	"github.com/vrlog/vrlog/schema"
 )
 
 // MCAPOptions configures an MCAP export. The zero value is usable.
@@ -50,6 +51,8 @@ const (
 	kindRawImage                 // vrsdk.Frame/1: protobuf foxglove.RawImage
 	kindHeartbeat                // the recorder's marks: JSON vrlog.Heartbeat/1
 	kindOpaque                   // unknown schema: JSON vrlog.Opaque (bytes in base64)
+	kindNative                   // a declared protobuf or ROS 2 CDR schema: the payload as it is
+	kindDeclared                 // a declared JSON or C struct schema: its JSON
 )
 
 // outChannel is the MCAP side of one vrlog channel.
@@ -58,11 +61,12 @@ type outChannel struct {
 	id      uint16 // MCAP channel id
 	topic   string
 	kind    msgKind
-	codec   codec.Codec // kindJSON, kindRawImage
-	count   uint32      // records seen (sequence for records without a stamp)
-	poseID  uint16      // states: companion "<topic>:pose", 0 when off
-	undecID uint16      // companion "<topic>:undecodable", 0 until needed
-	state   codec.State // states: reused decode target
+	codec   codec.Codec   // kindJSON, kindRawImage
+	decl    *schema.Codec // kindNative, kindDeclared
+	count   uint32        // records seen (sequence for records without a stamp)
+	poseID  uint16        // states: companion "<topic>:pose", 0 when off
+	undecID uint16        // companion "<topic>:undecodable", 0 until needed
+	state   codec.State   // states: reused decode target
 }
 
 // MCAPWriter writes vrlog records as an indexed, chunked MCAP file.
@@ -132,6 +136,22 @@ func schemaFor(schema string) (name, encoding string, data []byte, kind msgKind)
 	return SchemaOpaque, "jsonschema", []byte(opaqueSchema), kindOpaque
 }
 
+// declaredSchema is the MCAP schema and message encoding of a channel
+// with a declared schema: protobuf with its FileDescriptorSet and ROS 2
+// CDR with its ros2msg text carry the payload as it is (Foxglove and the
+// MCAP libraries decode them); JSON and a C struct's fields go as JSON
+// with a JSON schema.
+func declaredSchema(sc *schema.Codec) (name, enc string, data []byte, msgEnc string, kind msgKind) {
+	d := sc.Decl()
+	switch d.Encoding {
+	case schema.EncProtobuf:
+		return d.Name, "protobuf", d.Data, "protobuf", kindNative
+	case schema.EncROS2:
+		return d.Name, "ros2msg", d.Data, "cdr", kindNative
+	}
+	return d.Name, "jsonschema", sc.JSONSchema(), "json", kindDeclared
+}
+
 // messageEncoding is the MCAP message encoding that goes with a schema
 // encoding.
 func messageEncoding(schemaEncoding string) string {
@@ -142,7 +162,8 @@ func messageEncoding(schemaEncoding string) string {
 }
 
 func (m *MCAPWriter) schemaID(name, encoding string, data []byte) (uint16, error) {
-	if id, ok := m.schemas[name]; ok {
+	key := name + "\x00" + encoding + "\x00" + string(data) // declared schemas may share a name
+	if id, ok := m.schemas[key]; ok {
 		return id, nil
 	}
 	id := m.nextSch
@@ -151,7 +172,7 @@ func (m *MCAPWriter) schemaID(name, encoding string, data []byte) (uint16, error
 		return 0, fmt.Errorf("mcapexport: write schema %s: %w", name, m.w.err)
 	}
 	m.nextSch++
-	m.schemas[name] = id
+	m.schemas[key] = id
 	return id, nil
 }
 
@@ -177,6 +198,9 @@ func channelMeta(c *logfmt.Channel) map[string]string {
 		"vrlog.schema":     c.Schema,
 	}
 	for k, v := range c.Meta {
+		if k == schema.MetaData {
+			continue // the MCAP schema holds it
+		}
 		md["vrlog.meta."+k] = v
 	}
 	return md
@@ -194,6 +218,13 @@ func (m *MCAPWriter) AddChannel(c logfmt.Channel) error {
 	}
 	oc := &outChannel{src: c, topic: c.Name}
 	name, enc, data, kind := schemaFor(c.Schema)
+	msgEnc := messageEncoding(enc)
+	if cd, ok := schema.Lookup(&c); ok {
+		if sc, declared := cd.(*schema.Codec); declared {
+			oc.decl = sc
+			name, enc, data, msgEnc, kind = declaredSchema(sc)
+		}
+	}
 	oc.kind = kind
 	if kind == kindJSON || kind == kindRawImage {
 		oc.codec, _ = codec.Lookup(c.Schema)
@@ -202,7 +233,7 @@ func (m *MCAPWriter) AddChannel(c logfmt.Channel) error {
 	if err != nil {
 		return err
 	}
-	if oc.id, err = m.newChannel(oc.topic, sid, messageEncoding(enc), channelMeta(&c)); err != nil {
+	if oc.id, err = m.newChannel(oc.topic, sid, msgEnc, channelMeta(&c)); err != nil {
 		return err
 	}
 	if c.Schema == codec.SchemaState && !m.opts.NoPoses {
@@ -306,6 +337,16 @@ func (m *MCAPWriter) Write(r *logfmt.Record) error {
 // not copied here: the chunk copies or references them), the rest as JSON (head only). A state stays decoded
 // in oc.state for its pose.
 func (m *MCAPWriter) encode(oc *outChannel, r *logfmt.Record) (head, tail []byte, err error) {
+	switch oc.kind {
+	case kindNative:
+		if err := oc.decl.Check(r.Header, r.Payload); err != nil {
+			return nil, nil, err
+		}
+		return append(m.buf[:0], r.Payload...), nil, nil
+	case kindDeclared:
+		b, err := oc.decl.AppendJSON(m.buf[:0], r.Header, r.Payload)
+		return b, nil, err
+	}
 	switch oc.src.Schema {
 	case codec.SchemaState:
 		if err := codec.DecodeStateInto(&oc.state, r.Payload, m.opts.EpochNs); err != nil {

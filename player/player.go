@@ -64,6 +64,9 @@ type Channel struct {
 	Name   string
 	Schema string // codec schema; "" or unknown = raw (never restamped)
 	Frame  bool   // a frame stream (lag applies to it)
+	// Codec restamps the channel's records (nil: the built-in codec of
+	// Schema, if any): a declared schema's (schema.Lookup).
+	Codec codec.Codec
 }
 
 // Options configure a Player. The zero value of each field gives its default.
@@ -420,7 +423,9 @@ func (p *Player) Run(ctx context.Context) (*Summary, error) {
 	r.codecs = make([]codec.Codec, n)
 	for i, c := range o.Channels {
 		r.stats[i].Name = c.Name
-		if cd, ok := codec.Lookup(c.Schema); ok {
+		if c.Codec != nil {
+			r.codecs[i] = c.Codec
+		} else if cd, ok := codec.Lookup(c.Schema); ok {
 			r.codecs[i] = cd
 		}
 	}
@@ -763,7 +768,17 @@ func (r *run) prepare(m *msg, deadline int64) {
 		r.restampD, r.haveRestamp = at-m.CaptureNs, true
 		r.setStatus(func(s *Status) { s.RestampDelta, s.HasRestamp = r.restampD, true })
 	}
-	if err := r.codecs[m.Channel].Restamp(m.Header, m.Payload, r.restampD); err != nil {
+	cd := r.codecs[m.Channel]
+	err := cd.Restamp(m.Header, m.Payload, r.restampD)
+	if rs, ok := cd.(codec.Resizer); ok && errors.Is(err, codec.ErrResize) {
+		// the stamp grew (a protobuf varint, a JSON number): publish the
+		// restamped copy
+		var p []byte
+		if p, err = rs.RestampResized(m.Header, m.Payload, r.restampD); err == nil {
+			m.Payload = p
+		}
+	}
+	if err != nil {
 		r.stats[m.Channel].RestampErr++
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/vrlog/vrlog/codec"
+	"github.com/vrlog/vrlog/schema"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -600,5 +602,36 @@ func TestOneRecordWindow(t *testing.T) {
 	}
 	if s, err := p.Run(context.Background()); err != nil || got != 1 || s.Channels[0].Sent != 1 {
 		t.Fatalf("sent %d: %v", got, err)
+	}
+}
+
+// A declared schema's stamp that grows when shifted (a JSON number of
+// more digits) is published from the resized copy (codec.Resizer).
+func TestRestampDeclaredResized(t *testing.T) {
+	d, err := schema.Parse(`team/cmd json stamp=t seq=n`, ".", "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cd, err := schema.Compile(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []Rec
+	for i := range 20 {
+		t := int64(1000 + i*10)
+		recs = append(recs, Rec{Channel: 0, Key: int64(i) * int64(time.Millisecond), CaptureNs: t, Seq: uint64(i), HasStamp: true,
+			Payload: []byte(fmt.Sprintf(`{"n": %d, "t": %d, "v": "x"}`, i, t))})
+	}
+	var wall int64 = 2_000_000_000_000_000_000
+	s, sink := play(t, recs, Options{Loops: 1, Restamp: true, WallNow: func() int64 { return wall },
+		Channels: []Channel{{Name: "team/cmd", Schema: d.Name, Codec: cd}}})
+	if s.Channels[0].RestampErr != 0 || len(sink.calls) != len(recs) {
+		t.Fatalf("restamp errors %d, %d published", s.Channels[0].RestampErr, len(sink.calls))
+	}
+	for i, c := range sink.calls {
+		var m struct{ N, T int64 }
+		if err := json.Unmarshal(c.payload, &m); err != nil || m.T != recs[i].CaptureNs+s.RestampDelta || m.N != int64(i) {
+			t.Fatalf("record %d published %s (%v), want t %d", i, c.payload, err, recs[i].CaptureNs+s.RestampDelta)
+		}
 	}
 }

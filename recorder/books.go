@@ -8,6 +8,7 @@ import (
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/recorder/output"
 	"github.com/vrlog/vrlog/sampler"
+	"github.com/vrlog/vrlog/schema"
 )
 
 // books is the pipeline's accounting stage and the only owner of what is
@@ -20,6 +21,7 @@ import (
 type books struct {
 	clockOffset int64
 	comp        []compression
+	schemas     schema.Set
 	subs        *subscriptions
 	watch       *livecheck.Watch // Config.Triggers' checks, watched live; nil without
 	onNotice    func(string)
@@ -37,6 +39,8 @@ type books struct {
 type channel struct {
 	def         logfmt.Channel
 	codec       codec.Codec
+	declared    *schema.Codec // a declared schema's, or zenoh timestamps' (then codec is nil)
+	received    uint64        // records so far (a declared seq=count)
 	stream      *sampler.Stream
 	msgs        uint64
 	bytes       uint64
@@ -76,7 +80,7 @@ type accounted struct {
 }
 
 func newBooks(cfg *Config, comp []compression, subs *subscriptions) *books {
-	b := &books{clockOffset: cfg.ClockOffset.Nanoseconds(), comp: comp, subs: subs, chans: map[string]*channel{}, onNotice: cfg.OnNotice}
+	b := &books{clockOffset: cfg.ClockOffset.Nanoseconds(), comp: comp, schemas: cfg.Schemas, subs: subs, chans: map[string]*channel{}, onNotice: cfg.OnNotice}
 	if len(cfg.Triggers) > 0 {
 		b.watch = livecheck.NewWatch(cfg.Triggers, 0)
 	}
@@ -120,8 +124,8 @@ func (b *books) take(s *sample, how fate) *accounted {
 	}
 	var ov *overflow
 	var open *gap // the gap before rec, left undecided by ov
-	if ch.codec != nil && ch.def.Schema != codec.SchemaClockProbe {
-		if seq, t, err := ch.codec.Stamp(rec.Header, rec.Payload); err == nil {
+	if ch.declared != nil || ch.codec != nil && ch.def.Schema != codec.SchemaClockProbe {
+		if seq, t, err := ch.stamp(s); err == nil {
 			rec.Seq, rec.CaptureNs, rec.HasStamp = seq, t, true
 			if keep {
 				ch.stream.Add(sampler.Sample{Seq: seq, TNs: t, RecvWallNs: rec.RecvWallNs, RecvMonoNs: rec.RecvMonoNs, Publisher: string(rec.PublisherID)})
@@ -164,7 +168,7 @@ func (b *books) take(s *sample, how fate) *accounted {
 func (b *books) define(a *accounted, s *sample) *channel {
 	ch := &channel{def: logfmt.Channel{Name: s.name, Transport: s.transport, Topic: s.topic, Schema: detectSchema(s),
 		Compression: b.compression(s.name, s.topic, s.transport), Meta: s.meta}, stream: sampler.NewStream(sampler.Config{})}
-	ch.codec, _ = codec.Lookup(ch.def.Schema)
+	b.declare(ch, s)
 	b.add(ch)
 	a.define = &ch.def
 	if b.watch != nil {
@@ -177,6 +181,53 @@ func (b *books) define(a *accounted, s *sample) *channel {
 		a.problem = &ChannelStatus{Name: s.name, Transport: s.transport.String(), Schema: ch.def.Schema, Warning: w}
 	}
 	return ch
+}
+
+// declare gives a new channel its declared schema (Config.Schemas: the
+// message name, and the declaration in its meta), or, for an undeclared
+// zenoh channel vrlog cannot decode whose first sample carries a zenoh
+// timestamp or an rmw_zenoh attachment, the transport's stamps
+// (schema.TransportMeta); a declaration leaves to the first sample what
+// it did not name (schema.Decl.Resolve).
+func (b *books) declare(ch *channel, s *sample) {
+	var meta map[string]string
+	if _, _, err := schema.FromChannel(&ch.def); err == nil && ch.def.Meta[schema.MetaStamp] != "" {
+		// a fed channel that carries its declaration (replay --capture of a
+		// declared channel): stamped as it says
+		ch.declared, _, _ = schema.ForChannel(&ch.def)
+		return
+	}
+	if d := b.schemas.Find(s.name, s.topic); d != nil {
+		d = d.Resolve(&s.rec, s.hasZenohTs)
+		ch.def.Schema, meta = d.Name, d.Meta()
+	} else if ch.def.Schema == "" && s.transport == logfmt.TransportZenoh {
+		meta = schema.TransportMeta(&s.rec, s.hasZenohTs)
+	}
+	if meta == nil {
+		ch.codec, _ = codec.Lookup(ch.def.Schema)
+		return
+	}
+	for k, v := range s.meta { // s.meta is shared by the subscription's samples
+		meta[k] = v
+	}
+	ch.def.Meta = meta
+	ch.declared, _, _ = schema.ForChannel(&ch.def) // compiled when parsed: it compiles
+}
+
+// stamp reads the seq and capture stamp of s's record: a built-in
+// codec's, or what the channel's declaration names.
+func (ch *channel) stamp(s *sample) (uint64, int64, error) {
+	if ch.declared == nil {
+		return ch.codec.Stamp(s.rec.Header, s.rec.Payload)
+	}
+	ch.received++
+	rec := s.rec
+	a := schema.Arrival{ZenohNs: s.zenohNs, HasZenohTs: s.hasZenohTs, Count: ch.received}
+	if !a.HasZenohTs && rec.HasStamp { // a fed record (Config.Feed) keeps the transport stamp it was recorded with
+		a.ZenohNs, a.HasZenohTs = rec.CaptureNs, true
+	}
+	err := ch.declared.StampRecord(&rec, a)
+	return rec.Seq, rec.CaptureNs, err
 }
 
 // add numbers ch: the next number, from 1, which is also its id in every

@@ -9,6 +9,7 @@ import (
 	"github.com/vrlog/vrlog/livecheck"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/recorder/snapshot"
+	"github.com/vrlog/vrlog/schema"
 	"github.com/vrlog/vrlog/transport/zenoh"
 )
 
@@ -102,6 +103,10 @@ type Config struct {
 	// --lockstep takes its answers from a capture this way, so an answer is
 	// stamped before the replay reacts to it).
 	OnZenohSample func(s *zenoh.Sample)
+	// Schemas declare the payloads of channels vrlog did not define
+	// (package schema): the last that matches a channel's name or topic is
+	// stored in its meta and gives its records their stamps.
+	Schemas schema.Set
 	// Snapshot, if set, keeps the recording in memory and writes a log
 	// only when triggered (snapshot.Config, Recorder.Snapshot); Output is
 	// then the base of the snapshots' names, and splitting does not apply.

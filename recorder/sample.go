@@ -22,6 +22,9 @@ type sample struct {
 	afterHold     bool
 	// zenoh: the subscription's drop count around the sample (lostBefore)
 	drops dropSpan
+	// zenoh: the sample's timestamp (unix ns), if it has one
+	zenohNs    int64
+	hasZenohTs bool
 	// the last sample of a batch: its subscription's queue drop count
 	// (Subscriber.Dropped) read once the batch was received, so the drops
 	// are booked where they happened (after the batch), not where the

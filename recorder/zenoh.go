@@ -51,6 +51,9 @@ func (src *sources) subscribeZenoh(ctx context.Context, sess *zenoh.Session, key
 				if s.HasSource {
 					sm.rec.PublisherID, sm.rec.PublisherSN, sm.rec.HasPubSN = s.SourceID, s.SourceSN, true
 				}
+				if s.HasTimestamp {
+					sm.zenohNs, sm.hasZenohTs = s.Timestamp.UnixNano(), true
+				}
 				if s.Encoding != "" {
 					sm.meta = map[string]string{"zenoh.encoding": s.Encoding, "zenoh.subscription": key}
 				}

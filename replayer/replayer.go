@@ -7,6 +7,7 @@ import (
 
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/player"
+	"github.com/vrlog/vrlog/schema"
 	"github.com/vrlog/vrlog/transport/zenoh"
 )
 
@@ -62,7 +63,8 @@ func (r *Replayer) start() error {
 	}
 	chans := make([]player.Channel, len(s.outs))
 	for i, o := range s.outs {
-		chans[i] = player.Channel{Name: o.Name, Schema: o.Schema, Frame: o.Frame}
+		cd, _ := schema.Lookup(&logfmt.Channel{Name: o.Name, Schema: o.Schema, Meta: o.Meta})
+		chans[i] = player.Channel{Name: o.Name, Schema: o.Schema, Frame: o.Frame, Codec: cd}
 	}
 	loops := max(c.Loops, 1)
 	if c.Forever {

@@ -12,7 +12,7 @@ import os
 from collections.abc import Iterator
 from typing import NamedTuple, Optional
 
-from . import _chunk, _format as fmt, _open, _zstd, wire
+from . import _chunk, _format as fmt, _open, _zstd, declared, wire
 from ._crc import crc32c
 from .errors import CorruptionError, VrlogError
 
@@ -385,13 +385,17 @@ class Log:
 
     def decode(self, rec: Record, epoch_ns: int | None = None):
         """Decode a record read with payloads by its channel's schema (wire
-        module): State, Frame, TimeReply, ClockProbe, ReplayClock, or None
-        for a raw channel; elapsed counts from epoch_ns, by default the
+        module): State, Frame, TimeReply, ClockProbe, ReplayClock, a dict for
+        a channel with a declared schema (declared module), or None for a
+        raw channel; elapsed counts from epoch_ns, by default the
         session epoch (session_epoch_ns, as vrlog cat). Raises DecodeError
         for a payload that is not of the schema."""
         if rec.payload is None:
             raise ValueError("the record was read without payloads (payloads=False)")
-        return wire.decode(self.channel(rec.channel).schema, rec.header, rec.payload, self._epoch(epoch_ns))
+        ch = self.channel(rec.channel)
+        if declared.declared(ch.meta):  # a declared schema (docs/schemas.md): a dict, as vrlog cat --json
+            return declared.decode(ch.schema, ch.meta, rec.header, rec.payload)
+        return wire.decode(ch.schema, rec.header, rec.payload, self._epoch(epoch_ns))
 
     def states(self, channels=None, start_ns=None, end_ns=None, *, clock="mono", epoch_ns: int | None = None):
         """(Record, State) for every record of the selected state channels

@@ -14,6 +14,7 @@ import (
 	"github.com/vrlog/vrlog/internal/cliutil"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/mcapexport"
+	"github.com/vrlog/vrlog/schema"
 	"github.com/vrlog/vrlog/textfit"
 )
 
@@ -106,7 +107,7 @@ func runCat(c *cli.Context) error {
 	defer warnDamage(c, r)
 	codecs := map[uint16]codec.Codec{}
 	for _, ch := range sel.Channels {
-		if cd, ok := codec.Lookup(ch.Schema); ok {
+		if cd, ok := schema.Lookup(&ch); ok {
 			codecs[ch.ID] = cd
 		}
 	}

@@ -39,6 +39,10 @@ func exportCommand() *cli.Command {
      the transport header and payload in base64; records of a known schema
      that fail to decode in "<topic>:undecodable" with the error and the
      bytes. Every channel has a schema and a message encoding;
+   - a channel with a declared schema (record --schemas, docs/schemas.md)
+     in its own encoding: protobuf with its FileDescriptorSet, ROS 2 CDR
+     with its ros2msg definition, JSON and C structs as JSON with a JSON
+     Schema;
    - the log's metadata as the MCAP metadata record "vrlog".
    'elapsed' in states is relative to --epoch (default: the session epoch,
    the first state sample's t_ns). The MCAP file is read back through its
@@ -52,7 +56,9 @@ ends in .csv. Columns: index, has_stamp, seq, t, t_ns, recv_wall,
 recv_wall_ns, recv_mono_ns, dt_ns, recv_dt_ns, latency_ns, skipped, restart,
 header_bytes, payload_bytes, then for states decoded, estimate_t_ns,
 position.*, orientation.*, linear_velocity.*, angular_velocity.*,
-sensor_count, sensors.<i>.id, sensors.<i>.t_ns. t and recv_wall in
+sensor_count, sensors.<i>.id, sensors.<i>.t_ns, and for channels with a
+declared schema their decoded fields by dotted path (header.stamp.sec,
+...; an array as one JSON cell). t and recv_wall in
 --time-format (default elapsed, from --epoch); the *_ns columns integer nanoseconds. No integer cell is ever
 empty, so pandas reads them as exact int64 (docs/log-tools.md).
 
@@ -221,6 +227,28 @@ func exportCSV(c *cli.Context, path string, r *logfmt.Reader, sel *logfmt.Select
 	if err != nil {
 		return readError(path, err)
 	}
+	// Channels with a declared schema get their decoded fields too.
+	fields := map[uint16][]string{}
+	var union []string
+	inUnion := map[string]bool{}
+	full := states
+	for i := range sel.Channels {
+		ch := &sel.Channels[i]
+		fs, err := mcapexport.DeclaredFields(r, ch)
+		if err != nil {
+			return readError(path, err)
+		}
+		if fs == nil {
+			continue
+		}
+		fields[ch.ID], full = fs, append(full, ch.ID)
+		for _, f := range fs {
+			if !inUnion[f] {
+				inUnion[f] = true
+				union = append(union, f)
+			}
+		}
+	}
 	byChan := map[uint16]*table{}
 	chans := map[uint16]*logfmt.Channel{}
 	for i := range sel.Channels {
@@ -236,7 +264,7 @@ func exportCSV(c *cli.Context, path string, r *logfmt.Reader, sel *logfmt.Select
 		}
 		defer f.Abort()
 		o := opts
-		o.ChannelColumn, o.StateColumns = true, len(states) > 0
+		o.ChannelColumn, o.StateColumns, o.Fields = true, len(states) > 0, union
 		for _, n := range sensors {
 			o.Sensors = max(o.Sensors, n)
 		}
@@ -270,7 +298,7 @@ func exportCSV(c *cli.Context, path string, r *logfmt.Reader, sel *logfmt.Select
 				return cliutil.Output(err)
 			}
 			o := opts
-			o.StateColumns, o.Sensors = ch.Schema == codec.SchemaState, sensors[ch.ID]
+			o.StateColumns, o.Sensors, o.Fields = ch.Schema == codec.SchemaState, sensors[ch.ID], fields[ch.ID]
 			t := &table{f: f}
 			if t.w, err = mcapexport.NewCSV(f, o); err != nil {
 				return cliutil.Runtime(err)
@@ -282,7 +310,7 @@ func exportCSV(c *cli.Context, path string, r *logfmt.Reader, sel *logfmt.Select
 	}
 	var rows uint64
 	sel.Workers = logfmt.ReadAhead()
-	it := mcapexport.NewRecords(r, sel, states)
+	it := mcapexport.NewRecords(r, sel, full)
 	defer it.Close() // a write error stops early
 	for it.Next() {
 		rec := it.Record()

@@ -15,6 +15,7 @@ import (
 	"github.com/vrlog/vrlog/hostclock"
 	"github.com/vrlog/vrlog/internal/cliutil"
 	"github.com/vrlog/vrlog/logfmt"
+	"github.com/vrlog/vrlog/schema"
 	"github.com/vrlog/vrlog/textfit"
 )
 
@@ -154,7 +155,7 @@ func infoOf(path string, r *logfmt.Reader, tf codec.TimeFormat) *Info {
 	}
 	for _, c := range r.Channels() {
 		s := r.StatsOf(c.ID)
-		_, known := codec.Lookup(c.Schema)
+		_, known := schema.Lookup(&c)
 		ic := InfoChannel{ID: c.ID, Name: c.Name, Transport: c.Transport.String(), Topic: c.Topic, Schema: c.Schema, Decodable: known,
 			Compression: c.Compression.String(), Count: s.Records, RawBytes: s.RawBytes, StoredBytes: s.StoredBytes, Drops: s.Drops,
 			FirstRecvWallNs: s.FirstWallNs, LastRecvWallNs: s.LastWallNs, Meta: c.Meta,

@@ -24,6 +24,7 @@ import (
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/outfile"
 	"github.com/vrlog/vrlog/recorder"
+	"github.com/vrlog/vrlog/schema"
 	"github.com/vrlog/vrlog/transport/zenoh"
 )
 
@@ -55,6 +56,15 @@ within 1s of the first are the same request (GNU timeout signals vrlog and
 then its process group); a SIGINT or SIGTERM later than that stops at once
 (exit 3, the unfinished log left as it is, for 'vrlog recover').
 A full disk stops the recording with exit 3, leaving a readable log.
+
+Your own messages (docs/schemas.md): --schemas FILE (or --schema for one
+channel) says per key or service pattern how a payload is encoded
+(protobuf from a .proto or a FileDescriptorSet, JSON, ROS 2 CDR from .msg
+definitions, a fixed C struct) and where its capture stamp and counter
+are; the declaration is stored in the log, so analyze, replay --restamp,
+export, cat and the Python reader need nothing else. A zenoh sample with a
+timestamp (the publisher's session has timestamping on, or a router adds
+it) gives an undeclared channel its capture stamps.
 
 A recording that captured nothing is not a success: when no data arrived,
 or a -k/-s pattern matched no recorded channel, record says so and exits 1
@@ -154,6 +164,8 @@ EXAMPLES:
 			&cli.StringFlag{Name: "queue-bytes", Value: "512M", Usage: "memory each subscription (each -k key expression, each iceoryx2 service) may hold of samples received and not yet written (`SIZE`, at least 64M); beyond it new samples are dropped and counted. Not in it: the log writer's chunks in flight and compressors (docs/BENCHMARKS.md \"record\": about 250–375 MB more at 1080p zstd-4)"},
 			&cli.DurationFlag{Name: "split-duration", Usage: "start a new file when the next record would make this one span this long of receive time"},
 			&cli.IntFlag{Name: "max-files", Usage: "with splitting, keep only the newest `N` files (a ring)"},
+			&cli.StringFlag{Name: "schemas", Usage: "`FILE` of declarations of payloads vrlog did not define, one a line: PATTERN ENCODING key=value... (protobuf, json, ros2msg, cstruct; where the stamp and the counter are: docs/schemas.md); stored in the log"},
+			&cli.StringSliceFlag{Name: "schema", Usage: "one declaration, as a line of --schemas: `'PATTERN ENCODING key=value...'` (repeatable; after the file's; the last that matches a channel wins)"},
 			&cli.StringSliceFlag{Name: "compression", Usage: "`[CHANNEL=]none|lz4|zstd[-LEVEL]`, CHANNEL a key expression; last match wins (default: zstd-1 for iceoryx2 frames, lz4 for zenoh states)"},
 			&cli.DurationFlag{Name: "flush-interval", Value: time.Second, Usage: "longest time a record stays in memory (what kill -9 can lose)"},
 			&cli.DurationFlag{Name: "drain-timeout", Value: recorder.DefaultDrainTimeout, Usage: "at the end (--duration, SIGINT), write what is still queued for at most this long, then drop the rest, counted as recorder drops (0: no limit)"},
@@ -255,6 +267,9 @@ func run(c *cli.Context) error {
 		cfg.Compression = append(cfg.Compression, cc)
 	}
 	if err := snapshotConfig(c, &cfg); err != nil {
+		return err
+	}
+	if cfg.Schemas, err = parseSchemas(c); err != nil {
 		return err
 	}
 	name, err := controlName(c, &cfg)
@@ -466,4 +481,26 @@ func parseCompression(s string) (recorder.ChannelCompression, error) {
 func regular(path string) bool {
 	st, err := os.Stat(path)
 	return err == nil && st.Mode().IsRegular()
+}
+
+// parseSchemas reads --schemas and --schema: a declaration that does not
+// parse, or names a field its schema lacks, is a usage error naming the
+// line (or the flag) and the field.
+func parseSchemas(c *cli.Context) (schema.Set, error) {
+	var set schema.Set
+	if f := c.String("schemas"); f != "" {
+		s, err := schema.ParseFile(f)
+		if err != nil {
+			return nil, cliutil.Usage("--schemas: %v", err)
+		}
+		set = s
+	}
+	for _, line := range c.StringSlice("schema") {
+		d, err := schema.Parse(line, ".", "--schema")
+		if err != nil {
+			return nil, cliutil.Usage("%v", err)
+		}
+		set = append(set, d)
+	}
+	return set, nil
 }
