@@ -217,8 +217,8 @@ type kept struct {
 	size             int64
 	min, max         int64 // receive-time range (mono)
 	minWall, maxWall int64 // the wall stamps of the records at min and max
-	pins     int
-	gone     bool // evicted: c's memory is recycled, what is known of it is min and max
+	pins             int
+	gone             bool // evicted: c's memory is recycled, what is known of it is min and max
 }
 
 // window is a snapshot being taken: the receive-time window it holds, and
@@ -248,8 +248,8 @@ type window struct {
 	// closes, so that its end is found in memory (span): they may hold
 	// records past it. edge is the chunk in the journal at the window's
 	// start: edgeFirst its first record from edgeFrom (edgeOK: it has one).
-	held                []*kept
-	edge                *kept
+	held      []*kept
+	edge      *kept
 	edgeFrom  int64
 	edgeFirst logfmt.RecvStamps
 	edgeOK    bool
