@@ -89,14 +89,17 @@ clean:
 # ---- native transport library (Rust, over the official zenoh and iceoryx2 crates) ----
 .PHONY: native
 CARGO ?= cargo
+# cargo's jobs: one per core this process may run on (make CARGO_JOBS=1 for a
+# machine short of memory: the clean build peaks at 1.2 GB on 2 jobs).
+CARGO_JOBS ?= $(shell nproc)
 # Always ask cargo: it knows best whether the library is fresh (~0.3 s when it is).
 native:
-	cd native && $(CARGO) build --release --locked -j2
+	cd native && $(CARGO) build --release --locked -j$(CARGO_JOBS)
 
 ## bench-transport: transport benchmarks (figures in docs/transports.md)
 .PHONY: bench-transport
 bench-transport: native peers
-	cd native && $(CARGO) build --release --locked -j2 --example zbench
+	cd native && $(CARGO) build --release --locked -j$(CARGO_JOBS) --example zbench
 	$(GO) test -run '^$$' -bench . -benchtime=1x ./transport/zenoh/
 	$(GO) test -run '^$$' -bench . -benchtime=2s ./transport/iceoryx2/
 
@@ -115,3 +118,4 @@ $(VENV)/.peers-stamp: peers/requirements.txt tools/mcapcheck/requirements.txt py
 	$(VENV)/bin/pip install -q -r tools/mcapcheck/requirements.txt
 	$(VENV)/bin/pip install -q './python[test]'
 	@touch $@
+
