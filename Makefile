@@ -119,3 +119,45 @@ $(VENV)/.peers-stamp: peers/requirements.txt tools/mcapcheck/requirements.txt py
 	$(VENV)/bin/pip install -q './python[test]'
 	@touch $@
 
+# ---- release artifacts: make dist (docs/release.md) ----
+# dist/ gets what a release ships for linux/amd64, each file named with the
+# version the binaries' --version reports: the vrlog tarball and .deb (the
+# binary, its man page, bash/zsh/fish completions), the static analyze, the
+# Python reader's wheel and SHA256SUMS. Go refreshes an up-to-date output's
+# mtime, so the binaries are built in $(DISTB)/new and copied on only when
+# they changed; everything after them is a file rule: a second make dist
+# with nothing changed rebuilds nothing. -buildvcs=true: the version comes
+# from git (this machine's GOFLAGS say -buildvcs=false).
+.PHONY: dist dist-files
+DIST  := dist
+DISTB := $(DIST)/.build
+DIST_GOFLAGS = -buildvcs=true -trimpath '-ldflags=-s -w $(patsubst -ldflags=%,%,$(NATIVE_LDFLAGS))'
+dist: native
+	$(GO) build $(DIST_GOFLAGS) -o $(DISTB)/new/vrlog ./cmd/vrlog
+	CGO_ENABLED=0 $(GO) build $(DIST_GOFLAGS) -o $(DISTB)/new/analyze ./cmd/analyze
+	scripts/dist.sh stage
+	@$(MAKE) --no-print-directory dist-files DIST_VERSION=$$(cat $(DISTB)/version)
+
+.PHONY: clean-dist
+clean: clean-dist
+clean-dist:
+	rm -rf $(DIST)
+
+ifdef DIST_VERSION
+DIST_TAR   := $(DIST)/vrlog_$(DIST_VERSION)_linux_amd64.tar.gz
+DIST_DEB   := $(DIST)/vrlog_$(DIST_VERSION)_amd64.deb
+DIST_STATIC := $(DIST)/analyze_$(DIST_VERSION)_linux_amd64
+DIST_WHEEL := $(DIST)/vrlog-$(DIST_VERSION)-py3-none-any.whl
+DIST_SUMS  := $(DIST)/vrlog_$(DIST_VERSION)_SHA256SUMS
+dist-files: $(DIST_SUMS)
+$(DIST_SUMS): $(DIST_TAR) $(DIST_DEB) $(DIST_STATIC) $(DIST_WHEEL)
+	scripts/dist.sh sums $@ $^
+$(DIST_TAR): $(DISTB)/vrlog scripts/dist.sh LICENSE
+	scripts/dist.sh tarball $@
+$(DIST_DEB): $(DISTB)/vrlog scripts/dist.sh LICENSE
+	scripts/dist.sh deb $@
+$(DIST_STATIC): $(DISTB)/analyze scripts/dist.sh
+	scripts/dist.sh static $@
+$(DIST_WHEEL): python/pyproject.toml python/README.md $(wildcard python/vrlog/*.py) scripts/dist.sh
+	scripts/dist.sh wheel $@
+endif
