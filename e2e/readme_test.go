@@ -16,7 +16,8 @@ import (
 
 // readmeCommands returns the commands of README.md's sh blocks, verbatim,
 // continuation lines joined; readmeScripts the blocks marked "sh script",
-// whole.
+// whole. The blocks marked "sh install" and "sh quickstart" are neither:
+// TestRelease runs them against an installed release.
 func readmeCommands(t *testing.T) []string {
 	cmds, _ := readmeBlocks(t)
 	return cmds
@@ -34,12 +35,15 @@ func readmeBlocks(t *testing.T) (cmds, scripts []string) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	in, script, cont := false, false, ""
+	in, script, release, cont := false, false, false, ""
 	var body strings.Builder
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		l := sc.Text()
 		switch {
+		case l == "```sh install" || l == "```sh quickstart":
+			release = true
+			continue
 		case strings.HasPrefix(l, "```sh script"):
 			in, script = true, true
 			body.Reset()
@@ -51,7 +55,10 @@ func readmeBlocks(t *testing.T) (cmds, scripts []string) {
 			if script {
 				scripts = append(scripts, body.String())
 			}
-			in, script = false, false
+			in, script, release = false, false, false
+			continue
+		}
+		if release {
 			continue
 		}
 		if script {
