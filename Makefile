@@ -44,7 +44,7 @@ test-go: native peers
 # The concurrent pieces under the race detector (-short thins logfmt's
 # every-byte corruption loops).
 test-race: native
-	$(GO) test $(NATIVE_LDFLAGS) -count=1 -race -short ./logfmt/ ./player/ ./sampler/
+	$(GO) test $(NATIVE_LDFLAGS) -count=1 -race -short ./logfmt/ ./player/ ./sampler/ ./recorder/... ./recctl/
 
 ## fuzz: each fuzz target for FUZZTIME (default 30s); each new input is minimized for at most FUZZMINIMIZE
 ## (Go's default, 60s, spends a short budget minimizing instead of fuzzing)
