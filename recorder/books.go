@@ -75,6 +75,7 @@ type accounted struct {
 	problem *ChannelStatus  // to report (Config.OnProblem)
 	before  []drop          // losses that lie before the record
 	entry   output.Entry    // the record; without one, Release (if set) hands a dropped sample back
+	seen    *logfmt.Record  // the record, written or withheld, for a live view (Config.View); nil when cut off
 	after   []drop          // losses that lie after it
 	fired   []firing
 }
@@ -118,6 +119,7 @@ func (b *books) take(s *sample, how fate) *accounted {
 	switch how {
 	case withheld:
 		ch.unwritten++
+		a.seen = &s.rec
 	case cutOff:
 		a.before = append(a.before, drop{ch.def.ID, 1, s.rec.RecvMonoNs})
 		ch.drops++
@@ -128,6 +130,7 @@ func (b *books) take(s *sample, how fate) *accounted {
 		}
 		b.count(ch, s)
 		a.entry = output.Entry{Record: &s.rec, Undecided: b.undecided()}
+		a.seen = &s.rec
 	}
 	a.entry.Release = s.release // the output's once written, else handed back by the writer
 	b.queueDrops(a, s, s.rec.RecvMonoNs)

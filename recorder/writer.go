@@ -237,6 +237,12 @@ func (w *writer) recording() bool {
 func (w *writer) apply(a *accounted) {
 	if a.define != nil {
 		w.check(w.out.Define(a.define))
+		if w.cfg.View != nil {
+			w.cfg.View.Channel(a.define)
+		}
+	}
+	if a.seen != nil && w.cfg.View != nil {
+		w.cfg.View.Record(a.seen) // before the output takes the record's memory
 	}
 	if a.problem != nil && w.cfg.OnProblem != nil {
 		w.cfg.OnProblem(*a.problem)
