@@ -2,10 +2,13 @@ package python
 
 import (
 	"bytes"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -85,4 +88,65 @@ func vrlogTo(t *testing.T, out string, args ...string) int {
 		t.Fatal(err)
 	}
 	return code
+}
+
+// analyzedDataset analyzes 20 synthetic sessions (two robots, seeds,
+// seq gaps, restarts, outages; every other one gated by --max-skips 0, so
+// some fail) into a dataset with --label case=NAME --label robot=R, saving
+// each --json report as reports/NAME.json, plus one log that fails
+// analysis (reports/NAME.error). It returns the dataset and reports dirs.
+func analyzedDataset(t *testing.T) (ds, reports string) {
+	t.Helper()
+	dir := t.TempDir()
+	ds, reports = filepath.Join(dir, "dataset"), filepath.Join(dir, "reports")
+	if err := os.Mkdir(reports, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		cfg := synth.Default()
+		cfg.Robot = []string{"r1", "r2"}[i%2]
+		cfg.Seed = uint64(i + 1)
+		cfg.Start = cfg.Start.Add(time.Duration(i) * 26 * time.Hour) // several date partitions
+		cfg.Duration = time.Duration(8+i%5) * time.Second
+		cfg.RestartAt, cfg.Outage = 0, 0
+		if i%3 == 0 {
+			cfg.RestartAt, cfg.Outage = 3*time.Second, time.Duration(500+100*i)*time.Millisecond
+		}
+		cfg.DropStates = []uint64{uint64(10 + i), uint64(40 + 2*i)}[:i%3]
+		cfg.FrameLag = time.Duration(5+i) * time.Millisecond
+		log := filepath.Join(dir, fmt.Sprintf("run%02d.vrlog", i))
+		if _, err := synth.WriteFile(log, cfg, logfmt.WriterOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		name := fmt.Sprintf("run%02d", i)
+		args := []string{"analyze", "--json", "--dataset", ds, "--label", "case=" + name, "--label", "robot=" + cfg.Robot,
+			"--label", "commit=" + fmt.Sprintf("%040x", i*7919)}
+		if i%2 == 1 {
+			args = append(args, "--max-skips", "0", "--max-lag", "40ms")
+		}
+		vrlogTo(t, filepath.Join(reports, name+".json"), append(args, log)...)
+	}
+	bad := filepath.Join(dir, "bad.vrlog")
+	if err := os.WriteFile(bad, []byte("not a log at all"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	app := &cli.App{Name: "vrlog", Commands: []*cli.Command{analyze.Command()}, Writer: io.Discard, ErrWriter: &stderr}
+	if code := cliutil.Execute(app, []string{"vrlog", "analyze", "--dataset", ds, "--label", "case=broken", "--label", "robot=r1", bad}); code != cliutil.ExitUsage {
+		t.Fatalf("analyze of a broken log: exit %d, want %d\n%s", code, cliutil.ExitUsage, stderr.String())
+	}
+	if err := os.WriteFile(filepath.Join(reports, "broken.error"), stderr.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return ds, reports
+}
+
+// A dataset of 20 analyzed runs and a failed one, read by DuckDB: every
+// channels row equals its report's figures, events its skips, restarts,
+// outages and checks, runs its verdict and labels; the failed run is one
+// runs row of status error; pandas and polars read the three tables
+// (tools/parquetcheck/check_dataset.py).
+func TestParquetDatasetInDuckDB(t *testing.T) {
+	ds, reports := analyzedDataset(t)
+	parquetCheck(t, "check_dataset.py", ds, reports, filepath.Join(t.TempDir(), "groupby.json"))
 }
