@@ -158,7 +158,8 @@ def main():
         same(n, pl.read_parquet(os.path.join(ds, t, "*", "*.parquet"), hive_partitioning=True).height, f"polars {t} rows")
     answer = rows(con, GROUPBY)
     with open(out, "w") as f:
-        json.dump({"sql": GROUPBY, "rows": answer}, f, indent=1)
+        counts = {t: rows(con, f"select count(*) as n from {t}")[0]["n"] for t in ("runs", "channels", "events")}
+        json.dump({"sql": GROUPBY, "rows": answer, "counts": counts}, f, indent=1)
     print(f"ok: {len(runs)} runs, {nchan} channels rows and {nev} events rows equal the reports (DuckDB); pandas and polars read them; group-by: {len(answer)} rows")
 
 
