@@ -95,10 +95,19 @@ type Writer struct {
 type channel struct {
 	ch       logfmt.Channel
 	name     string // its directory
+	full     bool   // NeedsPayload
 	dec      Decoded
 	schema   *arrow.Schema
 	b        *array.RecordBuilder
-	rec      []array.Builder // RecordColumns' builders
+	wall     *array.Int64Builder // RecordColumns' builders
+	mono     *array.Int64Builder
+	seq      *array.Uint64Builder
+	tns      *array.Int64Builder
+	elapsed  *array.Float64Builder
+	pub      *array.StringBuilder
+	pubSN    *array.Uint64Builder
+	hbytes   *array.Int32Builder
+	pbytes   *array.Int32Builder
 	decoded  *array.BooleanBuilder
 	fields   []array.Builder // the decoded fields' builders
 	hdr, pay *array.BinaryBuilder
@@ -151,7 +160,7 @@ func NeedsPayload(ch *logfmt.Channel, opts Options) bool {
 
 // AddChannel starts ch's table.
 func (w *Writer) AddChannel(ch logfmt.Channel) error {
-	c := &channel{ch: ch, name: DirName(ch.Name)}
+	c := &channel{ch: ch, name: DirName(ch.Name), full: NeedsPayload(&ch, w.opts)}
 	if c.name == "" || c.name == "." || c.name == ".." || w.names[c.name] {
 		c.name += "_" + strconv.Itoa(int(ch.ID))
 	}
@@ -168,7 +177,9 @@ func (w *Writer) AddChannel(ch logfmt.Channel) error {
 	c.schema = arrow.NewSchema(fields, nil)
 	c.b = array.NewRecordBuilder(memory.DefaultAllocator, c.schema)
 	all := c.b.Fields()
-	c.rec = all[:len(RecordColumns)]
+	c.wall, c.mono, c.seq = all[0].(*array.Int64Builder), all[1].(*array.Int64Builder), all[2].(*array.Uint64Builder)
+	c.tns, c.elapsed, c.pub = all[3].(*array.Int64Builder), all[4].(*array.Float64Builder), all[5].(*array.StringBuilder)
+	c.pubSN, c.hbytes, c.pbytes = all[6].(*array.Uint64Builder), all[7].(*array.Int32Builder), all[8].(*array.Int32Builder)
 	rest := all[len(RecordColumns):]
 	if c.dec != nil {
 		c.decoded = rest[0].(*array.BooleanBuilder)
@@ -178,8 +189,23 @@ func (w *Writer) AddChannel(ch logfmt.Channel) error {
 	if w.opts.Payloads {
 		c.hdr, c.pay = rest[0].(*array.BinaryBuilder), rest[1].(*array.BinaryBuilder)
 	}
+	c.reserve()
 	w.chans[ch.ID] = c
 	return nil
+}
+
+// reserve sizes the builders for a batch, so that appends do not grow
+// them step by step.
+func (c *channel) reserve() {
+	if c.pay != nil {
+		return // sized by their bytes: batchBytes
+	}
+	c.b.Reserve(batchRows)
+	for _, b := range c.fields {
+		if lb, ok := b.(*array.ListBuilder); ok {
+			lb.ValueBuilder().Reserve(4 * batchRows) // a state's four sensors
+		}
+	}
 }
 
 // Write appends record r (of a channel added before; with its payload
@@ -189,32 +215,32 @@ func (w *Writer) Write(r *logfmt.Record) error {
 	if c == nil {
 		return fmt.Errorf("parquetexport: record of channel %d, which was not added", r.Channel)
 	}
-	if NeedsPayload(&c.ch, w.opts) && r.Payload == nil && r.PayloadLen > 0 {
+	if c.full && r.Payload == nil && r.PayloadLen > 0 {
 		return fmt.Errorf("parquetexport: %s: record payload not read", c.ch.Name)
 	}
-	c.rec[0].(*array.Int64Builder).Append(r.RecvWallNs)
-	c.rec[1].(*array.Int64Builder).Append(r.RecvMonoNs)
+	c.wall.Append(r.RecvWallNs)
+	c.mono.Append(r.RecvMonoNs)
 	if r.HasStamp {
-		c.rec[2].(*array.Uint64Builder).Append(r.Seq)
-		c.rec[3].(*array.Int64Builder).Append(r.CaptureNs)
-		c.rec[4].(*array.Float64Builder).Append(codec.Elapsed(r.CaptureNs, w.opts.EpochNs))
+		c.seq.Append(r.Seq)
+		c.tns.Append(r.CaptureNs)
+		c.elapsed.Append(codec.Elapsed(r.CaptureNs, w.opts.EpochNs))
 	} else {
-		c.rec[2].AppendNull()
-		c.rec[3].AppendNull()
-		c.rec[4].AppendNull()
+		c.seq.AppendNull()
+		c.tns.AppendNull()
+		c.elapsed.AppendNull()
 	}
 	if r.PublisherID != nil {
-		c.rec[5].(*array.StringBuilder).Append(c.publisher(r.PublisherID))
+		c.pub.Append(c.publisher(r.PublisherID))
 	} else {
-		c.rec[5].AppendNull()
+		c.pub.AppendNull()
 	}
 	if r.HasPubSN {
-		c.rec[6].(*array.Uint64Builder).Append(r.PublisherSN)
+		c.pubSN.Append(r.PublisherSN)
 	} else {
-		c.rec[6].AppendNull()
+		c.pubSN.AppendNull()
 	}
-	c.rec[7].(*array.Int32Builder).Append(int32(max(len(r.Header), r.HeaderLen)))
-	c.rec[8].(*array.Int32Builder).Append(int32(max(len(r.Payload), r.PayloadLen)))
+	c.hbytes.Append(int32(max(len(r.Header), r.HeaderLen)))
+	c.pbytes.Append(int32(max(len(r.Payload), r.PayloadLen)))
 	if c.dec != nil {
 		ok := c.dec.Append(c.fields, r)
 		c.decoded.Append(ok)
@@ -266,6 +292,7 @@ func (w *Writer) flush(c *channel) error {
 	}
 	rec := c.b.NewRecordBatch()
 	defer rec.Release()
+	c.reserve()
 	if c.rgRows > 0 && (c.rgRows+rec.NumRows() > rowGroupRows || c.fw.RowGroupTotalBytesWritten() >= rowGroupBytes) {
 		if err := c.fw.NewBufferedRowGroupChecked(); err != nil {
 			return w.fail(c, err)
