@@ -90,7 +90,7 @@ type Event struct {
 	Name     *string  `json:"name"` // the check, e.g. max-skips
 	Metric   *string  `json:"metric"`
 	Value    *float64 `json:"value"`
-	Limit    *float64 `json:"limit"`
+	Limit    *float64 `json:"threshold"` // the check's limit ("limit" is an SQL keyword)
 	Baseline *float64 `json:"baseline"`
 	Unit     *string  `json:"unit"`
 	Pass     *bool    `json:"pass"`

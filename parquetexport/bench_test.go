@@ -16,13 +16,20 @@ import (
 
 // statesLog writes a log of n real states (the simulator's state model as
 // synth writes it: a 1 kHz robot circling, four sensor stamps, 200-byte
-// codec payloads, zstd as the recorder stores states) and 10 frames.
+// codec payloads, zstd as the recorder stores states) and 10 frames; at
+// VRLOG_BENCH_LOG when set (and reused from there).
 func statesLog(b *testing.B, n int) string {
 	b.Helper()
+	path := filepath.Join(b.TempDir(), "states.vrlog")
+	if p := os.Getenv("VRLOG_BENCH_LOG"); p != "" {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+		path = p
+	}
 	cfg := synth.Config{Robot: "r1", Start: time.Unix(1_764_446_400, 0), Duration: time.Duration(n-1) * time.Millisecond,
 		StateHz: 1000, FrameHz: 10_000 / float64(n), Width: 32, Height: 24,
 		Latency: 300 * time.Microsecond, Jitter: 100 * time.Microsecond, Seed: 1}
-	path := filepath.Join(b.TempDir(), "states.vrlog")
 	tr, err := synth.WriteFile(path, cfg, logfmt.WriterOptions{})
 	if err != nil {
 		b.Fatal(err)

@@ -91,8 +91,8 @@ func vrlogTo(t *testing.T, out string, args ...string) int {
 }
 
 // analyzedDataset analyzes 20 synthetic sessions (two robots, seeds,
-// seq gaps, restarts, outages; every other one gated by --max-skips 0, so
-// some fail) into a dataset with --label case=NAME --label robot=R, saving
+// seq gaps, restarts, outages, a camera delay 1 ms longer each run; every
+// other one gated by --max-skips 0, so some fail) into a dataset with --label case=NAME --label robot=R, saving
 // each --json report as reports/NAME.json, plus one log that fails
 // analysis (reports/NAME.error). It returns the dataset and reports dirs.
 func analyzedDataset(t *testing.T) (ds, reports string) {
@@ -113,9 +113,11 @@ func analyzedDataset(t *testing.T) (ds, reports string) {
 			cfg.RestartAt, cfg.Outage = 3*time.Second, time.Duration(500+100*i)*time.Millisecond
 		}
 		cfg.DropStates = []uint64{uint64(10 + i), uint64(40 + 2*i)}[:i%3]
-		cfg.FrameLag = time.Duration(5+i) * time.Millisecond
+		cfg.StateHz = cfg.FrameHz // one state per frame: the latest-state lag is the camera's delay
+		cfg.FrameLag = time.Duration(5+i+2*(i%2)) * time.Millisecond // 1 ms more per commit, r2's 2 ms more
 		log := filepath.Join(dir, fmt.Sprintf("run%02d.vrlog", i))
-		if _, err := synth.WriteFile(log, cfg, logfmt.WriterOptions{}); err != nil {
+		host := map[string]string{"host": []string{"ci-a", "ci-b", "ci-c"}[i%3]}
+		if _, err := synth.WriteFile(log, cfg, logfmt.WriterOptions{Metadata: host}); err != nil {
 			t.Fatal(err)
 		}
 		name := fmt.Sprintf("run%02d", i)
@@ -149,4 +151,22 @@ func analyzedDataset(t *testing.T) (ds, reports string) {
 func TestParquetDatasetInDuckDB(t *testing.T) {
 	ds, reports := analyzedDataset(t)
 	parquetCheck(t, "check_dataset.py", ds, reports, filepath.Join(t.TempDir(), "groupby.json"))
+}
+
+// docs/analytics.md's own queries answer on a real dataset and export,
+// and its trend plot is made by its trend query (VRLOG_UPDATE_DOCS=1
+// writes the plot into docs/).
+func TestTrendPlotFromDocQuery(t *testing.T) {
+	ds, _ := analyzedDataset(t)
+	records := filepath.Join(t.TempDir(), "records")
+	vrlog(t, "export", "../testdata/sample.vrlog", "--format", "parquet", "-o", records)
+	parquetCheck(t, "check_doc_queries.py", ds, records)
+	png := filepath.Join(t.TempDir(), "trend.png")
+	if os.Getenv("VRLOG_UPDATE_DOCS") != "" {
+		png = filepath.Join(peertest.Root(), "docs", "analytics-lag-p99.png")
+	}
+	parquetCheck(t, "plot_trend.py", ds, png)
+	if st, err := os.Stat(png); err != nil || st.Size() < 10_000 {
+		t.Fatalf("plot %s: %v", png, err)
+	}
 }

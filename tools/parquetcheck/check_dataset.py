@@ -119,8 +119,8 @@ def check_events(con, run_id, rep, case):
     for e in got:
         if e["kind"] == "check":
             c = checks[(e["name"], e["channel"])]
-            for k in ("value", "limit", "unit", "pass", "message"):
-                same(c[k], e[k], f"{case} check {c['name']} {k}")
+            for k, col in (("value", "value"), ("limit", "threshold"), ("unit", "unit"), ("pass", "pass"), ("message", "message")):
+                same(c[k], e[col], f"{case} check {c['name']} {k}")
     return len(got)
 
 

@@ -70,6 +70,12 @@ A torn tail (what a killed recorder leaves) is analyzed up to it and, like
 a corrupt chunk skipped by --tolerant or damage read around, said on stderr
 whatever the output (-q included); --require-intact fails the gate on it.
 
+--dataset DIR appends the run to a Parquet dataset (tables runs, channels:
+every figure of the report, events: skips, restarts, outages, checks),
+with --label KEY=VALUE (commit, branch, job...), for DuckDB, Spark, pandas
+and polars across runs (docs/analytics.md). Many jobs may append to one
+directory at once; a failed analysis is appended as a run of status error.
+
 --csv, --junit and --html replace existing files; each is written aside and
 renamed into place once complete.
 
@@ -80,6 +86,7 @@ EXAMPLES:
        --min-rate 'vr/r1/state=24' --max-lag 45ms \
        --junit checks.xml --html report.html run.vrlog
    analyze --baseline last-good.json run.vrlog
+   analyze --max-skips 0 --dataset /mnt/timing --label commit=$SHA run.vrlog
    # response.vrlog: the controller's answers, from replay --capture
    analyze --max-reaction 50ms --junit reaction.xml response.vrlog
 
