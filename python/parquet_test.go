@@ -113,7 +113,7 @@ func analyzedDataset(t *testing.T) (ds, reports string) {
 			cfg.RestartAt, cfg.Outage = 3*time.Second, time.Duration(500+100*i)*time.Millisecond
 		}
 		cfg.DropStates = []uint64{uint64(10 + i), uint64(40 + 2*i)}[:i%3]
-		cfg.StateHz = cfg.FrameHz // one state per frame: the latest-state lag is the camera's delay
+		cfg.StateHz = cfg.FrameHz                                    // one state per frame: the latest-state lag is the camera's delay
 		cfg.FrameLag = time.Duration(5+i+2*(i%2)) * time.Millisecond // 1 ms more per commit, r2's 2 ms more
 		log := filepath.Join(dir, fmt.Sprintf("run%02d.vrlog", i))
 		host := map[string]string{"host": []string{"ci-a", "ci-b", "ci-c"}[i%3]}
