@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -176,59 +177,86 @@ func (d *Dataset) AppendFailed(cause error, info RunInfo) (string, error) {
 }
 
 // write writes the run's three files, each complete or absent (written
-// aside, renamed into place under a name no other run has): channels and
-// events first, the runs row last, so that a reader that sees a runs row
-// sees the whole run (a run killed between the renames leaves channels
-// and events rows that no runs row names).
+// aside, renamed into place under a name no other run has): all three are
+// written and fsynced at once, then renamed, channels and events first
+// and the runs row last, so that a reader that sees a runs row sees the
+// whole run (a run killed between the renames leaves channels and events
+// rows that no runs row names).
 func (d *Dataset) write(run Run, channels []Channel, events []Event) error {
 	date := run.Appended
 	if run.Start != nil {
 		date = *run.Start
 	}
 	part := "date=" + date.UTC().Format(time.DateOnly)
-	for _, t := range []struct {
+	tables := []struct {
 		name string
 		tb   *table
 		rows any
-	}{{TableChannels, channelsTable, channels}, {TableEvents, eventsTable, events}, {TableRuns, runsTable, []Run{run}}} {
-		path := filepath.Join(d.dir, t.name, part, run.RunID+".parquet")
-		if err := writeFile(path, t.tb, t.rows); err != nil {
+	}{{TableChannels, channelsTable, channels}, {TableEvents, eventsTable, events}, {TableRuns, runsTable, []Run{run}}}
+	files := make([]*outfile.File, len(tables))
+	errs := make([]error, len(tables))
+	defer func() {
+		for _, f := range files {
+			if f != nil {
+				f.Abort() // a no-op once committed
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for i, t := range tables {
+		wg.Go(func() { // the fsyncs overlap
+			files[i], errs[i] = writeFile(filepath.Join(d.dir, t.name, part, run.RunID+".parquet"), t.tb, t.rows)
+		})
+	}
+	wg.Wait()
+	for i, t := range tables {
+		if errs[i] != nil {
+			return fmt.Errorf("dataset %s: %s: %w", d.dir, t.name, errs[i])
+		}
+	}
+	for i, t := range tables {
+		if err := files[i].Commit(); err != nil {
 			return fmt.Errorf("dataset %s: %s: %w", d.dir, t.name, err)
 		}
 	}
 	return nil
 }
 
-func writeFile(path string, tb *table, rows any) error {
+// writeFile writes rows into a temporary file for path, complete and
+// fsynced, for the caller to commit.
+func writeFile(path string, tb *table, rows any) (*outfile.File, error) {
 	rec, err := tb.records(rows)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer rec.Release()
 	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
-		return err
+		return nil, err
 	}
 	f, err := outfile.Create(path, outfile.Options{})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer f.Abort()
-	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd), parquet.WithCreatedBy("vrlog"))
+	// Small tables: no dictionary pages, no compression (a run's files
+	// are a few kB; setting either up per column costs more than it saves).
+	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Uncompressed), parquet.WithDictionaryDefault(false), parquet.WithCreatedBy("vrlog"))
 	w, err := pqarrow.NewFileWriter(tb.schema, f, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	if err == nil {
+		if err = w.AppendKeyValueMetadata(MetaSchema, Schema); err == nil {
+			err = w.Write(rec)
+		}
+		if cerr := w.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err == nil {
+		err = f.Finish()
+	}
 	if err != nil {
-		return err
+		f.Abort()
+		return nil, err
 	}
-	if err := w.AppendKeyValueMetadata(MetaSchema, Schema); err != nil {
-		return err
-	}
-	if err := w.Write(rec); err != nil {
-		w.Close()
-		return err
-	}
-	if err := w.Close(); err != nil {
-		return err
-	}
-	return f.Commit()
+	return f, nil
 }
 
 // newRunID is unique without coordination: the time (sortable) and 64
