@@ -143,19 +143,26 @@ func (tb *table) records(rows any) (arrow.RecordBatch, error) {
 	defer b.Release()
 	v := reflect.ValueOf(rows)
 	for r := range v.Len() {
-		row := v.Index(r)
-		for i, c := range tb.cols {
-			leaf, ok := follow(row, c.path)
-			if !ok {
-				b.Field(i).AppendNull()
-				continue
-			}
-			if err := appendValue(b.Field(i), leaf); err != nil {
-				return nil, fmt.Errorf("dataset: column %s: %w", c.name, err)
-			}
+		if err := tb.appendRow(v.Index(r), b.Field); err != nil {
+			return nil, err
 		}
 	}
 	return b.NewRecordBatch(), nil
+}
+
+// appendRow appends the leaves of row, each to its column's builder.
+func (tb *table) appendRow(row reflect.Value, builder func(int) array.Builder) error {
+	for i, c := range tb.cols {
+		leaf, ok := follow(row, c.path)
+		if !ok {
+			builder(i).AppendNull()
+			continue
+		}
+		if err := appendValue(builder(i), leaf); err != nil {
+			return fmt.Errorf("dataset: column %s: %w", c.name, err)
+		}
+	}
+	return nil
 }
 
 // follow walks path from v; ok is false where a pointer on the way is nil.
@@ -237,15 +244,5 @@ func appendStruct(sb *array.StructBuilder, v reflect.Value) error {
 		return err
 	}
 	sb.Append(true)
-	for i, c := range sub.cols {
-		leaf, ok := follow(v, c.path)
-		if !ok {
-			sb.FieldBuilder(i).AppendNull()
-			continue
-		}
-		if err := appendValue(sb.FieldBuilder(i), leaf); err != nil {
-			return err
-		}
-	}
-	return nil
+	return sub.appendRow(v, sb.FieldBuilder)
 }
