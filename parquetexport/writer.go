@@ -2,9 +2,7 @@ package parquetexport
 
 import (
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -83,7 +81,7 @@ type Options struct {
 type Writer struct {
 	dir   *outfile.Dir    // the output directory
 	out   []*outfile.File // every file, committed together
-	made  []string        // the channel directories created
+	subs  []*outfile.Dir  // the channel directories
 	opts  Options
 	chans map[uint16]*channel
 	names map[string]bool
@@ -317,12 +315,12 @@ func (w *Writer) fail(c *channel, err error) error {
 
 func (w *Writer) startFile(c *channel) error {
 	sub := filepath.Join(w.dir.Path(), c.name)
-	if c.part == 0 {
-		if err := os.Mkdir(sub, 0o777); err == nil {
-			w.made = append(w.made, sub)
-		} else if !errors.Is(err, fs.ErrExist) {
+	if c.part == 0 { // created if missing, removed again on a failure or an interrupt
+		d, err := outfile.CreateDir(sub, outfile.Options{Force: w.opts.Force})
+		if err != nil {
 			return err
 		}
+		w.subs = append(w.subs, d)
 	}
 	f, err := outfile.Create(filepath.Join(sub, fmt.Sprintf("part-%05d.parquet", c.part)), outfile.Options{Force: w.opts.Force})
 	if err != nil {
@@ -384,7 +382,9 @@ func (w *Writer) Commit() error {
 		}
 	}
 	w.out = nil
-	w.made = nil
+	for _, d := range w.subs {
+		d.Commit() // no files of its own: keeps the directory
+	}
 	return w.dir.Commit()
 }
 
@@ -395,10 +395,10 @@ func (w *Writer) Abort() {
 	for _, f := range w.out {
 		f.Abort()
 	}
-	for _, d := range w.made {
-		os.Remove(d)
+	for _, d := range w.subs {
+		d.Abort()
 	}
-	w.out, w.made = nil, nil
+	w.out, w.subs = nil, nil
 	w.dir.Abort()
 }
 

@@ -113,6 +113,9 @@ func runExport(c *cli.Context) error {
 	if format != "mcap" && format != "csv" && format != "parquet" {
 		return cliutil.Usage("--format %q: want mcap, csv or parquet", format)
 	}
+	if err := checkParquetFlags(c, format); err != nil {
+		return err
+	}
 	comp := c.String("compression")
 	if comp != "zstd" && comp != "lz4" && comp != "none" {
 		return cliutil.Usage("--compression %q: want zstd, lz4 or none", comp)

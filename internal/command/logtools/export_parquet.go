@@ -36,6 +36,16 @@ func parquetFlags() []cli.Flag {
 	}
 }
 
+// checkParquetFlags refuses the Parquet flags with another format.
+func checkParquetFlags(c *cli.Context, format string) error {
+	for _, f := range []string{"payloads", "rows-per-file"} {
+		if c.IsSet(f) && format != "parquet" {
+			return cliutil.Usage("--%s: only for --format parquet", f)
+		}
+	}
+	return nil
+}
+
 func exportParquet(c *cli.Context, path string, r *logfmt.Reader, sel *logfmt.Selection, epoch int64) error {
 	out := c.String("output")
 	if out == "" || outfile.IsStdout(out) || outfile.InPlace(out) {
@@ -69,14 +79,14 @@ func exportParquet(c *cli.Context, path string, r *logfmt.Reader, sel *logfmt.Se
 	defer it.Close() // a write error stops early
 	for it.Next() {
 		if err := w.Write(it.Record()); err != nil {
-			return cliutil.Runtime(err)
+			return cliutil.Output(err) // an existing file: exit 2, --force
 		}
 	}
 	if err := it.Err(); err != nil {
 		return readError(path, err)
 	}
 	if err := w.Commit(); err != nil {
-		return cliutil.Runtime(err)
+		return cliutil.Output(err)
 	}
 	files, n := w.Stats()
 	fmt.Fprintf(status(c), "wrote %s rows of %d channel(s) as %d Parquet file(s) under %s\n", strconv.FormatUint(n, 10), len(sel.Channels), files, out)
