@@ -20,6 +20,9 @@ join read_parquet('{ds}/channels/*/*.parquet', hive_partitioning = true) c on c.
 where c.kind = 'frame' and r.status <> 'error'
 order by r.start, r.run_id
 """
-t0 = time.perf_counter()
-rows = duckdb.connect().sql(QUERY).fetchall()
-print(f"{time.perf_counter() - t0:.3f} s, {len(rows)} rows")
+t0, c0 = time.perf_counter(), time.process_time()
+con = duckdb.connect()
+rows = con.sql(QUERY).fetchall()
+wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+threads = con.sql("select current_setting('threads')").fetchall()[0][0]
+print(f"{wall:.3f} s ({cpu:.3f} s of CPU, {threads} threads), {len(rows)} rows")

@@ -240,7 +240,7 @@ func writeFile(path string, tb *table, rows any) (*outfile.File, error) {
 	// Small tables: no dictionary pages, no compression (a run's files
 	// are a few kB; setting either up per column costs more than it saves).
 	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Uncompressed), parquet.WithDictionaryDefault(false), parquet.WithCreatedBy("vrlog"))
-	w, err := pqarrow.NewFileWriter(tb.schema, f, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	w, err := pqarrow.NewFileWriter(tb.schema, f, props, pqarrow.NewArrowWriterProperties())
 	if err == nil {
 		if err = w.AppendKeyValueMetadata(MetaSchema, Schema); err == nil {
 			err = w.Write(rec)
