@@ -11,7 +11,6 @@ import (
 	"github.com/vrlog/vrlog/internal/cputime"
 	"github.com/vrlog/vrlog/internal/synth"
 	"github.com/vrlog/vrlog/logfmt"
-	"github.com/vrlog/vrlog/mcapexport"
 )
 
 // statesLog writes a log of n real states (the simulator's state model as
@@ -99,8 +98,7 @@ func exportStates(b *testing.B, log, out string) {
 			b.Fatal(err)
 		}
 	}
-	sel.Workers = logfmt.ReadAhead()
-	it := mcapexport.NewRecords(r, sel, []uint16{sel.Channels[0].ID})
+	it := Records(r, sel, []uint16{sel.Channels[0].ID})
 	defer it.Close()
 	for it.Next() {
 		if err := w.Write(it.Record()); err != nil {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/logfmt"
+	"github.com/vrlog/vrlog/mcapexport"
 	"github.com/vrlog/vrlog/outfile"
 )
 
@@ -154,6 +155,29 @@ func NeedsPayload(ch *logfmt.Channel, opts Options) bool {
 	}
 	d, ok := DecodedFor(ch.Schema)
 	return ok && d.Payload()
+}
+
+// RecordIterator is what Records returns.
+type RecordIterator interface {
+	Next() bool
+	Record() *logfmt.Record
+	Err() error
+	Close()
+}
+
+// Records iterates the records sel selects for a Writer, reading ahead on
+// the spare cores: in one pass with their payloads when every channel is
+// in full (a state table), else the metadata of all and the payloads of
+// those in full beside it (mcapexport.Records: a frame's pixels are not
+// read for its timing alone).
+func Records(r *logfmt.Reader, sel *logfmt.Selection, full []uint16) RecordIterator {
+	sel.Workers = logfmt.ReadAhead()
+	if len(full) < len(sel.Channels) {
+		return mcapexport.NewRecords(r, sel, full)
+	}
+	f := sel.Filter()
+	f.MetaOnly = false
+	return r.Records(f)
 }
 
 // AddChannel starts ch's table.

@@ -9,7 +9,6 @@ import (
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/internal/cliutil"
 	"github.com/vrlog/vrlog/logfmt"
-	"github.com/vrlog/vrlog/mcapexport"
 	"github.com/vrlog/vrlog/outfile"
 	"github.com/vrlog/vrlog/parquetexport"
 )
@@ -74,8 +73,7 @@ func exportParquet(c *cli.Context, path string, r *logfmt.Reader, sel *logfmt.Se
 			full = append(full, ch.ID)
 		}
 	}
-	sel.Workers = logfmt.ReadAhead()
-	it := mcapexport.NewRecords(r, sel, full)
+	it := parquetexport.Records(r, sel, full)
 	defer it.Close() // a write error stops early
 	for it.Next() {
 		if err := w.Write(it.Record()); err != nil {
