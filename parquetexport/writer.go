@@ -34,9 +34,9 @@ const DefaultRowsPerFile = 4 << 20
 // rowGroupBytes encoded bytes.
 const (
 	batchRows     = 64 << 10
-	batchBytes    = 64 << 20
+	batchBytes    = 16 << 20
 	rowGroupRows  = 1 << 20
-	rowGroupBytes = 128 << 20
+	rowGroupBytes = 64 << 20
 )
 
 // RecordColumns are the columns of every exported record, in order, named
@@ -211,13 +211,13 @@ func (w *Writer) AddChannel(ch logfmt.Channel) error {
 	if w.opts.Payloads {
 		c.hdr, c.pay = rest[0].(*array.BinaryBuilder), rest[1].(*array.BinaryBuilder)
 	}
-	c.reserve()
 	w.chans[ch.ID] = c
 	return nil
 }
 
-// reserve sizes the builders for a batch, so that appends do not grow
-// them step by step.
+// reserve sizes the builders for the next batch after a full one, so that
+// a long table's appends do not grow them step by step (a short table's
+// builders stay as small as it is).
 func (c *channel) reserve() {
 	if c.pay != nil {
 		return // sized by their bytes: batchBytes
@@ -314,7 +314,9 @@ func (w *Writer) flush(c *channel) error {
 	}
 	rec := c.b.NewRecordBatch()
 	defer rec.Release()
-	c.reserve()
+	if rec.NumRows() >= batchRows {
+		c.reserve()
+	}
 	if c.rgRows > 0 && (c.rgRows+rec.NumRows() > rowGroupRows || c.fw.RowGroupTotalBytesWritten() >= rowGroupBytes) {
 		if err := c.fw.NewBufferedRowGroupChecked(); err != nil {
 			return w.fail(c, err)
