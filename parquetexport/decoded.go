@@ -12,8 +12,10 @@ import (
 
 // Decoded gives the decoded columns of one message schema: the one place
 // a schema's fields become named, typed columns. The built-in schemas'
-// are registered here; a schema declared at run time registers its own
-// (Register).
+// are registered here by name (Register adds one); DecodedFor, which the
+// writer asks per channel, is where a channel's own declared schema
+// (schema.Lookup, issue 42: today exported without decoded columns) gets
+// its columns.
 type Decoded interface {
 	// Fields are the decoded columns, after the record columns
 	// (RecordColumns); each must be nullable (a record that does not
@@ -45,12 +47,12 @@ func Register(schema string, d Decoded) {
 	registry[schema] = d
 }
 
-// DecodedFor returns schema's decoded columns; ok is false for a schema
-// without any (its records get the record columns only).
-func DecodedFor(schema string) (d Decoded, ok bool) {
+// DecodedFor returns the decoded columns of ch's schema; ok is false for
+// a schema without any (its records get the record columns only).
+func DecodedFor(ch *logfmt.Channel) (d Decoded, ok bool) {
 	registryMu.RLock()
 	defer registryMu.RUnlock()
-	d, ok = registry[schema]
+	d, ok = registry[ch.Schema]
 	return d, ok
 }
 

@@ -153,7 +153,7 @@ func NeedsPayload(ch *logfmt.Channel, opts Options) bool {
 	if opts.Payloads {
 		return true
 	}
-	d, ok := DecodedFor(ch.Schema)
+	d, ok := DecodedFor(ch)
 	return ok && d.Payload()
 }
 
@@ -189,7 +189,7 @@ func (w *Writer) AddChannel(ch logfmt.Channel) error {
 	w.names[c.name] = true
 	fields := append([]arrow.Field{}, RecordColumns...)
 	var ok bool
-	if c.dec, ok = DecodedFor(ch.Schema); ok {
+	if c.dec, ok = DecodedFor(&ch); ok {
 		fields = append(fields, arrow.Field{Name: "decoded", Type: arrow.FixedWidthTypes.Boolean})
 		fields = append(fields, c.dec.Fields()...)
 	}
