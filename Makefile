@@ -50,7 +50,7 @@ test-race: native
 ## (Go's default, 60s, spends a short budget minimizing instead of fuzzing)
 FUZZTIME ?= 30s
 FUZZMINIMIZE ?= 2s
-FUZZ_PKGS ?= ./keyexpr/ ./codec/ ./logfmt/ ./schema/
+FUZZ_PKGS ?= ./keyexpr/ ./codec/ ./logfmt/ ./schema/ ./dataset/ ./parquetexport/
 fuzz:
 	@for p in $(FUZZ_PKGS); do for t in $$($(GO) test -list 'Fuzz.*' $$p | grep ^Fuzz); do \
 		echo "== $$p $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) -parallel 1 $$p || exit 1; done; done
