@@ -225,7 +225,7 @@ func (a *Analysis) AddFile(path string) error {
 	} else if ok && !a.haveEp {
 		a.epoch, a.epochSrc, a.haveEp = ns, storedEpochSource(r.Header().Metadata), true
 	}
-	fr := FileReport{Path: path, Indexed: r.Indexed(), TornTail: -1, BeingWritten: r.BeingWritten(), PayloadsChecked: a.opts.FullDecode, SkippedChunks: []string{}, Warnings: []string{}}
+	fr := FileReport{Path: path, Indexed: r.Indexed(), Finished: r.Finished(), TornTail: -1, BeingWritten: r.BeingWritten(), PayloadsChecked: a.opts.FullDecode, SkippedChunks: []string{}, Warnings: []string{}}
 	if tt := r.TornTail(); tt != nil {
 		fr.TornTail = tt.Offset
 	}
@@ -355,6 +355,7 @@ func (a *Analysis) AddFile(path string) error {
 	for _, ce := range r.Warnings() {
 		fr.Warnings = append(fr.Warnings, ce.Error())
 	}
+	fr.Intact = fr.damage().Intact()
 	// A linear scan may read a block again (a torn tail's last block,
 	// read once to find it torn): the report says how much of the file.
 	fr.BytesRead = min(r.BytesRead(), fr.SizeBytes)

@@ -86,10 +86,15 @@ type TriggerItem struct {
 
 // FileReport says what was read of one input file.
 type FileReport struct {
-	Path          string   `json:"path"`
-	SizeBytes     int64    `json:"size_bytes"`
-	BytesRead     int64    `json:"bytes_read"`
-	Indexed       bool     `json:"indexed"` // opened from the footer index (false: linear scan of an unfinished log)
+	Path      string `json:"path"`
+	SizeBytes int64  `json:"size_bytes"`
+	BytesRead int64  `json:"bytes_read"`
+	Indexed   bool   `json:"indexed"` // opened from the footer index (false: linear scan of an unfinished log)
+	// Finished: the log ends with its footer (its writer closed it).
+	Finished bool `json:"finished"`
+	// Intact: finished, and nothing torn, skipped or read around
+	// (logfmt.Damage.Intact, what --require-intact gates).
+	Intact        bool     `json:"intact"`
 	SkippedChunks []string `json:"skipped_chunks"`
 	// Warnings is damage read around without losing a record: a damaged
 	// footer index (read by linear scan), header block or prelude.

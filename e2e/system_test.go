@@ -287,6 +287,34 @@ func TestTornInputIsSaid(t *testing.T) {
 	runSystem(t, map[string]string{"%R%": nameOf(t)}, cases)
 }
 
+// A log cut at its footer (a recorder killed with kill -9 at a chunk
+// boundary: every chunk sound, no torn tail, no footer) is not intact:
+// every verb that reads it says so once on stderr, -q included, and
+// analyze --require-intact fails it (it said "whole and undamaged", and
+// replay and the others said nothing).
+func TestUnfinishedInputIsSaid(t *testing.T) {
+	k9 := "head -c $(tail -c 24 run.vrlog | od -An -t u8 -N 8 | tr -d ' ') run.vrlog > k9.vrlog && "
+	const said = "k9.vrlog: no footer: the log was not closed"
+	var cases []sysCase
+	for _, c := range []struct{ verb, args string }{
+		{"cat", "k9.vrlog --limit 3"},
+		{"cut", "k9.vrlog -o c.vrlog"},
+		{"merge", "k9.vrlog run.vrlog -o m.vrlog"},
+		{"export", "k9.vrlog -o x.mcap"},
+		{"analyze", "k9.vrlog"},
+		{"replay", "k9.vrlog --rate max --linger 0 --no-multicast --prefix %R%"},
+	} {
+		cases = append(cases, sysCase{name: c.verb, script: k9 + "vrlog " + c.verb + " -q " + c.args,
+			once: []string{c.verb + ": warning: " + said}})
+	}
+	cases = append(cases,
+		sysCase{name: "analyze --require-intact fails it", script: k9 + "vrlog analyze -q --require-intact k9.vrlog", code: 1,
+			want: []string{"FAIL  intact k9.vrlog: no footer: the log was not closed"}, not: []string{"whole and undamaged"}},
+		sysCase{name: "verify says it", script: k9 + "vrlog verify k9.vrlog", code: 1, want: []string{"no footer: the log was not closed properly"}},
+		sysCase{name: "analyze --require-intact passes a whole log", script: "vrlog analyze -q --require-intact run.vrlog", not: []string{"warning"}})
+	runSystem(t, map[string]string{"%R%": nameOf(t)}, cases)
+}
+
 // `vrlog snapshot NAME` for a NAME no running recorder has lists the ones
 // there are instead of waiting for its --timeout.
 func TestSnapshotOfAnUnknownRecorder(t *testing.T) {

@@ -437,3 +437,36 @@ func mustOpen(t testing.TB, b []byte) *Reader {
 	t.Cleanup(func() { r.Close() })
 	return r
 }
+
+// One definition of intact: a log that ends at a block boundary without
+// its footer (a recorder killed between two chunks) has no torn tail and
+// nothing damaged, yet it is not intact; with its footer it is.
+func TestIntactNeedsTheFooter(t *testing.T) {
+	body := file(prelude(), header(), channel(1, Compression{}), chunk(Compression{}, recs(1, 1000, 5)...))
+	for _, c := range []struct {
+		name   string
+		data   []byte
+		intact bool
+		why    string
+	}{
+		{"finished", withFooter(t, body), true, ""},
+		{"killed at a chunk boundary", body, false, "no footer: the log was not closed"},
+		{"torn", cut(body, 3), false, "torn tail at byte"},
+	} {
+		r, err := NewReader(bytes.NewReader(c.data), int64(len(c.data)), ReaderOptions{Name: "k9.vrlog"})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		d := r.Damage()
+		if d.Intact() != c.intact || r.Finished() != c.intact || !strings.Contains(d.NotIntact(), c.why) {
+			t.Errorf("%s: intact %v finished %v (%q), want %v", c.name, d.Intact(), r.Finished(), d.NotIntact(), c.intact)
+		}
+		if lines := d.Lines(); (len(lines) == 0) != c.intact {
+			t.Errorf("%s: lines %q", c.name, lines)
+		}
+		rep, err := verify(bytes.NewReader(c.data), int64(len(c.data)), ReaderOptions{Name: "k9.vrlog"})
+		if err != nil || rep.OK() != c.intact {
+			t.Errorf("%s: verify OK %v (%v), want %v", c.name, rep.OK(), err, c.intact)
+		}
+	}
+}
