@@ -301,6 +301,7 @@ func TestUnfinishedInputIsSaid(t *testing.T) {
 		{"cut", "k9.vrlog -o c.vrlog"},
 		{"merge", "k9.vrlog run.vrlog -o m.vrlog"},
 		{"export", "k9.vrlog -o x.mcap"},
+		{"recover", "k9.vrlog -o r.vrlog"},
 		{"analyze", "k9.vrlog"},
 		{"replay", "k9.vrlog --rate max --linger 0 --no-multicast --prefix %R%"},
 	} {

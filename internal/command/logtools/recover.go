@@ -139,7 +139,7 @@ func runRecover(c *cli.Context) error {
 	if res.TornTailOffset != nil {
 		torn = *res.TornTailOffset
 	}
-	cliutil.WarnDamage(c, logfmt.Damage{File: src, Size: st.Size(), TornTail: torn, Skipped: res.Dropped, ReadAround: res.Rebuilt})
+	cliutil.WarnDamage(c, logfmt.Damage{File: src, Size: st.Size(), TornTail: torn, NoFooter: !rep.HadFooter, Skipped: res.Dropped, ReadAround: res.Rebuilt})
 	if r, err := logfmt.Open(src, logfmt.ReaderOptions{Tolerant: true}); err == nil {
 		if ws := r.WriterStats(); ws != nil && r.Indexed() {
 			total := ws.Records
