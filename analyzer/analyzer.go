@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/vrlog/vrlog/codec"
@@ -83,6 +84,8 @@ type Analysis struct {
 	epoch    int64
 	epochSrc string
 	haveEp   bool
+	epState  bool // the epoch is a first state sample (Epoch.State)
+	epFile   int  // the input it came from
 	span     [2]int64 // capture range over all stamped channels, for plot bins
 	lags     []namedLag
 	snaps    []fileSnapshot
@@ -218,12 +221,12 @@ func (a *Analysis) AddFile(path string) error {
 	if a.addSnapshot(path, r) {
 		a.readFrom, apart = a.overlapStart()
 	}
-	if ns, ok, err := logfmt.StoredEpoch(r.Header().Metadata); err != nil {
+	if _, _, err := logfmt.StoredEpoch(r.Header().Metadata); err != nil {
 		if _, general := r.Header().Metadata[logfmt.MetaSessionEpoch]; general { // a snapshot's: noted by addSnapshot
 			a.notes = append(a.notes, fmt.Sprintf("%s: %v", path, err))
 		}
-	} else if ok && !a.haveEp {
-		a.epoch, a.epochSrc, a.haveEp = ns, storedEpochSource(r.Header().Metadata), true
+	} else if e, ok := storedEpoch(r.Header().Metadata); ok {
+		a.offerEpoch(e)
 	}
 	fr := FileReport{Path: path, Indexed: r.Indexed(), Finished: r.Finished(), TornTail: -1, BeingWritten: r.BeingWritten(), PayloadsChecked: a.opts.FullDecode, SkippedChunks: []string{}, Warnings: []string{}}
 	if tt := r.TornTail(); tt != nil {
@@ -466,8 +469,8 @@ func (a *Analysis) add(ch *channel, r *logfmt.Record) {
 		ch.rep.Undecodable++
 		return
 	}
-	if ch.kind == KindState && !a.haveEp {
-		a.epoch, a.epochSrc, a.haveEp = s.TNs, "first state sample on "+ch.rep.Name, true
+	if ch.kind == KindState && !a.epState {
+		a.offerEpoch(stateEpoch(s.TNs, ch.rep.Name))
 	}
 	a.books.push(r.RecvWallNs)
 }
@@ -527,6 +530,9 @@ func (a *Analysis) Report() *Report {
 		a.fallbackEpoch(rep)
 	}
 	rep.EpochNs, rep.EpochSource = a.epoch, a.epochSrc
+	if len(a.files) > 1 && a.epFile >= 0 && a.epFile < len(a.files) && !strings.Contains(a.epochSrc, "(in ") {
+		rep.EpochSource += " (in " + a.files[a.epFile].Path + ")"
+	}
 	el := func(t int64) float64 { return round3(codec.Elapsed(t, a.epoch)*1000) / 1000 }
 
 	var states, frames []*channel
@@ -658,6 +664,17 @@ func lagOutages(l *sampler.LagSummary, states *ChannelReport, el func(int64) flo
 	return out
 }
 
+// offerEpoch takes e as the session epoch unless the epoch set already
+// must stay: the first state epoch wins (of the first input that has
+// one), and a fallback (a stored one of a log without the state stream)
+// never wins over a first state sample (SessionEpochOf's rule).
+func (a *Analysis) offerEpoch(e Epoch) {
+	if a.haveEp && (a.epState || !e.State) {
+		return
+	}
+	a.epoch, a.epochSrc, a.epState, a.haveEp, a.epFile = e.Ns, e.Source, e.State, true, a.input
+}
+
 // fallbackEpoch picks the session epoch of a log without a state channel:
 // the earliest capture stamp of any decodable channel, else the earliest
 // receive stamp of a raw one; a note says which.
@@ -669,7 +686,7 @@ func (a *Analysis) fallbackEpoch(rep *Report) {
 				continue
 			}
 			if !a.haveEp || sum.MinTNs < a.epoch {
-				a.epoch, a.haveEp = sum.MinTNs, true
+				a.epoch, a.haveEp, a.epFile = sum.MinTNs, true, -1 // over every input
 				a.epochSrc = "no state channel: earliest capture stamp (" + ch.rep.Name + ")"
 				if raw {
 					a.epochSrc = "no decodable channel: earliest receive stamp (" + ch.rep.Name + ")"

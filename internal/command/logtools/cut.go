@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"strconv"
 	"strings"
 	"time"
 
@@ -73,7 +72,7 @@ func runCut(c *cli.Context) error {
 		meta = map[string]string{}
 	}
 	meta["vrlog.cut_from"] = path
-	keepEpoch(meta, r)
+	keepEpoch(meta, []string{path}, r)
 	meta["vrlog.cut"] = cutNote(r, sel, c.StringSlice("channel"))
 	sel.Workers = logfmt.ReadAhead()
 	st, err := writeCopy(f, copyWriterOptions(meta, h.CreatedWallNs), newProgress(c, "cut", r), func(w *logfmt.Writer) (logfmt.CopyStats, error) {
@@ -86,18 +85,18 @@ func runCut(c *cli.Context) error {
 	return nil
 }
 
-// keepEpoch stores the session epoch of the source logs rs in the metadata
-// meta of a log made of them (logfmt.MetaSessionEpoch), so that elapsed
-// keeps its meaning: the earliest of their epochs (analyzer.SessionEpoch),
-// the first state of the session they are parts of.
-func keepEpoch(meta map[string]string, rs ...*logfmt.Reader) {
-	var epoch int64
+// keepEpoch stores the session epoch of the source logs rs (paths, by
+// log) in the metadata meta of a log made of them (logfmt.MetaSessionEpoch
+// and its source), so that elapsed keeps its meaning: the epoch of the
+// session they are parts of, its first state sample
+// (analyzer.SessionEpochOf: a log without the state stream never gives
+// it while another has the states).
+func keepEpoch(meta map[string]string, paths []string, rs ...*logfmt.Reader) {
+	es := make([]analyzer.Epoch, len(rs))
 	for i, r := range rs {
-		if ns, _ := analyzer.SessionEpoch(r); i == 0 || ns < epoch {
-			epoch = ns
-		}
+		es[i] = analyzer.LogEpoch(r)
 	}
-	meta[logfmt.MetaSessionEpoch] = strconv.FormatInt(epoch, 10)
+	analyzer.StoreEpoch(meta, analyzer.SessionEpochOf(paths, es))
 }
 
 // cutNote describes the cut for the output's metadata (vrlog.cut).

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 
 	"github.com/urfave/cli/v2"
 
@@ -94,8 +93,8 @@ func runRecover(c *cli.Context) error {
 	opts := logfmt.RecoverOptions{Overwrite: force, Force: force, Stdout: c.App.Writer}
 	if r, err := logfmt.Open(src, logfmt.ReaderOptions{Tolerant: true}); err == nil {
 		if r.Indexed() { // the source's own statistics: its epoch, whatever chunks the copy drops
-			ns, _ := analyzer.SessionEpoch(r)
-			opts.Metadata = map[string]string{logfmt.MetaSessionEpoch: strconv.FormatInt(ns, 10)}
+			opts.Metadata = map[string]string{}
+			analyzer.StoreEpoch(opts.Metadata, analyzer.LogEpoch(r))
 		}
 		r.Close()
 	}
