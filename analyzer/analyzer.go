@@ -260,6 +260,9 @@ func (a *Analysis) AddFile(path string) error {
 	if fr.ReplayOutcome != nil {
 		noteOutcome(ids, fr.ReplayOutcome)
 	}
+	if response && (fr.ReplayOutcome == nil || !fr.ReplayOutcome.Finished) {
+		noteUnfinished(ids)
+	}
 	if !response { // a response log's recording outlasts the replay by its linger: no outage of the controller
 		a.rec.note(r, func(id uint16) *channel {
 			if int(id) < len(ids) {

@@ -46,6 +46,13 @@ type ReactionReport struct {
 	// trigger when they name it).
 	MissedSteps uint64 `json:"missed_steps"`
 	LateAnswers uint64 `json:"late_answers"`
+	// Cut counts the trigger (at most one) whose answer the replay's end
+	// cut off: the last one released, unanswered, by a replay that did not
+	// finish (stopped, interrupted, killed mid-step), its answer maybe
+	// published after the log ended. Neither answered nor missing: a
+	// gate on what the log holds (--partial-replay) leaves it out.
+	Cut    uint64  `json:"cut"`
+	CutSeq *uint64 `json:"cut_seq"`
 }
 
 // reactChannel collects one channel's stamps for the reaction.
@@ -60,6 +67,20 @@ type reactChannel struct {
 	// outcomes: the outcome records of the response logs holding a
 	// trigger channel
 	outcomes []*logfmt.ReplayOutcome
+	// unfinished: a response log holding this trigger channel is of a
+	// replay that did not finish (its outcome says so, or it has none)
+	unfinished bool
+}
+
+// noteUnfinished marks the trigger channels of a response log whose
+// replay did not finish (ids, by channel id): their last trigger may have
+// been cut (ReactionReport.Cut).
+func noteUnfinished(ids []*channel) {
+	for _, ch := range ids {
+		if ch != nil && ch.react != nil && ch.react.trigger {
+			ch.react.unfinished = true
+		}
+	}
 }
 
 // noteOutcome gives a response log's trigger channels (ids, by channel id)
@@ -187,6 +208,11 @@ func (a *Analysis) reaction() []ReactionReport {
 			} else if j, _ := slices.BinarySearch(at, rel); j < len(at) && at[j] < next {
 				rep.Answered++
 				h.Add(at[j] - rel)
+				continue
+			}
+			if k == len(idx)-1 && t.react.unfinished { // the replay ended while it waited
+				seq := t.react.seq[i]
+				rep.Cut, rep.CutSeq = 1, &seq
 				continue
 			}
 			rep.Missing++
@@ -336,6 +362,10 @@ func (r *Report) writeReaction(w *textfit.Writer, out io.Writer, width int) {
 		if x.MissedSteps > 0 || x.LateAnswers > 0 {
 			fmt.Fprintf(w, "         %s: the replay's outcome: %s missed (released unanswered after the lockstep timeout), %d late answer(s) (after it)\n",
 				x.Trigger, steps(x.MissedSteps), x.LateAnswers)
+		}
+		if x.CutSeq != nil {
+			fmt.Fprintf(w, "         %s: trigger seq %d was cut by the replay's end (released last, unanswered when the replay stopped; its answer may have come after the log ended): neither answered nor missing\n",
+				x.Trigger, *x.CutSeq)
 		}
 		if len(x.Responses) == 0 {
 			fmt.Fprintf(w, "         %s: no response channel in the log (the controller published nothing that was captured)\n", x.Trigger)

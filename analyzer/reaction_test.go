@@ -293,3 +293,71 @@ func TestReactionShowsMissedSteps(t *testing.T) {
 		t.Fatalf("without missed steps: %+v\n%s", ok.Checks, b.String())
 	}
 }
+
+// A replay stopped while a lockstep step waited (vrlog ctl stop, SIGINT,
+// kill -9): its last trigger is in the log without its answer. It is cut,
+// neither answered nor missing, so --partial-replay gates the log on the
+// 46 answered steps it holds (it reported "1 of 47 triggers got no
+// response"); a replay that finished still fails on it.
+func TestReactionCutByTheStop(t *testing.T) {
+	stopped := &logfmt.ReplayOutcome{Schema: logfmt.OutcomeSchema, Reason: "stopped before the end", Triggers: 200, Released: 47, Answered: 46, Lockstep: true}
+	finished := &logfmt.ReplayOutcome{Schema: logfmt.OutcomeSchema, Finished: true, Triggers: 47, Released: 47, Answered: 46, Lockstep: true}
+	lim := Thresholds{MaxReaction: []Limit{{Value: 50}}}
+	for _, c := range []struct {
+		name string
+		o    *logfmt.ReplayOutcome
+		cut  bool
+	}{{"stopped", stopped, true}, {"killed", nil, true}, {"finished", finished, false}} {
+		path := cutResponseLog(t, 47, c.o)
+		rep, err := AnalyzeFiles([]string{path}, Options{PartialReplay: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := rep.Reaction[0]
+		rep.ApplyChecks(lim)
+		if c.cut {
+			if x.Count != 47 || x.Answered != 46 || x.Missing != 0 || x.Cut != 1 || x.CutSeq == nil || *x.CutSeq != 46 || !rep.Pass {
+				t.Fatalf("%s: %+v, checks %+v", c.name, x, rep.Checks)
+			}
+			var b strings.Builder
+			rep.WriteText(&b, codec.TimeElapsed)
+			if !strings.Contains(b.String(), "trigger seq 46 was cut by the replay's end") {
+				t.Fatalf("%s: text:\n%s", c.name, b.String())
+			}
+			continue
+		}
+		if x.Missing != 1 || x.Cut != 0 || rep.Pass {
+			t.Fatalf("%s: %+v, checks %+v", c.name, x, rep.Checks)
+		}
+	}
+}
+
+// cutResponseLog is a lockstep response log of n triggers 10 ms apart,
+// each answered (tagged) 2 ms after its release but the last, with the
+// outcome record o (nil: none).
+func cutResponseLog(t *testing.T, n int, o *logfmt.ReplayOutcome) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "response.vrlog")
+	w, _ := logfmt.Create(path, logfmt.WriterOptions{})
+	s1, _ := w.AddChannel(logfmt.Channel{Name: "vr/r1/state", Transport: logfmt.TransportZenoh, Topic: "vr/r1/state", Schema: codec.SchemaState,
+		Meta: map[string]string{logfmt.MetaTrigger: "1"}})
+	c1, _ := w.AddChannel(logfmt.Channel{Name: "vr/r1/cmd", Transport: logfmt.TransportZenoh, Topic: "vr/r1/cmd"})
+	const ms = int64(1e6)
+	for i := range n {
+		at := int64(i) * 10 * ms
+		st := codec.State{Seq: uint64(i), TNs: 1e18 + at}
+		w.Write(&logfmt.Record{Channel: s1, RecvMonoNs: 1e12 + at, RecvWallNs: 1e18 + at, Payload: codec.AppendState(nil, &st), Seq: st.Seq, CaptureNs: st.TNs, HasStamp: true})
+		if i < n-1 {
+			w.Write(&logfmt.Record{Channel: c1, RecvMonoNs: 1e12 + at + 2*ms, RecvWallNs: 1e18 + at + 2*ms, Payload: []byte("cmd"), Header: codec.AppendAnswerTag(nil, uint64(i))})
+		}
+	}
+	if o != nil {
+		b, _ := json.Marshal(o)
+		oc, _ := w.AddChannel(logfmt.Channel{Name: logfmt.OutcomeChannel, Transport: logfmt.TransportInternal, Topic: logfmt.OutcomeChannel, Schema: logfmt.OutcomeSchema})
+		w.Write(&logfmt.Record{Channel: oc, RecvMonoNs: 1e12 + int64(n)*10*ms, RecvWallNs: 1e18 + int64(n)*10*ms, Payload: b})
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}

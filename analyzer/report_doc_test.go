@@ -256,6 +256,12 @@ func TestJSONMatchesDoc(t *testing.T) {
 		t.Fatal(err)
 	}
 	reports = append(reports, resp)
+	// One stopped while a lockstep step waited: its last trigger cut.
+	stopped, err := AnalyzeFiles([]string{cutResponseLog(t, 5, nil)}, Options{PartialReplay: true})
+	if err != nil || stopped.Reaction[0].CutSeq == nil {
+		t.Fatalf("stopped: %v %+v", err, stopped.Reaction)
+	}
+	reports = append(reports, stopped)
 
 	// A log merged onto the simulator's clock: hosts, and its probes kept
 	// out of clock.

@@ -149,6 +149,7 @@ wait:
 		}
 	}
 	r.waiting = false
+	r.cutWait = !answered && !missed && (r.stopped || r.ctx.Err() != nil)
 	r.lastAnswered, r.lastTag = answered, seq
 	if answered || missed {
 		r.held, r.holdAt = true, r.o.Now()

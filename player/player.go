@@ -189,6 +189,9 @@ type Summary struct {
 	PeakQueueBytes int
 	SpinMargin     time.Duration // the margin at the end
 	Late           uint64        // lockstep: late answers (Lockstep)
+	// CutWait: the run ended (Stop, or the context) while a trigger record
+	// waited for its answer: the controller may still answer it.
+	CutWait bool
 }
 
 // Status is a snapshot for progress lines.
@@ -374,6 +377,7 @@ type run struct {
 	lastAnswered bool   // the last trigger was answered
 	lastTag      uint64 // its Seq
 	lateN        uint64 // late answers so far
+	cutWait      bool   // the end came while a trigger waited (Summary.CutWait)
 
 	// input
 	inputDone  bool
@@ -450,7 +454,7 @@ func (p *Player) Run(ctx context.Context) (*Summary, error) {
 
 	s := &Summary{Channels: r.stats, Passes: r.pass + 1, RestampDelta: r.restampD, HasRestamp: r.haveRestamp,
 		Interrupted: r.stopped || ctx.Err() != nil, Stopped: r.stopped, PeakQueueMsgs: r.peakN, PeakQueueBytes: r.peakB,
-		SpinMargin: time.Duration(r.margin), Late: r.lateN}
+		SpinMargin: time.Duration(r.margin), Late: r.lateN, CutWait: r.cutWait}
 	if !r.havePass {
 		s.Passes = 0
 	}

@@ -598,3 +598,65 @@ func TestWaitForControllerNotARecorder(t *testing.T) {
 		t.Fatalf("a controller that dies beside a recorder: %v after %v", err, took)
 	}
 }
+
+// A stop that lands while a lockstep step waits for its answer (vrlog ctl
+// stop, SIGINT): the controller answers the trigger just released after
+// the stop. The replay lingers for it, so the response log holds it; an
+// answer that never comes leaves the last trigger cut, not missing.
+// Either way analyze --partial-replay gates the log on what it holds (it
+// failed: "1 of 47 triggers got no response").
+func TestLockstepStoppedMidStep(t *testing.T) {
+	const n, stopAt = 200, 46
+	for _, c := range []struct {
+		name      string
+		answerIn  time.Duration // after the stop
+		interrupt bool          // cancel the context (SIGINT) instead of Stop
+		cut       bool
+	}{
+		{"stop, answered during the linger", 30 * time.Millisecond, false, false},
+		{"SIGINT, answered during the linger", 30 * time.Millisecond, true, false},
+		{"stop, never answered", 3 * time.Second, false, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path, stateKey, _ := stateLog(t, n, 10*time.Millisecond, false)
+			ep := network(t)
+			answerKey := stateKey + "/cmd"
+			cfg := lockstepConfig(t, ep, path, answerKey, 10*time.Second)
+			cfg.Linger = 500 * time.Millisecond
+			r, err := Open(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			ctx, interrupt := context.WithCancel(context.Background())
+			defer interrupt()
+			controller(t, ep, stateKey, answerKey, func(seq uint64) (time.Duration, string, bool) {
+				if seq != stopAt {
+					return 0, "", false
+				}
+				if c.interrupt {
+					interrupt()
+				} else {
+					r.Player().Stop()
+				}
+				return c.answerIn, "", false
+			})
+			rep, err := r.Run(ctx)
+			if c.interrupt != errors.Is(err, ErrInterrupted) || (!c.interrupt && err != nil) {
+				t.Fatalf("err %v", err)
+			}
+			if l := rep.Lockstep; l.Answered != stopAt || l.Missed != 0 {
+				t.Fatalf("lockstep %+v", l)
+			}
+			a, err := analyzer.AnalyzeFiles([]string{cfg.Output}, analyzer.Options{PartialReplay: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := a.Reaction[0]
+			a.ApplyChecks(analyzer.Thresholds{MaxReaction: []analyzer.Limit{{Value: 5000}}})
+			if x.Count != stopAt+1 || x.Missing != 0 || (x.Cut == 1) != c.cut || x.Answered != stopAt+1-x.Cut || !a.Pass {
+				t.Fatalf("reaction %+v, checks %+v", x, a.Checks)
+			}
+		})
+	}
+}

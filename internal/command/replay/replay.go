@@ -143,7 +143,7 @@ EXAMPLES:
 			&cli.BoolFlag{Name: "tolerant", Usage: "replay what is intact of a truncated or corrupt log instead of failing"},
 			&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON (schema vrlog.replay/1, docs/replay.md)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress output"},
-			&cli.DurationFlag{Name: "linger", Value: 500 * time.Millisecond, Usage: "keep publishers open this long after the last record, so subscribers drain"},
+			&cli.DurationFlag{Name: "linger", Value: 500 * time.Millisecond, Usage: "keep publishers open this long after the last record, so subscribers drain (also after a stop that cut a lockstep step: the capture then holds its answer)"},
 			&cli.DurationFlag{Name: "reorder-window", Value: 100 * time.Millisecond, Usage: "with --clock capture: re-sort records arriving up to this much out of capture order"},
 			&cli.IntFlag{Name: "read-ahead-bytes", Value: 64 << 20, Usage: "read-ahead queue bound in `BYTES`"},
 			&cli.DurationFlag{Name: "read-ahead", Value: 2 * time.Second, Usage: "read-ahead queue bound in log time"},
