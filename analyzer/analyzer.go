@@ -84,8 +84,8 @@ type Analysis struct {
 	epoch    int64
 	epochSrc string
 	haveEp   bool
-	epState  bool // the epoch is a first state sample (Epoch.State)
-	epFile   int  // the input it came from
+	epState  bool     // the epoch is a first state sample (Epoch.State)
+	epFile   int      // the input it came from
 	span     [2]int64 // capture range over all stamped channels, for plot bins
 	lags     []namedLag
 	snaps    []fileSnapshot
