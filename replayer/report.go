@@ -54,6 +54,13 @@ type LockstepReport struct {
 	LateAnswers []LateAnswer `json:"late_answers"`
 	// Tagged counts the answers that named their trigger (AnswerTag).
 	Tagged uint64 `json:"tagged"`
+	// Duplicates counts the answers that named a trigger already answered
+	// (dropped: a controller answering twice).
+	Duplicates uint64 `json:"duplicates"`
+	// UntaggedAfterMiss counts the triggers released by an untagged answer
+	// after a missed step: each may have been released by the answer of
+	// the trigger before it, come late (their pairing is not known).
+	UntaggedAfterMiss uint64 `json:"untagged_after_miss"`
 	// MaxMissed and MaxMissedInARow are the bounds that end the run (0: none).
 	MaxMissed       int `json:"max_missed"`
 	MaxMissedInARow int `json:"max_missed_in_a_row"`
@@ -169,7 +176,7 @@ func (r *Report) addFixture(f *fixture) {
 		f.mu.Lock()
 		r.Lockstep = &LockstepReport{Key: fc.Lockstep, TimeoutS: fc.LockstepTimeout.Seconds(), Triggers: f.names,
 			Answered: r.Total.Answered, Missed: r.Total.Missed, Late: f.lateN, LateAnswers: append([]LateAnswer{}, f.late...),
-			Tagged: f.answers.tagged.Load(), MaxMissed: fc.MaxMissed, MaxMissedInARow: max(fc.MaxMissedInARow, 0)}
+			Tagged: f.answers.tagged.Load(), Duplicates: f.dupN, UntaggedAfterMiss: f.untagged, MaxMissed: fc.MaxMissed, MaxMissedInARow: max(fc.MaxMissedInARow, 0)}
 		f.mu.Unlock()
 	}
 	r.Capture = f.captured

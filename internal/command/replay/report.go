@@ -44,7 +44,13 @@ func writeText(w io.Writer, r *replayer.Report) error {
 		if l.Late > 0 {
 			fmt.Fprintf(w, ", %d late answers dropped", l.Late)
 		}
+		if l.Duplicates > 0 {
+			fmt.Fprintf(w, ", %d duplicate answers dropped", l.Duplicates)
+		}
 		fmt.Fprintln(w)
+		if l.UntaggedAfterMiss > 0 {
+			fmt.Fprintf(w, "WARNING: %d trigger records were released by an untagged answer after a missed step: each may have been released by the answer to the one before it (tag the answers; docs/replay.md)\n", l.UntaggedAfterMiss)
+		}
 	}
 	if c := r.Capture; c != nil {
 		var parts []string
