@@ -470,3 +470,24 @@ func TestIntactNeedsTheFooter(t *testing.T) {
 		}
 	}
 }
+
+// A corrupt chunk met by two passes of one tolerant reader (replay
+// --loop 2, or a second read) is one finding, said once.
+func TestSkippedChunkBookedOnce(t *testing.T) {
+	head := file(prelude(), header(), channel(1, Compression{}), chunk(Compression{}, recs(1, 1000, 5)...))
+	mid := chunk(Compression{}, recs(1, 2000, 5)...)
+	data := withFooter(t, file(head, mid, chunk(Compression{}, recs(1, 3000, 5)...)))
+	data = flip(data, len(head)+blockHeaderSize+2) // the index holds the chunk; reading it fails
+	r, err := NewReader(bytes.NewReader(data), int64(len(data)), ReaderOptions{Tolerant: true, Name: "x.vrlog"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if got := readAll(t, r, Filter{}); len(got) != 10 {
+			t.Fatalf("%d records", len(got))
+		}
+	}
+	if s := r.SkippedChunks(); len(s) != 1 {
+		t.Fatalf("skipped %v", s)
+	}
+}

@@ -316,10 +316,17 @@ func (r *Reader) finish() {
 	}
 }
 
+// skip books the damage ce, once: a chunk met again (another pass, a
+// loop of replay) is the same damage.
 func (r *Reader) skip(ce *CorruptionError) {
 	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, s := range r.skipped {
+		if s.Offset == ce.Offset && s.Error() == ce.Error() {
+			return
+		}
+	}
 	r.skipped = append(r.skipped, ce)
-	r.mu.Unlock()
 }
 
 // Header returns the file header.

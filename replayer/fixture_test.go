@@ -38,7 +38,7 @@ func stateLog(t *testing.T, n int, period time.Duration, frames bool) (path, sta
 	id := fmt.Sprintf("%d/%s/%d", os.Getpid(), strings.ReplaceAll(t.Name(), "/", "_"), time.Now().UnixNano())
 	stateKey, service = "vrtest/"+id+"/state", "vrtest/"+id+"/camera"
 	path = filepath.Join(t.TempDir(), "in.vrlog")
-	w, err := logfmt.Create(path, logfmt.WriterOptions{})
+	w, err := logfmt.Create(path, logfmt.WriterOptions{ChunkSize: 4 << 10}) // a few chunks, for the damage tests
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -749,5 +749,59 @@ func TestLockstepDuplicateAnswers(t *testing.T) {
 	}
 	if strings.Contains(warn.String(), "late answer") || strings.Count(warn.String(), "answered again") != 1 {
 		t.Fatalf("stderr:\n%s", warn.String())
+	}
+}
+
+// corruptMiddle writes a copy of the log at path with a bit flipped in its
+// middle chunk's record metadata (its CRC fails), and returns it.
+func corruptMiddle(t *testing.T, path string) string {
+	t.Helper()
+	r, err := logfmt.Open(path, logfmt.ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks := r.Chunks()
+	r.Close()
+	if len(chunks) < 3 {
+		t.Fatalf("only %d chunks", len(chunks))
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mid := chunks[len(chunks)/2]
+	b[mid.Offset+mid.Size()-int64(mid.DataLen)-1] ^= 0x40
+	out := filepath.Join(t.TempDir(), "corrupt.vrlog")
+	if err := os.WriteFile(out, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// A replay that met a corrupt chunk stopped there, and one --tolerant
+// played around it: either way the outcome's triggers are the window's
+// (200), not the ones released before the damage (it said 137), and the
+// damage is listed once (--tolerant said the skipped chunk twice).
+func TestOutcomeOfADamagedLog(t *testing.T) {
+	const n = 200
+	path, stateKey, _ := stateLog(t, n, 10*time.Millisecond, false)
+	bad := corruptMiddle(t, path)
+	ep := network(t)
+	answerKey := stateKey + "/cmd"
+	controller(t, ep, stateKey, answerKey, func(uint64) (time.Duration, string, bool) { return 0, "", false })
+	for _, tolerant := range []bool{false, true} {
+		cfg := lockstepConfig(t, ep, bad, answerKey, 5*time.Second)
+		cfg.RateMax, cfg.Tolerant = true, tolerant
+		rep, err, _ := run(t, cfg)
+		if tolerant != (err == nil) || (!tolerant && !errors.Is(err, ErrInput)) {
+			t.Fatalf("tolerant %v: err %v", tolerant, err)
+		}
+		o := rep.Outcome
+		if o.Finished || o.Triggers != n || o.Released == 0 || o.Released >= n {
+			t.Fatalf("tolerant %v: outcome %+v", tolerant, o)
+		}
+		if tolerant && len(rep.SkippedChunks) != 1 {
+			t.Fatalf("skipped chunks %q", rep.SkippedChunks)
+		}
 	}
 }
