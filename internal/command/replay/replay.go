@@ -223,7 +223,10 @@ func parse(c *cli.Context) (*options, error) {
 		}
 		cfg.Rate = f
 	}
-	if err := cliutil.NonNegative(c, "wait-timeout", "lockstep-timeout", "linger", "reorder-window", "read-ahead", "spin"); err != nil {
+	if err := cliutil.NonNegative(c, "wait-timeout", "linger", "reorder-window", "read-ahead", "spin"); err != nil {
+		return nil, err
+	}
+	if err := cliutil.Positive(c, "lockstep-timeout"); err != nil {
 		return nil, err
 	}
 	for _, name := range []string{"read-ahead-bytes", "wait-for-subscribers", "max-missed", "max-missed-in-a-row"} {

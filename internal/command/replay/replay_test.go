@@ -704,6 +704,13 @@ func TestUsageErrors(t *testing.T) {
 			t.Errorf("%v: exit %d, want 2 (%s)", args, r.code, r.stderr)
 		}
 	}
+	// A negative and a zero lockstep timeout say the same range (-1s said
+	// "want >= 0", and 0 was refused too).
+	for _, d := range []string{"-1s", "0s"} {
+		if r := runReplay(t, "--lockstep", "x", "--lockstep-timeout", d, f.path); r.code != cliutil.ExitUsage || !strings.Contains(r.stderr, "want a duration > 0") {
+			t.Errorf("--lockstep-timeout %s: exit %d %q", d, r.code, r.stderr)
+		}
+	}
 	notLog := filepath.Join(t.TempDir(), "x.vrlog")
 	os.WriteFile(notLog, []byte("not a log at all, just text"), 0o644)
 	if r := runReplay(t, notLog); r.code != cliutil.ExitUsage {
