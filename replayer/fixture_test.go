@@ -180,7 +180,7 @@ func controllerAnswering(t *testing.T, ep, stateKey, answerKey string, behave be
 // lockstepConfig is the lockstep + capture replay of the tests.
 func lockstepConfig(t *testing.T, ep, path, answerKey string, timeout time.Duration) Config {
 	return Config{Files: []string{path}, Rate: 4, Zenoh: zenoh.Config{Mode: zenoh.ModePeer, Connect: []string{ep}, DisableMulticastScouting: true},
-		WaitSubscribers: 1, WaitTimeout: 20 * time.Second, Lockstep: answerKey, LockstepTimeout: timeout,
+		WaitSubscribers: 1, WaitTimeout: 20 * time.Second, Lockstep: answerKey, LockstepTimeout: timeout, MaxMissedInARow: DefaultMaxMissedInARow,
 		Capture: []string{answerKey}, Output: filepath.Join(t.TempDir(), "response.vrlog"), Linger: 100 * time.Millisecond}
 }
 
@@ -403,7 +403,7 @@ func TestLockstepAnswersOnTheWrongKey(t *testing.T) {
 	}
 	// MaxMissed bounds the misses in all, with the in-a-row bound off.
 	cfg = lockstepConfig(t, ep, path, answerKey, 50*time.Millisecond)
-	cfg.MaxMissed, cfg.MaxMissedInARow = 5, -1
+	cfg.MaxMissed, cfg.MaxMissedInARow = 5, 0 // 0: no limit, as --max-missed-in-a-row 0
 	rep, err, _ = run(t, cfg)
 	if !errors.Is(err, ErrNoAnswer) || rep.Lockstep.Missed != 5 {
 		t.Fatalf("max missed 5: %v, %+v", err, rep.Lockstep)
@@ -554,8 +554,9 @@ func TestDocsLibrarySnippetOnTheSample(t *testing.T) {
 	}
 	cfg := Config{Files: []string{filepath.Join("..", "testdata", "sample.vrlog")}, Channels: states, RateMax: true, Prefix: prefix,
 		Zenoh:           zenoh.Config{Mode: zenoh.ModePeer, Connect: []string{ep}, DisableMulticastScouting: true},
-		WaitSubscribers: 1, WaitTimeout: 30 * time.Second, Lockstep: answerKey, LockstepTimeout: time.Second,
-		Capture: []string{answerKey}, Output: filepath.Join(t.TempDir(), "response.vrlog")}
+		WaitSubscribers: 1, WaitTimeout: 30 * time.Second, WaitController: true,
+		Lockstep: answerKey, LockstepTimeout: time.Second, MaxMissedInARow: DefaultMaxMissedInARow,
+		Capture: []string{answerKey}, Output: filepath.Join(t.TempDir(), "response.vrlog"), Force: true}
 	rep, err, _ := run(t, cfg)
 	if err != nil || rep.Lockstep == nil || rep.Lockstep.Answered == 0 || rep.Lockstep.Missed != 0 {
 		t.Fatalf("the docs' snippet with the state channel: err %v, lockstep %+v", err, rep.Lockstep)

@@ -1,6 +1,8 @@
 package replayer
 
 import (
+	"errors"
+	"os"
 	"testing"
 
 	"github.com/vrlog/vrlog/keyexpr"
@@ -30,5 +32,19 @@ func TestLockstepCaptured(t *testing.T) {
 		if got := captured(keyexpr.MustParse(c.lockstep), c.capture); got != c.want {
 			t.Errorf("lockstep %s, capture %v: %v", c.lockstep, c.capture, got)
 		}
+	}
+}
+
+// The Go library's defaults mean what the flags' do: MaxMissedInARow 0 is
+// no limit, as --max-missed-in-a-row 0 (it was "3" in Go), a negative is
+// refused; a nil Warn writes the warnings to stderr (it hid them all).
+func TestConfigDefaultsAsTheFlags(t *testing.T) {
+	c, _, err := check(Config{Files: []string{"x.vrlog"}, Lockstep: "vr/r1/cmd"})
+	if err != nil || c.MaxMissedInARow != 0 || c.MaxMissed != 0 || c.Warn != os.Stderr {
+		t.Fatalf("%v: max missed in a row %d, warn %v", err, c.MaxMissedInARow, c.Warn)
+	}
+	var ce *ConfigError
+	if _, _, err := check(Config{Files: []string{"x.vrlog"}, Lockstep: "vr/r1/cmd", MaxMissedInARow: -1}); !errors.As(err, &ce) || ce.Field != "MaxMissedInARow" {
+		t.Fatalf("negative: %v", err)
 	}
 }

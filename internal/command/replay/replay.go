@@ -287,9 +287,6 @@ func (o *options) parseFixture(c *cli.Context) error {
 			return cliutil.Usage("--lockstep-timeout %v: want a duration > 0", cfg.LockstepTimeout)
 		}
 		cfg.MaxMissed, cfg.MaxMissedInARow = c.Int("max-missed"), c.Int("max-missed-in-a-row")
-		if cfg.MaxMissedInARow == 0 {
-			cfg.MaxMissedInARow = -1 // the flag's 0 is no limit
-		}
 	} else if c.IsSet("max-missed") || c.IsSet("max-missed-in-a-row") {
 		return cliutil.Usage("--max-missed and --max-missed-in-a-row bound --lockstep's missed steps; give --lockstep")
 	}
