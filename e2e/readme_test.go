@@ -258,7 +258,8 @@ func TestReadmeCommands(t *testing.T) {
 
 // readmeCIJob runs the README's CI job as the script it is (bash, not
 // line by line), on a port of its own: it passes (exit 0) with its files,
-// and with a gate the controller cannot meet it
+// again in the same workspace (a CI rerun: it failed with exit 2, as
+// response.vrlog existed), and with a gate the controller cannot meet it
 // fails with the gate's exit code (1), not the kill's; with a controller
 // that exited early it fails with replay's (3).
 func readmeCIJob(t *testing.T, dir string, env []string) {
@@ -279,9 +280,12 @@ func readmeCIJob(t *testing.T, dir string, env []string) {
 			t.Errorf("README CI job: %v", err)
 		}
 	}
+	if r := shell(t, dir, "./ci-job.sh", env...); r.code != 0 {
+		t.Fatalf("README CI job run again in the same workspace: want exit 0; %s", r)
+	}
 	failing := strings.Replace(job, "--max-reaction 250ms", "--max-reaction 1us", 1)
 	os.WriteFile(filepath.Join(dir, "ci-job-failing.sh"), []byte(failing), 0o755)
-	if r := shell(t, dir, "rm response.vrlog reaction.xml && ./ci-job-failing.sh", env...); r.code != 1 || !strings.Contains(r.stdout+r.stderr, "FAIL  max-reaction") {
+	if r := shell(t, dir, "./ci-job-failing.sh", env...); r.code != 1 || !strings.Contains(r.stdout+r.stderr, "FAIL  max-reaction") {
 		t.Fatalf("README CI job with a gate it cannot meet: want exit 1 (the gate's); %s", r)
 	}
 	// A controller that exits at once (a bad flag): replay gives up after
@@ -293,7 +297,7 @@ func readmeCIJob(t *testing.T, dir string, env []string) {
 		t.Fatalf("the README's CI job no longer starts the controller or waits with --wait-timeout 30s: %q", job)
 	}
 	os.WriteFile(filepath.Join(dir, "ci-job-gone.sh"), []byte(gone), 0o755)
-	if r := shell(t, dir, "rm -f response.vrlog reaction.xml && ./ci-job-gone.sh", env...); r.code != 3 || !strings.Contains(r.stderr, "--wait-for-controller: no controller after 1s: no zenoh liveliness token on ci/vr/r1/cmd") ||
+	if r := shell(t, dir, "./ci-job-gone.sh", env...); r.code != 3 || !strings.Contains(r.stderr, "--wait-for-controller: no controller after 1s: no zenoh liveliness token on ci/vr/r1/cmd") ||
 		strings.Contains(r.stderr, "No such process") {
 		t.Fatalf("README CI job whose controller exited early: want replay's exit 3, quietly; %s", r)
 	}
