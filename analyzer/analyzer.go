@@ -95,6 +95,7 @@ type Analysis struct {
 	hosts    []HostReport
 	hostsOf  map[string][]string // a merged log's channel -> the hosts' logs that recorded it
 	rec      recordingSpan       // the recorder's heartbeats: the recording's own end
+	logClock *logClock           // the response log being read: its responses' place on its log's clock
 	readFrom int64               // RecvMonoNs the current file is read from (overlapping snapshots)
 	readTo   int64               // and up to, excluded (its next pause; 0: to its end)
 	books    *books              // the channels' timing, while a log's data is read (eachData)
@@ -300,6 +301,13 @@ func (a *Analysis) AddFile(path string) error {
 		}
 	}
 
+	// A response log's responses go on its log's clock (logClock).
+	a.logClock = nil
+	if response {
+		if a.logClock, err = readLogClock(r, ids); err != nil {
+			return inFile(path, err)
+		}
+	}
 	// Data channels: metadata only unless FullDecode; in segments
 	// between the recording's pauses.
 	pauses, err := a.readPauses(path, r)
@@ -504,6 +512,9 @@ func (a *Analysis) sampleOf(s *sampler.Sample, ch *channel, r *logfmt.Record, n 
 		// replay's release time, its capture stamp the log's; their
 		// difference is no transport latency.
 		s.RecvWallNs = 0
+	}
+	if ch.react != nil && !ch.react.trigger && ch.raw && a.logClock != nil {
+		s.TNs = a.logClock.at(s.TNs) // a response stamped on receipt: on the triggers' timeline
 	}
 	s.Publisher = *pub
 	return ok

@@ -372,3 +372,63 @@ func (r *Report) writeReaction(w *textfit.Writer, out io.Writer, width int) {
 		}
 	}
 }
+
+// logClock places a response log's records stamped only on receipt (the
+// controller's answers) on the log's clock, the triggers' capture time: a
+// record received at wall time t is at the capture time of the trigger
+// released last before it, plus its delay after that release, but not
+// past the next trigger's capture time (the log's clock stood there until
+// that release). So the responses share the triggers' timeline (elapsed,
+// outages) whatever the replay's rate: they were printed at the receive
+// clock's 42.9 s in a log of 0-11.3 s, and at --rate max the replay's own
+// 20-50 ms gaps between answers were listed as the controller's outages.
+type logClock struct {
+	wall, capture []int64 // the triggers' releases, by release time
+}
+
+// readLogClock reads the releases of a response log's trigger channels
+// (ids, by channel id): their receive and capture stamps.
+func readLogClock(r *logfmt.Reader, ids []*channel) (*logClock, error) {
+	var trig []uint16
+	for id, ch := range ids {
+		if ch != nil && ch.react != nil && ch.react.trigger {
+			trig = append(trig, uint16(id))
+		}
+	}
+	c := &logClock{}
+	if len(trig) == 0 {
+		return c, nil
+	}
+	type release struct{ wall, capture int64 }
+	var rs []release
+	it := r.Records(logfmt.Filter{Channels: trig, MetaOnly: true})
+	for it.Next() {
+		if rec := it.Record(); rec.HasStamp {
+			rs = append(rs, release{rec.RecvWallNs, rec.CaptureNs})
+		}
+	}
+	if err := it.Err(); err != nil {
+		return nil, err
+	}
+	slices.SortStableFunc(rs, func(a, b release) int { return cmp.Compare(a.wall, b.wall) })
+	for _, x := range rs {
+		c.wall, c.capture = append(c.wall, x.wall), append(c.capture, x.capture)
+	}
+	return c, nil
+}
+
+// at is wall time t on the log's clock (t itself without a release).
+func (c *logClock) at(t int64) int64 {
+	if len(c.wall) == 0 {
+		return t
+	}
+	i, _ := slices.BinarySearch(c.wall, t+1) // the first release after t
+	if i--; i < 0 {
+		return c.capture[0] - (c.wall[0] - t)
+	}
+	v := c.capture[i] + (t - c.wall[i])
+	if i+1 < len(c.capture) && c.capture[i+1] >= c.capture[i] {
+		v = min(v, c.capture[i+1])
+	}
+	return v
+}

@@ -361,3 +361,43 @@ func cutResponseLog(t *testing.T, n int, o *logfmt.ReplayOutcome) string {
 	}
 	return path
 }
+
+// A response log of a replay at --rate max: triggers 40 ms apart in the
+// log released 5-50 ms apart (the replay's pace), an answer 3 ms after
+// each but for triggers 60-69 (the controller silent), received today
+// while the log was captured a week ago. The answers sit on the log's
+// clock: no outage but the silence, at the silence's elapsed inside the
+// log's span (the replay's gaps were listed as outages, at elapsed times
+// a week off).
+func TestResponsesOnTheLogClock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "response.vrlog")
+	w, _ := logfmt.Create(path, logfmt.WriterOptions{})
+	s1, _ := w.AddChannel(logfmt.Channel{Name: "vr/r1/state", Transport: logfmt.TransportZenoh, Topic: "vr/r1/state", Schema: codec.SchemaState,
+		Meta: map[string]string{logfmt.MetaTrigger: "1"}})
+	c1, _ := w.AddChannel(logfmt.Channel{Name: "vr/r1/cmd", Transport: logfmt.TransportZenoh, Topic: "vr/r1/cmd"})
+	const ms = int64(1e6)
+	capture0, wall0 := int64(1.7e18), int64(1.7e18)+7*24*3600*1000*ms
+	release := wall0
+	for i := range 100 {
+		release += []int64{5, 6, 20, 50, 7}[i%5] * ms
+		st := codec.State{Seq: uint64(i), TNs: capture0 + int64(i)*40*ms}
+		w.Write(&logfmt.Record{Channel: s1, RecvMonoNs: release - wall0, RecvWallNs: release, Payload: codec.AppendState(nil, &st), Seq: st.Seq, CaptureNs: st.TNs, HasStamp: true})
+		if i < 60 || i >= 70 {
+			w.Write(&logfmt.Record{Channel: c1, RecvMonoNs: release - wall0 + 3*ms, RecvWallNs: release + 3*ms, Payload: []byte("cmd")})
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := AnalyzeFiles([]string{path}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := rep.Channel("vr/r1/cmd")
+	if len(cmd.Outages) != 1 || cmd.FirstElapsed != 0.003 || cmd.NominalPeriodMs != 40 {
+		t.Fatalf("cmd: first %.3f s, nominal %.3f ms, outages %+v", cmd.FirstElapsed, cmd.NominalPeriodMs, cmd.Outages)
+	}
+	if o := cmd.Outages[0]; o.FromElapsed != 2.363 || o.ToElapsed != 2.803 {
+		t.Fatalf("the silence at %.3f-%.3f s, want 2.363-2.803 (answers to triggers 59 and 70)", o.FromElapsed, o.ToElapsed)
+	}
+}
