@@ -164,7 +164,14 @@ func TestFlagsAnywhere(t *testing.T) {
 			}
 		}},
 		{name: "-- ends flags", script: "vrlog info -- run.vrlog", want: []string{"file:      run.vrlog"}},
-		{name: "unknown flag after the file", script: "vrlog cat run.vrlog --nope", code: 2, want: []string{"flag provided but not defined: -nope"}},
+		{name: "unknown flag after the file", script: "vrlog cat run.vrlog --nope", code: 2, want: []string{"unknown flag --nope"}},
+		{name: "an unknown flag named as typed", script: "vrlog export run.vrlog --json -o x.mcap", code: 2, want: []string{"unknown flag --json (see --help)"}},
+		// One duration grammar: seconds in every duration flag (record
+		// --duration 1 was a parse error; replay --duration 10 took it).
+		{name: "record --duration takes seconds", script: "vrlog record -q --no-multicast --duration 0.5 -k vr/ROBOT/** -o r.vrlog", code: 1,
+			want: []string{"captured nothing"}},
+		{name: "a bad duration says what it wants", script: "vrlog record --duration soon -k vr/ROBOT/**", code: 2,
+			want: []string{`--duration "soon": want seconds (2.5) or a duration`}},
 		{name: "version", script: "vrlog --version", want: []string{"vrlog version "}},
 		{name: "ctl flags after the command", script: "vrlog ctl status --replay ROBOT --timeout 300ms --no-multicast", code: 3,
 			want: []string{"no replay answered on vrlog/replay/", "/control within 300ms"}},

@@ -245,7 +245,7 @@ func TestQuietOnEveryVerb(t *testing.T) {
 	}) {
 		c := cases[name]
 		c.name = name
-		c.not = append(c.not, "flag provided but not defined")
+		c.not = append(c.not, "unknown flag")
 		list = append(list, c)
 	}
 	runSystem(t, map[string]string{"%R%": nameOf(t)}, list)

@@ -101,10 +101,6 @@ func Code(err error) int {
 	return ExitRuntime
 }
 
-func usageError(_ *cli.Context, err error, _ bool) error {
-	return &Error{Code: ExitUsage, Err: fmt.Errorf("%w (see --help)", err)}
-}
-
 // Single wraps one command as a whole app (the design card's standalone
 // binaries: record, replay, analyze, sim).
 func Single(c *cli.Command) *cli.App {

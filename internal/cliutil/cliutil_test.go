@@ -55,8 +55,54 @@ func TestFlagsAnywhere(t *testing.T) {
 	var errb bytes.Buffer
 	a := app(&got)
 	a.ErrWriter = &errb
-	if code := Execute(a, []string{"t", "cut", "in", "--nope"}); code != ExitUsage || !strings.Contains(errb.String(), "flag provided but not defined: -nope") {
+	if code := Execute(a, []string{"t", "cut", "in", "--nope"}); code != ExitUsage || !strings.Contains(errb.String(), "unknown flag --nope (see --help)") {
 		t.Fatalf("unknown flag after the argument: exit %d %s", code, errb.String())
+	}
+}
+
+// Flag errors name the flag as typed (Go's flag package said -json of
+// --json), and a bad value says so without "parse error".
+func TestFlagErrorsNameTheFlagAsTyped(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"cut", "--json2"}, "t: unknown flag --json2 (see --help)"},
+		{[]string{"cut", "-json2"}, "t: unknown flag -json2 (see --help)"},
+		{[]string{"cut", "--bogus=1", "in"}, "unknown flag --bogus (see --help)"},
+		{[]string{"cut", "in", "--every", "soon"}, `--every "soon": want seconds (2.5) or a duration (300ms, 1m30s)`},
+		{[]string{"cut", "in", "--every"}, "--every needs a value"},
+	} {
+		var errb bytes.Buffer
+		a := app(new([]string))
+		a.Commands[0].Flags = append(a.Commands[0].Flags, &cli.DurationFlag{Name: "every"})
+		a.ErrWriter = &errb
+		if code := Execute(a, append([]string{"t"}, c.args...)); code != ExitUsage || !strings.Contains(errb.String(), c.want) || strings.Contains(errb.String(), "parse error") {
+			t.Errorf("%v: exit %d %q, want %q", c.args, code, errb.String(), c.want)
+		}
+	}
+}
+
+// Every duration flag takes seconds too, as replay's --duration 10 and
+// the time windows do (record --duration 1 was a parse error).
+func TestDurationFlagsTakeSeconds(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want time.Duration
+	}{
+		{[]string{"--every", "1"}, time.Second},
+		{[]string{"--every=2.5"}, 2500 * time.Millisecond},
+		{[]string{"--every", "300ms"}, 300 * time.Millisecond},
+		{[]string{"in", "--every", "0"}, 0},
+	} {
+		var got time.Duration
+		a := &cli.App{Name: "t", Commands: []*cli.Command{{Name: "rec", Flags: []cli.Flag{&cli.DurationFlag{Name: "every", Value: time.Hour}},
+			Action: func(c *cli.Context) error { got = c.Duration("every"); return nil }}}}
+		var errb bytes.Buffer
+		a.ErrWriter = &errb
+		if code := Execute(a, append([]string{"t", "rec"}, c.args...)); code != 0 || got != c.want {
+			t.Errorf("%v: exit %d, %v, want %v %s", c.args, code, got, c.want, errb.String())
+		}
 	}
 }
 

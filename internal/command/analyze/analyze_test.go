@@ -69,7 +69,7 @@ func TestExitCodes(t *testing.T) {
 		{"quiet", []string{"-q", "--max-outage", "1s", sample}, 1, "FAIL  max-outage"},
 		{"no args", nil, 2, "no input"},
 		{"json dash", []string{sample, "--json", "-"}, 2, "--json takes no value and prints the report to stdout"},
-		{"bad flag", []string{"--nope", sample}, 2, "flag provided but not defined"},
+		{"bad flag", []string{"--nope", sample}, 2, "unknown flag --nope"},
 		{"bad limit", []string{"--max-outage", "soon", sample}, 2, "want a duration"},
 		{"bad time format", []string{"--time-format", "mars", sample}, 2, "unknown time format"},
 		{"missing file", []string{filepath.Join(dir, "nope.vrlog")}, 2, "nope.vrlog"},
