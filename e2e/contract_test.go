@@ -208,7 +208,7 @@ func TestOnePatternGrammar(t *testing.T) {
 		contractCase{name: "replay --remap", script: "vrlog replay run.vrlog --rate max --quiet --linger 0 --no-multicast --json --remap 'vr/*/state=ROBOT/moved/state' --channel vr/r1/state",
 			want: []string{`/moved/state"`}},
 		contractCase{name: "merge --time-service * is one level", script: "vrlog merge run.vrlog run.vrlog -o out.vrlog --clock sim --time-service 'vr/*'", code: 2,
-			want: []string{"run.vrlog: hostclock: no clock-sync probes of a time service matching vr/* (it probed vr/r1/time)"}, absent: []string{"out.vrlog"}},
+			want: []string{"run.vrlog: no clock-sync probes of a time service matching vr/* (it probed vr/r1/time)"}, absent: []string{"out.vrlog"}},
 		contractCase{name: "merge --time-service ** is any levels", script: "vrlog merge run.vrlog run.vrlog -o out.vrlog --clock sim --time-service 'vr/**'",
 			want: []string{"receive stamps on the simulator's clock (time service vr/r1/time)"}, made: []string{"out.vrlog"}},
 		contractCase{name: "merge --time-service bad pattern", script: "vrlog merge run.vrlog run.vrlog -o out.vrlog --clock sim --time-service 'vr/r1/ti*'", code: 2,

@@ -224,3 +224,18 @@ func TestTerminalSizeWithZeroRows(t *testing.T) {
 		}
 	}
 }
+
+// What a verb prints carries no Go package names (logfmt:, player:), but
+// the transports' (zenoh:, iceoryx2:) and the verbs' own.
+func TestReadable(t *testing.T) {
+	for in, want := range map[string]string{
+		"run.vrlog: offset 16: chunk meta section: expected crc32c 0x1: logfmt: CRC mismatch": "run.vrlog: offset 16: chunk meta section: expected crc32c 0x1: CRC mismatch",
+		"player: lockstep needs a trigger flag per channel":                                   "lockstep needs a trigger flag per channel",
+		"zenoh: session closed": "zenoh: session closed",
+		"replay: warning: x":    "replay: warning: x",
+	} {
+		if got := Readable(in); got != want {
+			t.Errorf("%q: %q, want %q", in, got, want)
+		}
+	}
+}

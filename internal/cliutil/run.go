@@ -55,7 +55,7 @@ func Execute(app *cli.App, args []string) int {
 		err = Runtime(cerr)
 	}
 	if err != nil {
-		fmt.Fprintf(app.ErrWriter, "%s: %v\n", app.Name, err)
+		fmt.Fprintf(app.ErrWriter, "%s: %s\n", app.Name, Readable(err.Error()))
 	}
 	return Code(err)
 }

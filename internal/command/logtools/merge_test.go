@@ -107,11 +107,11 @@ func TestMergeOnSimClockErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"merge", "--clock", "sim", a, none, "-o", o}, none + ": hostclock: no clock-sync probes; without its probes"},
-		{[]string{"merge", "--clock", "sim", a, none, "-o", o, "--time-service", "vr/r1/**"}, none + ": hostclock: no clock-sync probes"},
+		{[]string{"merge", "--clock", "sim", a, none, "-o", o}, none + ": no clock-sync probes; without its probes"},
+		{[]string{"merge", "--clock", "sim", a, none, "-o", o, "--time-service", "vr/r1/**"}, none + ": no clock-sync probes"},
 		{[]string{"merge", "--clock", "sim", a, a, "-o", o, "--time-service", "vr/r2/time"}, "no clock-sync probes of a time service matching vr/r2/time (it probed vr/r1/time)"},
 		{[]string{"merge", "--clock", "sim", a, a, "-o", o, "--time-service", "vr/r1*"}, "--time-service: "},
-		{[]string{"merge", "--clock", "sim", merged, a, "-o", o}, merged + ": hostclock: already on the simulator's clock"},
+		{[]string{"merge", "--clock", "sim", merged, a, "-o", o}, merged + ": already on the simulator's clock"},
 		{[]string{"merge", merged, a, "-o", o}, "is on the simulator's clock (a merge put it there), " + a + " on its recorder's; merge the hosts' own logs with --clock sim"},
 		{[]string{"merge", "--time-service", "vr/r1/time", a, a, "-o", o}, "--time-service chooses the clock of --clock sim"},
 		{[]string{"merge", "--clock", "capture", a, a, "-o", o}, `--clock "capture": want recorder or sim`},

@@ -143,10 +143,10 @@ func runVerify(c *cli.Context) error {
 		default:
 			fmt.Fprintf(out, "DAMAGED %s: %d sound chunks, %d readable records\n", path, res.Chunks, res.Records)
 			for _, p := range res.Problems {
-				fmt.Fprintf(out, "  %s\n", p)
+				fmt.Fprintf(out, "  %s\n", cliutil.Readable(p))
 			}
 			if res.TornTail != "" {
-				fmt.Fprintf(out, "  torn tail: %s\n", res.TornTail)
+				fmt.Fprintf(out, "  torn tail: %s\n", cliutil.Readable(res.TornTail))
 			}
 			if !res.HasFooter {
 				fmt.Fprintf(out, "  no footer: the log was not closed properly\n")
