@@ -66,9 +66,10 @@ never passes by checking nothing: a CHANNEL that matches no channel the
 check applies to is a usage error (exit 2) listing those channels, and a
 VALUE on a log with nothing to check fails its check (exit 1).
 
-A torn tail (what a killed recorder leaves) is analyzed up to it and, like
-a corrupt chunk skipped by --tolerant or damage read around, said on stderr
-whatever the output (-q included); --require-intact fails the gate on it.
+An unfinished log (what a killed recorder leaves: no footer, maybe a torn
+tail) is analyzed as far as it goes and, like a corrupt chunk skipped by
+--tolerant or damage read around, said on stderr whatever the output (-q
+included); --require-intact fails the gate on any log that is not intact.
 
 --dataset DIR appends the run to a Parquet dataset (tables runs, channels:
 every figure of the report, events: skips, restarts, outages, checks),
@@ -76,8 +77,9 @@ with --label KEY=VALUE (commit, branch, job...), for DuckDB, Spark, pandas
 and polars across runs (docs/analytics.md). Many jobs may append to one
 directory at once; a failed analysis is appended as a run of status error.
 
---csv, --junit and --html replace existing files; each is written aside and
-renamed into place once complete.
+--csv, --junit and --html are new files: an existing one is replaced only
+with --force (else exit 2); each is written aside and renamed into place
+once complete.
 
 EXAMPLES:
    analyze testdata/sample.vrlog

@@ -114,3 +114,21 @@ func TestJSONAndFiles(t *testing.T) {
 		t.Fatalf("baseline against itself: exit %d %s", code, errs)
 	}
 }
+
+// --help says what the outputs do: an existing --csv, --junit or --html
+// file is replaced only with --force (it said they "replace existing
+// files", and they were refused).
+func TestHelpSaysForce(t *testing.T) {
+	_, help, _ := invoke(t, "--help")
+	if strings.Contains(help, "replace existing files;") || !strings.Contains(help, "replaced only") {
+		t.Fatalf("--help:\n%s", help)
+	}
+	j := filepath.Join(t.TempDir(), "j.xml")
+	os.WriteFile(j, nil, 0o644)
+	if code, _, errs := invoke(t, sample, "-q", "--junit", j); code != cliutil.ExitUsage || !strings.Contains(errs, "--force") {
+		t.Fatalf("an existing --junit: exit %d %s", code, errs)
+	}
+	if code, _, errs := invoke(t, sample, "-q", "--junit", j, "--force"); code != 0 {
+		t.Fatalf("with --force: exit %d %s", code, errs)
+	}
+}
