@@ -138,7 +138,15 @@ func distMs(h *sampler.Histogram) Dist {
 		P50: f(h.Quantile(0.5)), P90: f(h.Quantile(0.9)), P99: f(h.Quantile(0.99)), Max: f(h.Max())}
 }
 
-func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
+// round3 is v to three decimals; a value that rounds to zero is 0, never
+// -0 (which printed "p50 -0.000").
+func round3(v float64) float64 {
+	r := math.Round(v*1000) / 1000
+	if r == 0 {
+		return 0
+	}
+	return r
+}
 
 // ms3 is ns in milliseconds, to the microsecond.
 func ms3(ns int64) float64 { return round3(float64(ns) / 1e6) }
