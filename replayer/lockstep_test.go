@@ -1,8 +1,10 @@
 package replayer
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/vrlog/vrlog/keyexpr"
@@ -46,5 +48,14 @@ func TestConfigDefaultsAsTheFlags(t *testing.T) {
 	var ce *ConfigError
 	if _, _, err := check(Config{Files: []string{"x.vrlog"}, Lockstep: "vr/r1/cmd", MaxMissedInARow: -1}); !errors.As(err, &ce) || ce.Field != "MaxMissedInARow" {
 		t.Fatalf("negative: %v", err)
+	}
+}
+
+// The report's seconds are to the microsecond (elapsed_s printed
+// 1.0505454379999999).
+func TestReportSecondsToTheMicrosecond(t *testing.T) {
+	b, _ := json.Marshal(Report{ElapsedS: sec(1.0505454379999999), StartOffsetS: sec(0.1 + 0.2)})
+	if s := string(b); !strings.Contains(s, `"elapsed_s":1.050545,`) || !strings.Contains(s, `"start_offset_s":0.3,`) {
+		t.Fatalf("%s", s)
 	}
 }

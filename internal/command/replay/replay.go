@@ -397,7 +397,7 @@ func run(c *cli.Context) error {
 	if o.jsonOut {
 		err = writeJSON(stdout, rep)
 	} else {
-		err = writeText(stdout, rep)
+		err = writeText(stdout, rep, cliutil.Width(c))
 	}
 	if err != nil {
 		return cliutil.Runtime(err)
