@@ -10,6 +10,7 @@ import (
 
 	"github.com/vrlog/vrlog/internal/cliutil"
 	"github.com/vrlog/vrlog/recorder"
+	"github.com/vrlog/vrlog/textfit"
 )
 
 // status prints the recorder's status: a table redrawn in place on a
@@ -52,13 +53,24 @@ func (s *status) show(st recorder.Status) {
 	}
 }
 
-// final prints the summary line (after the last table on a terminal).
+// final prints the summary line (after the last table on a terminal,
+// wrapped between words to its width).
 func (s *status) final(st recorder.Status) {
+	width := 0
 	if s.tty {
 		w, h := s.size()
 		s.draw(table(st, w-1, h-1))
+		width = w - 1
 	}
-	fmt.Fprintf(s.w, "record: %s\n", plainLine(st))
+	for _, l := range finalLines(st, width) {
+		fmt.Fprintln(s.w, l)
+	}
+}
+
+// finalLines is the summary line in lines of at most width columns (0:
+// one line), continued under its text (it wrapped mid-word on 80 columns).
+func finalLines(st recorder.Status, width int) []string {
+	return textfit.WrapIndent("record: "+plainLine(st), width, len("record: "))
 }
 
 func (s *status) draw(rows []string) {
