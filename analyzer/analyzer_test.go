@@ -186,11 +186,11 @@ func TestChecksAndBaseline(t *testing.T) {
 	cp, _ := writeSession(t, clean)
 	good, _ := AnalyzeFiles([]string{cp}, Options{})
 	bad, _ := AnalyzeFiles([]string{p}, Options{})
-	bad.CompareBaseline(good, 0.1)
+	bad.CompareBaseline(good, Tolerances{Default: 0.1})
 	if bad.Pass || len(bad.Regressions) == 0 {
 		t.Fatal("regressions not found")
 	}
-	good.CompareBaseline(bad, 0.1)
+	good.CompareBaseline(bad, Tolerances{Default: 0.1})
 	if !good.Pass {
 		t.Fatalf("improvement reported as regression: %+v", good.Regressions)
 	}

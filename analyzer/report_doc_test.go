@@ -184,7 +184,7 @@ func TestJSONMatchesDoc(t *testing.T) {
 		better.Channels[i].Skipped = 0
 	}
 	sample.ApplyChecks(Thresholds{MaxSkips: []Limit{{Value: 0}}, MinRate: []Limit{{Value: 1}}, MaxLagMs: []Limit{{Value: 100}}})
-	sample.CompareBaseline(better, 0.1)
+	sample.CompareBaseline(better, Tolerances{Default: 0.1})
 	reports = append(reports, sample)
 
 	// The sample with a corrupt chunk, read with --tolerant.

@@ -115,7 +115,7 @@ EXAMPLES:
 			&cli.StringSliceFlag{Name: "max-reaction", Usage: "a response log's largest reaction (first response after a released trigger; one without a response fails): `[TRIGGER_CHANNEL=]DURATION`"},
 			&cli.BoolFlag{Name: "partial-replay", Usage: "gate a response log whose replay did not finish, did not release every trigger of its window, or missed lockstep steps, on what it holds (by default --max-reaction fails it)"},
 			&cli.StringFlag{Name: "baseline", Usage: "compare with an earlier --json report `OLD.json`: each metric of each baseline channel is a check; a regression, or a baseline channel missing from the log, fails"},
-			&cli.Float64Flag{Name: "baseline-tolerance", Value: 0.1, Usage: "relative worsening allowed against --baseline (>= 0; 0.1 = 10 %)"},
+			&cli.StringSliceFlag{Name: "baseline-tolerance", Usage: "relative worsening allowed against --baseline: `[METRIC=]T` (>= 0; 0.1 = 10 %, the default), T alone for the counts and rates, METRIC=T for one metric; the timing percentiles (dt_ms.p99, latency_ms.p99, lag.latest_ms.p99) vary with the machine's load and are compared only with a tolerance of their own; repeatable"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only failed checks and the verdict"},
 		}, datasetFlags()...),
 		Action: run,
