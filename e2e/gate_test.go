@@ -63,7 +63,7 @@ func TestBaselineOfTwoCleanRuns(t *testing.T) {
 	}
 	runContract(t, []contractCase{{name: "two clean runs", script: run("1") + run("2") +
 		"vrlog analyze run1.vrlog --json > base.json && vrlog analyze run2.vrlog --baseline base.json --junit bj.xml",
-		want: []string{"/vr/r1/camera/front rate_hz", "not compared: timing percentiles vary", "result: PASS"},
+		want:  []string{"/vr/r1/camera/front rate_hz", "not compared: timing percentiles vary", "result: PASS"},
 		check: junitHas("bj.xml", `failures="0"`)}})
 }
 
