@@ -384,3 +384,47 @@ func exitCode(err error) int {
 	}
 	return 0
 }
+
+// Every claim the README's comparison table makes about a peer (rosbag2,
+// the mcap CLI, iox2 service record) is cited: a cell of a peer's column
+// links its source, or says n/a or – (nothing to cite either way). A row
+// of vrlog's own measurements links them in its first cell. (It said
+// rosbag2 loses metadata on SIGTERM, which rosbag2 has handled since its
+// PR #792, 2021.)
+func TestReadmePeerClaimsCited(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(root(), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	i := strings.Index(s, "## How it compares")
+	if i < 0 {
+		t.Fatal("the README has no comparison")
+	}
+	rows := 0
+	for _, l := range strings.Split(s[i:], "\n")[1:] {
+		if strings.HasPrefix(l, "## ") {
+			break
+		}
+		if !strings.HasPrefix(l, "| ") || strings.HasPrefix(l, "| |") {
+			continue
+		}
+		cells := strings.Split(strings.Trim(l, "|"), " | ")
+		if len(cells) != 5 {
+			t.Fatalf("a row of %d cells: %q", len(cells), l)
+		}
+		rows++
+		if strings.Contains(cells[0], "](") { // vrlog's own measurements, linked
+			continue
+		}
+		for _, c := range cells[1:4] {
+			c = strings.TrimSpace(c)
+			if c != "n/a" && c != "–" && !strings.Contains(c, "][") && !strings.Contains(c, "](") {
+				t.Errorf("%s: a peer's claim without a source: %q", strings.TrimSpace(cells[0]), c)
+			}
+		}
+	}
+	if rows < 5 {
+		t.Fatalf("%d rows in the comparison", rows)
+	}
+}
