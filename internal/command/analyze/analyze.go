@@ -219,11 +219,11 @@ func run(c *cli.Context) error {
 		case errors.Is(err, hostclock.ErrMixedClocks):
 			return ds.failed(cliutil.Input(fmt.Errorf("%w; analyze the merged log on its own, or merge the hosts' own logs together with vrlog merge --clock sim", err)))
 		}
-		return ds.failed(cliutil.Input(err))
+		return ds.failed(cliutil.Input(cliutil.LogHint(err)))
 	}
 	for _, p := range a.Files() { // in time order
 		if err := a.AddFile(p); err != nil {
-			return ds.failed(cliutil.Input(err))
+			return ds.failed(cliutil.Input(cliutil.LogHint(err)))
 		}
 	}
 	rep := a.Report()

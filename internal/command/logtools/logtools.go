@@ -88,18 +88,8 @@ func warnDamage(c *cli.Context, rs ...*logfmt.Reader) {
 	}
 }
 
-// explain adds a hint to errors a user can act on.
-func explain(path string, err error) error {
-	switch {
-	case errors.Is(err, logfmt.ErrBadMagic):
-		return fmt.Errorf("%w (not a vrlog log?)", err)
-	case errors.Is(err, logfmt.ErrUnsupportedVersion):
-		return fmt.Errorf("%w (written by a newer vrlog; upgrade to read it)", err)
-	case errors.Is(err, logfmt.ErrBadCRC), errors.Is(err, logfmt.ErrMalformed), errors.Is(err, logfmt.ErrTornTail), errors.Is(err, logfmt.ErrTooLarge):
-		return fmt.Errorf("%w (try `vrlog verify %s`, then `vrlog recover %s -o FIXED.vrlog`)", err, path, path)
-	}
-	return err
-}
+// explain adds a hint to errors a user can act on (cliutil.LogHint).
+func explain(_ string, err error) error { return cliutil.LogHint(err) }
 
 // readError classifies an error of reading path: damage is an input
 // error (exit 2), anything else (an I/O error) a runtime failure.

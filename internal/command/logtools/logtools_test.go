@@ -468,6 +468,11 @@ func TestBadInput(t *testing.T) {
 			if name == "foreign" && !strings.Contains(errs, "offset 0") {
 				t.Errorf("foreign %v: no offset: %s", args[0], errs)
 			}
+			// An empty or 5-byte file holds no record: no verb suggests a
+			// recover, which could only say "nothing to recover".
+			if (name == "empty" || name == "short") && (strings.Contains(errs, "vrlog recover") || (args[0] != "recover" && !strings.Contains(errs, "holds no record"))) {
+				t.Errorf("%s %v: %s", name, args[0], errs)
+			}
 		}
 	}
 	// Not a log at all: recover says --force would search it, and finds

@@ -310,7 +310,7 @@ func openError(err error) error {
 	case errors.As(err, &ce):
 		return flagError(ce)
 	case errors.Is(err, replayer.ErrInput):
-		return cliutil.Input(withFlags(err))
+		return cliutil.Input(withFlags(cliutil.LogHint(err)))
 	case errors.Is(err, fs.ErrExist):
 		return cliutil.Output(fmt.Errorf("-o: %w", err))
 	case errors.Is(err, replayer.ErrOutput):
