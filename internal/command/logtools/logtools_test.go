@@ -654,6 +654,10 @@ func TestExportCSV(t *testing.T) {
 		t.Fatalf("%d csv files", len(ents))
 	}
 	b, _ := os.ReadFile(filepath.Join(outDir, "vr_r1_state.csv"))
+	// The docs name the file as export does (they said DIR/<channel>.csv).
+	if doc, _ := os.ReadFile(filepath.Join(repoRoot(t), "docs", "log-tools.md")); !strings.Contains(string(doc), "`vr/r1/state` is `DIR/vr_r1_state.csv`") {
+		t.Error("docs/log-tools.md does not name the CSV file of vr/r1/state as export does")
+	}
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	n := 0
 	for _, x := range all {
