@@ -375,6 +375,15 @@ func TestTextFitsTheTerminal(t *testing.T) {
 	for _, cmd := range []string{"vrlog export --help", "vrlog --help", "vrlog record --help"} {
 		cases = append(cases, sysCase{name: cmd + " off a terminal", script: cmd, check: widest(80, false)})
 	}
+	// A binary output is refused on a terminal, as other tools refuse it
+	// (export -o - wrote MCAP onto the screen); a CSV table or a pipe is fine.
+	for _, cmd := range []string{"vrlog export run.vrlog -o -", "vrlog cut run.vrlog -o -", "vrlog merge run.vrlog run.vrlog -o -",
+		"vrlog recover run.vrlog -o -"} {
+		cases = append(cases, sysCase{name: cmd + " on a terminal", script: tty(cmd), code: 2, want: []string{"-o -: standard output is a terminal"}})
+	}
+	cases = append(cases,
+		sysCase{name: "export csv to a terminal", script: tty("vrlog export run.vrlog --format csv -o - --end 0.1"), want: []string{"index,has_stamp"}},
+		sysCase{name: "export to a pipe", script: tty("vrlog export run.vrlog -o - | head -c 8 | od -c"), want: []string{"M   C   A   P"}})
 	runSystem(t, nil, cases)
 }
 

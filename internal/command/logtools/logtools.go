@@ -139,6 +139,11 @@ func createOutputAt(c *cli.Context, out string, force bool, inputs ...string) (*
 	if outfile.IsStdout(out) && c.Bool("json") {
 		return nil, cliutil.Usage("-o %s writes the output to stdout: drop --json, or give -o FILE", out)
 	}
+	if what := binaryOutput(c); outfile.IsStdout(out) && what != "" {
+		if err := cliutil.RefuseBinaryOnTerminal(c, out, what); err != nil {
+			return nil, err
+		}
+	}
 	for _, in := range inputs {
 		if same(in, out) {
 			return nil, cliutil.Usage("%s: the output must differ from the input", out)
@@ -146,6 +151,18 @@ func createOutputAt(c *cli.Context, out string, force bool, inputs ...string) (*
 	}
 	f, err := outfile.Create(out, outfile.Options{Force: force, Stdout: c.App.Writer})
 	return f, cliutil.Output(err)
+}
+
+// binaryOutput names what the verb writes to -o when it is binary (a
+// log, an MCAP file), "" for text (a CSV table).
+func binaryOutput(c *cli.Context) string {
+	if c.Command.Name == "export" {
+		if c.String("format") == "csv" {
+			return ""
+		}
+		return "MCAP"
+	}
+	return "a vrlog log"
 }
 
 // checked says how an output was checked: read back, or (written in

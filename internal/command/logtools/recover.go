@@ -79,6 +79,11 @@ func runRecover(c *cli.Context) error {
 	if dst == "" {
 		return cliutil.Usage("recover: --output: give a file path (- for stdout)")
 	}
+	if outfile.IsStdout(dst) {
+		if err := cliutil.RefuseBinaryOnTerminal(c, dst, "a vrlog log"); err != nil {
+			return err
+		}
+	}
 	if outfile.IsStdout(dst) && c.Bool("json") {
 		return cliutil.Usage("recover: -o %s writes the copy to stdout: drop --json, or give -o FILE", dst)
 	}
