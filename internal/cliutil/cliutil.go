@@ -11,6 +11,8 @@ import (
 	"io/fs"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/vrlog/vrlog/outfile"
 )
 
 // Exit codes, the same for every vrlog command (documented in the README and
@@ -78,8 +80,11 @@ func Output(err error) error {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, fs.ErrExist) {
+	switch {
+	case errors.Is(err, fs.ErrExist):
 		return &Error{Code: ExitUsage, Err: fmt.Errorf("%w (use --force to replace it)", err)}
+	case errors.Is(err, outfile.ErrNoDir):
+		return &Error{Code: ExitUsage, Err: err}
 	}
 	return Runtime(err)
 }
