@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/vrlog/vrlog/codec"
+	"github.com/vrlog/vrlog/internal/ui"
 	"github.com/vrlog/vrlog/livecheck"
 	"github.com/vrlog/vrlog/sampler"
 	"github.com/vrlog/vrlog/textfit"
@@ -240,21 +241,7 @@ func (f FileReport) read() string {
 	if f.SizeBytes > 0 {
 		pct = 100 * float64(f.BytesRead) / float64(f.SizeBytes)
 	}
-	return fmt.Sprintf("%s, read %s (%.1f %%)", human(f.SizeBytes), human(f.BytesRead), pct)
-}
-
-func human(n int64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
-	f := float64(n)
-	i := 0
-	for f >= 1024 && i < len(units)-1 {
-		f /= 1024
-		i++
-	}
-	if i == 0 {
-		return fmt.Sprintf("%d B", n)
-	}
-	return strings.TrimSuffix(fmt.Sprintf("%.1f", f), ".0") + " " + units[i]
+	return fmt.Sprintf("%s, read %s (%.1f %%)", ui.Bytes(f.SizeBytes), ui.Bytes(f.BytesRead), pct)
 }
 
 // on names the hosts of a merged log that recorded c: " (on HOST)", or "".

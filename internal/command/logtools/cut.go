@@ -12,7 +12,7 @@ import (
 	"github.com/vrlog/vrlog/analyzer"
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/internal/cliutil"
-	"github.com/vrlog/vrlog/internal/progress"
+	"github.com/vrlog/vrlog/internal/ui"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/outfile"
 )
@@ -123,7 +123,7 @@ func cutNote(r *logfmt.Reader, sel *logfmt.Selection, pats []string) string {
 // only for a log that reads back with exactly the records copied (an
 // output in place, a device, FIFO or stdout, is streamed: a linear
 // log whose footer comes last, not read back).
-func writeCopy(f *outfile.File, opts logfmt.WriterOptions, prog *progress.Bar, copy func(*logfmt.Writer) (logfmt.CopyStats, error)) (logfmt.CopyStats, error) {
+func writeCopy(f *outfile.File, opts logfmt.WriterOptions, prog *ui.Progress, copy func(*logfmt.Writer) (logfmt.CopyStats, error)) (logfmt.CopyStats, error) {
 	defer prog.Done()
 	w, err := logfmt.NewWriter(f, opts)
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 	"github.com/vrlog/vrlog/analyzer"
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/internal/cliutil"
-	"github.com/vrlog/vrlog/internal/progress"
+	"github.com/vrlog/vrlog/internal/ui"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/mcapexport"
 	"github.com/vrlog/vrlog/outfile"
@@ -147,7 +147,7 @@ func runExport(c *cli.Context) error {
 	return exportMCAP(c, path, r, sel, epoch, prog)
 }
 
-func exportMCAP(c *cli.Context, path string, r *logfmt.Reader, sel *logfmt.Selection, epoch int64, prog *progress.Bar) error {
+func exportMCAP(c *cli.Context, path string, r *logfmt.Reader, sel *logfmt.Selection, epoch int64, prog *ui.Progress) error {
 	f, err := createOutput(c, path)
 	if err != nil {
 		return err

@@ -15,7 +15,7 @@ import (
 
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/internal/cliutil"
-	"github.com/vrlog/vrlog/internal/progress"
+	"github.com/vrlog/vrlog/internal/ui"
 	"github.com/vrlog/vrlog/keyexpr"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/outfile"
@@ -175,7 +175,7 @@ func checked(f *outfile.File) string {
 }
 
 // newProgress reports the bytes read of rs, on stderr.
-func newProgress(c *cli.Context, what string, rs ...*logfmt.Reader) *progress.Bar {
+func newProgress(c *cli.Context, what string, rs ...*logfmt.Reader) *ui.Progress {
 	var total int64
 	for _, r := range rs {
 		total += r.Size()
@@ -191,12 +191,12 @@ func newProgress(c *cli.Context, what string, rs ...*logfmt.Reader) *progress.Ba
 
 // startProgress reports done() of total on stderr (nothing if done is nil
 // or with -q).
-func startProgress(c *cli.Context, what string, total int64, done func() int64) *progress.Bar {
+func startProgress(c *cli.Context, what string, total int64, done func() int64) *ui.Progress {
 	if done == nil || c.Bool("quiet") {
 		return nil
 	}
 	width, _, tty := cliutil.Terminal(c.App.ErrWriter)
-	return progress.Start(c.App.ErrWriter, what, total, done, progress.Options{TTY: tty, Width: width})
+	return ui.StartProgress(c.App.ErrWriter, what, total, done, ui.LoopOptions{TTY: tty, Width: width})
 }
 
 // same reports whether a and b name the same existing file.
@@ -218,19 +218,6 @@ func status(c *cli.Context) io.Writer {
 		return c.App.ErrWriter
 	}
 	return c.App.Writer
-}
-
-func humanBytes(n uint64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := uint64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
 func writeJSONLine(w io.Writer, v any) error {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/vrlog/vrlog/analyzer"
 	"github.com/vrlog/vrlog/internal/cliutil"
-	"github.com/vrlog/vrlog/internal/progress"
+	"github.com/vrlog/vrlog/internal/ui"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/outfile"
 )
@@ -94,7 +94,7 @@ func runRecover(c *cli.Context) error {
 		return cliutil.Usage("recover: the output must differ from the source")
 	}
 	force := c.Bool("force")
-	prog := startProgress(c, "recover "+src, 2*st.Size(), progress.ProcessReads())
+	prog := startProgress(c, "recover "+src, 2*st.Size(), ui.ProcessReads())
 	opts := logfmt.RecoverOptions{Overwrite: force, Force: force, Stdout: c.App.Writer}
 	if r, err := logfmt.Open(src, logfmt.ReaderOptions{Tolerant: true}); err == nil {
 		if r.Indexed() { // the source's own statistics: its epoch, whatever chunks the copy drops
@@ -156,7 +156,7 @@ func runRecover(c *cli.Context) error {
 	}
 	w := status(c)
 	fmt.Fprintf(w, "recovered %s -> %s (%s)\n", src, dst, how)
-	fmt.Fprintf(w, "  kept:   %d chunks, %d records, %s of %s\n", res.ChunksKept, res.RecordsKept, humanBytes(uint64(res.DestBytes)), humanBytes(uint64(res.SourceBytes)))
+	fmt.Fprintf(w, "  kept:   %d chunks, %d records, %s of %s\n", res.ChunksKept, res.RecordsKept, ui.Bytes(res.DestBytes), ui.Bytes(res.SourceBytes))
 	if res.RecordsInSource != nil {
 		fmt.Fprintf(w, "  source index listed %d records: %d lost\n", *res.RecordsInSource, *res.RecordsInSource-min(*res.RecordsInSource, res.RecordsKept))
 	}

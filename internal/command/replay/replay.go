@@ -379,9 +379,9 @@ func run(c *cli.Context) error {
 	}
 
 	cliutil.Graceful(c) // SIGINT or SIGTERM stops the replay and prints its report
-	ui := startUI(c.Context, rp.Player(), stderr, o.quiet, rp.Span())
+	keys := startUI(rp.Player(), stderr, o.quiet, rp.Span())
 	rep, rerr := rp.Run(c.Context)
-	ctrlC := ui.stop()
+	ctrlC := keys.stop()
 	if rep == nil {
 		return cliutil.Runtime(rerr)
 	}
