@@ -30,3 +30,16 @@ func LogHint(err error) error {
 	}
 	return err
 }
+
+// WindowUsage is the usage error for a window's bounds
+// (logfmt.ParseWindow), naming the flags --start, --end, --duration.
+func WindowUsage(err error) error {
+	var we *logfmt.WindowError
+	if !errors.As(err, &we) {
+		return Usage("%v", err)
+	}
+	if errors.Is(err, logfmt.ErrEndAndDuration) {
+		return Usage("--end and --duration: give one")
+	}
+	return Usage("--%s %v", we.Bound, we.Err)
+}

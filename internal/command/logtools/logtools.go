@@ -107,7 +107,7 @@ func readError(path string, err error) error {
 func openSelection(c *cli.Context, path string, o logfmt.ReaderOptions, metaOnly bool) (*logfmt.Reader, *logfmt.Selection, error) {
 	w, err := logfmt.ParseWindow(c.String("start"), c.String("end"), c.String("duration"))
 	if err != nil {
-		return nil, nil, cliutil.Usage("%v", err)
+		return nil, nil, cliutil.WindowUsage(err)
 	}
 	r, err := openLog(path, o)
 	if err != nil {

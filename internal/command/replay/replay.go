@@ -239,7 +239,7 @@ func parse(c *cli.Context) (*options, error) {
 	}
 	var err error
 	if cfg.Window, err = logfmt.ParseWindow(c.String("start"), c.String("end"), c.String("duration")); err != nil {
-		return nil, cliutil.Usage("%v", err)
+		return nil, cliutil.WindowUsage(err)
 	}
 	if s := c.String("delay"); s != "" {
 		if cfg.Delay, err = player.ParseDuration(s); err != nil || cfg.Delay < 0 {
