@@ -250,7 +250,7 @@ func TestTwoRecordersOnOneFile(t *testing.T) {
 			args = append(args, force)
 		}
 		res := run(t, dir, args...)
-		if res.code != 3 || !strings.Contains(res.stderr, "live.vrlog: being written by PID "+pid) || !strings.Contains(res.stderr, "refused, also with --force") {
+		if res.code != 3 || !strings.Contains(res.stderr, "live.vrlog: being written by PID "+pid) || !strings.Contains(res.stderr, "refused whatever the options") {
 			t.Fatalf("second recorder %s: %s", force, res)
 		}
 		if inode(t, live) != ino {
