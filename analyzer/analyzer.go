@@ -537,7 +537,7 @@ func (a *Analysis) Report() *Report {
 		rep.ReceiveClock = "simulator"
 	case a.onSim > 0:
 		rep.ReceiveClock = "mixed"
-		rep.Notes = append(rep.Notes, "some files' receive stamps are on the simulator's clock (merged with --clock sim), others on their recorders': latency and receive intervals of a channel that spans both compare different clocks")
+		rep.Notes = append(rep.Notes, "some files' receive stamps are on the simulator's clock (merged onto it), others on their recorders': latency and receive intervals of a channel that spans both compare different clocks")
 	}
 	rep.Hosts = append(rep.Hosts, a.hosts...)
 	if !a.haveEp {
@@ -628,7 +628,7 @@ func (a *Analysis) Report() *Report {
 		l := f.lag.Summary()
 		if n := f.lag.Late(); n > 0 {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("lag of %s vs %s: %d samples arrived beyond the pairing window (%v of capture time out of order, or after %d states without a frame): "+
-				"the lag figures may differ from an exact pairing; analyze again with a larger --lag-window (negative: unbounded)",
+				"the lag figures may differ from an exact pairing; analyze again with a larger lag window (negative: unbounded)",
 				f.rep.Name, s.rep.Name, n, a.lagWindow(), sampler.DefaultLagMaxStates))
 		}
 		a.lags = append(a.lags, namedLag{f.rep.Name + " vs " + s.rep.Name, l})

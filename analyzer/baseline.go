@@ -15,7 +15,7 @@ func LoadReport(path string) (*Report, error) {
 	}
 	var r Report
 	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("%s: not an analyze --json report: %w", path, err)
+		return nil, fmt.Errorf("%s: not a JSON report of analyze: %w", path, err)
 	}
 	if r.Schema != ReportSchema {
 		return nil, fmt.Errorf("%s: report schema %q, want %q", path, r.Schema, ReportSchema)

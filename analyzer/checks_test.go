@@ -42,14 +42,15 @@ func TestChecksNeverPassOnNothing(t *testing.T) {
 		th   Thresholds
 		want string
 	}{
-		{Thresholds{MinRate: limits(t, false, "vr/r9/state=24")}, `--min-rate: "vr/r9/state" matches no data channel (there are: vr/r1/state`},
+		{Thresholds{MinRate: limits(t, false, "vr/r9/state=24")}, `min-rate: "vr/r9/state" matches no data channel (there are: vr/r1/state`},
 		// The raw channel exists but has no seq to count skips in.
 		{Thresholds{MaxSkips: limits(t, false, synth.RawKey("r1")+"=0")}, `matches no channel with seq stamps (there are: vr/r1/state, vr/r1/camera/front)`},
 		{Thresholds{MaxLagMs: limits(t, true, "vr/r1/state=10ms")}, "matches no frame channel paired with a state channel (there are: vr/r1/camera/front)"},
 	} {
 		rep, _ := AnalyzeFiles([]string{p}, Options{})
 		err := rep.ApplyChecks(c.th)
-		if !errors.Is(err, keyexpr.ErrNoMatch) || !strings.Contains(err.Error(), c.want) {
+		var te *ThresholdError // the check, not a flag: the verb names --min-rate
+		if !errors.Is(err, keyexpr.ErrNoMatch) || !errors.As(err, &te) || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "--") {
 			t.Errorf("%v, want %q", err, c.want)
 		}
 	}

@@ -199,7 +199,7 @@ func fileLine(f FileReport) string {
 		s += fmt.Sprintf("; %d corrupt chunk(s) skipped", n)
 	}
 	if !f.PayloadsChecked {
-		s += "; record metadata and its CRCs checked, payload CRCs not (vrlog verify or --full-decode)"
+		s += "; record metadata and its CRCs checked, payload CRCs not (vrlog verify, or a full decode)"
 	}
 	return s
 }
@@ -324,7 +324,7 @@ var htmlPage = template.Must(template.New("report").Funcs(template.FuncMap{"colu
 {{end}}</tbody></table></div></section>
 {{if .Events}}<section id="events"><h2>Events</h2><table class="events"><thead><tr><th>at (s)</th><th>channel</th><th>event</th><th>detail</th></tr></thead><tbody>
 {{range .Events}}<tr class="{{.Kind}}"><td>{{printf "%.3f" .At}}</td><td class="name">{{.Channel}}</td><td>{{.Kind}}</td><td>{{.Detail}}</td></tr>
-{{end}}</tbody></table>{{if .MoreEvents}}<p class="note">… and {{.MoreEvents}} more (all in --json).</p>{{end}}</section>{{end}}
+{{end}}</tbody></table>{{if .MoreEvents}}<p class="note">… and {{.MoreEvents}} more (all in the JSON report).</p>{{end}}</section>{{end}}
 {{range .Sections}}<section class="channel" data-channel="{{.Name}}"><h2><span class="swatch" style="background:{{.Color}}"></span>{{.Name}} <small>{{.Kind}}</small></h2>
 <figure><figcaption>capture interval over time <small>{{.Facts}}</small></figcaption>{{.Interval}}</figure>
 <figure><figcaption>rate over time</figcaption>{{.Rate}}</figure>

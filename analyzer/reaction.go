@@ -243,14 +243,14 @@ func (r *Report) failsAnyway(check, channel string) string {
 		return ""
 	}
 	if len(r.ReplayIncomplete) > 0 && !r.partialReplay {
-		return strings.Join(r.ReplayIncomplete, "; ") + " (--partial-replay gates it on what it holds)"
+		return strings.Join(r.ReplayIncomplete, "; ") + " (a partial-replay gate judges it on what it holds)"
 	}
 	for _, x := range r.Reaction {
 		if x.Trigger == channel && x.Missing > 0 {
 			return fmt.Sprintf("%d of %d triggers got no response", x.Missing, x.Count)
 		}
 		if x.Trigger == channel && x.MissedSteps > 0 && !r.partialReplay {
-			return fmt.Sprintf("%s missed: the controller did not answer within the lockstep timeout (--partial-replay gates the answers the log holds)",
+			return fmt.Sprintf("%s missed: the controller did not answer within the lockstep timeout (a partial-replay gate judges the answers the log holds)",
 				steps(x.MissedSteps))
 		}
 	}

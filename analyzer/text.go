@@ -42,7 +42,7 @@ func (r *Report) WriteTextWidth(out io.Writer, tf codec.TimeFormat, width int) e
 			p("         torn tail at byte %d: the recording stopped mid-chunk; everything before it is analyzed\n", f.TornTail)
 		}
 		if !f.PayloadsChecked {
-			p("         checked record metadata and its CRCs only: payload CRCs not checked (vrlog verify or --full-decode)\n")
+			p("         checked record metadata and its CRCs only: payload CRCs not checked (vrlog verify, or a full decode)\n")
 		}
 		for _, s := range f.SkippedChunks {
 			p("         SKIPPED CORRUPT CHUNK: %s\n", s)
@@ -173,7 +173,7 @@ func (r *Report) WriteTextWidth(out io.Writer, tf codec.TimeFormat, width int) e
 			}
 			p("\n")
 			if l.AcrossOutage > 0 {
-				p("    %d paired across an outage of the states (no lag measurement: left out of the figures above and of --max-lag):\n", l.AcrossOutage)
+				p("    %d paired across an outage of the states (no lag measurement: left out of the figures above and of the max-lag check):\n", l.AcrossOutage)
 				for _, o := range l.AcrossOutages {
 					p("      %s\n", o.describe())
 				}

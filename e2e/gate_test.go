@@ -129,7 +129,7 @@ func TestPayloadsNotCheckedIsSaid(t *testing.T) {
 	flip := `off=$(( $(stat -c %s run.vrlog) / 2 )); cp run.vrlog flip.vrlog; printf '\xff' | dd of=flip.vrlog bs=1 seek=$off conv=notrunc status=none; `
 	runContract(t, []contractCase{
 		{name: "metadata only says so", script: flip + "vrlog analyze flip.vrlog; vrlog analyze flip.vrlog --json | grep payloads_checked",
-			want: []string{"checked record metadata and its CRCs only: payload CRCs not checked (vrlog verify or --full-decode)", `"payloads_checked": false`}},
+			want: []string{"checked record metadata and its CRCs only: payload CRCs not checked (vrlog verify, or a full decode)", `"payloads_checked": false`}},
 		{name: "--full-decode finds it", script: flip + "vrlog analyze flip.vrlog --full-decode", code: 2, want: []string{"CRC mismatch"}},
 		{name: "--full-decode says it checked", script: "vrlog analyze run.vrlog --full-decode --json | grep payloads_checked", want: []string{`"payloads_checked": true`}},
 		{name: "verify finds it", script: flip + "vrlog verify flip.vrlog", code: 1, want: []string{"CRC mismatch"}},

@@ -228,6 +228,10 @@ func run(c *cli.Context) error {
 	}
 	rep := a.Report()
 	if err := rep.ApplyChecks(th); err != nil {
+		var te *analyzer.ThresholdError
+		if errors.As(err, &te) {
+			return cliutil.Usage("--%s: %v", te.Check, te.Err)
+		}
 		return cliutil.Usage("%v", err)
 	}
 	if base != nil {
