@@ -14,7 +14,7 @@ import (
 )
 
 // A Trigger is one of analyze's checks watched live, as record
-// --trigger CHECK=[CHANNEL=]VALUE watches it: the same check, the same
+// --snapshot-on CHECK=[CHANNEL=]VALUE watches it: the same check, the same
 // channels it applies to, the same CHANNEL pattern grammar, and a Watch
 // fires it on every sample that makes the check fail on the recording
 // so far. Only checks decided sample by sample can be watched.
@@ -463,7 +463,9 @@ func applies(check string, ch *watched) bool {
 }
 
 // Unwatched says which triggers watched nothing: no channel they apply to
-// was recorded, or none that their CHANNEL pattern matches.
+// was recorded, or none that their CHANNEL pattern matches. Each line
+// begins with the trigger as given (max-lag=45ms), never a flag: a command
+// line names its flag.
 func (w *Watch) Unwatched() []string {
 	var out []string
 	for _, t := range w.specs {
@@ -481,9 +483,9 @@ func (w *Watch) Unwatched() []string {
 		slices.Sort(have)
 		what := liveChecks[t.Check].what
 		if t.Limit.Channel != "" {
-			out = append(out, fmt.Sprintf("--trigger %s: %v", t, &keyexpr.NoMatchError{Pattern: t.Limit.Channel, What: what, Have: have}))
+			out = append(out, fmt.Sprintf("%s: %v", t, &keyexpr.NoMatchError{Pattern: t.Limit.Channel, What: what, Have: have}))
 		} else {
-			out = append(out, fmt.Sprintf("--trigger %s watched nothing: the recording has no %s", t, what))
+			out = append(out, fmt.Sprintf("%s watched nothing: the recording has no %s", t, what))
 		}
 	}
 	return out

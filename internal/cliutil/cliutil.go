@@ -29,7 +29,7 @@ const ExitCodesHelp = `EXIT CODES:
    0  success
    1  a check failed (analyze: a threshold was crossed; verify: damage found;
       record: a pattern or the whole recording captured nothing, or a
-      --trigger watched nothing)
+      --snapshot-on check watched nothing)
    2  usage or input error (bad flags, unreadable, corrupt or foreign file)
    3  runtime failure (transport error, disk full, an output that could not be
       written, interrupted by SIGINT/SIGTERM)

@@ -690,9 +690,9 @@ func TestUsageErrors(t *testing.T) {
 		{"--lockstep", "vrtest/**", f.path}, // the same through a pattern
 		{"--lockstep", "x", "--lockstep-timeout", "0s", f.path},
 		{"--lockstep", "x", "--clock-key", "x", f.path}, // the clock would answer
-		{"--lockstep", "x", "--trigger", "no/such", f.path},
+		{"--lockstep", "x", "--stimulus", "no/such", f.path},
 		{"--lockstep", "x", "--channel", f.service, f.path},                           // no state channel to trigger on
-		{"--trigger", f.stateKey, f.path},                                             // neither lockstep nor capture
+		{"--stimulus", f.stateKey, f.path},                                            // neither lockstep nor capture
 		{"--capture", "x", f.path},                                                    // no -o
 		{"-o", "r.vrlog", f.path},                                                     // no --capture
 		{"--capture", f.service, "-o", filepath.Join(t.TempDir(), "r.vrlog"), f.path}, // would capture itself
