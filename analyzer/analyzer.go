@@ -588,6 +588,7 @@ func (a *Analysis) Report() *Report {
 			c.LatencyMs = &d
 		}
 		c.Skipped, c.SkipEvents, c.RestartCount = sum.Skipped, sum.SkipEvents, sum.RestartCount
+		c.PublisherSkipped = sum.Skipped - min(sum.Skipped, c.RecorderDrops) // the recorder's own drops are seq gaps too
 		c.Duplicates, c.Reorders = sum.Duplicates, sum.Reorders
 		for _, s := range sum.Skips {
 			c.Skips = append(c.Skips, SkipItem{LastSeq: s.LastSeq, Seq: s.Seq, Skipped: s.Skipped, TNs: s.TNs, Elapsed: el(s.TNs)})

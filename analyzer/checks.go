@@ -111,7 +111,7 @@ func (r *Report) checks(t Thresholds) []check {
 		data = append(data, subject{c.Name, c.Topic, c.RateHz})
 		outage = append(outage, subject{c.Name, c.Topic, longest})
 		if c.Kind != KindRaw {
-			seqd = append(seqd, subject{c.Name, c.Topic, float64(c.Skipped)})
+			seqd = append(seqd, subject{c.Name, c.Topic, float64(c.PublisherSkipped)}) // the publisher's, as live max-skips
 		}
 	}
 	restarts := make([]subject, 0, len(seqd))
@@ -149,6 +149,11 @@ func pick(ls []Limit, s subject) (Limit, bool) { return livecheck.Pick(ls, s.nam
 // add appends the check of l on s.
 func (r *Report) add(c check, s subject, l Limit) {
 	pass, msg := judge(c.name, s.name, c.unit, c.atMost, s.value, l.Value)
+	if c.name == "max-skips" {
+		if ch := r.Channel(s.name); ch != nil && ch.RecorderDrops > 0 {
+			msg += fmt.Sprintf(" (skipped by the publisher; %d more missing by seq were dropped by the recorder, not counted here)", ch.Skipped-ch.PublisherSkipped)
+		}
+	}
 	if why := r.failsAnyway(c.name, s.name); why != "" {
 		pass, msg = false, msg+": "+why
 		if r.noReaction(c.name, s.name) { // no value to compare: not "0 ms"

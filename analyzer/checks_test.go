@@ -89,3 +89,22 @@ func TestSessionEpochFromTheIndex(t *testing.T) {
 		t.Fatalf("epoch %d (%s), analysis %d, truth %d", ns, src, rep.EpochNs, tr.EpochNs)
 	}
 }
+
+// --max-skips gates what the publisher skipped, as record's live max-skips
+// does: the recorder's own drops (a seq gap too) are no publisher fault,
+// and the message says both figures (it counted the recorder's drops, and
+// a stranger read that as the simulator being blamed).
+func TestMaxSkipsIsThePublishers(t *testing.T) {
+	p, _ := writeSession(t, synth.Default()) // camera: 1 frame skipped by the publisher, 2 dropped by the recorder
+	rep, err := AnalyzeFiles([]string{p}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.ApplyChecks(Thresholds{MaxSkips: limits(t, false, "vr/r1/camera/front=1")}); err != nil {
+		t.Fatal(err)
+	}
+	c := rep.Checks[0]
+	if !c.Pass || c.Value != 1 || !strings.Contains(c.Message, "2 more missing by seq were dropped by the recorder") {
+		t.Fatalf("%+v", c)
+	}
+}

@@ -188,25 +188,30 @@ type ChannelReport struct {
 	RecorderDrops    uint64       `json:"recorder_drops"` // dropped by the recorder, never published-side
 	Bytes            uint64       `json:"bytes"`
 	// Stamps: capture stamps for decodable channels; receive wall stamps for raw ones.
-	FirstNs         int64         `json:"first_ns"`
-	LastNs          int64         `json:"last_ns"`
-	FirstElapsed    float64       `json:"first_elapsed"`
-	DurationS       float64       `json:"duration_s"`
-	RateHz          float64       `json:"rate_hz"`         // (decodable samples - 1) over the capture span, outages included
-	NominalRateHz   float64       `json:"nominal_rate_hz"` // 1 / median interval
-	NominalPeriodMs float64       `json:"nominal_period_ms"`
-	DtMs            Dist          `json:"dt_ms"`
-	RecvDtMs        Dist          `json:"recv_dt_ms"`
-	LatencyMs       *Dist         `json:"latency_ms"` // receive wall minus capture: transport latency plus clock offset
-	Skipped         uint64        `json:"skipped"`    // samples missing from seq (publisher side or transport)
-	SkipEvents      uint64        `json:"skip_events"`
-	Skips           []SkipItem    `json:"skips"`
-	RestartCount    uint64        `json:"restart_count"`
-	Restarts        []RestartItem `json:"restarts"`
-	Outages         []OutageItem  `json:"outages"`
-	MaxGapS         float64       `json:"max_gap_s"`
-	Duplicates      uint64        `json:"duplicates"`
-	Reorders        uint64        `json:"reorders"`
+	FirstNs         int64   `json:"first_ns"`
+	LastNs          int64   `json:"last_ns"`
+	FirstElapsed    float64 `json:"first_elapsed"`
+	DurationS       float64 `json:"duration_s"`
+	RateHz          float64 `json:"rate_hz"`         // (decodable samples - 1) over the capture span, outages included
+	NominalRateHz   float64 `json:"nominal_rate_hz"` // 1 / median interval
+	NominalPeriodMs float64 `json:"nominal_period_ms"`
+	DtMs            Dist    `json:"dt_ms"`
+	RecvDtMs        Dist    `json:"recv_dt_ms"`
+	LatencyMs       *Dist   `json:"latency_ms"` // receive wall minus capture: transport latency plus clock offset
+	Skipped         uint64  `json:"skipped"`    // samples missing from seq, whoever lost them (the publisher, the transport or the recorder)
+	// PublisherSkipped is what of Skipped the recorder did not drop
+	// itself (Skipped − RecorderDrops): the samples the publisher (or the
+	// transport before the recorder) skipped, what --max-skips gates, as
+	// record's live max-skips counts them.
+	PublisherSkipped uint64        `json:"publisher_skipped"`
+	SkipEvents       uint64        `json:"skip_events"`
+	Skips            []SkipItem    `json:"skips"`
+	RestartCount     uint64        `json:"restart_count"`
+	Restarts         []RestartItem `json:"restarts"`
+	Outages          []OutageItem  `json:"outages"`
+	MaxGapS          float64       `json:"max_gap_s"`
+	Duplicates       uint64        `json:"duplicates"`
+	Reorders         uint64        `json:"reorders"`
 }
 
 // Undecodable is a record whose payload did not decode under its
