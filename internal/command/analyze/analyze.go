@@ -106,7 +106,7 @@ EXAMPLES:
 			&cli.BoolFlag{Name: "full-decode", Usage: "decode every payload (epoch 0) and check its CRC, instead of reading stored stamps and metadata CRCs only"},
 			&cli.BoolFlag{Name: "require-intact", Usage: "fail the gate (exit 1) on an input with a torn tail (unfinished recording), a corrupt chunk skipped by --tolerant or damage read around; without it these are analyzed and warned about on stderr"},
 			&cli.BoolFlag{Name: "tolerant", Usage: "skip corrupt chunks (listed in the report) instead of failing"},
-			&cli.StringSliceFlag{Name: "max-skips", Usage: "most skipped samples per channel: `[CHANNEL=]N`"},
+			&cli.StringSliceFlag{Name: "max-skips", Usage: "most samples per channel the publisher skipped (missing by seq, less the recorder's own drops, as record's live max-skips): `[CHANNEL=]N`"},
 			&cli.StringSliceFlag{Name: "max-restarts", Usage: "most publisher restarts per channel: `[CHANNEL=]N`"},
 			&cli.StringSliceFlag{Name: "max-outage", Usage: "longest allowed outage: `[CHANNEL=]DURATION`"},
 			&cli.StringSliceFlag{Name: "min-rate", Usage: "lowest allowed rate: `[CHANNEL=]HZ`"},
