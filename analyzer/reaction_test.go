@@ -171,11 +171,7 @@ func TestReactionOfAPartialReplay(t *testing.T) {
 // a late answer is its own trigger's long reaction, not the next
 // trigger's short one.
 func TestReactionPairedByTag(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "response.vrlog")
-	w, _ := logfmt.Create(path, logfmt.WriterOptions{})
-	s1, _ := w.AddChannel(logfmt.Channel{Name: "vr/r1/state", Transport: logfmt.TransportZenoh, Topic: "vr/r1/state", Schema: codec.SchemaState,
-		Meta: map[string]string{logfmt.MetaTrigger: "1"}})
-	c1, _ := w.AddChannel(logfmt.Channel{Name: "vr/r1/cmd", Transport: logfmt.TransportZenoh, Topic: "vr/r1/cmd"})
+	path, w, s1, c1 := newResponseLog(t)
 	const ms = int64(1e6)
 	put := func(ch uint16, at int64, seq uint64, state bool) {
 		r := logfmt.Record{Channel: ch, RecvMonoNs: 1e12 + at, RecvWallNs: 1e18 + at}
@@ -337,11 +333,7 @@ func TestReactionCutByTheStop(t *testing.T) {
 // outcome record o (nil: none).
 func cutResponseLog(t *testing.T, n int, o *logfmt.ReplayOutcome) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "response.vrlog")
-	w, _ := logfmt.Create(path, logfmt.WriterOptions{})
-	s1, _ := w.AddChannel(logfmt.Channel{Name: "vr/r1/state", Transport: logfmt.TransportZenoh, Topic: "vr/r1/state", Schema: codec.SchemaState,
-		Meta: map[string]string{logfmt.MetaTrigger: "1"}})
-	c1, _ := w.AddChannel(logfmt.Channel{Name: "vr/r1/cmd", Transport: logfmt.TransportZenoh, Topic: "vr/r1/cmd"})
+	path, w, s1, c1 := newResponseLog(t)
 	const ms = int64(1e6)
 	for i := range n {
 		at := int64(i) * 10 * ms
@@ -370,11 +362,7 @@ func cutResponseLog(t *testing.T, n int, o *logfmt.ReplayOutcome) string {
 // log's span (the replay's gaps were listed as outages, at elapsed times
 // a week off).
 func TestResponsesOnTheLogClock(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "response.vrlog")
-	w, _ := logfmt.Create(path, logfmt.WriterOptions{})
-	s1, _ := w.AddChannel(logfmt.Channel{Name: "vr/r1/state", Transport: logfmt.TransportZenoh, Topic: "vr/r1/state", Schema: codec.SchemaState,
-		Meta: map[string]string{logfmt.MetaTrigger: "1"}})
-	c1, _ := w.AddChannel(logfmt.Channel{Name: "vr/r1/cmd", Transport: logfmt.TransportZenoh, Topic: "vr/r1/cmd"})
+	path, w, s1, c1 := newResponseLog(t)
 	const ms = int64(1e6)
 	capture0, wall0 := int64(1.7e18), int64(1.7e18)+7*24*3600*1000*ms
 	release := wall0
@@ -400,4 +388,19 @@ func TestResponsesOnTheLogClock(t *testing.T) {
 	if o := cmd.Outages[0]; o.FromElapsed != 2.363 || o.ToElapsed != 2.803 {
 		t.Fatalf("the silence at %.3f-%.3f s, want 2.363-2.803 (answers to triggers 59 and 70)", o.FromElapsed, o.ToElapsed)
 	}
+}
+
+// newResponseLog starts a response log of one trigger channel, vr/r1/state
+// (s1), and its response channel, vr/r1/cmd (c1).
+func newResponseLog(t *testing.T) (path string, w *logfmt.Writer, s1, c1 uint16) {
+	t.Helper()
+	path = filepath.Join(t.TempDir(), "response.vrlog")
+	w, err := logfmt.Create(path, logfmt.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s1, _ = w.AddChannel(logfmt.Channel{Name: "vr/r1/state", Transport: logfmt.TransportZenoh, Topic: "vr/r1/state", Schema: codec.SchemaState,
+		Meta: map[string]string{logfmt.MetaTrigger: "1"}})
+	c1, _ = w.AddChannel(logfmt.Channel{Name: "vr/r1/cmd", Transport: logfmt.TransportZenoh, Topic: "vr/r1/cmd"})
+	return path, w, s1, c1
 }

@@ -88,6 +88,16 @@ func network(t *testing.T) string {
 // first, answer on another key, or die (close its session) instead.
 type behaviour func(seq uint64) (wait time.Duration, key string, die bool)
 
+// stallOnce answers seq at after stall, every other state after 1 ms.
+func stallOnce(at uint64, stall time.Duration) behaviour {
+	return func(seq uint64) (time.Duration, string, bool) {
+		if seq == at {
+			return stall, "", false
+		}
+		return time.Millisecond, "", false
+	}
+}
+
 // controller runs a controller on its own zenoh session: for each state
 // on stateKey, an answer (the state's seq, 8 bytes) on answerKey tagged
 // with that seq, as behave says. It returns once it subscribed.
@@ -337,12 +347,7 @@ func TestLockstepControllerStallsOnce(t *testing.T) {
 	path, stateKey, _ := stateLog(t, n, 10*time.Millisecond, false)
 	ep := network(t)
 	answerKey := stateKey + "/cmd"
-	controller(t, ep, stateKey, answerKey, func(seq uint64) (time.Duration, string, bool) {
-		if seq == stallAt {
-			return timeout * 3 / 2, "", false // the next trigger goes out at the timeout, and is answered in its own time
-		}
-		return time.Millisecond, "", false
-	})
+	controller(t, ep, stateKey, answerKey, stallOnce(stallAt, timeout*3/2)) // the next trigger goes out at the timeout, and is answered in its own time
 	cfg := lockstepConfig(t, ep, path, answerKey, timeout)
 	var warn syncBuffer
 	cfg.Warn = &warn
@@ -692,12 +697,7 @@ func TestLockstepUntaggedAnswerAfterAMiss(t *testing.T) {
 	path, stateKey, _ := stateLog(t, n, 10*time.Millisecond, false)
 	ep := network(t)
 	answerKey := stateKey + "/cmd"
-	controllerAnswering(t, ep, stateKey, answerKey, func(seq uint64) (time.Duration, string, bool) {
-		if seq == stallAt {
-			return timeout * 13 / 10, "", false
-		}
-		return time.Millisecond, "", false
-	}, answering{untagged: true, copies: 1})
+	controllerAnswering(t, ep, stateKey, answerKey, stallOnce(stallAt, timeout*13/10), answering{untagged: true, copies: 1})
 	cfg := lockstepConfig(t, ep, path, answerKey, timeout)
 	var warn syncBuffer
 	cfg.Warn = &warn
@@ -715,12 +715,7 @@ func TestLockstepUntaggedAnswerAfterAMiss(t *testing.T) {
 	// A tagged controller with the same stall: nothing unsure.
 	path, stateKey, _ = stateLog(t, n, 10*time.Millisecond, false)
 	answerKey = stateKey + "/cmd"
-	controller(t, ep, stateKey, answerKey, func(seq uint64) (time.Duration, string, bool) {
-		if seq == stallAt {
-			return timeout * 13 / 10, "", false
-		}
-		return time.Millisecond, "", false
-	})
+	controller(t, ep, stateKey, answerKey, stallOnce(stallAt, timeout*13/10))
 	cfg = lockstepConfig(t, ep, path, answerKey, timeout)
 	if rep, err, _ = run(t, cfg); err != nil || rep.Lockstep.UntaggedAfterMiss != 0 || rep.Lockstep.Late != 1 {
 		t.Fatalf("tagged: %v %+v", err, rep.Lockstep)
