@@ -491,3 +491,42 @@ func TestSkippedChunkBookedOnce(t *testing.T) {
 		t.Fatalf("skipped %v", s)
 	}
 }
+
+// A damaged payload block costs its own records, not its chunk's: recover
+// keeps the records of the chunk's sound blocks (it dropped the whole
+// chunk: 4 damaged bytes in one frame block cost 60 records, ~50 of them
+// states whose own block was intact).
+func TestRecoverSalvagesPerBlock(t *testing.T) {
+	states := recs(1, 100_000, 40)
+	frames := recs(2, 100_500, 10)
+	mixed := chunk(zstd1, append(append([]Record{}, states...), frames...)...) // group 1 states, then group 2 frames
+	head := file(prelude(), header(), channel(1, zstd1), channel(2, Compression{}), chunk(zstd1, recs(1, 1000, 5)...))
+	body := file(head, mixed, chunk(zstd1, recs(1, 900_000, 5)...))
+	data := withFooter(t, body)
+	data = flip(data, len(head)+len(mixed)-3) // a byte of the frames' block, the chunk's last
+	out, rep := recoverBytes(t, data)
+	if len(rep.Salvaged) != 1 || rep.Salvaged[0].Kept != 40 || rep.Salvaged[0].Lost != 10 || rep.Salvaged[0].Offset != int64(len(head)) {
+		t.Fatalf("salvaged %+v", rep.Salvaged)
+	}
+	if d := rep.Salvaged[0].Damaged; rep.RecordsKept != 50 || rep.ChunksKept != 3 || len(rep.Dropped) != 0 || len(d) != 1 || !strings.Contains(d[0].Error(), "payload block of channel 2") {
+		t.Fatalf("kept %d records in %d chunks, dropped %v, damaged %v", rep.RecordsKept, rep.ChunksKept, rep.Dropped, d)
+	}
+	r, err := openBytes(out, ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	got := readAll(t, r, Filter{Channels: []uint16{1}})
+	if len(got) != 50 {
+		t.Fatalf("%d states read back", len(got))
+	}
+	for i := range states {
+		checkRecord(t, &got[5+i], &states[i], false) // every state of the damaged chunk, as written
+	}
+	// Damage to the chunk's record metadata leaves nothing to salvage by:
+	// the chunk is dropped whole, as before.
+	meta := flip(withFooter(t, body), len(head)+blockHeaderSize+60)
+	if _, rep := recoverBytes(t, meta); len(rep.Salvaged) != 0 || rep.RecordsKept != 10 {
+		t.Fatalf("metadata damage: salvaged %+v, kept %d", rep.Salvaged, rep.RecordsKept)
+	}
+}

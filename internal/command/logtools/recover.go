@@ -28,7 +28,9 @@ exactly the records it kept: a repaired file you cannot open is not a repair.
 It reports what was kept and what was lost, telling apart a torn tail (the
 file simply ends mid-chunk: the usual crash, kill -9 or power loss, which
 loses at most the last flush interval) from corruption in the middle of the
-file (bit flips: each dropped chunk is named with its byte offset in SRC).
+file (bit flips: each dropped chunk is named with its byte offset in SRC;
+a chunk with one damaged payload block keeps the records of its sound
+blocks, salvaged block by block).
 
 DST is written to a temporary file next to it and renamed when verified; an existing DST is
 kept unless --force. SRC is never modified. A SRC that does not start like a
@@ -64,6 +66,18 @@ type RecoverResult struct {
 	TornTail        string   `json:"torn_tail,omitempty"`
 	TornTailOffset  *int64   `json:"torn_tail_offset,omitempty"`
 	Placeholders    []uint16 `json:"placeholder_channels,omitempty"`
+	// Salvaged are the chunks kept without their damaged payload blocks:
+	// the records of their sound blocks kept, those of the damaged lost.
+	Salvaged []SalvagedChunk `json:"salvaged_chunks,omitempty"`
+}
+
+// SalvagedChunk is one chunk of the source kept without its damaged
+// payload blocks.
+type SalvagedChunk struct {
+	Offset  int64    `json:"offset"`
+	Kept    uint64   `json:"records_kept"`
+	Lost    uint64   `json:"records_lost"`
+	Damaged []string `json:"damaged"` // its damaged payload blocks
 }
 
 func runRecover(c *cli.Context) error {
@@ -130,6 +144,13 @@ func runRecover(c *cli.Context) error {
 	for _, d := range rep.Rebuilt {
 		res.Rebuilt = append(res.Rebuilt, d.Error())
 	}
+	for _, s := range rep.Salvaged {
+		sc := SalvagedChunk{Offset: s.Offset, Kept: s.Kept, Lost: s.Lost}
+		for _, d := range s.Damaged {
+			sc.Damaged = append(sc.Damaged, d.Error())
+		}
+		res.Salvaged = append(res.Salvaged, sc)
+	}
 	for _, d := range rep.Dropped {
 		res.Dropped = append(res.Dropped, d.Error())
 		res.DroppedOffsets = append(res.DroppedOffsets, d.Offset)
@@ -143,7 +164,11 @@ func runRecover(c *cli.Context) error {
 	if res.TornTailOffset != nil {
 		torn = *res.TornTailOffset
 	}
-	cliutil.WarnDamage(c, logfmt.Damage{File: src, Size: st.Size(), TornTail: torn, NoFooter: !rep.HadFooter, Skipped: res.Dropped, ReadAround: res.Rebuilt})
+	skipped := res.Dropped
+	for _, s := range res.Salvaged {
+		skipped = append(skipped, s.Damaged...)
+	}
+	cliutil.WarnDamage(c, logfmt.Damage{File: src, Size: st.Size(), TornTail: torn, NoFooter: !rep.HadFooter, Skipped: skipped, ReadAround: res.Rebuilt})
 	if r, err := logfmt.Open(src, logfmt.ReaderOptions{Tolerant: true}); err == nil {
 		if ws := r.WriterStats(); ws != nil && r.Indexed() {
 			total := ws.Records
@@ -172,7 +197,13 @@ func runRecover(c *cli.Context) error {
 	if len(res.Dropped) > 0 {
 		fmt.Fprintf(w, "  CORRUPTION in the middle of the file: %d damaged block(s) dropped:\n", len(res.Dropped))
 		for _, d := range res.Dropped {
-			fmt.Fprintf(w, "    %s\n", d)
+			fmt.Fprintf(w, "    %s\n", cliutil.Readable(d))
+		}
+	}
+	for _, s := range res.Salvaged {
+		fmt.Fprintf(w, "  CORRUPTION: salvaged the chunk at offset %d: %d records of its sound payload blocks kept, %d of its damaged one(s) lost:\n", s.Offset, s.Kept, s.Lost)
+		for _, d := range s.Damaged {
+			fmt.Fprintf(w, "    %s\n", cliutil.Readable(d))
 		}
 	}
 	if len(res.Placeholders) > 0 {
