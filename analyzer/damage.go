@@ -34,6 +34,31 @@ func (r *Report) Damage() []string {
 	return d
 }
 
+// Intact reports whether every input is intact (logfmt.Damage.Intact:
+// finished, untorn, no chunk skipped, no damage read around).
+func (r *Report) Intact() bool {
+	for i := range r.Files {
+		if !r.Files[i].damage().Intact() {
+			return false
+		}
+	}
+	return true
+}
+
+// Damaged reports whether an input was damaged: a torn tail, a skipped
+// chunk or damage read around. An unfinished log (no footer) or a live
+// one is not intact, yet not damaged.
+func (r *Report) Damaged() bool {
+	for i := range r.Files {
+		d := r.Files[i].damage()
+		d.NoFooter, d.Live = false, ""
+		if !d.Intact() {
+			return true
+		}
+	}
+	return false
+}
+
 // CheckIntact adds one "intact" check per input file (--require-intact):
 // it fails when the file is not intact (logfmt.Damage.Intact: unfinished,
 // torn, a skipped corrupt chunk or damage read around), so a CI gate can
