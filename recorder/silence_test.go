@@ -48,7 +48,7 @@ func TestLiveOutageFiresWhileSilent(t *testing.T) {
 				}
 			}},
 		Feed: func(ctx context.Context, add func(Fed) bool) {
-			defer cancel() // the recording ends with the feed
+			defer cancel()                     // the recording ends with the feed
 			for i := uint64(0); i < 100; i++ { // 10 ms apart, then silent
 				now := clock.WallNow()
 				st := codec.State{Seq: i, TNs: now, Sensors: []codec.Sensor{}}
