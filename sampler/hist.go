@@ -242,6 +242,16 @@ func (h *Histogram) Merge(o *Histogram) {
 	}
 }
 
+// absorb is Merge for an o that is not used after: an empty h takes
+// o's buckets instead of copying them.
+func (h *Histogram) absorb(o *Histogram) {
+	if h.n == 0 {
+		*h, *o = *o, Histogram{}
+		return
+	}
+	h.Merge(o)
+}
+
 // Buckets calls f for each non-empty bucket in ascending value order with
 // the bucket's value range and count (for plots).
 func (h *Histogram) Buckets(f func(lo, hi int64, n uint64)) {
