@@ -141,10 +141,15 @@ func (s *Stream) Reserve(n int) {
 
 // Add accounts for x, the next sample to arrive.
 func (s *Stream) Add(x Sample) Event {
-	s.n++
 	if x.RecvWallNs != 0 {
 		s.Latency.Add(x.RecvWallNs - x.TNs)
 	}
+	return s.next(x)
+}
+
+// next is Add but for x's latency.
+func (s *Stream) next(x Sample) Event {
+	s.n++
 	if s.n == 1 {
 		s.first, s.last, s.minTNs, s.maxTNs = x, x, x.TNs, x.TNs
 		return Event{Kind: First}
@@ -157,6 +162,7 @@ func (s *Stream) Add(x Sample) Event {
 		s.last = x
 		return Event{Kind: First}
 	}
+	ev := Event{Kind: Next}
 	last := &s.last // read before s.last = x below
 	newPub := x.Publisher != "" && last.Publisher != "" && !sameString(x.Publisher, last.Publisher)
 	switch {
@@ -169,17 +175,6 @@ func (s *Stream) Add(x Sample) Event {
 			s.reorders = append(s.reorders, ReorderEvent{LastSeq: last.Seq, Seq: x.Seq, TNs: x.TNs})
 		}
 		return Event{Kind: Reorder}
-	}
-	return s.inOrder(&x, newPub)
-}
-
-// inOrder accounts for x, a sample in order after s.last (not a
-// duplicate or reordered one; newPub: a new publisher's), and makes it
-// the last.
-func (s *Stream) inOrder(x *Sample, newPub bool) Event {
-	ev := Event{Kind: Next}
-	last := &s.last
-	switch {
 	case x.Seq <= last.Seq:
 		ev.Kind = Restart
 		s.nRestart++
@@ -204,10 +199,12 @@ func (s *Stream) inOrder(x *Sample, newPub bool) Event {
 			ev.Outage = true
 		}
 	}
-	if g := (Gap{FromTNs: last.TNs, ToTNs: x.TNs, Restart: ev.Kind == Restart}); len(s.gaps) < s.cfg.MaxEvents || gapLess(s.gaps[0], g) {
-		s.gaps.offer(g, s.cfg.MaxEvents) // most gaps are no larger than the smallest kept: no call
+	if len(s.gaps) < s.cfg.MaxEvents || ev.DtNs > s.gaps[0].Len() || (ev.DtNs == s.gaps[0].Len() && last.TNs < s.gaps[0].FromTNs) {
+		// Most gaps are shorter than the shortest kept, or as short and
+		// later (gapLess): no call.
+		s.gaps.offer(Gap{FromTNs: last.TNs, ToTNs: x.TNs, Restart: ev.Kind == Restart}, s.cfg.MaxEvents)
 	}
-	s.last = *x
+	s.last = x
 	return ev
 }
 
@@ -255,22 +252,15 @@ func (s *Stream) Merge(next *Stream) (ev Event, ok bool) {
 	if !s.Mergeable(next) {
 		return Event{}, false
 	}
-	x := next.first
 	if s.n == 0 {
 		*s = *next
 		return Event{Kind: First}, true
 	}
-	newPub := x.Publisher != "" && s.last.Publisher != "" && !sameString(x.Publisher, s.last.Publisher)
+	// next's first sample as s would have taken it (its latency is
+	// next's already), then the rest of next.
+	ev = s.next(next.first)
+	s.n += next.n - 1
 	s.minTNs, s.maxTNs = min(s.minTNs, next.minTNs), max(s.maxTNs, next.maxTNs)
-	if s.broken {
-		s.broken = false
-		s.spans++
-		s.notCapt += max(x.TNs-s.last.TNs, 0)
-		ev = Event{Kind: First}
-	} else {
-		ev = s.inOrder(&x, newPub)
-	}
-	s.n += next.n
 	s.skipped += next.skipped
 	s.nSkips += next.nSkips
 	s.dups += next.dups
