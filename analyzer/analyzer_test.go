@@ -390,7 +390,7 @@ func BenchmarkTimingScanRead(b *testing.B) {
 		var batch logfmt.MetaBatch
 		for it.NextBatch(&batch) {
 			for i := range batch.Len {
-				sum += batch.CaptureNs[i] ^ int64(batch.Seq[i]) ^ batch.RecvMonoNs[i]
+				sum += batch.CaptureNs(i) ^ int64(batch.Seq(i)) ^ batch.RecvMonoNs(i)
 			}
 		}
 		if err := it.Err(); err != nil {

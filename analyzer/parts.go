@@ -383,7 +383,7 @@ func (a *Analysis) fold(p *part) {
 }
 
 // The metadata-only analysis reads records in batches, column by
-// column (logfmt.Iterator.NextBatch), and books each as add does,
+// (logfmt.Iterator.NextBatch), and books each as add does,
 // without a Record per record: analyze's hottest loop.
 
 // readBatches adds every record of the iteration, metadata only.
@@ -393,7 +393,7 @@ func (p *part) readBatches(it *logfmt.Iterator) error {
 	for it.NextBatch(&b) {
 		p.batches++
 		for i := range b.Len {
-			c := b.Channel[i]
+			c := b.Channel(i)
 			if int(c) >= len(p.ids) || p.ids[c] == nil {
 				continue
 			}
@@ -433,30 +433,30 @@ func (p *part) add(t *tally, r *logfmt.Record) {
 func (p *part) addAt(t *tally, b *logfmt.MetaBatch, i int) {
 	ch := t.ch
 	t.count++
-	t.bytes += uint64(b.Bytes[i])
+	t.bytes += uint64(b.Bytes(i))
 	if k := b.PublisherKey(i); k != t.pubKey || p.batches != t.pubBatch { // the same id as the record before, or compared
 		t.pubKey, t.pubBatch = k, p.batches
 		if pub := b.PublisherID(i); string(pub) != t.pub { // compared without allocating
 			t.pub = string(pub)
 		}
 	}
-	wall, mono := b.RecvWallNs[i], b.RecvMonoNs[i]
+	wall, mono := b.RecvWallNs(i), b.RecvMonoNs(i)
 	var s sampler.Sample
 	if ch.raw {
 		seq := t.base + t.count
-		if b.Flags[i]&logfmt.MetaPubSN != 0 {
-			seq = b.PublisherSN[i]
+		if b.Flags(i)&logfmt.MetaPubSN != 0 {
+			seq = b.PublisherSN(i)
 		}
 		s = sampler.Sample{Seq: seq, TNs: wall, RecvMonoNs: mono, Publisher: t.pub} // no latency without a capture stamp
 	} else {
-		if b.Flags[i]&logfmt.MetaStamp == 0 {
+		if b.Flags(i)&logfmt.MetaStamp == 0 {
 			t.undecodable++
 			if t.badMono == 0 {
 				t.badMono = mono
 			}
 			return
 		}
-		s = sampler.Sample{Seq: b.Seq[i], TNs: b.CaptureNs[i], RecvWallNs: wall, RecvMonoNs: mono, Publisher: t.pub}
+		s = sampler.Sample{Seq: b.Seq(i), TNs: b.CaptureNs(i), RecvWallNs: wall, RecvMonoNs: mono, Publisher: t.pub}
 		if !ch.timing.Latency { // a capture clock of unknown epoch, or the receive stamp itself
 			s.RecvWallNs = 0
 		}
