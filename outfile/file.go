@@ -186,6 +186,39 @@ func (f *File) WriteBuffers(bufs [][]byte) (int64, error) {
 	return n, nil
 }
 
+// CopyRange writes n bytes of src from offset off, after what Write
+// buffered: to a file the kernel copies them (copy_file_range, as cp
+// does), else they are read and written. The first error sticks, as
+// Write's.
+func (f *File) CopyRange(src *os.File, off, n int64) (int64, error) {
+	if f.err != nil {
+		return 0, f.err
+	}
+	if f.closed {
+		return 0, f.fail(errors.New("write after Finish"))
+	}
+	if err := f.w.Flush(); err != nil {
+		return 0, f.fail(unwrapPath(err))
+	}
+	if f.f != nil && f.sink == io.Writer(f.f) {
+		written, done, err := copyRange(f.f, src, off, n)
+		if err != nil {
+			return written, f.fail(unwrapPath(err))
+		}
+		if done {
+			return written, nil
+		}
+	}
+	written, err := io.Copy(f.sink, io.NewSectionReader(src, off, n))
+	if err == nil && written < n {
+		err = io.ErrUnexpectedEOF
+	}
+	if err != nil {
+		return written, f.fail(unwrapPath(err))
+	}
+	return written, nil
+}
+
 // writeEach writes bufs to w one after the other.
 func writeEach(w io.Writer, bufs [][]byte) (int64, error) {
 	var n int64
