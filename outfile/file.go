@@ -164,14 +164,8 @@ func (f *File) Write(p []byte) (int, error) {
 // buffers (an MCAP chunk's frames) saves their copy into the write
 // buffer. The first error sticks, as Write's.
 func (f *File) WriteBuffers(bufs [][]byte) (int64, error) {
-	if f.err != nil {
-		return 0, f.err
-	}
-	if f.closed {
-		return 0, f.fail(errors.New("write after Finish"))
-	}
-	if err := f.w.Flush(); err != nil {
-		return 0, f.fail(unwrapPath(err))
+	if err := f.flushed(); err != nil {
+		return 0, err
 	}
 	var n int64
 	var err error
@@ -191,14 +185,8 @@ func (f *File) WriteBuffers(bufs [][]byte) (int64, error) {
 // does), else they are read and written. The first error sticks, as
 // Write's.
 func (f *File) CopyRange(src *os.File, off, n int64) (int64, error) {
-	if f.err != nil {
-		return 0, f.err
-	}
-	if f.closed {
-		return 0, f.fail(errors.New("write after Finish"))
-	}
-	if err := f.w.Flush(); err != nil {
-		return 0, f.fail(unwrapPath(err))
+	if err := f.flushed(); err != nil {
+		return 0, err
 	}
 	if f.f != nil && f.sink == io.Writer(f.f) {
 		written, done, err := copyRange(f.f, src, off, n)
@@ -217,6 +205,21 @@ func (f *File) CopyRange(src *os.File, off, n int64) (int64, error) {
 		return written, f.fail(unwrapPath(err))
 	}
 	return written, nil
+}
+
+// flushed readies f for a write that bypasses its buffer: what Write
+// buffered is written first.
+func (f *File) flushed() error {
+	if f.err != nil {
+		return f.err
+	}
+	if f.closed {
+		return f.fail(errors.New("write after Finish"))
+	}
+	if err := f.w.Flush(); err != nil {
+		return f.fail(unwrapPath(err))
+	}
+	return nil
 }
 
 // writeEach writes bufs to w one after the other.
