@@ -43,6 +43,9 @@ type Options struct {
 	// sampler.LagStream); beyond it a note says so. Negative keeps every
 	// state: exact whatever the order, memory grows with the log.
 	LagWindow time.Duration
+	// partRecords is the fewest data records a part of a log read
+	// apart may have (0: minPartRecords; tests split short logs).
+	partRecords int
 	// PartialReplay gates a response log of a replay that did not finish,
 	// or did not release every trigger of its window, on what it holds;
 	// by default such a log fails --max-reaction (Report.ReplayIncomplete).
@@ -62,14 +65,16 @@ type channel struct {
 	lagSer *lagSeries           // the pairing over time, for plots (PlotBins > 0)
 	feeds  []*sampler.LagStream // a state channel's: the pairings it feeds
 	probes []sampler.Probe
-	series *series
-	first  bool   // no record seen yet
-	pub    string // last publisher identity, reused while it does not change
-	// pubKey and pubBatch place pub in the batch it was last compared in
-	// (eachBatch): a record of that batch with the same key has it too.
-	pubKey, pubBatch uint64
-	react            *reactChannel // a response log's trigger or response channel (reaction.go)
-	badMono          int64         // receive stamp of the file's first undecodable record, until explained (whyUndecodable)
+	// lagFrom is the position of the file the pairing began with (files
+	// before held no records of the pair); lagFixed, that it judges
+	// outages by a threshold set when it was paired again (repair).
+	lagFrom  int
+	lagFixed bool
+	series   *series
+	first    bool          // no record seen yet
+	pub      string        // last publisher identity, reused while it does not change
+	react    *reactChannel // a response log's trigger or response channel (reaction.go)
+	badMono  int64         // receive stamp of the file's first undecodable record, until explained (whyUndecodable)
 }
 
 // Analysis accumulates records from one or more logs.
@@ -98,8 +103,10 @@ type Analysis struct {
 	logClock *logClock           // the response log being read: its responses' place on its log's clock
 	readFrom int64               // RecvMonoNs the current file is read from (overlapping snapshots)
 	readTo   int64               // and up to, excluded (its next pause; 0: to its end)
-	books    *books              // the channels' timing, while a log's data is read (eachData)
-	batches  uint64              // metadata batches read so far, over all files (eachBatch)
+	reread   int                 // parts read again after a seam that did not merge (readData)
+	// readAgain is the bytes of the current file read twice so: the
+	// report says how much of the file was read.
+	readAgain int64
 }
 
 type namedLag struct {
@@ -217,7 +224,7 @@ func (a *Analysis) AddFile(path string) error {
 		return err
 	}
 	defer r.Close()
-	a.readFrom, a.readTo, a.input = 0, 0, len(a.files)
+	a.readFrom, a.readTo, a.input, a.readAgain = 0, 0, len(a.files), 0
 	apart := false
 	if a.addSnapshot(path, r) {
 		a.readFrom, apart = a.overlapStart()
@@ -283,12 +290,6 @@ func (a *Analysis) AddFile(path string) error {
 		ch := ids[c.ID]
 		st := r.StatsOf(c.ID)
 		ch.rep.RecorderDrops += st.Drops
-		if n := int(min(st.Records, 1<<26)); n > 0 && ch.kind != KindProbe {
-			ch.stream.Reserve(n)
-			if ch.lag != nil {
-				ch.lag.Reserve(n)
-			}
-		}
 		if st.HasCapture && a.opts.PlotBins > 0 {
 			a.widen(st.FirstCaptureNs, st.LastCaptureNs)
 		}
@@ -322,13 +323,10 @@ func (a *Analysis) AddFile(path string) error {
 		if i < len(pauses) {
 			a.readTo = pauses[i].at
 		}
-		a.books = newBooks(a.span, runtime.GOMAXPROCS(0) > 1)
-		if a.opts.FullDecode {
-			err = a.eachData(r, ids, dataIDs, a.add)
-		} else {
-			err = a.eachBatch(r, ids, dataIDs)
+		err = a.readData(r, ids, dataIDs)
+		if i < len(pauses) {
+			fr.pauses = append(fr.pauses, pauses[i].at)
 		}
-		a.books.finish()
 	}
 	if err == nil {
 		err = a.whyUndecodable(r, ids)
@@ -372,9 +370,9 @@ func (a *Analysis) AddFile(path string) error {
 	fr.Intact = fr.damage().Intact()
 	// A linear scan may read a block again (a torn tail's last block,
 	// read once to find it torn): the report says how much of the file.
-	fr.BytesRead = min(r.BytesRead(), fr.SizeBytes)
+	fr.BytesRead = min(r.BytesRead()-a.readAgain, fr.SizeBytes)
 	a.files = append(a.files, fr)
-	return nil
+	return a.judgeable()
 }
 
 // inFile names path in err, unless err names it already (logfmt's
@@ -466,25 +464,6 @@ func (a *Analysis) channel(c logfmt.Channel) *channel {
 
 // kindOf is the kind of a channel of schema.
 func kindOf(schema string) string { return livecheck.KindOf(schema) }
-
-// add accounts for one data record: here the counts and the epoch, in
-// a.books its timing and lag pairing.
-func (a *Analysis) add(ch *channel, r *logfmt.Record) {
-	ch.rep.Count++
-	ch.rep.Bytes += uint64(r.HeaderLen + r.PayloadLen)
-	if ch.react != nil {
-		ch.react.add(r)
-	}
-	s := a.books.next(ch) // filled in place: no copies on the hottest path
-	if !a.sampleOf(s, ch, r, ch.rep.Count, &ch.pub) {
-		ch.rep.Undecodable++
-		return
-	}
-	if ch.kind == KindState && !a.epState {
-		a.offerEpoch(stateEpoch(s.TNs, ch.rep.Name))
-	}
-	a.books.push(r.RecvWallNs)
-}
 
 // sampleOf sets s to the sampler's view of data record r of ch, the
 // channel's n-th record; false for a record of a known schema without a
@@ -626,6 +605,9 @@ func (a *Analysis) Report() *Report {
 		if s == nil {
 			continue
 		}
+		if !f.lag.Judge(a.outageOf(s)) { // AddFile paired it again where it would not (judgeable)
+			rep.Notes = append(rep.Notes, fmt.Sprintf("lag of %s vs %s: some frames were judged across an outage of the states, or not, by a threshold other than the report's", f.rep.Name, s.rep.Name))
+		}
 		l := f.lag.Summary()
 		if n := f.lag.Late(); n > 0 {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("lag of %s vs %s: %d samples arrived beyond the pairing window (%v of capture time out of order, or after %d states without a frame): "+
@@ -758,21 +740,35 @@ func (a *Analysis) pairFrames() {
 			a.notes = append(a.notes, fmt.Sprintf("lag of %s vs %s: only the records of the files from the first that holds both are paired: plan all files first (Analysis.Plan) to pair them all",
 				f.rep.Name, s.rep.Name))
 		}
-		f.lagOf = s
-		cfg := sampler.LagConfig{ToleranceNs: a.opts.LagTolerance.Nanoseconds(), WindowNs: a.opts.LagWindow.Nanoseconds(), OutageNs: a.outageOf(s)}
+		f.lagOf, f.lagFrom = s, len(a.files)
 		if a.opts.PlotBins > 0 {
 			f.lagSer = newLagSeries(a.opts.PlotBins, &a.span)
-			cfg.OnPair = f.lagSer.add
 		}
-		f.lag = sampler.NewLagStream(cfg)
+		f.lag = sampler.NewLagStream(a.lagConfig(s.stream, f.lagSer, false))
 		s.feeds = append(s.feeds, f.lag)
 	}
 }
 
-// outageOf is the outage threshold of state channel s as its samples
-// arrive: a frame whose latest state is older is paired across an outage.
-func (a *Analysis) outageOf(s *channel) func() int64 {
-	return func() int64 { return int64(a.opts.OutageFactor * float64(s.stream.NominalNs())) }
+// lagConfig is the pairing of a frame channel with the state channel
+// whose samples states accounts for (plotted in ser, if not nil; part:
+// a later part of a log, sampler.LagConfig.Part). A frame whose latest
+// state is older than the outage threshold of the whole state stream
+// is paired across an outage (outageOf): judged at the end, with the
+// state stream's threshold so far as the guess that keeps the pairings
+// held for it few.
+func (a *Analysis) lagConfig(states *sampler.Stream, ser *lagSeries, part bool) sampler.LagConfig {
+	cfg := sampler.LagConfig{ToleranceNs: a.opts.LagTolerance.Nanoseconds(), WindowNs: a.opts.LagWindow.Nanoseconds(),
+		OutageNs: func() int64 { return int64(a.opts.OutageFactor * float64(states.NominalNs())) }, Deferred: true, Part: part}
+	if ser != nil {
+		cfg.OnPair = ser.add
+	}
+	return cfg
+}
+
+// outageOf is the outage threshold of state channel s: a frame whose
+// latest state is older is paired across an outage.
+func (a *Analysis) outageOf(s *channel) int64 {
+	return int64(a.opts.OutageFactor * float64(s.stream.PeriodNs()))
 }
 
 // pairState picks the state channel a frame channel belongs to: the one

@@ -69,5 +69,37 @@ func (s *lagSeries) add(p sampler.Pairing) {
 	s.delays++
 }
 
+// merge adds o, the pairings after s's (a later part of the log, with
+// the same bins).
+func (s *lagSeries) merge(o *lagSeries) {
+	if o.width == 0 {
+		return // no pairing
+	}
+	if s.width == 0 {
+		s.origin, s.width = o.origin, o.width
+	}
+	s.across += o.across
+	s.rej += o.rej
+	s.delays += o.delays
+	s.none += o.none
+	for len(s.data) < len(o.data) {
+		s.data = append(s.data, lagBin{})
+	}
+	for i, x := range o.data {
+		b := &s.data[i]
+		b.rejected += x.rejected
+		b.across += x.across
+		if x.n > 0 {
+			if b.n == 0 || x.minDelay < b.minDelay {
+				b.minDelay = x.minDelay
+			}
+			if b.n == 0 || x.maxDelay > b.maxDelay {
+				b.maxDelay = x.maxDelay
+			}
+			b.n += x.n
+		}
+	}
+}
+
 // start is the capture time where bin i begins.
 func (s *lagSeries) start(i int) int64 { return s.origin + int64(i)*s.width }

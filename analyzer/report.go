@@ -116,6 +116,9 @@ type FileReport struct {
 	// the replay was killed before it finished the log).
 	ReplayOutcome *logfmt.ReplayOutcome `json:"replay_outcome"`
 	response      bool                  // a response log (it has a trigger channel)
+	readFrom      int64                 // RecvMonoNs it was read from (Analysis.readFrom)
+	apart         bool                  // it began a captured span (Analysis.apart)
+	pauses        []int64               // RecvMonoNs of its pauses, where its segments begin (pause.go)
 }
 
 // Dist summarises a distribution in milliseconds.

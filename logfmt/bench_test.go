@@ -197,6 +197,36 @@ func benchRead(b *testing.B, metaOnly bool) {
 func BenchmarkReadFull(b *testing.B) { benchRead(b, false) }
 func BenchmarkReadMeta(b *testing.B) { benchRead(b, true) }
 
+// BenchmarkReadMetaBatch is ReadMeta in batches (Iterator.NextBatch), as
+// analyze reads: the seq and stamps of every record.
+func BenchmarkReadMetaBatch(b *testing.B) {
+	path, n := stateLog(b)
+	r, err := Open(path, ReaderOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	b.SetBytes(int64(n) * 200)
+	b.ResetTimer()
+	var total int64
+	var batch MetaBatch
+	for i := 0; i < b.N; i++ {
+		it := r.Records(Filter{Channels: []uint16{r.Channels()[0].ID}, MetaOnly: true}) // a filter, as analyze's
+		read := 0
+		for it.NextBatch(&batch) {
+			for k := range batch.Len {
+				total += int64(batch.Seq(k)) ^ batch.CaptureNs(k) ^ batch.RecvMonoNs(k)
+			}
+			read += batch.Len
+		}
+		if it.Err() != nil || read != n {
+			b.Fatal(it.Err(), read)
+		}
+	}
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "records/s")
+	_ = total
+}
+
 // BenchmarkReadMetaFrameHeavy scans the metadata of a frame-heavy log
 // (1 s of 1 kHz state + 30 Hz 6.2 MB frames) and reports the fraction
 // of the file read.

@@ -86,6 +86,7 @@ func FuzzIterate(f *testing.F) {
 			st    []ChannelStats
 			recs  []Record
 			metas []Record
+			batch []Record // NextBatch's, as Next's metas with HeaderLen summed into PayloadLen
 		}
 		read := func(o ReaderOptions) (*result, error) {
 			r, err := openBytes(data, o)
@@ -111,7 +112,17 @@ func FuzzIterate(f *testing.F) {
 					return res, err
 				}
 			}
-			return res, nil
+			it := r.Records(Filter{MetaOnly: true})
+			var b MetaBatch
+			for it.NextBatch(&b) {
+				for i := range b.Len {
+					var rec Record
+					b.Record(i, &rec)
+					rec.PublisherID = bytes.Clone(rec.PublisherID)
+					res.batch = append(res.batch, rec)
+				}
+			}
+			return res, it.Err()
 		}
 		idx, err1 := read(fuzzLimits)
 		lin := fuzzLimits
@@ -130,11 +141,18 @@ func FuzzIterate(f *testing.F) {
 		if len(idx.recs) != len(idx.metas) || uint64(len(idx.recs)) != v.Records {
 			t.Fatalf("full %d, meta-only %d, verify %d records", len(idx.recs), len(idx.metas), v.Records)
 		}
+		if len(idx.batch) != len(idx.metas) {
+			t.Fatalf("NextBatch %d records, Next %d", len(idx.batch), len(idx.metas))
+		}
 		for i := range idx.recs {
 			a, m := idx.recs[i], idx.metas[i]
 			a.Payload, a.Header = nil, nil
 			if !reflect.DeepEqual(a, m) {
 				t.Fatalf("record %d: metadata path differs from full decode", i)
+			}
+			m.PayloadLen, m.HeaderLen = m.HeaderLen+m.PayloadLen, 0
+			if !reflect.DeepEqual(m, idx.batch[i]) {
+				t.Fatalf("record %d: NextBatch differs from Next", i)
 			}
 		}
 	})

@@ -105,26 +105,14 @@ func (r *Reader) Records(f Filter) *Iterator {
 // Next advances to the next record; it returns false at the end or on an
 // error (see Err).
 func (it *Iterator) Next() bool {
-	f := &it.f
 	for {
 		for it.ei < len(it.entries) {
 			e := &it.entries[it.ei]
 			it.ei++
-			ch := e.channel
-			if it.want != nil && !it.want[ch] {
-				continue
+			if it.keeps(e) {
+				it.fill(e)
+				return true
 			}
-			if f.Start != 0 && e.mono < f.Start {
-				continue
-			}
-			if f.End != 0 && e.mono >= f.End {
-				continue
-			}
-			if it.wall && !f.Wall.Contains(e.wall) {
-				continue
-			}
-			it.fill(e)
-			return true
 		}
 		if it.stream != nil {
 			it.nextBatch()
@@ -140,6 +128,13 @@ func (it *Iterator) Next() bool {
 		}
 		it.loadCluster()
 	}
+}
+
+// keeps says whether the filter keeps the record of e.
+func (it *Iterator) keeps(e *metaEntry) bool {
+	f := &it.f
+	return (it.want == nil || it.want[e.channel]) && (f.Start == 0 || e.mono >= f.Start) &&
+		(f.End == 0 || e.mono < f.End) && (!it.wall || f.Wall.Contains(e.wall))
 }
 
 func (it *Iterator) fill(e *metaEntry) {

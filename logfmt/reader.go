@@ -392,6 +392,16 @@ func (r *Reader) Mapped(b []byte) bool {
 	return p >= lo && p-lo <= uintptr(len(m)-len(b))
 }
 
+// FileRange says where b lies in the log's file, if it lies in the
+// reader's map of it (Mapped): the file and b's offset in it, for a
+// caller that copies those bytes file to file (outfile.File.CopyRange).
+func (r *Reader) FileRange(b []byte) (f *os.File, off int64, ok bool) {
+	if r.file == nil || !r.Mapped(b) {
+		return nil, 0, false
+	}
+	return r.file, int64(uintptr(unsafe.Pointer(unsafe.SliceData(b))) - uintptr(unsafe.Pointer(unsafe.SliceData(r.mapped)))), true
+}
+
 // Size returns the file size.
 func (r *Reader) Size() int64 { return r.size }
 

@@ -3,6 +3,7 @@ package mcapexport
 import (
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strconv"
 
@@ -34,6 +35,12 @@ type MCAPOptions struct {
 	// frame in an uncompressed chunk are written from them directly,
 	// without a copy. Every other byte is copied before Write returns.
 	Stable func(payload []byte) bool
+	// FileRange, when set, says where in a file a Stable payload lies
+	// (logfmt.Reader.FileRange): the pixels of such a frame in an
+	// uncompressed chunk are then copied from there to the output by the
+	// kernel (copy_file_range, as cp does), when the output takes it
+	// (outfile.File.CopyRange), without passing through this process.
+	FileRange func(payload []byte) (*os.File, int64, bool)
 }
 
 // MCAPStats counts what an export wrote.
@@ -273,8 +280,14 @@ func clampU(ns int64) uint64 {
 // message writes a message whose data is head then tail (a frame's
 // pixels: written from the caller's bytes if Stable says they may be).
 func (m *MCAPWriter) message(ch uint16, topic string, seq uint32, logTime, pubTime uint64, head, tail []byte) error {
-	ref := len(tail) > 0 && m.opts.Stable != nil && m.opts.Stable(tail)
-	if err := m.w.message(ch, seq, logTime, pubTime, head, tail, ref); err != nil {
+	var src fileRange
+	if ref := len(tail) > 0 && m.opts.Stable != nil && m.opts.Stable(tail); ref {
+		src.ref = true
+		if m.opts.FileRange != nil {
+			src.f, src.off, _ = m.opts.FileRange(tail)
+		}
+	}
+	if err := m.w.message(ch, seq, logTime, pubTime, head, tail, src); err != nil {
 		return fmt.Errorf("mcapexport: write message on %s: %w", topic, err)
 	}
 	m.stats.Messages++

@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+	"os"
 	"sort"
 
 	"github.com/foxglove/mcap/go/mcap"
@@ -41,9 +42,26 @@ type vectorWriter interface {
 	WriteBuffers(bufs [][]byte) (int64, error)
 }
 
-// piece is a run of a chunk's records: small[lo:hi], or ref when set.
+// rangeWriter is an output that copies a range of a file to its end
+// (outfile.File, with copy_file_range).
+type rangeWriter interface {
+	CopyRange(src *os.File, off, n int64) (int64, error)
+}
+
+// fileRange says how a message's tail stays valid until close (ref),
+// and where it lies in a file (f, off), if it does.
+type fileRange struct {
+	ref bool
+	f   *os.File
+	off int64
+}
+
+// piece is a run of a chunk's records: small[lo:hi], or ref when set
+// (at off in src, when src is set).
 type piece struct {
 	ref    []byte
+	src    *os.File
+	off    int64
 	lo, hi int
 }
 
@@ -59,6 +77,7 @@ type rawChannel struct {
 type rawWriter struct {
 	out   io.Writer
 	vw    vectorWriter
+	rw    rangeWriter
 	off   uint64 // bytes written
 	crc   uint32 // CRC-32 of the section being written (data, then summary)
 	err   error
@@ -96,6 +115,7 @@ func newRawWriter(out io.Writer, comp mcap.CompressionFormat, chunkSize int64) (
 	w := &rawWriter{out: out, comp: comp, limit: chunkSize, byID: map[uint16]*rawChannel{},
 		start: math.MaxUint64}
 	w.vw, _ = out.(vectorWriter)
+	w.rw, _ = out.(rangeWriter)
 	switch comp {
 	case mcap.CompressionZSTD:
 		zw, err := zstd.NewWriter(&w.zbuf, zstd.WithEncoderLevel(zstd.SpeedDefault))
@@ -183,16 +203,17 @@ func (w *rawWriter) add(b []byte) {
 	}
 }
 
-// addRef appends b, which stays valid until close: referenced instead of
-// copied when the chunk is written as it is and b is large.
-func (w *rawWriter) addRef(b []byte) {
+// addRef appends b, which stays valid until close (at src.off in src.f,
+// if src.f is set): referenced instead of copied when the chunk is
+// written as it is and b is large.
+func (w *rawWriter) addRef(b []byte, src fileRange) {
 	if w.zw != nil || len(b) < refMin {
 		w.add(b)
 		return
 	}
 	w.usize += uint64(len(b))
 	w.ucrc = crc32.Update(w.ucrc, crc32.IEEETable, b)
-	w.pieces = append(w.pieces, piece{ref: b})
+	w.pieces = append(w.pieces, piece{ref: b, src: src.f, off: src.off})
 }
 
 // schema writes a schema record into the data section.
@@ -238,7 +259,7 @@ func (w *rawWriter) metadata(name string, md map[string]string) {
 // message adds a message record whose data is head then tail to the open
 // chunk (tail referenced, see addRef, if ref: it stays valid until close),
 // and seals the chunk once it holds more than the chunk size.
-func (w *rawWriter) message(ch uint16, seq uint32, logTime, pubTime uint64, head, tail []byte, ref bool) error {
+func (w *rawWriter) message(ch uint16, seq uint32, logTime, pubTime uint64, head, tail []byte, src fileRange) error {
 	c := w.byID[ch]
 	if c == nil {
 		return fmt.Errorf("unknown channel %d", ch)
@@ -252,8 +273,8 @@ func (w *rawWriter) message(ch uint16, seq uint32, logTime, pubTime uint64, head
 	b = binary.LittleEndian.AppendUint64(b, pubTime)
 	w.add(b)
 	w.add(head)
-	if ref {
-		w.addRef(tail)
+	if src.ref {
+		w.addRef(tail, src)
 	} else if len(tail) > 0 {
 		w.add(tail)
 	}
@@ -277,21 +298,20 @@ func (w *rawWriter) flushChunk() {
 	if w.usize == 0 || w.err != nil {
 		return
 	}
-	var records [][]byte
+	var records []piece
 	var stored uint64
 	if w.zw != nil {
 		if w.err = w.zw.Close(); w.err != nil {
 			return
 		}
-		records = [][]byte{w.zbuf.Bytes()}
+		records = []piece{{ref: w.zbuf.Bytes()}}
 		stored = uint64(w.zbuf.Len())
 	} else {
 		for _, p := range w.pieces {
-			if p.ref != nil {
-				records = append(records, p.ref)
-			} else {
-				records = append(records, w.small[p.lo:p.hi])
+			if p.ref == nil {
+				p.ref = w.small[p.lo:p.hi]
 			}
+			records = append(records, p)
 		}
 		stored = w.usize
 	}
@@ -330,14 +350,12 @@ func (w *rawWriter) flushChunk() {
 	// CRC the uncompressed case has, folded in), then the indexes.
 	w.crc = crc32.Update(w.crc, crc32.IEEETable, hb[:hlen])
 	if w.zw != nil {
-		w.crc = crc32.Update(w.crc, crc32.IEEETable, records[0])
+		w.crc = crc32.Update(w.crc, crc32.IEEETable, records[0].ref)
 	} else {
 		w.crc = crc32Combine(w.crc, w.ucrc, w.usize)
 	}
 	w.crc = crc32.Update(w.crc, crc32.IEEETable, hb[hlen:])
-	w.iov = append(append(append(w.iov[:0], hb[:hlen]), records...), hb[hlen:])
-	n, err := w.writeVec(w.iov)
-	clear(w.iov) // drop the references to the caller's bytes
+	n, err := w.writeChunk(hb[:hlen], records, hb[hlen:])
 	w.off += uint64(n)
 	if err != nil {
 		w.err = err
@@ -356,6 +374,35 @@ func (w *rawWriter) flushChunk() {
 		w.zbuf.Reset()
 		w.zw.Reset(&w.zbuf)
 	}
+}
+
+// writeChunk writes a chunk record's head, its records and what follows
+// them (its message indexes): in vectored writes, but for the records in
+// a file (piece.src), which the output copies from there when it can
+// (rangeWriter).
+func (w *rawWriter) writeChunk(head []byte, records []piece, tail []byte) (int64, error) {
+	w.iov = append(w.iov[:0], head)
+	var n int64
+	for _, p := range records {
+		if p.src == nil || w.rw == nil {
+			w.iov = append(w.iov, p.ref)
+			continue
+		}
+		k, err := w.writeVec(w.iov)
+		n += k
+		if err != nil {
+			return n, err
+		}
+		clear(w.iov) // drop the references to the caller's bytes
+		w.iov = w.iov[:0]
+		k, err = w.rw.CopyRange(p.src, p.off, int64(len(p.ref)))
+		if n += k; err != nil {
+			return n, err
+		}
+	}
+	k, err := w.writeVec(append(w.iov, tail))
+	clear(w.iov)
+	return n + k, err
 }
 
 // writeVec writes bufs in order, in one vectored write when the output

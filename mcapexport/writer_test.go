@@ -12,6 +12,9 @@ import (
 	"testing"
 
 	"github.com/foxglove/mcap/go/mcap"
+
+	"github.com/vrlog/vrlog/logfmt"
+	"github.com/vrlog/vrlog/outfile"
 )
 
 func TestCRC32Combine(t *testing.T) {
@@ -142,6 +145,83 @@ func TestMCAPWriterCopiesUnlessStable(t *testing.T) {
 	}
 	p := filepath.Join(t.TempDir(), "out.mcap")
 	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runMCAPCheck(t, p, f.want, "")
+}
+
+// Pixels copied file to file (FileRange, an outfile.File output: the
+// kernel's copy) give the bytes of pixels written from memory: a log of
+// uncompressed frames, read through its map, exported both ways.
+func TestMCAPWriterFileRange(t *testing.T) {
+	f := makeFixtureFrames(160, 160)
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, "frames.vrlog")
+	lw, err := logfmt.Create(logPath, logfmt.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range f.chans {
+		c.Compression = logfmt.Compression{Kind: logfmt.CompressionNone}
+		if _, err := lw.AddChannel(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range f.recs {
+		if err := lw.Write(&f.recs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := lw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := logfmt.Open(logPath, logfmt.ReaderOptions{Map: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	write := func(out io.Writer, o MCAPOptions) MCAPStats {
+		w, err := NewMCAP(out, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range r.Channels() {
+			if err := w.AddChannel(c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		it := r.Records(logfmt.Filter{})
+		for it.Next() {
+			if err := w.Write(it.Record()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := it.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return w.Stats()
+	}
+	var mem bytes.Buffer
+	write(&mem, MCAPOptions{Compression: "none", ChunkSize: 100_000})
+	p := filepath.Join(dir, "out.mcap")
+	out, err := outfile.Create(p, outfile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	copied := 0
+	st := write(out, MCAPOptions{Compression: "none", ChunkSize: 100_000, Stable: r.Mapped,
+		FileRange: func(b []byte) (*os.File, int64, bool) { copied++; return r.FileRange(b) }})
+	if err := out.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(p)
+	if !bytes.Equal(got, mem.Bytes()) || copied == 0 {
+		t.Fatalf("%d bytes copied file to file (%d frames), %d written from memory: they differ", len(got), copied, mem.Len())
+	}
+	if err := Check(p, st.Messages); err != nil {
 		t.Fatal(err)
 	}
 	runMCAPCheck(t, p, f.want, "")

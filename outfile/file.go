@@ -164,14 +164,8 @@ func (f *File) Write(p []byte) (int, error) {
 // buffers (an MCAP chunk's frames) saves their copy into the write
 // buffer. The first error sticks, as Write's.
 func (f *File) WriteBuffers(bufs [][]byte) (int64, error) {
-	if f.err != nil {
-		return 0, f.err
-	}
-	if f.closed {
-		return 0, f.fail(errors.New("write after Finish"))
-	}
-	if err := f.w.Flush(); err != nil {
-		return 0, f.fail(unwrapPath(err))
+	if err := f.flushed(); err != nil {
+		return 0, err
 	}
 	var n int64
 	var err error
@@ -184,6 +178,48 @@ func (f *File) WriteBuffers(bufs [][]byte) (int64, error) {
 		return n, f.fail(unwrapPath(err))
 	}
 	return n, nil
+}
+
+// CopyRange writes n bytes of src from offset off, after what Write
+// buffered: to a file the kernel copies them (copy_file_range, as cp
+// does), else they are read and written. The first error sticks, as
+// Write's.
+func (f *File) CopyRange(src *os.File, off, n int64) (int64, error) {
+	if err := f.flushed(); err != nil {
+		return 0, err
+	}
+	if f.f != nil && f.sink == io.Writer(f.f) {
+		written, done, err := copyRange(f.f, src, off, n)
+		if err != nil {
+			return written, f.fail(unwrapPath(err))
+		}
+		if done {
+			return written, nil
+		}
+	}
+	written, err := io.Copy(f.sink, io.NewSectionReader(src, off, n))
+	if err == nil && written < n {
+		err = io.ErrUnexpectedEOF
+	}
+	if err != nil {
+		return written, f.fail(unwrapPath(err))
+	}
+	return written, nil
+}
+
+// flushed readies f for a write that bypasses its buffer: what Write
+// buffered is written first.
+func (f *File) flushed() error {
+	if f.err != nil {
+		return f.err
+	}
+	if f.closed {
+		return f.fail(errors.New("write after Finish"))
+	}
+	if err := f.w.Flush(); err != nil {
+		return f.fail(unwrapPath(err))
+	}
+	return nil
 }
 
 // writeEach writes bufs to w one after the other.

@@ -1,6 +1,7 @@
 package outfile
 
 import (
+	"bytes"
 	"errors"
 	"io/fs"
 	"os"
@@ -357,4 +358,55 @@ func TestMissingDirectory(t *testing.T) {
 		t.Fatalf("a trailing slash: %v", err)
 	}
 	d.Abort()
+}
+
+// CopyRange writes a range of another file after what Write buffered:
+// into a file by the kernel, onto standard output (no file) by reading
+// it; a range past the source's end is an error that sticks.
+func TestCopyRange(t *testing.T) {
+	dir := t.TempDir()
+	src := make([]byte, 5<<20)
+	for i := range src {
+		src[i] = byte(i*7 + i>>12)
+	}
+	sp := filepath.Join(dir, "src")
+	if err := os.WriteFile(sp, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in, err := os.Open(sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	want := append(append([]byte("head:"), src[12345:12345+3<<20]...), ":tail"...)
+	var stdout bytes.Buffer
+	for _, path := range []string{filepath.Join(dir, "out"), "-"} {
+		f, err := Create(path, Options{Stdout: &stdout})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Write([]byte("head:"))
+		if n, err := f.CopyRange(in, 12345, 3<<20); err != nil || n != 3<<20 {
+			t.Fatalf("%s: CopyRange %d, %v", path, n, err)
+		}
+		f.Write([]byte(":tail"))
+		if err := f.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		got := stdout.Bytes()
+		if path != "-" {
+			got, _ = os.ReadFile(path)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%s: %d bytes differ from the %d wanted", path, len(got), len(want))
+		}
+	}
+	f, _ := Create(filepath.Join(dir, "short"), Options{})
+	defer f.Abort()
+	if _, err := f.CopyRange(in, int64(len(src))-10, 100); err == nil {
+		t.Fatal("a range past the source's end copied")
+	}
+	if err := f.Commit(); err == nil {
+		t.Fatal("committed after a failed CopyRange")
+	}
 }

@@ -26,12 +26,19 @@ type Histogram struct {
 	min, max int64
 }
 
-// buckets are a Histogram's counts, 467 KB in an object of their own
-// without pointers, which the GC does not scan.
+// buckets are a Histogram's counts, in pages of pageLen buckets made as
+// values fall in them: a steady stream's values fill one or two pages
+// (4 KiB each) of the 14,592 buckets of either sign, so a Histogram is
+// quick to make, merge and collect.
 type buckets struct {
-	pos, neg [nBuckets]bucket // values ≥ 0; magnitudes of the negative ones
-	gpos     [nGroups]uint64  // pos and neg counts summed per group of
-	gneg     [nGroups]uint64  // buckets, so a quantile skips empty stretches
+	pos, neg [nPages]*page // values ≥ 0; magnitudes of the negative ones
+}
+
+// page is pageLen buckets and their total count, so that a quantile
+// skips empty stretches.
+type page struct {
+	n uint64
+	b [pageLen]bucket
 }
 
 // bucket is one histogram bucket: count and sum side by side, so an Add
@@ -55,9 +62,20 @@ const (
 	subCount = 1 << subBits // values below this are exact
 	nBuckets = subCount + (64-subBits)*(subCount/2)
 
-	groupBits = 8 // buckets per group: 1<<groupBits
-	nGroups   = (nBuckets + 1<<groupBits - 1) >> groupBits
+	pageBits = 8 // buckets per page: 1<<pageBits
+	pageLen  = 1 << pageBits
+	nPages   = (nBuckets + pageLen - 1) >> pageBits
 )
+
+// at is bucket i of pages ps, made if need be.
+func at(ps *[nPages]*page, i int) (*page, *bucket) {
+	pg := ps[i>>pageBits]
+	if pg == nil {
+		pg = new(page)
+		ps[i>>pageBits] = pg
+	}
+	return pg, &pg.b[i&(pageLen-1)]
+}
 
 func bucketOf(v uint64) int {
 	if v < subCount {
@@ -94,9 +112,7 @@ func (h *Histogram) Reserve(n int) {
 func (h *Histogram) Add(v int64) {
 	if h.n == 0 { // the first value: after it, no branch for min, max or the buckets
 		h.min, h.max = v, v
-		if h.buckets == nil {
-			h.buckets = new(buckets)
-		}
+		h.made()
 	}
 	h.min, h.max = min(h.min, v), max(h.max, v)
 	h.n++
@@ -106,16 +122,22 @@ func (h *Histogram) Add(v int64) {
 	} else if h.exact != nil {
 		h.exact = nil // past the limit: buckets only, memory back
 	}
-	hb := h.buckets
 	if v >= 0 {
-		b := bucketOf(uint64(v))
-		hb.pos[b].add(float64(v))
-		hb.gpos[b>>groupBits]++
+		pg, b := at(&h.buckets.pos, bucketOf(uint64(v)))
+		pg.n++
+		b.add(float64(v))
 	} else {
 		m := uint64(-(v + 1)) + 1
-		b := bucketOf(m)
-		hb.neg[b].add(float64(m))
-		hb.gneg[b>>groupBits]++
+		pg, b := at(&h.buckets.neg, bucketOf(m))
+		pg.n++
+		b.add(float64(m))
+	}
+}
+
+// made makes h's buckets if it has none yet.
+func (h *Histogram) made() {
+	if h.buckets == nil {
+		h.buckets = new(buckets)
 	}
 }
 
@@ -166,30 +188,40 @@ func (h *Histogram) approxQuantile(q float64) int64 {
 }
 
 // bucketQuantile finds the bucket holding the rank-th value (1-based),
-// walking the groups first: tens of steps instead of thousands, so
+// walking the pages first: tens of steps instead of thousands, so
 // Stream can refresh its running median cheaply.
 func (h *Histogram) bucketQuantile(rank uint64) int64 {
 	hb := h.buckets // not nil: h holds values
 	var seen uint64
-	for g := nGroups - 1; g >= 0; g-- { // most negative first
-		if seen+hb.gneg[g] < rank {
-			seen += hb.gneg[g]
+	for g := nPages - 1; g >= 0; g-- { // most negative first
+		pg := hb.neg[g]
+		if pg == nil || seen+pg.n < rank {
+			if pg != nil {
+				seen += pg.n
+			}
 			continue
 		}
-		for i := min(nBuckets, (g+1)<<groupBits) - 1; i >= g<<groupBits; i-- {
-			if seen += hb.neg[i].n; seen >= rank && hb.neg[i].n > 0 {
-				return h.clamp(neg(uint64(math.Round(hb.neg[i].mean()))))
+		for i := pageLen - 1; i >= 0; i-- {
+			if b := &pg.b[i]; b.n > 0 {
+				if seen += b.n; seen >= rank {
+					return h.clamp(neg(uint64(math.Round(b.mean()))))
+				}
 			}
 		}
 	}
-	for g := range nGroups {
-		if seen+hb.gpos[g] < rank {
-			seen += hb.gpos[g]
+	for g := range nPages {
+		pg := hb.pos[g]
+		if pg == nil || seen+pg.n < rank {
+			if pg != nil {
+				seen += pg.n
+			}
 			continue
 		}
-		for i := g << groupBits; i < min(nBuckets, (g+1)<<groupBits); i++ {
-			if seen += hb.pos[i].n; seen >= rank && hb.pos[i].n > 0 {
-				return h.clamp(pos(uint64(math.Round(hb.pos[i].mean()))))
+		for i := range pageLen {
+			if b := &pg.b[i]; b.n > 0 {
+				if seen += b.n; seen >= rank {
+					return h.clamp(pos(uint64(math.Round(b.mean()))))
+				}
 			}
 		}
 	}
@@ -226,20 +258,37 @@ func (h *Histogram) Merge(o *Histogram) {
 	}
 	h.n += o.n
 	h.sum += o.sum
-	if h.buckets == nil {
-		h.buckets = new(buckets)
+	h.made()
+	mergePages(&h.buckets.pos, &o.buckets.pos)
+	mergePages(&h.buckets.neg, &o.buckets.neg)
+}
+
+// mergePages adds the counts of pages o to h.
+func mergePages(h, o *[nPages]*page) {
+	for g, op := range o {
+		if op == nil {
+			continue
+		}
+		if h[g] == nil {
+			h[g] = new(page)
+		}
+		hp := h[g]
+		hp.n += op.n
+		for i := range op.b {
+			hp.b[i].n += op.b[i].n
+			hp.b[i].sum += op.b[i].sum
+		}
 	}
-	hb, ob := h.buckets, o.buckets
-	for i := range nBuckets {
-		hb.pos[i].n += ob.pos[i].n
-		hb.pos[i].sum += ob.pos[i].sum
-		hb.neg[i].n += ob.neg[i].n
-		hb.neg[i].sum += ob.neg[i].sum
+}
+
+// absorb is Merge for an o that is not used after: an empty h takes
+// o's buckets instead of copying them.
+func (h *Histogram) absorb(o *Histogram) {
+	if h.n == 0 {
+		*h, *o = *o, Histogram{}
+		return
 	}
-	for g := range nGroups {
-		hb.gpos[g] += ob.gpos[g]
-		hb.gneg[g] += ob.gneg[g]
-	}
+	h.Merge(o)
 }
 
 // Buckets calls f for each non-empty bucket in ascending value order with
@@ -250,15 +299,15 @@ func (h *Histogram) Buckets(f func(lo, hi int64, n uint64)) {
 		return
 	}
 	for i := nBuckets - 1; i >= 0; i-- {
-		if hb.neg[i].n > 0 {
+		if pg := hb.neg[i>>pageBits]; pg != nil && pg.b[i&(pageLen-1)].n > 0 {
 			lo, hi := bucketRange(i)
-			f(neg(hi), neg(lo), hb.neg[i].n)
+			f(neg(hi), neg(lo), pg.b[i&(pageLen-1)].n)
 		}
 	}
 	for i := range nBuckets {
-		if hb.pos[i].n > 0 {
+		if pg := hb.pos[i>>pageBits]; pg != nil && pg.b[i&(pageLen-1)].n > 0 {
 			lo, hi := bucketRange(i)
-			f(pos(lo), pos(hi), hb.pos[i].n)
+			f(pos(lo), pos(hi), pg.b[i&(pageLen-1)].n)
 		}
 	}
 }

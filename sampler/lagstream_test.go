@@ -278,3 +278,101 @@ func TestLagAcrossOutage(t *testing.T) {
 		t.Fatalf("OnPair: %d pairings (%d across), want %d (%d)", len(pairings), across, len(frames), got.AcrossOutage)
 	}
 }
+
+// A log paired in parts (each part its own LagStream, Part after the
+// first, merged in order) and judged at the end by one outage
+// threshold gives the figures of Lag with that threshold: the whole
+// log's pairing, judged by the whole state stream's median, to the last
+// bit of every histogram and the order of the gaps; with the threshold
+// guessed well (the pairings held are few) or badly (Valid false).
+func TestLagStreamPartsMergeToLag(t *testing.T) {
+	const ms = 1_000_000
+	in := interleaved(rand.New(rand.NewPCG(9, 10)), 200_000, ms, 33*ms)
+	// Outages: states silent for 40 ms at 50 s, 2 s at 120 s, and from 190 s on.
+	var cut []arrival
+	for _, a := range in {
+		ts := a.s.TNs
+		if !a.frame && ((ts > 50_000*ms && ts < 50_040*ms) || (ts > 120_000*ms && ts < 122_000*ms) || ts > 190_000*ms) {
+			continue
+		}
+		cut = append(cut, a)
+	}
+	in = cut
+	const threshold = 3 * ms
+	fixed := LagConfig{ToleranceNs: 20 * ms, WindowNs: 2e9, OutageNs: func() int64 { return threshold }}
+	want := exact(in, fixed)
+	if want.AcrossOutage == 0 || len(want.Outages) < 3 {
+		t.Fatalf("the log does not exercise outages: %d across, gaps %v", want.AcrossOutage, want.Outages)
+	}
+	for _, c := range []struct {
+		name  string
+		guess int64
+		parts []int // split points, as fractions of len(in) in 1/100
+		valid bool
+	}{
+		{"whole", threshold, nil, true},
+		{"halves", threshold, []int{50}, true},
+		{"quarters, guess high", 5 * ms, []int{25, 50, 75}, true},
+		{"at an outage", threshold, []int{int(100 * float64(indexAt(in, 120_500*ms)) / float64(len(in)))}, true},
+		{"guess too high", 100 * ms, []int{50}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := fixed
+			cfg.Deferred = true
+			cfg.OutageNs = func() int64 { return c.guess }
+			var pairings []Pairing
+			cfg.OnPair = func(p Pairing) { pairings = append(pairings, p) }
+			bounds := []int{0}
+			for _, p := range c.parts {
+				bounds = append(bounds, len(in)*p/100)
+			}
+			bounds = append(bounds, len(in))
+			var whole *LagStream
+			for k := 0; k+1 < len(bounds); k++ {
+				pc := cfg
+				pc.Part = k > 0
+				l := NewLagStream(pc)
+				for _, a := range in[bounds[k]:bounds[k+1]] {
+					if a.frame {
+						l.Frame(a.s)
+					} else {
+						l.State(a.s)
+					}
+				}
+				if whole == nil {
+					whole = l
+					continue
+				}
+				seam, ok := whole.Seam(l)
+				if !ok {
+					t.Fatalf("part %d not merged", k)
+				}
+				seam.Join()
+			}
+			if ok := whole.Judge(threshold); ok != c.valid {
+				t.Fatalf("Judge %v, want %v", ok, c.valid)
+			}
+			if !c.valid {
+				return
+			}
+			got := whole.Summary()
+			sameLag(t, got, want)
+			if got.AcrossOutage != want.AcrossOutage || !slices.Equal(got.Outages, want.Outages) || whole.Late() != 0 {
+				t.Fatalf("%d across %v (late %d), want %d across %v", got.AcrossOutage, got.Outages, whole.Late(), want.AcrossOutage, want.Outages)
+			}
+			if uint64(len(pairings)) != want.Frames {
+				t.Fatalf("OnPair called %d times for %d frames", len(pairings), want.Frames)
+			}
+		})
+	}
+}
+
+// indexAt is the position of the first sample of in captured at or after t.
+func indexAt(in []arrival, t int64) int {
+	for i, a := range in {
+		if a.s.TNs >= t {
+			return i
+		}
+	}
+	return len(in)
+}

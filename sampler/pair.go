@@ -24,10 +24,31 @@ type LagConfig struct {
 	// with the gap it spans, and kept out of every lag figure and of
 	// Rejected. Without OutageNs every pairing is lag.
 	OutageNs func() int64
+	// Deferred leaves the outage judging to the end (LagStream.Judge,
+	// with the threshold of the whole state stream), so that every
+	// frame is judged by one threshold whatever the order the log was
+	// read in (in parts, on several cores). OutageNs is then a guess:
+	// a pairing whose lag is at most half of it is counted as lag at
+	// once, and the others (a frame in a gap of the state stream, or
+	// before the guess is known) are held, at most MaxHeld of them,
+	// to be judged at the end. Judge says whether the guess was good
+	// enough (Valid): if it was not, pair the log again with the
+	// threshold known.
+	Deferred bool
+	// Part says that the stream accounts for a later part of a log,
+	// read apart from the part before it (on another core), for
+	// LagStream.Merge: it keeps its first samples (its head, about two
+	// windows of capture time) instead of pairing the frames among
+	// them, for the stream of the part before to pair.
+	Part bool
 	// OnPair, when set, is called with each frame's pairing as it is
-	// made (for plots over time).
+	// made (for plots over time); a held pairing, as it is judged.
 	OnPair func(Pairing)
 }
+
+// MaxHeld bounds the pairings a Deferred LagSummary holds for judging
+// (56 bytes each): beyond it, Valid is false.
+const MaxHeld = 1 << 16
 
 // Pairing is one frame's pairing with the state stream.
 type Pairing struct {
@@ -82,6 +103,28 @@ type LagSummary struct {
 	// the frames' delay; this can. Frames outside the states' capture span,
 	// or without receive stamps, are left out.
 	Interpolated Histogram
+
+	// Deferred judging (LagConfig.Deferred): the pairings held, and the
+	// thresholds the pairings already judged hold for.
+	held     []heldPairing
+	overflow bool  // more than MaxHeld pairings to hold
+	lagMax   int64 // the largest latest lag counted as lag, if hasLag
+	hasLag   bool
+	crossMin int64 // the smallest counted across an outage, if hasCross
+	hasCross bool
+}
+
+// heldPairing is a frame's pairing whose outage is not yet judged:
+// what either judgement needs.
+type heldPairing struct {
+	frame    Stamped
+	latest   int64
+	nearest  int64
+	delay    int64 // if hasDelay
+	stateNs  int64 // the latest state's capture stamp
+	nextNs   int64 // the next state's, if hasNext
+	hasNext  bool
+	hasDelay bool
 }
 
 // RejectedFraction is Rejected over the lag measurements: paired frames
@@ -110,36 +153,120 @@ func Lag(states, frames []Stamped, cfg LagConfig) *LagSummary {
 // every state that can be f's latest or next one).
 func (l *LagSummary) pair(states []Stamped, f Stamped, cfg *LagConfig) {
 	l.Frames++
-	p := Pairing{TNs: f.TNs}
 	latest, i, ok := latestLag(states, f.TNs)
-	switch {
-	case !ok:
+	if !ok {
 		l.Unpaired++
 		if len(states) > 0 {
 			l.Nearest.Add(f.TNs - states[0].TNs)
 		}
-	case cfg.OutageNs != nil && AcrossOutage(latest, cfg.OutageNs()):
-		p.Paired, p.LatestNs, p.AcrossOutage = true, latest, true
-		l.acrossOutage(states, i, latest)
-	default:
-		p.Paired, p.LatestNs = true, latest
-		l.Latest.Add(latest)
-		nearest := latest
-		if i < len(states) && states[i].TNs-f.TNs < latest {
-			nearest = f.TNs - states[i].TNs
+		if cfg.OnPair != nil {
+			cfg.OnPair(Pairing{TNs: f.TNs})
 		}
-		l.Nearest.Add(nearest)
-		if latest > cfg.ToleranceNs {
-			l.Rejected++
-			p.Rejected = true
+		return
+	}
+	h := heldPairing{frame: f, latest: latest, nearest: latest, stateNs: states[i-1].TNs}
+	if i < len(states) {
+		h.nextNs, h.hasNext = states[i].TNs, true
+		if states[i].TNs-f.TNs < latest {
+			h.nearest = f.TNs - states[i].TNs
 		}
-		if recv, ok := recvAt(states, i, f.TNs); ok && f.RecvNs != 0 {
-			p.DelayNs, p.HasDelay = f.RecvNs-recv, true
-			l.Interpolated.Add(p.DelayNs)
+	}
+	var t int64 // no threshold: every pairing is lag
+	if cfg.OutageNs != nil {
+		t = cfg.OutageNs()
+	}
+	if cfg.Deferred && cfg.OutageNs != nil && (t <= 0 || latest > t/2) {
+		l.hold(&h, states, i)
+		return
+	}
+	l.judge(&h, t, cfg, states, i)
+}
+
+// hold keeps pairing h (of the frame after states[i-1]) for Judge.
+func (l *LagSummary) hold(h *heldPairing, states []Stamped, i int) {
+	if len(l.held) >= MaxHeld {
+		l.overflow = true
+		return
+	}
+	if recv, ok := recvAt(states, i, h.frame.TNs); ok && h.frame.RecvNs != 0 {
+		h.delay, h.hasDelay = h.frame.RecvNs-recv, true
+	}
+	l.held = append(l.held, *h)
+}
+
+// judge accounts for pairing h by outage threshold t: across the
+// outage, or lag. states and i, when states is not nil, are where h
+// was paired (its delay is interpolated there, if it is lag).
+func (l *LagSummary) judge(h *heldPairing, t int64, cfg *LagConfig, states []Stamped, i int) {
+	if !AcrossOutage(h.latest, t) {
+		if states != nil {
+			if recv, ok := recvAt(states, i, h.frame.TNs); ok && h.frame.RecvNs != 0 {
+				h.delay, h.hasDelay = h.frame.RecvNs-recv, true
+			}
 		}
+		l.countLag(h, cfg)
+		return
+	}
+	if !l.hasCross || h.latest < l.crossMin {
+		l.crossMin, l.hasCross = h.latest, true
+	}
+	l.acrossOutage(h)
+	if cfg.OnPair != nil {
+		cfg.OnPair(Pairing{TNs: h.frame.TNs, Paired: true, LatestNs: h.latest, AcrossOutage: true})
+	}
+}
+
+// countLag counts pairing h as a lag measurement (h.delay set).
+func (l *LagSummary) countLag(h *heldPairing, cfg *LagConfig) {
+	p := Pairing{TNs: h.frame.TNs, Paired: true, LatestNs: h.latest, DelayNs: h.delay, HasDelay: h.hasDelay}
+	if !l.hasLag || h.latest > l.lagMax {
+		l.lagMax, l.hasLag = h.latest, true
+	}
+	l.Latest.Add(h.latest)
+	l.Nearest.Add(h.nearest)
+	if h.latest > cfg.ToleranceNs {
+		l.Rejected++
+		p.Rejected = true
+	}
+	if h.hasDelay {
+		l.Interpolated.Add(h.delay)
 	}
 	if cfg.OnPair != nil {
 		cfg.OnPair(p)
+	}
+}
+
+// valid says whether the pairings judged so far stand with outage
+// threshold t: none held beyond MaxHeld, every lag at most t and every
+// pairing across an outage above it.
+func (l *LagSummary) valid(t int64) bool {
+	return !l.overflow && !(l.hasLag && AcrossOutage(l.lagMax, t)) && !(l.hasCross && !AcrossOutage(l.crossMin, t))
+}
+
+// judgeHeld judges the pairings held by threshold t, in the order they
+// were made.
+func (l *LagSummary) judgeHeld(t int64, cfg *LagConfig) {
+	for i := range l.held {
+		l.judge(&l.held[i], t, cfg, nil, 0)
+	}
+	l.held = l.held[:0]
+}
+
+// merge appends o, the summary of the frames paired after l's (a
+// later part of the log); both Deferred, with nothing judged across an
+// outage yet.
+func (l *LagSummary) merge(o *LagSummary) {
+	l.Frames += o.Frames
+	l.Unpaired += o.Unpaired
+	l.Rejected += o.Rejected
+	l.Latest.absorb(&o.Latest)
+	l.Nearest.absorb(&o.Nearest)
+	l.Interpolated.absorb(&o.Interpolated)
+	n := min(len(o.held), MaxHeld-len(l.held))
+	l.held = append(l.held, o.held[:n]...)
+	l.overflow = l.overflow || o.overflow || n < len(o.held)
+	if o.hasLag && (!l.hasLag || o.lagMax > l.lagMax) {
+		l.lagMax, l.hasLag = o.lagMax, true
 	}
 }
 
@@ -151,14 +278,12 @@ func (l *LagSummary) pair(states []Stamped, f Stamped, cfg *LagConfig) {
 // Analyze's pairing and record's live max-lag check both apply it.
 func AcrossOutage(latestNs, outageNs int64) bool { return outageNs > 0 && latestNs > outageNs }
 
-// acrossOutage accounts for a frame paired across the gap after
-// states[i-1].
-func (l *LagSummary) acrossOutage(states []Stamped, i int, latestNs int64) {
+// acrossOutage accounts for pairing h, across the gap after its latest
+// state.
+func (l *LagSummary) acrossOutage(h *heldPairing) {
 	l.AcrossOutage++
-	g := LagOutage{StateNs: states[i-1].TNs}
-	if i < len(states) {
-		g.NextNs, g.HasNext = states[i].TNs, true
-	}
+	g := LagOutage{StateNs: h.stateNs, NextNs: h.nextNs, HasNext: h.hasNext}
+	latestNs := h.latest
 	for k := len(l.Outages) - 1; k >= 0 && k >= len(l.Outages)-8; k-- { // frames of one gap arrive together
 		if o := &l.Outages[k]; o.StateNs == g.StateNs {
 			o.Frames++

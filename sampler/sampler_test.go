@@ -3,6 +3,7 @@ package sampler
 import (
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"sort"
 	"testing"
 )
@@ -364,8 +365,8 @@ func TestHistogramBeyondExact(t *testing.T) {
 		h.Add(40_000_000)
 	}
 	h.Add(80_000_000)
-	if h.exact != nil || h.Quantile(0.5) != 40_000_000 || h.Quantile(1) != 80_000_000 {
-		t.Fatalf("p50 %d max %d", h.Quantile(0.5), h.Quantile(1))
+	if p50, top := h.Quantile(0.5), h.Quantile(1); h.exact != nil || p50 != 40_000_000 || top != 80_000_000 {
+		t.Fatalf("p50 %d max %d", p50, top)
 	}
 	var g Histogram
 	r := rand.New(rand.NewPCG(7, 8))
@@ -389,16 +390,26 @@ func TestBucketQuantileGroups(t *testing.T) {
 		}
 		h.Add(v)
 	}
+	bucket := func(ps *[nPages]*page, i int) bucket {
+		if pg := ps[i>>pageBits]; pg != nil {
+			return pg.b[i&(pageLen-1)]
+		}
+		return bucket{}
+	}
 	plain := func(rank uint64) int64 {
 		var seen uint64
 		for i := nBuckets - 1; i >= 0; i-- {
-			if seen += h.neg[i].n; seen >= rank && h.neg[i].n > 0 {
-				return h.clamp(neg(uint64(math.Round(h.neg[i].mean()))))
+			if b := bucket(&h.neg, i); b.n > 0 {
+				if seen += b.n; seen >= rank {
+					return h.clamp(neg(uint64(math.Round(b.mean()))))
+				}
 			}
 		}
 		for i := range nBuckets {
-			if seen += h.pos[i].n; seen >= rank && h.pos[i].n > 0 {
-				return h.clamp(pos(uint64(math.Round(h.pos[i].mean()))))
+			if b := bucket(&h.pos, i); b.n > 0 {
+				if seen += b.n; seen >= rank {
+					return h.clamp(pos(uint64(math.Round(b.mean()))))
+				}
 			}
 		}
 		return h.max
@@ -435,5 +446,90 @@ func TestStreamBreak(t *testing.T) {
 	}
 	if r := sum.RateHz(); r < 99.99 || r > 100.01 {
 		t.Fatalf("rate %.3f Hz, want 100", r)
+	}
+}
+
+// A stream accounted for in parts (each part a Stream of its own,
+// merged in order) is the stream accounted for whole: the same summary,
+// events, outages and histograms, whatever the seams; a seam at a
+// duplicate or a reordered sample is refused, and the part accounted
+// for again after the stream before it gives the whole.
+func TestStreamPartsMergeToWhole(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	var xs []Sample
+	seq, tns := uint64(0), int64(1_764_446_400)*1e9
+	pubs := []string{"sim-a", "sim-b"}
+	pub := 0
+	for i := range 300_000 { // past ExactLimit: the buckets merge too
+		seq++
+		tns += ms + rng.Int64N(ms/4) - ms/8
+		switch r := rng.IntN(1000); {
+		case r < 3:
+			seq += uint64(1 + rng.IntN(5)) // skipped
+		case r < 4:
+			tns += 50 * ms // an outage
+		case r == 4 && i%7 == 0:
+			seq, pub = 0, 1-pub // a restart by a new publisher
+			tns += 2000 * ms
+		}
+		x := Sample{Seq: seq, TNs: tns, RecvWallNs: tns + 300_000 + rng.Int64N(100_000), RecvMonoNs: tns - 1e18 + 400_000, Publisher: pubs[pub]}
+		xs = append(xs, x)
+		switch rng.IntN(2000) {
+		case 0:
+			xs = append(xs, x) // a duplicate
+		case 1:
+			y := xs[len(xs)-2] // a late one
+			xs[len(xs)-2], xs[len(xs)-1] = x, y
+		}
+	}
+	cfg := Config{MaxEvents: 50, NoLiveOutage: true}
+	whole := NewStream(cfg)
+	for _, x := range xs {
+		whole.Add(x)
+	}
+	want := whole.Summary()
+	for _, parts := range [][]int{{1}, {len(xs) / 2}, {1000, 150_000, 150_001, 299_000}} {
+		s := NewStream(cfg)
+		from := 0
+		for _, to := range append(parts, len(xs)) {
+			p := NewStream(cfg)
+			for _, x := range xs[from:to] {
+				p.Add(x)
+			}
+			if _, ok := s.Merge(p); !ok {
+				dup := xs[from].Seq == s.last.Seq || (xs[from].Seq < s.last.Seq && xs[from].TNs < s.last.TNs)
+				if !dup {
+					t.Fatalf("seam at %d refused: %+v after %+v", from, xs[from], s.last)
+				}
+				for _, x := range xs[from:to] {
+					s.Add(x)
+				}
+			}
+			from = to
+		}
+		got := s.Summary()
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("seams %v: summary\n%+v\nwant\n%+v", parts, got, want)
+		}
+		for _, h := range []struct {
+			name string
+			a, b *Histogram
+		}{{"dt", &s.Dt, &whole.Dt}, {"recv dt", &s.RecvDt, &whole.RecvDt}, {"latency", &s.Latency, &whole.Latency}} {
+			if h.a.Count() != h.b.Count() || h.a.Mean() != h.b.Mean() || h.a.Min() != h.b.Min() || h.a.Max() != h.b.Max() {
+				t.Fatalf("seams %v: %s histogram differs", parts, h.name)
+			}
+			for _, q := range []float64{0.001, 0.1, 0.5, 0.9, 0.999} {
+				if h.a.Quantile(q) != h.b.Quantile(q) {
+					t.Fatalf("seams %v: %s q%v %d, want %d", parts, h.name, q, h.a.Quantile(q), h.b.Quantile(q))
+				}
+			}
+		}
+	}
+	// A duplicate at the seam.
+	s, p := NewStream(cfg), NewStream(cfg)
+	s.Add(xs[0])
+	p.Add(xs[0])
+	if _, ok := s.Merge(p); ok {
+		t.Fatal("a duplicate at the seam was merged")
 	}
 }

@@ -141,10 +141,15 @@ func (s *Stream) Reserve(n int) {
 
 // Add accounts for x, the next sample to arrive.
 func (s *Stream) Add(x Sample) Event {
-	s.n++
 	if x.RecvWallNs != 0 {
 		s.Latency.Add(x.RecvWallNs - x.TNs)
 	}
+	return s.next(x)
+}
+
+// next is Add but for x's latency.
+func (s *Stream) next(x Sample) Event {
+	s.n++
 	if s.n == 1 {
 		s.first, s.last, s.minTNs, s.maxTNs = x, x, x.TNs, x.TNs
 		return Event{Kind: First}
@@ -194,11 +199,93 @@ func (s *Stream) Add(x Sample) Event {
 			ev.Outage = true
 		}
 	}
-	if g := (Gap{FromTNs: last.TNs, ToTNs: x.TNs, Restart: ev.Kind == Restart}); len(s.gaps) < s.cfg.MaxEvents || g.Len() > s.gaps[0].Len() {
-		s.gaps.offer(g, s.cfg.MaxEvents) // most gaps are no larger than the smallest kept: no call
+	if len(s.gaps) < s.cfg.MaxEvents || ev.DtNs > s.gaps[0].Len() || (ev.DtNs == s.gaps[0].Len() && last.TNs < s.gaps[0].FromTNs) {
+		// Most gaps are shorter than the shortest kept, or as short and
+		// later (gapLess): no call.
+		s.gaps.offer(Gap{FromTNs: last.TNs, ToTNs: x.TNs, Restart: ev.Kind == Restart}, s.cfg.MaxEvents)
 	}
 	s.last = x
 	return ev
+}
+
+// Mergeable says whether Merge would take next (it changes nothing).
+func (s *Stream) Mergeable(next *Stream) bool {
+	if s.n == 0 || next.n == 0 || s.broken {
+		return true
+	}
+	x, last := &next.first, &s.last
+	newPub := x.Publisher != "" && last.Publisher != "" && !sameString(x.Publisher, last.Publisher)
+	return !((x.Seq == last.Seq && !newPub) || (x.Seq <= last.Seq && x.TNs < last.TNs && !newPub))
+}
+
+// Config is the stream's configuration, defaults filled in.
+func (s *Stream) Config() Config { return s.cfg }
+
+// First is the first sample to arrive (zero before any).
+func (s *Stream) First() Sample { return s.first }
+
+// PeriodNs is the nominal period as Summary gives it: the configured
+// one, or the median interval (0 before 4 intervals).
+func (s *Stream) PeriodNs() int64 {
+	switch {
+	case s.cfg.NominalPeriodNs > 0:
+		return s.cfg.NominalPeriodNs
+	case s.Dt.Count() >= 4:
+		return s.Dt.Quantile(0.5)
+	}
+	return 0
+}
+
+// Merge appends next, a Stream of the same Config that accounted for
+// the samples arriving after s's (a later part of a log, analysed
+// apart), as if s had accounted for them itself: next took its first
+// sample for a stream's first, and Merge compares it with s's last
+// instead. It returns what that comparison found. It refuses (ok false,
+// s unchanged) when s would not have made that sample its last in
+// order: a duplicate or a reordered sample at the seam, after which s
+// compares the samples that follow with another. Analyse that part
+// again after s then. next is s's after Merge: do not use it.
+func (s *Stream) Merge(next *Stream) (ev Event, ok bool) {
+	if next.n == 0 {
+		return Event{Kind: First}, true
+	}
+	if !s.Mergeable(next) {
+		return Event{}, false
+	}
+	if s.n == 0 {
+		*s = *next
+		return Event{Kind: First}, true
+	}
+	// next's first sample as s would have taken it (its latency is
+	// next's already), then the rest of next.
+	ev = s.next(next.first)
+	s.n += next.n - 1
+	s.minTNs, s.maxTNs = min(s.minTNs, next.minTNs), max(s.maxTNs, next.maxTNs)
+	s.skipped += next.skipped
+	s.nSkips += next.nSkips
+	s.dups += next.dups
+	s.reorder += next.reorder
+	s.nRestart += next.nRestart
+	s.skips = appendCapped(s.skips, next.skips, s.cfg.MaxEvents)
+	s.restarts = appendCapped(s.restarts, next.restarts, s.cfg.MaxEvents)
+	s.reorders = appendCapped(s.reorders, next.reorders, s.cfg.MaxEvents)
+	for _, g := range next.gaps {
+		s.gaps.offer(g, s.cfg.MaxEvents)
+	}
+	s.spans += next.spans
+	s.notCapt += next.notCapt
+	s.broken = next.broken
+	s.last = next.last
+	s.refreshAt = 0 // the running median: refreshed when next asked
+	s.Dt.absorb(&next.Dt)
+	s.RecvDt.absorb(&next.RecvDt)
+	s.Latency.absorb(&next.Latency)
+	return ev, true
+}
+
+// appendCapped appends b to a while a holds fewer than n.
+func appendCapped[T any](a, b []T, n int) []T {
+	return append(a, b[:min(len(b), max(n-len(a), 0))]...)
 }
 
 // NominalNs is the configured period or the median interval so far (after
@@ -277,17 +364,13 @@ func (s Summary) RateHz() float64 {
 // Summary returns the totals so far; the Stream can go on.
 func (s *Stream) Summary() Summary {
 	sum := Summary{
-		Count: s.n, FirstTNs: s.first.TNs, LastTNs: s.last.TNs, MinTNs: s.minTNs, MaxTNs: s.maxTNs,
+		NominalPeriodNs: s.PeriodNs(),
+		Count:           s.n, FirstTNs: s.first.TNs, LastTNs: s.last.TNs, MinTNs: s.minTNs, MaxTNs: s.maxTNs,
 		FirstSeq: s.first.Seq, LastSeq: s.last.Seq,
 		Skipped: s.skipped, SkipEvents: s.nSkips, Skips: slices.Clone(s.skips),
 		Restarts: slices.Clone(s.restarts), RestartCount: s.nRestart,
 		Duplicates: s.dups, Reorders: s.reorder, ReorderEvents: slices.Clone(s.reorders),
 		Spans: s.spans, NotCapturedNs: s.notCapt,
-	}
-	if s.cfg.NominalPeriodNs > 0 {
-		sum.NominalPeriodNs = s.cfg.NominalPeriodNs
-	} else if s.Dt.Count() >= 4 {
-		sum.NominalPeriodNs = s.Dt.Quantile(0.5)
 	}
 	if sum.NominalPeriodNs > 0 {
 		limit := s.cfg.OutageFactor * float64(sum.NominalPeriodNs)
@@ -304,14 +387,28 @@ func (s *Stream) Summary() Summary {
 // gapHeap keeps the largest gaps seen (a min-heap by length), so outages can
 // be judged against the final nominal period with bounded memory. Its
 // sift-up and sift-down are container/heap's, typed: no interface call or
-// boxed Gap per sample.
+// boxed Gap per sample. It orders gaps fully (gapLess), so the gaps it
+// keeps are the same whatever the order they were offered in: two
+// parts of a log merge to the whole log's.
 type gapHeap []Gap
+
+// gapLess orders gaps by length, and gaps of one length by time, the
+// later first: of equal gaps the heap keeps the earliest.
+func gapLess(a, b Gap) bool {
+	if a.Len() != b.Len() {
+		return a.Len() < b.Len()
+	}
+	if a.FromTNs != b.FromTNs {
+		return a.FromTNs > b.FromTNs
+	}
+	return !a.Restart && b.Restart
+}
 
 func (h *gapHeap) offer(g Gap, capacity int) {
 	if len(*h) < capacity {
 		*h = append(*h, g)
 		h.up(len(*h) - 1)
-	} else if g.Len() > (*h)[0].Len() {
+	} else if gapLess((*h)[0], g) {
 		(*h)[0] = g
 		h.down(0)
 	}
@@ -320,7 +417,7 @@ func (h *gapHeap) offer(g Gap, capacity int) {
 func (h gapHeap) up(j int) {
 	for {
 		i := (j - 1) / 2 // parent
-		if i == j || h[j].Len() >= h[i].Len() {
+		if i == j || !gapLess(h[j], h[i]) {
 			break
 		}
 		h[i], h[j] = h[j], h[i]
@@ -338,10 +435,10 @@ func (h gapHeap) down(i0 int) {
 			break
 		}
 		j := j1 // left child
-		if j2 := j1 + 1; j2 < n && h[j2].Len() < h[j1].Len() {
+		if j2 := j1 + 1; j2 < n && gapLess(h[j2], h[j1]) {
 			j = j2 // = 2*i + 2  // right child
 		}
-		if h[j].Len() >= h[i].Len() {
+		if !gapLess(h[j], h[i]) {
 			break
 		}
 		h[i], h[j] = h[j], h[i]

@@ -13,7 +13,7 @@ import (
 type refGapHeap []Gap
 
 func (h refGapHeap) Len() int           { return len(h) }
-func (h refGapHeap) Less(i, j int) bool { return h[i].Len() < h[j].Len() }
+func (h refGapHeap) Less(i, j int) bool { return gapLess(h[i], h[j]) }
 func (h refGapHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
 func (h *refGapHeap) Push(x any)        { *h = append(*h, x.(Gap)) }
 func (h *refGapHeap) Pop() any {
@@ -40,7 +40,7 @@ func TestGapHeapIsContainerHeap(t *testing.T) {
 			got.offer(g, capacity)
 			if len(want) < capacity {
 				heap.Push(&want, g)
-			} else if g.Len() > want[0].Len() {
+			} else if gapLess(want[0], g) {
 				want[0] = g
 				heap.Fix(&want, 0)
 			}

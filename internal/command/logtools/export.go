@@ -163,7 +163,7 @@ func exportMCAP(c *cli.Context, path string, r *logfmt.Reader, sel *logfmt.Selec
 	meta["vrlog.format_version"] = fmt.Sprintf("%d.%d", h.VersionMajor, h.VersionMinor)
 	meta["vrlog.elapsed_epoch_ns"] = strconv.FormatInt(epoch, 10)
 	w, err := mcapexport.NewMCAP(f, mcapexport.MCAPOptions{Compression: c.String("compression"), EpochNs: epoch, Metadata: meta,
-		NoPoses: !c.Bool("pose"), Stable: r.Mapped})
+		NoPoses: !c.Bool("pose"), Stable: r.Mapped, FileRange: r.FileRange})
 	if err != nil {
 		return cliutil.Runtime(err)
 	}
