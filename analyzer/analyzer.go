@@ -236,7 +236,8 @@ func (a *Analysis) AddFile(path string) error {
 	} else if e, ok := storedEpoch(r.Header().Metadata); ok {
 		a.offerEpoch(e)
 	}
-	fr := FileReport{Path: path, Indexed: r.Indexed(), Finished: r.Finished(), TornTail: -1, BeingWritten: r.BeingWritten(), PayloadsChecked: a.opts.FullDecode, SkippedChunks: []string{}, Warnings: []string{}}
+	fr := FileReport{Path: path, Indexed: r.Indexed(), Finished: r.Finished(), TornTail: -1, BeingWritten: r.BeingWritten(), PayloadsChecked: a.opts.FullDecode, SkippedChunks: []string{}, Warnings: []string{},
+		readFrom: a.readFrom}
 	if tt := r.TornTail(); tt != nil {
 		fr.TornTail = tt.Offset
 	}

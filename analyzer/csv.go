@@ -27,6 +27,29 @@ const CSVHeader = "channel,seq,t_ns,time,recv_wall_ns,recv_mono_ns,dt_ns,latency
 // counts from the session epoch (frames captured before the first state
 // included) and +outage marks exactly the intervals the report calls
 // outages. Every integer column is filled in every row (pandas reads int64).
+// csvFile reads f's records for the CSV as AddFile read them: from where
+// it was read (overlapping snapshots), in segments between the
+// recording's pauses, breaking the timing at each (brk).
+func (a *Analysis) csvFile(r *logfmt.Reader, f FileReport, row func(*channel, *logfmt.Record), brk func()) error {
+	ids, dataIDs, _ := a.channels(r)
+	defer func() { a.readFrom, a.readTo = 0, 0 }()
+	a.readFrom = f.readFrom
+	for i := 0; i <= len(f.pauses); i++ {
+		if i > 0 {
+			a.readFrom = f.pauses[i-1]
+			brk()
+		}
+		a.readTo = 0
+		if i < len(f.pauses) {
+			a.readTo = f.pauses[i]
+		}
+		if err := a.eachData(r, ids, dataIDs, row); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (a *Analysis) WriteCSV(w io.Writer, rep *Report, tf codec.TimeFormat) error {
 	type pass struct {
 		stream *sampler.Stream
@@ -83,8 +106,11 @@ func (a *Analysis) WriteCSV(w io.Writer, rep *Report, tf codec.TimeFormat) error
 		if err != nil {
 			return err
 		}
-		ids, dataIDs, _ := a.channels(r)
-		err = a.eachData(r, ids, dataIDs, row)
+		err = a.csvFile(r, f, row, func() {
+			for _, p := range passes {
+				p.stream.Break()
+			}
+		})
 		r.Close()
 		if err != nil {
 			return fmt.Errorf("%s: %w", f.Path, err)
