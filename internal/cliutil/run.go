@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -50,6 +51,7 @@ func Execute(app *cli.App, args []string) int {
 	app.Writer = stdout
 	ctx, stop := interrupts(app.Name, app.ErrWriter, st)
 	defer stop()
+	defer profile(app.ErrWriter)()
 	err := app.RunContext(ctx, interspersed(app, args))
 	if cerr := stdout.Close(); err == nil && cerr != nil {
 		err = Runtime(cerr)
@@ -58,6 +60,25 @@ func Execute(app *cli.App, args []string) int {
 		fmt.Fprintf(app.ErrWriter, "%s: %s\n", app.Name, Readable(err.Error()))
 	}
 	return Code(err)
+}
+
+// profile writes a CPU profile of the verb to $VRLOG_CPUPROFILE, if set
+// (how docs/BENCHMARKS.md's profiles are taken); the returned func stops
+// it.
+func profile(errw io.Writer) func() {
+	path := os.Getenv("VRLOG_CPUPROFILE")
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		fmt.Fprintf(errw, "VRLOG_CPUPROFILE: %v\n", err)
+		return func() {}
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }
 }
 
 // runState is what the runner knows of the running verb: whether it stops
