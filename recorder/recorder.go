@@ -494,7 +494,7 @@ func serviceMeta(info iceoryx2.ServiceInfo) (meta map[string]string, schema stri
 	for k, v := range info.Config.ToMeta() {
 		meta[k] = v
 	}
-	if info.Types.UserHeader.TypeName == "vrsdk::FrameHeader" {
+	if info.Types.UserHeader.TypeName == codec.FrameHeaderTypeName {
 		schema = codec.SchemaFrame
 	}
 	return meta, schema
@@ -725,13 +725,7 @@ func detectSchema(it *item) string {
 	if it.schema != "" {
 		return it.schema
 	}
-	if _, _, err := codec.StateStamp(it.rec.Payload); err == nil {
-		return codec.SchemaState
-	}
-	if _, _, err := codec.FrameStamp(it.rec.Header); err == nil {
-		return codec.SchemaFrame
-	}
-	return ""
+	return codec.DetectSchema(it.rec.Header, it.rec.Payload)
 }
 
 // problem stores and reports a channel that could not be opened (or, with

@@ -10,6 +10,7 @@ import (
 	"github.com/vrlog/vrlog/internal/command/record"
 	"github.com/vrlog/vrlog/internal/command/replay"
 	"github.com/vrlog/vrlog/internal/command/sim"
+	"github.com/vrlog/vrlog/internal/command/view"
 )
 
 // commands lists every verb, grouped for --help. Each package under
@@ -26,6 +27,7 @@ func commands() []*cli.Command {
 	add("jobs", record.Command(), record.SnapshotCommand(), replay.Command(), analyze.Command())
 	add("test fixture", ctl.Command(), controller.Command())
 	add("log tools", logtools.Commands()...)
+	add("viewer", view.Command())
 	add("simulator", sim.Command())
 	add("help", docCommands()...)
 	return cmds
