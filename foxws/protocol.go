@@ -38,13 +38,18 @@ const (
 	CapPlaybackControl = "playbackControl"
 )
 
-// Binary opcodes.
+// Binary opcodes of the server's messages.
 const (
-	opMessageData     = 1 // server: message data; client: client-published message data
-	opTime            = 2 // server: time
-	opServiceCallReq  = 2 // client: service call request
-	opPlaybackControl = 3 // client: playback control request (foxglove.sdk.v1)
-	opPlaybackState   = 5 // server: playback state (foxglove.sdk.v1)
+	OpMessageData   = 1 // message data
+	OpTime          = 2 // time
+	OpPlaybackState = 5 // playback state (foxglove.sdk.v1)
+)
+
+// Binary opcodes of the client's messages.
+const (
+	opClientData      = 1 // client-published message data
+	opServiceCallReq  = 2 // service call request
+	opPlaybackControl = 3 // playback control request (foxglove.sdk.v1)
 )
 
 // Limits of what a client may send (every one a parse error past it).
@@ -222,7 +227,7 @@ func ParseBinary(data []byte, sdk bool) (Request, error) {
 			return Request{}, err
 		}
 		return Request{Kind: KindPlayback, Playback: p}, nil
-	case op == opMessageData:
+	case op == opClientData:
 		return Request{}, fmt.Errorf("%w: client message data: this server does not take client channels (no clientPublish capability)", ErrBadMessage)
 	case op == opServiceCallReq:
 		return Request{}, fmt.Errorf("%w: service call request: this server has no services", ErrBadMessage)
@@ -293,20 +298,20 @@ const messageDataHead = 1 + 4 + 8
 
 // appendMessageDataHead appends the head of a message data message.
 func appendMessageDataHead(dst []byte, subID uint32, logTime uint64) []byte {
-	dst = append(dst, opMessageData)
+	dst = append(dst, OpMessageData)
 	dst = binary.LittleEndian.AppendUint32(dst, subID)
 	return binary.LittleEndian.AppendUint64(dst, logTime)
 }
 
 // appendTime appends a binary time message.
 func appendTime(dst []byte, ns uint64) []byte {
-	return binary.LittleEndian.AppendUint64(append(dst, opTime), ns)
+	return binary.LittleEndian.AppendUint64(append(dst, OpTime), ns)
 }
 
 // AppendPlaybackState appends a binary PlaybackState: status (1), current
 // time (u64), speed (f32), did_seek (1), request id length (u32) and bytes.
 func AppendPlaybackState(dst []byte, s PlaybackState) []byte {
-	dst = append(dst, opPlaybackState, byte(s.Status))
+	dst = append(dst, OpPlaybackState, byte(s.Status))
 	dst = binary.LittleEndian.AppendUint64(dst, s.CurrentTime)
 	dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(s.Speed))
 	seek := byte(0)
@@ -316,6 +321,23 @@ func AppendPlaybackState(dst []byte, s PlaybackState) []byte {
 	dst = append(dst, seek)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(s.RequestID)))
 	return append(dst, s.RequestID...)
+}
+
+// ParsePlaybackState parses a binary PlaybackState (a server's message,
+// opcode included: for clients and tests), as the SDK parses it.
+func ParsePlaybackState(b []byte) (PlaybackState, error) {
+	const fixed = 1 + 1 + 8 + 4 + 1 + 4
+	if len(b) < fixed || b[0] != OpPlaybackState {
+		return PlaybackState{}, fmt.Errorf("%w: not a playback state of at least %d bytes", ErrBadMessage, fixed)
+	}
+	st := PlaybackState{Status: PlaybackStatus(b[1]), CurrentTime: binary.LittleEndian.Uint64(b[2:]),
+		Speed: math.Float32frombits(binary.LittleEndian.Uint32(b[10:])), DidSeek: b[14] != 0}
+	n := binary.LittleEndian.Uint32(b[15:])
+	if uint32(len(b)-fixed) < n || st.Status > StatusEnded {
+		return PlaybackState{}, fmt.Errorf("%w: playback state: status %d, request id of %d bytes, %d follow", ErrBadMessage, b[1], n, len(b)-fixed)
+	}
+	st.RequestID = string(b[fixed:][:n])
+	return st, nil
 }
 
 // stamp is a time in a serverInfo: {sec, nsec}.

@@ -1,14 +1,11 @@
-package foxws
+package foxws_test
 
 import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -22,144 +19,10 @@ import (
 
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/foxglove"
+	"github.com/vrlog/vrlog/foxws"
+	"github.com/vrlog/vrlog/foxws/foxwstest"
 	"github.com/vrlog/vrlog/logfmt"
 )
-
-// testClient is a Foxglove WebSocket client written from the SDK's
-// protocol definitions (protocol.go's formats, checked against the SDK's
-// snapshots in sdk_test.go): it reads every message into typed values.
-type testClient struct {
-	t    *testing.T
-	conn *websocket.Conn
-	sub  string
-	info map[string]any
-	chs  map[uint64]advertised // by channel id
-	byT  map[string]uint64     // topic → channel id
-}
-
-type gotMsg struct {
-	text    map[string]any // JSON message
-	op      byte           // binary opcode
-	subID   uint32
-	logTime uint64
-	data    []byte
-	state   PlaybackState
-}
-
-func dial(t *testing.T, url string, protos ...string) *testClient {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	conn, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{Subprotocols: protos})
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn.SetReadLimit(64 << 20)
-	c := &testClient{t: t, conn: conn, sub: conn.Subprotocol(), chs: map[uint64]advertised{}, byT: map[string]uint64{}}
-	m := c.read()
-	if m.text == nil || m.text["op"] != "serverInfo" {
-		t.Fatalf("first message %+v, want serverInfo", m)
-	}
-	c.info = m.text
-	return c
-}
-
-func (c *testClient) read() gotMsg {
-	c.t.Helper()
-	m, err := c.tryRead(5 * time.Second)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	return m
-}
-
-func (c *testClient) tryRead(d time.Duration) (gotMsg, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
-	typ, b, err := c.conn.Read(ctx)
-	if err != nil {
-		return gotMsg{}, err
-	}
-	if typ == websocket.MessageText {
-		var m map[string]any
-		if err := json.Unmarshal(b, &m); err != nil {
-			return gotMsg{}, err
-		}
-		if m["op"] == "advertise" {
-			var a struct{ Channels []advertised }
-			json.Unmarshal(b, &a)
-			for _, ch := range a.Channels {
-				c.chs[ch.ID], c.byT[ch.Topic] = ch, ch.ID
-			}
-		}
-		return gotMsg{text: m}, nil
-	}
-	m := gotMsg{op: b[0]}
-	switch b[0] {
-	case opMessageData:
-		m.subID, m.logTime, m.data = binary.LittleEndian.Uint32(b[1:]), binary.LittleEndian.Uint64(b[5:]), b[13:]
-	case opTime:
-		m.logTime = binary.LittleEndian.Uint64(b[1:])
-	case opPlaybackState:
-		// Parsed as the SDK parses it (playback_state.rs).
-		m.state = PlaybackState{Status: PlaybackStatus(b[1]), CurrentTime: binary.LittleEndian.Uint64(b[2:]),
-			DidSeek: b[14] != 0, RequestID: string(b[19:][:binary.LittleEndian.Uint32(b[15:])])}
-		m.state.Speed = float32frombits(binary.LittleEndian.Uint32(b[10:]))
-	default:
-		return m, fmt.Errorf("unknown server opcode %d", b[0])
-	}
-	return m, nil
-}
-
-// until reads until f says stop; other messages are handed to f as well.
-func (c *testClient) until(f func(m gotMsg) bool) {
-	c.t.Helper()
-	for !f(c.read()) {
-	}
-}
-
-func (c *testClient) send(v any) {
-	c.t.Helper()
-	b, _ := json.Marshal(v)
-	c.sendRaw(websocket.MessageText, b)
-}
-
-func (c *testClient) sendRaw(typ websocket.MessageType, b []byte) {
-	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := c.conn.Write(ctx, typ, b); err != nil {
-		c.t.Fatal(err)
-	}
-}
-
-func (c *testClient) subscribe(subID uint32, topic string) {
-	c.t.Helper()
-	id, ok := c.byT[topic]
-	if !ok {
-		c.t.Fatalf("no channel %q advertised (have %v)", topic, c.byT)
-	}
-	c.send(map[string]any{"op": "subscribe", "subscriptions": []map[string]any{{"id": subID, "channelId": id}}})
-}
-
-// status reads until a status message and returns its level and text.
-func (c *testClient) status() (int, string) {
-	c.t.Helper()
-	var lvl int
-	var msg string
-	c.until(func(m gotMsg) bool {
-		if m.text != nil && m.text["op"] == "status" {
-			lvl, msg = int(m.text["level"].(float64)), m.text["message"].(string)
-			return true
-		}
-		return false
-	})
-	return lvl, msg
-}
-
-func (c *testClient) close() { c.conn.CloseNow() }
-
-func float32frombits(b uint32) float32 { return math.Float32frombits(b) }
 
 // fixture channels and records.
 var (
@@ -184,9 +47,9 @@ func frameRec(seq uint64, w, h uint32) *logfmt.Record {
 }
 
 // serve starts a server with the fixture's channels on a test HTTP server.
-func serve(t *testing.T, o Options) (*Server, string) {
+func serve(t *testing.T, o foxws.Options) (*foxws.Server, string) {
 	t.Helper()
-	s := New(o)
+	s := foxws.New(o)
 	for _, ch := range []logfmt.Channel{stateCh, frameCh} {
 		if err := s.AddChannel(ch); err != nil {
 			t.Fatal(err)
@@ -215,36 +78,36 @@ func encoded(r *logfmt.Record, pose bool) []byte {
 
 func TestServeBothSubprotocols(t *testing.T) {
 	noLeaks(t)
-	s, url := serve(t, Options{})
+	s, url := serve(t, foxws.Options{})
 	for _, tc := range []struct {
 		offer []string
 		want  string
 	}{
-		{[]string{SubprotocolV1}, SubprotocolV1},
-		{[]string{SubprotocolSDK}, SubprotocolSDK},
-		{[]string{SubprotocolV1, SubprotocolSDK}, SubprotocolSDK},
+		{[]string{foxws.SubprotocolV1}, foxws.SubprotocolV1},
+		{[]string{foxws.SubprotocolSDK}, foxws.SubprotocolSDK},
+		{[]string{foxws.SubprotocolV1, foxws.SubprotocolSDK}, foxws.SubprotocolSDK},
 	} {
-		c := dial(t, url, tc.offer...)
-		if c.sub != tc.want {
-			t.Fatalf("offered %v, got %q", tc.offer, c.sub)
+		c := foxwstest.Dial(t, url, tc.offer...)
+		if c.Sub != tc.want {
+			t.Fatalf("offered %v, got %q", tc.offer, c.Sub)
 		}
-		if caps := fmt.Sprint(c.info["capabilities"]); caps != "[time]" {
-			t.Errorf("%s: capabilities %s (live: time only)", c.sub, caps)
+		if caps := fmt.Sprint(c.Info["capabilities"]); caps != "[time]" {
+			t.Errorf("%s: capabilities %s (live: time only)", c.Sub, caps)
 		}
-		c.read() // advertise
+		c.Read() // advertise
 		for topic, want := range map[string][2]string{
 			"vr/r1/state":        {codec.SchemaState, "json"},
 			"vr/r1/state:pose":   {foxglove.SchemaPoseInFrame, "protobuf"},
 			"vr/r1/camera/front": {foxglove.SchemaRawImage, "protobuf"},
 		} {
-			ch := c.chs[c.byT[topic]]
+			ch := c.Channels[c.ByTopic[topic]]
 			if ch.SchemaName != want[0] || ch.Encoding != want[1] || ch.Schema == "" || ch.Metadata["vrlog.topic"] == "" {
-				t.Errorf("%s: %s advertised %+v", c.sub, topic, ch)
+				t.Errorf("%s: %s advertised %+v", c.Sub, topic, ch)
 			}
 		}
-		c.subscribe(7, "vr/r1/state")
-		c.subscribe(8, "vr/r1/state:pose")
-		c.subscribe(9, "vr/r1/camera/front")
+		c.Subscribe(7, "vr/r1/state")
+		c.Subscribe(8, "vr/r1/state:pose")
+		c.Subscribe(9, "vr/r1/camera/front")
 		waitSubs(t, s, 3)
 		recs := []*logfmt.Record{stateRec(1), frameRec(1, 640, 480), stateRec(2)}
 		for _, r := range recs {
@@ -263,21 +126,21 @@ func TestServeBothSubprotocols(t *testing.T) {
 		}
 		times := 0
 		for i := 0; i < len(want); {
-			m := c.read()
-			if m.op == opTime {
+			m := c.Read()
+			if m.Op == foxws.OpTime {
 				times++
 				continue
 			}
-			if m.op != opMessageData || m.subID != want[i].sub || m.logTime != uint64(want[i].lt) || !bytes.Equal(m.data, want[i].data) {
-				t.Fatalf("%s: message %d: sub %d time %d %d bytes, want sub %d time %d %d bytes", c.sub, i, m.subID, m.logTime, len(m.data),
+			if m.Op != foxws.OpMessageData || m.SubID != want[i].sub || m.LogTime != uint64(want[i].lt) || !bytes.Equal(m.Data, want[i].data) {
+				t.Fatalf("%s: message %d: sub %d time %d %d bytes, want sub %d time %d %d bytes", c.Sub, i, m.SubID, m.LogTime, len(m.Data),
 					want[i].sub, want[i].lt, len(want[i].data))
 			}
 			i++
 		}
 		if times == 0 {
-			t.Errorf("%s: no time message", c.sub)
+			t.Errorf("%s: no time message", c.Sub)
 		}
-		c.close()
+		c.Close()
 		waitClients(t, s, 0)
 		s.Flush() // the next client gets its own time messages
 	}
@@ -290,7 +153,7 @@ func noLeaks(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t, opt) })
 }
 
-func waitSubs(t *testing.T, s *Server, n int) {
+func waitSubs(t *testing.T, s *foxws.Server, n int) {
 	t.Helper()
 	waitFor(t, func() bool {
 		got := 0
@@ -301,7 +164,7 @@ func waitSubs(t *testing.T, s *Server, n int) {
 	}, fmt.Sprintf("%d subscriptions", n))
 }
 
-func waitClients(t *testing.T, s *Server, n int) {
+func waitClients(t *testing.T, s *foxws.Server, n int) {
 	t.Helper()
 	waitFor(t, func() bool { return len(s.Stats().Clients) == n }, fmt.Sprintf("%d clients", n))
 }
@@ -317,7 +180,7 @@ func waitFor(t *testing.T, f func() bool, what string) {
 }
 
 func TestRefusesWithoutSubprotocol(t *testing.T) {
-	_, url := serve(t, Options{})
+	_, url := serve(t, foxws.Options{})
 	resp, err := http.Get("http" + strings.TrimPrefix(url, "ws"))
 	if err != nil {
 		t.Fatal(err)
@@ -336,10 +199,10 @@ func TestRefusesWithoutSubprotocol(t *testing.T) {
 
 // Bad requests each get an error status, and the connection goes on.
 func TestBadRequestsAnswered(t *testing.T) {
-	s, url := serve(t, Options{})
-	for _, sub := range []string{SubprotocolV1, SubprotocolSDK} {
-		c := dial(t, url, sub)
-		c.read()
+	s, url := serve(t, foxws.Options{})
+	for _, sub := range []string{foxws.SubprotocolV1, foxws.SubprotocolSDK} {
+		c := foxwstest.Dial(t, url, sub)
+		c.Read()
 		for _, tc := range []struct {
 			typ  websocket.MessageType
 			in   string
@@ -350,23 +213,23 @@ func TestBadRequestsAnswered(t *testing.T) {
 			{websocket.MessageText, `{"op":"subscribe","subscriptions":[{"id":1,"channelId":999}]}`, "unknown channel 999"},
 			{websocket.MessageText, `{"op":"advertise","channels":[]}`, "clientPublish"},
 			{websocket.MessageBinary, "\x09", "unknown binary opcode 9"},
-			{websocket.MessageBinary, string(AppendPlaybackRequest(nil, PlaybackRequest{Speed: 1})), map[string]string{
-				SubprotocolV1: "unknown binary opcode 3", SubprotocolSDK: "this server is live"}[sub]},
+			{websocket.MessageBinary, string(foxws.AppendPlaybackRequest(nil, foxws.PlaybackRequest{Speed: 1})), map[string]string{
+				foxws.SubprotocolV1: "unknown binary opcode 3", foxws.SubprotocolSDK: "this server is live"}[sub]},
 		} {
-			c.sendRaw(tc.typ, []byte(tc.in))
-			if lvl, msg := c.status(); lvl != LevelError || !strings.Contains(msg, tc.want) {
+			c.SendRaw(tc.typ, []byte(tc.in))
+			if lvl, msg := c.Status(); lvl != foxws.LevelError || !strings.Contains(msg, tc.want) {
 				t.Errorf("%s: %q: status %d %q, want an error with %q", sub, tc.in, lvl, msg, tc.want)
 			}
 		}
-		c.subscribe(1, "vr/r1/state")
-		c.subscribe(1, "vr/r1/state:pose") // the id is in use
-		if lvl, msg := c.status(); lvl != LevelError || !strings.Contains(msg, "already in use") {
+		c.Subscribe(1, "vr/r1/state")
+		c.Subscribe(1, "vr/r1/state:pose") // the id is in use
+		if lvl, msg := c.Status(); lvl != foxws.LevelError || !strings.Contains(msg, "already in use") {
 			t.Errorf("%s: reused id: %d %q", sub, lvl, msg)
 		}
 		waitSubs(t, s, 1)
 		s.Write(stateRec(5), stateRec(5).RecvWallNs)
-		c.until(func(m gotMsg) bool { return m.op == opMessageData && m.subID == 1 })
-		c.close()
+		c.Until(func(m foxwstest.Msg) bool { return m.Op == foxws.OpMessageData && m.SubID == 1 })
+		c.Close()
 		waitClients(t, s, 0)
 	}
 }
@@ -374,14 +237,14 @@ func TestBadRequestsAnswered(t *testing.T) {
 // A message over the read limit closes that connection (1009); the
 // others go on.
 func TestOversizedMessageCloses(t *testing.T) {
-	s, url := serve(t, Options{ReadLimit: 1024})
-	good, bad := dial(t, url, SubprotocolSDK), dial(t, url, SubprotocolSDK)
-	good.read()
-	good.subscribe(1, "vr/r1/state")
-	bad.sendRaw(websocket.MessageBinary, bytes.Repeat([]byte{3}, 4096)) // small enough to be in the socket before the server reads it
-	_, err := bad.tryRead(5 * time.Second)
+	s, url := serve(t, foxws.Options{ReadLimit: 1024})
+	good, bad := foxwstest.Dial(t, url, foxws.SubprotocolSDK), foxwstest.Dial(t, url, foxws.SubprotocolSDK)
+	good.Read()
+	good.Subscribe(1, "vr/r1/state")
+	bad.SendRaw(websocket.MessageBinary, bytes.Repeat([]byte{3}, 4096)) // small enough to be in the socket before the server reads it
+	_, err := bad.TryRead(5 * time.Second)
 	for err == nil {
-		_, err = bad.tryRead(5 * time.Second)
+		_, err = bad.TryRead(5 * time.Second)
 	}
 	if websocket.CloseStatus(err) != websocket.StatusMessageTooBig {
 		t.Fatalf("oversized: %v, want a close 1009", err)
@@ -389,18 +252,18 @@ func TestOversizedMessageCloses(t *testing.T) {
 	waitClients(t, s, 1)
 	waitSubs(t, s, 1)
 	s.Write(stateRec(1), t0)
-	good.until(func(m gotMsg) bool { return m.op == opMessageData })
+	good.Until(func(m foxwstest.Msg) bool { return m.Op == foxws.OpMessageData })
 }
 
 // A client that never reads loses its own frames, counted, then is closed
 // after WriteTimeout; a client that reads gets every message.
 func TestSlowClientLosesOnlyItsOwn(t *testing.T) {
-	s, url := serve(t, Options{QueueBytes: 8 << 20, WriteTimeout: 2 * time.Second})
-	slow, fast := dial(t, url, SubprotocolV1), dial(t, url, SubprotocolV1)
-	for _, c := range []*testClient{slow, fast} {
-		c.read()
-		c.subscribe(1, "vr/r1/state")
-		c.subscribe(2, "vr/r1/camera/front")
+	s, url := serve(t, foxws.Options{QueueBytes: 8 << 20, WriteTimeout: 5 * time.Second})
+	slow, fast := foxwstest.Dial(t, url, foxws.SubprotocolV1), foxwstest.Dial(t, url, foxws.SubprotocolV1)
+	for _, c := range []*foxwstest.Client{slow, fast} {
+		c.Read()
+		c.Subscribe(1, "vr/r1/state")
+		c.Subscribe(2, "vr/r1/camera/front")
 	}
 	waitSubs(t, s, 4)
 	const frames, statesPer = 60, 10
@@ -410,13 +273,13 @@ func TestSlowClientLosesOnlyItsOwn(t *testing.T) {
 	go func() { // the fast client reads everything
 		defer wg.Done()
 		for got[1]+got[2] < frames*(statesPer+1) {
-			m, err := fast.tryRead(10 * time.Second)
+			m, err := fast.TryRead(10 * time.Second)
 			if err != nil {
 				t.Error(err)
 				return
 			}
-			if m.op == opMessageData {
-				got[m.subID]++
+			if m.Op == foxws.OpMessageData {
+				got[m.SubID]++
 			}
 		}
 	}()
@@ -429,12 +292,13 @@ func TestSlowClientLosesOnlyItsOwn(t *testing.T) {
 		s.Write(frameRec(uint64(f), 640, 480), t0+int64(seq))
 		time.Sleep(5 * time.Millisecond)
 	}
+	stats := s.Stats() // before the slow client's write timeout closes it
 	wg.Wait()
 	if got[1] != frames*statesPer || got[2] != frames {
 		t.Fatalf("fast client got %d states, %d frames; want %d, %d", got[1], got[2], frames*statesPer, frames)
 	}
-	var st ClientStats
-	for _, c := range s.Stats().Clients {
+	var st foxws.ClientStats
+	for _, c := range stats.Clients {
 		if c.Dropped > 0 {
 			st = c
 		}
@@ -443,19 +307,19 @@ func TestSlowClientLosesOnlyItsOwn(t *testing.T) {
 		t.Fatalf("slow client: %+v: want frames dropped, no state", st)
 	}
 	waitClients(t, s, 1) // closed once its connection took nothing for WriteTimeout
-	slow.close()
+	slow.Close()
 }
 
 // A client that drops its connection halfway through a frame it sends.
 func TestDisconnectMidMessage(t *testing.T) {
-	s, url := serve(t, Options{})
+	s, url := serve(t, foxws.Options{})
 	addr := strings.TrimPrefix(url, "ws://")
 	nc, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	fmt.Fprintf(nc, "GET / HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"+
-		"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: %s\r\n\r\n", addr, SubprotocolSDK)
+		"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: %s\r\n\r\n", addr, foxws.SubprotocolSDK)
 	resp, err := http.ReadResponse(bufio.NewReader(nc), nil)
 	if err != nil || resp.StatusCode != http.StatusSwitchingProtocols {
 		t.Fatalf("%v %v", resp, err)
@@ -466,15 +330,15 @@ func TestDisconnectMidMessage(t *testing.T) {
 	nc.Write(bytes.Repeat([]byte{'x'}, 10))
 	nc.Close()
 	waitClients(t, s, 0)
-	c := dial(t, url, SubprotocolSDK) // still serving
-	c.close()
+	c := foxwstest.Dial(t, url, foxws.SubprotocolSDK) // still serving
+	c.Close()
 }
 
 // Fifty clients connect, subscribe, read and leave at once; the server
 // keeps serving and leaks no goroutine.
 func TestFiftyClientsComeAndGo(t *testing.T) {
 	noLeaks(t)
-	s, url := serve(t, Options{MaxClients: 64})
+	s, url := serve(t, foxws.Options{MaxClients: 64})
 	stop := make(chan struct{})
 	var feed sync.WaitGroup
 	feed.Add(1)
@@ -498,7 +362,7 @@ func TestFiftyClientsComeAndGo(t *testing.T) {
 			defer wg.Done()
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			conn, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{Subprotocols: []string{SubprotocolV1}})
+			conn, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{Subprotocols: []string{foxws.SubprotocolV1}})
 			if err != nil {
 				errs <- err
 				return
@@ -511,7 +375,7 @@ func TestFiftyClientsComeAndGo(t *testing.T) {
 					errs <- err
 					return
 				}
-				if typ == websocket.MessageBinary && b[0] == opMessageData {
+				if typ == websocket.MessageBinary && b[0] == foxws.OpMessageData {
 					n++
 				}
 			}
@@ -526,11 +390,11 @@ func TestFiftyClientsComeAndGo(t *testing.T) {
 		t.Error(err)
 	}
 	waitClients(t, s, 0)
-	c := dial(t, url, SubprotocolSDK)
-	c.read()
-	c.subscribe(1, "vr/r1/state")
-	c.until(func(m gotMsg) bool { return m.op == opMessageData })
-	c.close()
+	c := foxwstest.Dial(t, url, foxws.SubprotocolSDK)
+	c.Read()
+	c.Subscribe(1, "vr/r1/state")
+	c.Until(func(m foxwstest.Msg) bool { return m.Op == foxws.OpMessageData })
+	c.Close()
 	close(stop)
 	feed.Wait()
 	waitClients(t, s, 0)
@@ -540,33 +404,33 @@ func TestFiftyClientsComeAndGo(t *testing.T) {
 }
 
 func TestMaxClientsRefused(t *testing.T) {
-	s, url := serve(t, Options{MaxClients: 2})
-	a, b := dial(t, url, SubprotocolV1), dial(t, url, SubprotocolV1)
+	s, url := serve(t, foxws.Options{MaxClients: 2})
+	a, b := foxwstest.Dial(t, url, foxws.SubprotocolV1), foxwstest.Dial(t, url, foxws.SubprotocolV1)
 	waitClients(t, s, 2)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_, resp, err := websocket.Dial(ctx, url, &websocket.DialOptions{Subprotocols: []string{SubprotocolV1}})
+	_, resp, err := websocket.Dial(ctx, url, &websocket.DialOptions{Subprotocols: []string{foxws.SubprotocolV1}})
 	if err == nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("third client: %v %v", resp, err)
 	}
-	a.close()
-	b.close()
+	a.Close()
+	b.Close()
 }
 
 func TestUndecodableChannelAppears(t *testing.T) {
-	s, url := serve(t, Options{})
-	c := dial(t, url, SubprotocolSDK)
-	c.read()
-	c.subscribe(1, "vr/r1/state")
+	s, url := serve(t, foxws.Options{})
+	c := foxwstest.Dial(t, url, foxws.SubprotocolSDK)
+	c.Read()
+	c.Subscribe(1, "vr/r1/state")
 	waitSubs(t, s, 1)
 	s.Write(&logfmt.Record{Channel: 1, RecvWallNs: t0, Payload: []byte("garbage")}, t0)
-	c.until(func(m gotMsg) bool { return m.text != nil && m.text["op"] == "advertise" })
-	id, ok := c.byT["vr/r1/state:undecodable"]
-	if !ok || c.chs[id].SchemaName != foxglove.SchemaUndecodable {
-		t.Fatalf("undecodable channel: %+v", c.chs[id])
+	c.Until(func(m foxwstest.Msg) bool { return m.Text != nil && m.Text["op"] == "advertise" })
+	id, ok := c.ByTopic["vr/r1/state:undecodable"]
+	if !ok || c.Channels[id].SchemaName != foxglove.SchemaUndecodable {
+		t.Fatalf("undecodable channel: %+v", c.Channels[id])
 	}
-	if err := s.Write(&logfmt.Record{Channel: 77}, t0); !errors.Is(err, ErrUnknownChannel) {
+	if err := s.Write(&logfmt.Record{Channel: 77}, t0); !errors.Is(err, foxws.ErrUnknownChannel) {
 		t.Fatalf("undeclared channel: %v", err)
 	}
-	c.close()
+	c.Close()
 }
