@@ -51,7 +51,7 @@ func joinRule(file0, in *input, wall0 int64) (shift int64, identity func(ch logf
 
 // open opens the files and selects channels and the window; with
 // cfg.internal also the recorder's own channels (never published: for a
-// viewer, OpenLogs), which take no part in the window.
+// viewer, OpenLogs), whose records then widen the window.
 func open(cfg *Config, remapUsed []bool) (*session, error) {
 	s := &session{files: cfg.Files, src: &logSource{clock: cfg.Clock}}
 	var names []string        // the data channels there are, for errors
@@ -91,7 +91,7 @@ func open(cfg *Config, remapUsed []bool) (*session, error) {
 			if !own {
 				records += st.Records
 			}
-			if st.Records > 0 && !own {
+			if st.Records > 0 {
 				k0, k1 := st.FirstMonoNs+in.shift, st.LastMonoNs+in.shift
 				if cfg.Clock == ClockCapture {
 					k0, k1 = st.FirstCaptureNs, st.LastCaptureNs

@@ -43,11 +43,11 @@ type bridge struct {
 	feed foxws.Feed
 	warn func(string)
 
-	mu      sync.Mutex
-	ids     map[string]uint16 // channel name → feed id
-	next    uint16
-	found   sync.Map        // iceoryx2 services subscribed
-	subs    []func() uint64 // each subscription's transport drops
+	mu    sync.Mutex
+	ids   map[string]uint16 // channel name → feed id
+	next  uint16
+	found sync.Map        // iceoryx2 services subscribed
+	subs  []func() uint64 // each subscription's transport drops
 }
 
 // runLive bridges until ctx ends.

@@ -34,8 +34,9 @@ type playback struct {
 	mu      sync.Mutex // one request at a time; the fields below
 	p       *player.Player
 	speed   float64
-	started bool // playing was asked for (a subscription, a request)
-	ended   bool // p ran to the end of the window
+	started bool        // playing was asked for (a subscription, a request)
+	timer   *time.Timer // the start after the first subscription
+	ended   bool        // p ran to the end of the window
 	errs    chan error
 	runs    sync.WaitGroup
 }
@@ -125,17 +126,29 @@ func (b *playback) clock(p *player.Player) {
 	}
 }
 
-// Start plays from the window's start, unless a client already steered
-// the playback: the first subscription starts it.
+// startDelay is how long after the first subscription playback starts:
+// a client subscribes to its panels' channels in one request or in
+// several (the ws-protocol client sends one per channel).
+const startDelay = 500 * time.Millisecond
+
+// Start plays from the window's start startDelay from now, unless a
+// client steers the playback by then: the first subscription starts it.
 func (b *playback) Start() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.started {
+	if b.started || b.timer != nil {
 		return
 	}
-	b.started = true
-	b.report(b.run(0, true))
-	b.srv.PlaybackChanged(b.stateLocked())
+	b.timer = time.AfterFunc(startDelay, func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if b.started || b.ctx.Err() != nil {
+			return
+		}
+		b.started = true
+		b.report(b.run(0, true))
+		b.srv.PlaybackChanged(b.stateLocked())
+	})
 }
 
 func (b *playback) report(err error) {
@@ -213,4 +226,11 @@ func (b *playback) stateLocked() foxws.PlaybackState {
 }
 
 // wait waits for the players to stop (ctx ended).
-func (b *playback) wait() { b.runs.Wait() }
+func (b *playback) wait() {
+	b.mu.Lock()
+	if b.timer != nil {
+		b.timer.Stop()
+	}
+	b.mu.Unlock()
+	b.runs.Wait()
+}
