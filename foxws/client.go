@@ -199,7 +199,7 @@ func (c *client) writeLoop(ctx context.Context) {
 		if err != nil {
 			if errors.Is(err, context.DeadlineExceeded) {
 				c.mu.Lock()
-				c.closeLocked(fmt.Sprintf("took no message for %v", c.s.o.WriteTimeout))
+				c.closeLocked(fmt.Sprintf("took nothing for %v", c.s.o.WriteTimeout))
 				c.mu.Unlock()
 			}
 			c.conn.CloseNow() // the reader ends too
@@ -268,7 +268,7 @@ func (c *client) handle(req Request) {
 			n++
 		}
 		if n > 0 && c.s.o.OnSubscribe != nil {
-			c.s.o.OnSubscribe()
+			c.s.o.OnSubscribe(c.sdk)
 		}
 	case KindUnsubscribe:
 		for _, id := range req.SubscriptionIDs {

@@ -52,8 +52,12 @@ type Options struct {
 	// foxglove.sdk.v1 only); nil: a live source.
 	Playback Playback
 	// OnSubscribe, if set, is called after each subscribe request that
-	// subscribed to a channel (a log playback starts then).
-	OnSubscribe func()
+	// subscribed to a channel (a log playback starts then); sdk tells a
+	// foxglove.sdk.v1 client (one that can steer the playback).
+	OnSubscribe func(sdk bool)
+	// OnClose, if set, is told each client's figures as it leaves, and
+	// why the server closed it ("" when the client left).
+	OnClose func(st ClientStats, reason string)
 }
 
 func (o Options) withDefaults() Options {
@@ -336,7 +340,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		conn.Close(websocket.StatusTryAgainLater, "server full or stopping")
 		return
 	}
-	defer s.unregister(c)
+	defer func() {
+		s.unregister(c)
+		if s.o.OnClose != nil {
+			c.mu.Lock()
+			reason := c.reason
+			c.mu.Unlock()
+			s.o.OnClose(c.stats(), reason)
+		}
+	}()
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	done := make(chan struct{})

@@ -35,7 +35,7 @@ type playback struct {
 	p       *player.Player
 	speed   float64
 	started bool        // playing was asked for (a subscription, a request)
-	timer   *time.Timer // the start after the first subscription
+	timer   *time.Timer // the start once subscriptions settled
 	ended   bool        // p ran to the end of the window
 	errs    chan error
 	runs    sync.WaitGroup
@@ -126,20 +126,30 @@ func (b *playback) clock(p *player.Player) {
 	}
 }
 
-// startDelay is how long after the first subscription playback starts:
-// a client subscribes to its panels' channels in one request or in
-// several (the ws-protocol client sends one per channel).
-const startDelay = 500 * time.Millisecond
+// settle is how long playback waits, once a client subscribed, for no
+// further subscription before it starts: a client subscribes to its
+// panels' channels in one request or in several (the ws-protocol client
+// sends one per channel).
+const settle = time.Second
 
-// Start plays from the window's start startDelay from now, unless a
-// client steers the playback by then: the first subscription starts it.
-func (b *playback) Start() {
+// Start plays from the window's start once the subscriptions settled,
+// unless a client steers the playback by then: subscribing starts it. A
+// client that cannot steer (foxglove.websocket.v1) subscribing after the
+// end starts it again.
+func (b *playback) Start(sdk bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.started || b.timer != nil {
+	if b.started && !sdk && b.ended {
+		b.started = false
+	}
+	if b.started {
 		return
 	}
-	b.timer = time.AfterFunc(startDelay, func() {
+	if b.timer != nil {
+		b.timer.Reset(settle)
+		return
+	}
+	b.timer = time.AfterFunc(settle, func() {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		if b.started || b.ctx.Err() != nil {

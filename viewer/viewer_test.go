@@ -103,6 +103,11 @@ func TestPlaysWholeLogToV1Client(t *testing.T) {
 	if lastTime == 0 {
 		t.Error("no time message")
 	}
+	// Another such client, after the end, plays the log again.
+	c2 := foxwstest.Dial(t, url, foxws.SubprotocolV1)
+	c2.Read()
+	c2.Subscribe(1, "vr/r1/state")
+	c2.Until(func(m foxwstest.Msg) bool { return m.Op == foxws.OpMessageData })
 }
 
 // A foxglove.sdk.v1 client steers the playback: seek (answered from the

@@ -9,6 +9,7 @@ import (
 	"net"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -150,6 +151,7 @@ func run(c *cli.Context) error {
 	}
 	if !quiet {
 		cfg.OnStatus = st.show
+		cfg.Server.OnClose = st.left
 	}
 	err := viewer.Run(c.Context, cfg)
 	var ce *replayer.ConfigError
@@ -174,6 +176,7 @@ func run(c *cli.Context) error {
 // statusLine prints the viewer's status: a line redrawn in place on a
 // terminal, a line every 10 s otherwise.
 type statusLine struct {
+	mu        sync.Mutex // show (the status goroutine), left (a client's)
 	w         io.Writer
 	tty       bool
 	last      time.Time
@@ -182,6 +185,8 @@ type statusLine struct {
 }
 
 func (s *statusLine) show(st viewer.Status) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	now := time.Now()
 	line := s.line(st, now)
 	if s.tty {
@@ -192,6 +197,23 @@ func (s *statusLine) show(st viewer.Status) {
 		s.last = now
 		fmt.Fprintln(s.w, line)
 	}
+}
+
+// left says a client left, with its totals and, if the server closed
+// it, why.
+func (s *statusLine) left(c foxws.ClientStats, reason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	why := "left"
+	if reason != "" {
+		why = "disconnected (" + reason + ")"
+	}
+	nl := ""
+	if s.tty {
+		nl = "\r\x1b[2K"
+	}
+	fmt.Fprintf(s.w, "%sview: client %s %s: sent %d messages (%.1f MB), dropped %d (%d frames)\n", nl, c.Addr, why,
+		c.SentMessages, float64(c.SentBytes)/1e6, c.Dropped, c.DroppedFrames)
 }
 
 // line is "view: 2 clients, 4 subscriptions, 12.1 MB/s; playing at 1x
