@@ -153,13 +153,11 @@ func run(c *cli.Context) error {
 		cfg.OnStatus = st.show
 		cfg.Server.OnClose = st.left
 	}
+	cliutil.Graceful(c) // SIGINT or SIGTERM closes the connections and ends it: exit 0
 	err := viewer.Run(c.Context, cfg)
 	var ce *replayer.ConfigError
 	switch {
 	case err == nil:
-		if c.Context.Err() != nil {
-			return cliutil.Runtime(errors.New("interrupted"))
-		}
 		return nil
 	case errors.As(err, &ce):
 		field := map[string]string{"Files": "LOG", "Channels": "--channel", "Window": "--start/--end/--duration"}[ce.Field]
