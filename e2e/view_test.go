@@ -246,14 +246,9 @@ func checkPNG(t *testing.T, path string, w, h int) {
 // the official client's frames and states are the recorded log's (by the
 // Python reader), pixel for pixel and stamp for stamp.
 func TestViewLiveOfficialClient(t *testing.T) {
-	r := robot(t)
-	dir := t.TempDir()
-	port := strconv.Itoa(freePort(t))
-	zenoh := []string{"--no-multicast", "--connect", "tcp/127.0.0.1:" + port}
-	start(t, vrlogBin, "sim", "--listen", "tcp/127.0.0.1:"+port, "--no-multicast", "-q", "--robot", r,
-		"--width", "160", "--height", "120", "--frame-hz", "30", "--state-hz", "100", "--duration", "60s", "--frame-content", "gradient")
+	r, dir := robot(t), t.TempDir()
 	logPath := filepath.Join(dir, "live.vrlog")
-	rec := start(t, vrlogBin, append([]string{"record", "-q", "-o", logPath, "-k", "vr/" + r + "/**", "-s", "vr/" + r + "/**", "--probe-interval", "0"}, zenoh...)...)
+	zenoh, rec := simRecord(t, r, logPath, []string{"--width", "160", "--height", "120", "--state-hz", "100", "--frame-content", "gradient"})
 	url, view := startView(t, append([]string{"--live", "-q", "-k", "vr/" + r + "/**", "-s", "vr/" + r + "/**"}, zenoh...)...)
 	evs := foxgloveClient(t, url, "--count", "300", "--png", filepath.Join(dir, "live.png"))
 	rec.signal(syscall.SIGINT)
@@ -273,20 +268,28 @@ func TestViewLiveOfficialClient(t *testing.T) {
 	}
 }
 
+// simRecord runs the bundled simulator as robot r (30 Hz frames, simArgs)
+// and records it into log (recArgs); it returns the zenoh flags that reach
+// the simulator and the recorder.
+func simRecord(t *testing.T, r, log string, simArgs []string, recArgs ...string) ([]string, *proc) {
+	t.Helper()
+	port := strconv.Itoa(freePort(t))
+	zenoh := []string{"--no-multicast", "--connect", "tcp/127.0.0.1:" + port}
+	start(t, vrlogBin, append([]string{"sim", "--listen", "tcp/127.0.0.1:" + port, "--no-multicast", "-q", "--robot", r,
+		"--frame-hz", "30", "--duration", "60s", "--start-delay", "300ms"}, simArgs...)...)
+	rec := start(t, vrlogBin, append(append([]string{"record", "-q", "-o", log, "-k", "vr/" + r + "/**", "-s", "vr/" + r + "/**",
+		"--probe-interval", "0"}, zenoh...), recArgs...)...)
+	return zenoh, rec
+}
+
 // One client that reads nothing and one that must get everything, from a
 // log of 640x480 frames at 30 Hz and states at 1 kHz played at 1x: the
 // reading client loses nothing, the other loses frames only (counted in
 // the status line) and is disconnected after --write-timeout.
 func TestViewSlowClient(t *testing.T) {
-	r := robot(t)
-	dir := t.TempDir()
-	port := strconv.Itoa(freePort(t))
-	zenoh := []string{"--no-multicast", "--connect", "tcp/127.0.0.1:" + port}
-	start(t, vrlogBin, "sim", "--listen", "tcp/127.0.0.1:"+port, "--no-multicast", "-q", "--robot", r,
-		"--width", "640", "--height", "480", "--frame-hz", "30", "--state-hz", "1000", "--duration", "60s", "--start-delay", "300ms")
+	r, dir := robot(t), t.TempDir()
 	logPath := filepath.Join(dir, "s.vrlog")
-	rec := start(t, vrlogBin, append([]string{"record", "-q", "-o", logPath, "-k", "vr/" + r + "/**", "-s", "vr/" + r + "/**",
-		"--probe-interval", "0", "--duration", "3s"}, zenoh...)...)
+	_, rec := simRecord(t, r, logPath, []string{"--width", "640", "--height", "480", "--state-hz", "1000"}, "--duration", "3s")
 	if code := rec.wait(t, 30*time.Second); code != 0 {
 		t.Fatalf("record exit %d:\n%s", code, rec.stderr)
 	}

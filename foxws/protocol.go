@@ -361,8 +361,8 @@ type serverInfo struct {
 	DataEndTime   *stamp            `json:"dataEndTime,omitempty"`
 }
 
-// advertised is one channel of an advertise message.
-type advertised struct {
+// Advertised is one channel of an advertise message.
+type Advertised struct {
 	ID             uint64            `json:"id"`
 	Topic          string            `json:"topic"`
 	Encoding       string            `json:"encoding"`
@@ -374,20 +374,20 @@ type advertised struct {
 
 // advertisement is a channel's entry: the schema as text, base64 for the
 // binary encodings (protobuf), as the SDK encodes it.
-func advertisement(id uint64, topic string, s foxglove.Schema, md map[string]string) advertised {
+func advertisement(id uint64, topic string, s foxglove.Schema, md map[string]string) Advertised {
 	data := string(s.Data)
 	if s.Encoding == "protobuf" || s.Encoding == "flatbuffer" {
 		data = base64.StdEncoding.EncodeToString(s.Data)
 	}
-	return advertised{ID: id, Topic: topic, Encoding: s.MessageEncoding(), SchemaName: s.Name, SchemaEncoding: s.Encoding,
+	return Advertised{ID: id, Topic: topic, Encoding: s.MessageEncoding(), SchemaName: s.Name, SchemaEncoding: s.Encoding,
 		Schema: data, Metadata: md}
 }
 
-func marshalAdvertise(chs []advertised) []byte {
+func marshalAdvertise(chs []Advertised) []byte {
 	sort.Slice(chs, func(i, j int) bool { return chs[i].ID < chs[j].ID })
 	return mustJSON(struct {
 		Op       string       `json:"op"`
-		Channels []advertised `json:"channels"`
+		Channels []Advertised `json:"channels"`
 	}{"advertise", chs})
 }
 

@@ -102,7 +102,7 @@ func TestSDKServerJSON(t *testing.T) {
 	json.Unmarshal([]byte(adv), &want)
 	// Channels 20 and 30 have schemas (JSON Schema text; protobuf bytes in
 	// base64), as every vrlog channel has.
-	got = marshalAdvertise([]advertised{
+	got = marshalAdvertise([]Advertised{
 		advertisement(30, "/t3", foxglove.Schema{Name: "t3-schema", Encoding: "protobuf", Data: []byte{0xde, 0xad, 0xbe, 0xef}}, nil),
 		advertisement(20, "/t2", foxglove.Schema{Name: "t2-schema", Encoding: "jsonschema", Data: []byte(`{"type": "object"}`)}, nil),
 	})

@@ -193,7 +193,7 @@ func (s *Server) addLocked(topic string, sch foxglove.Schema, md map[string]stri
 	f := &fchannel{id: s.nextID, topic: topic, schema: sch, md: md, bulk: bulk}
 	s.nextID++
 	s.fchans[f.id] = f
-	msg := marshalAdvertise([]advertised{advertisement(f.id, f.topic, f.schema, f.md)})
+	msg := marshalAdvertise([]Advertised{advertisement(f.id, f.topic, f.schema, f.md)})
 	for c := range s.clients {
 		c.control(websocket.MessageText, msg)
 	}
@@ -392,7 +392,7 @@ func (s *Server) register(c *client) bool {
 	}
 	c.control(websocket.MessageText, s.serverInfo(c.sdk))
 	if len(s.fchans) > 0 {
-		var chs []advertised
+		var chs []Advertised
 		for _, f := range s.fchans {
 			chs = append(chs, advertisement(f.id, f.topic, f.schema, f.md))
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vrlog/vrlog/foxws"
 	"github.com/vrlog/vrlog/foxws/foxwstest"
+	"github.com/vrlog/vrlog/internal/cputime"
 	"github.com/vrlog/vrlog/internal/synth"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/mcapexport"
@@ -50,6 +51,24 @@ func serveBench(b *testing.B, path string, speed float64) string {
 	return "ws://" + l.Addr().String()
 }
 
+// steer connects a foxglove.sdk.v1 client that holds the playback
+// paused, subscribes to the states and the frames and returns the data's
+// start.
+func steer(b *testing.B, url string) (*foxwstest.Client, uint64) {
+	c := foxwstest.Dial(b, url, foxws.SubprotocolSDK)
+	for c.ByTopic["vr/r1/camera/front"] == 0 {
+		c.Read()
+	}
+	c.Playback(foxws.PlaybackRequest{Command: foxws.Pause, Speed: 1, RequestID: "hold"})
+	c.Subscribe(1, "vr/r1/state")
+	c.Subscribe(2, "vr/r1/camera/front")
+	for {
+		if m := c.Read(); m.Op == foxws.OpPlaybackState && m.State.RequestID == "hold" {
+			return c, m.State.CurrentTime
+		}
+	}
+}
+
 // drain reads until n data messages came, or none for idle; it returns
 // how many came, the wall time from the first to the last, and the
 // log-time span they covered.
@@ -79,27 +98,18 @@ func drain(c *foxwstest.Client, n int, idle time.Duration) (got int, wall time.D
 // sustained.
 func BenchmarkView1080p30(b *testing.B) {
 	path, tr := benchLog(b, 1920, 1080, 10*time.Second)
-	url := serveBench(b, path, 1)
-	c := foxwstest.Dial(b, url, foxws.SubprotocolSDK)
-	for c.ByTopic["vr/r1/camera/front"] == 0 {
-		c.Read()
-	}
-	c.Playback(foxws.PlaybackRequest{Command: foxws.Pause, Speed: 1, RequestID: "hold"})
-	c.Subscribe(1, "vr/r1/state")
-	c.Subscribe(2, "vr/r1/camera/front")
+	c, start := steer(b, serveBench(b, path, 1))
 	want := int(tr.States + tr.Frames)
-	start := uint64(0)
-	for start == 0 {
-		if m := c.Read(); m.Op == foxws.OpPlaybackState {
-			start = m.State.CurrentTime
-		}
-	}
 	frameBytes := float64(1920 * 1080 * 3)
 	b.ResetTimer()
 	best := 0.0
 	for _, speed := range []float32{1, 2, 4, 8, 16, 32} {
+		cpu0 := cputime.Process()
 		c.Playback(foxws.PlaybackRequest{Command: foxws.Play, Speed: speed, Seek: true, SeekTime: start, RequestID: "go"})
 		got, wall, span := drain(c, want, 5*time.Second)
+		if speed == 1 { // the server and its client, one process: what a second of the log costs
+			b.ReportMetric((cputime.Process()-cpu0).Seconds()/(float64(span)/1e9), "cpu-s/log-s")
+		}
 		late := wall.Seconds() > 1.1*float64(span)/1e9/float64(speed)
 		b.Logf("speed %gx: %d of %d messages in %v for %.2f s of log time (%.0f MB/s of frames)%s", speed, got, want, wall.Round(time.Millisecond),
 			float64(span)/1e9, float64(tr.Frames)*frameBytes/wall.Seconds()/1e6, map[bool]string{true: ", late", false: ""}[late])
@@ -126,6 +136,7 @@ func BenchmarkViewFourClients640(b *testing.B) {
 	var wg sync.WaitGroup
 	lost := make([]int, 4)
 	b.ResetTimer()
+	cpu0 := cputime.Process()
 	for i := range lost {
 		c := foxwstest.Dial(b, url, foxws.SubprotocolV1)
 		for c.ByTopic["vr/r1/camera/front"] == 0 {
@@ -148,26 +159,14 @@ func BenchmarkViewFourClients640(b *testing.B) {
 		total += n
 	}
 	b.ReportMetric(float64(total), "lost")
+	b.ReportMetric((cputime.Process()-cpu0).Seconds()/10, "cpu-s/log-s")
 }
 
 // Seeks in a 2 GB log (11 s of 1080p30, raw size): from the request to
 // the first message at or after the seek time.
 func BenchmarkViewSeek2GB(b *testing.B) {
 	path, _ := benchLog(b, 1920, 1080, 11*time.Second)
-	url := serveBench(b, path, 1)
-	c := foxwstest.Dial(b, url, foxws.SubprotocolSDK)
-	for c.ByTopic["vr/r1/camera/front"] == 0 {
-		c.Read()
-	}
-	c.Playback(foxws.PlaybackRequest{Command: foxws.Pause, Speed: 1, RequestID: "hold"})
-	c.Subscribe(1, "vr/r1/state")
-	c.Subscribe(2, "vr/r1/camera/front")
-	start := uint64(0)
-	for start == 0 {
-		if m := c.Read(); m.Op == foxws.OpPlaybackState {
-			start = m.State.CurrentTime
-		}
-	}
+	c, start := steer(b, serveBench(b, path, 1))
 	b.ResetTimer()
 	var lat []time.Duration
 	for i := range 20 {
@@ -199,7 +198,7 @@ func BenchmarkExportSame1080pLog(b *testing.B) {
 	}
 	defer r.Close()
 	b.ResetTimer()
-	t0 := time.Now()
+	t0, cpu0 := time.Now(), cputime.Process()
 	w, err := mcapexport.NewMCAP(io.Discard, mcapexport.MCAPOptions{Compression: "none", Stable: r.Mapped})
 	if err != nil {
 		b.Fatal(err)
@@ -220,4 +219,5 @@ func BenchmarkExportSame1080pLog(b *testing.B) {
 	wall := time.Since(t0)
 	b.ReportMetric(float64(tr.Frames)*1920*1080*3/wall.Seconds()/1e6, "frame-MB/s")
 	b.ReportMetric(10/wall.Seconds(), "x-realtime")
+	b.ReportMetric((cputime.Process()-cpu0).Seconds()/10, "cpu-s/log-s")
 }

@@ -62,8 +62,7 @@ func runLive(ctx context.Context, cfg Live, feed foxws.Feed, warn func(string)) 
 		cfg.ServicePoll = 250 * time.Millisecond
 	}
 	b := &bridge{cfg: cfg, feed: feed, warn: warn, ids: map[string]uint16{}, next: 1}
-	var named []string
-	var patterns []keyexpr.Pattern
+	var named, pats []string
 	for _, s := range cfg.IceoryxServices {
 		p, err := keyexpr.Parse(s)
 		if err != nil {
@@ -72,9 +71,10 @@ func runLive(ctx context.Context, cfg Live, feed foxws.Feed, warn func(string)) 
 		if p.Literal() {
 			named = append(named, s)
 		} else {
-			patterns = append(patterns, p)
+			pats = append(pats, s)
 		}
 	}
+	patterns, _ := keyexpr.ParseSet(pats) // parsed above
 	var wg sync.WaitGroup
 	var closers []func()
 	stop := func() {
@@ -201,7 +201,7 @@ func (b *bridge) zenoh(ctx context.Context, sub *zenoh.Subscriber) {
 
 // discover subscribes to the named services as they appear and, with
 // patterns or All, to every matching service, polling the service list.
-func (b *bridge) discover(ctx context.Context, wg *sync.WaitGroup, node *iceoryx2.Node, pending []string, patterns []keyexpr.Pattern) {
+func (b *bridge) discover(ctx context.Context, wg *sync.WaitGroup, node *iceoryx2.Node, pending []string, patterns *keyexpr.Set) {
 	t := time.NewTicker(b.cfg.ServicePoll)
 	defer t.Stop()
 	open := func(service string) bool {
@@ -230,14 +230,14 @@ func (b *bridge) discover(ctx context.Context, wg *sync.WaitGroup, node *iceoryx
 				i--
 			}
 		}
-		if b.cfg.All || len(patterns) > 0 {
+		if b.cfg.All || patterns.Len() > 0 {
 			svcs, err := node.ListServices()
 			if err != nil && err.Error() != listErr {
 				listErr = err.Error()
 				b.warn("iceoryx2 service list: " + listErr + "; retrying")
 			}
 			for _, s := range svcs {
-				if _, ok := b.found.Load(s.Name); !ok && (b.cfg.All || matchAny(patterns, s.Name)) {
+				if _, ok := b.found.Load(s.Name); !ok && (b.cfg.All || patterns.Match(s.Name)) {
 					open(s.Name)
 				}
 			}
@@ -250,15 +250,6 @@ func (b *bridge) discover(ctx context.Context, wg *sync.WaitGroup, node *iceoryx
 		case <-t.C:
 		}
 	}
-}
-
-func matchAny(ps []keyexpr.Pattern, s string) bool {
-	for _, p := range ps {
-		if p.Match(s) {
-			return true
-		}
-	}
-	return false
 }
 
 // iceoryx feeds one iceoryx2 subscription's samples.

@@ -18,17 +18,6 @@ import (
 	"github.com/vrlog/vrlog/foxws"
 )
 
-// Channel is an advertised channel.
-type Channel struct {
-	ID             uint64            `json:"id"`
-	Topic          string            `json:"topic"`
-	Encoding       string            `json:"encoding"`
-	SchemaName     string            `json:"schemaName"`
-	SchemaEncoding string            `json:"schemaEncoding"`
-	Schema         string            `json:"schema"`
-	Metadata       map[string]string `json:"metadata"`
-}
-
 // Msg is one server message: Text for JSON ones, else Op and its fields.
 type Msg struct {
 	Text    map[string]any
@@ -46,7 +35,7 @@ type Client struct {
 	Conn     *websocket.Conn
 	Sub      string
 	Info     map[string]any
-	Channels map[uint64]Channel
+	Channels map[uint64]foxws.Advertised
 	ByTopic  map[string]uint64
 }
 
@@ -60,7 +49,7 @@ func Dial(t testing.TB, url string, protos ...string) *Client {
 		t.Fatal(err)
 	}
 	conn.SetReadLimit(256 << 20)
-	c := &Client{t: t, Conn: conn, Sub: conn.Subprotocol(), Channels: map[uint64]Channel{}, ByTopic: map[string]uint64{}}
+	c := &Client{t: t, Conn: conn, Sub: conn.Subprotocol(), Channels: map[uint64]foxws.Advertised{}, ByTopic: map[string]uint64{}}
 	m := c.Read()
 	if m.Text == nil || m.Text["op"] != "serverInfo" {
 		t.Fatalf("first message %+v, want serverInfo", m)
@@ -93,7 +82,7 @@ func (c *Client) TryRead(d time.Duration) (Msg, error) {
 			return Msg{}, err
 		}
 		if m["op"] == "advertise" {
-			var a struct{ Channels []Channel }
+			var a struct{ Channels []foxws.Advertised }
 			if err := json.Unmarshal(b, &a); err != nil {
 				return Msg{}, err
 			}
