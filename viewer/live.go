@@ -219,7 +219,7 @@ func (b *bridge) discover(ctx context.Context, wg *sync.WaitGroup, node *iceoryx
 		}
 		b.addSub(sub.Dropped)
 		wg.Add(1)
-		go func() { defer wg.Done(); defer sub.Close(); b.iceoryx(ctx, sub) }()
+		go func() { defer wg.Done(); defer sub.Close(); b.iceoryx(ctx, sub, service) }()
 		return true
 	}
 	listErr := ""
@@ -253,7 +253,7 @@ func (b *bridge) discover(ctx context.Context, wg *sync.WaitGroup, node *iceoryx
 }
 
 // iceoryx feeds one iceoryx2 subscription's samples.
-func (b *bridge) iceoryx(ctx context.Context, sub *iceoryx2.Subscriber) {
+func (b *bridge) iceoryx(ctx context.Context, sub *iceoryx2.Subscriber, service string) {
 	info := sub.Info()
 	meta := info.Types.ToMeta()
 	schema := ""
@@ -273,7 +273,7 @@ func (b *bridge) iceoryx(ctx context.Context, sub *iceoryx2.Subscriber) {
 			if seq, t, err := codec.FrameStamp(s.UserHeader); err == nil {
 				r.CaptureNs, r.Seq, r.HasStamp = t, seq, true
 			}
-			if id, ok := b.channel(sub.Service(), logfmt.TransportIceoryx2, schema, meta, &r); ok {
+			if id, ok := b.channel(service, logfmt.TransportIceoryx2, schema, meta, &r); ok {
 				r.Channel = id
 				b.write(&r) // copies what it keeps
 			}
