@@ -151,9 +151,16 @@ func TestRangedPlayback(t *testing.T) {
 	if !st.DidSeek || st.Status != foxws.StatusPlaying || st.Speed != 2 || st.CurrentTime < mid-uint64(time.Millisecond) {
 		t.Fatalf("after the seek %+v (seek to %d)", st, mid)
 	}
+	var clock uint64 // the time messages restart at the seek, before its first message
 	c.Until(func(m foxwstest.Msg) bool {
-		if m.Op == foxws.OpMessageData && m.LogTime < mid-uint64(50*time.Millisecond) {
-			t.Fatalf("message at %d after a seek to %d", m.LogTime, mid)
+		if (m.Op == foxws.OpMessageData || m.Op == foxws.OpTime) && m.LogTime < mid-uint64(50*time.Millisecond) {
+			t.Fatalf("message %d at %d after a seek to %d", m.Op, m.LogTime, mid)
+		}
+		if m.Op == foxws.OpTime {
+			clock = m.LogTime
+		}
+		if m.Op == foxws.OpMessageData && (clock == 0 || clock > m.LogTime+uint64(50*time.Millisecond)) {
+			t.Fatalf("message at %d after a seek to %d, the clock at %d", m.LogTime, mid, clock)
 		}
 		return m.Op == foxws.OpMessageData
 	})
