@@ -155,6 +155,9 @@ func run(c *cli.Context) error {
 	}
 	cliutil.Graceful(c) // SIGINT or SIGTERM closes the connections and ends it: exit 0
 	err := viewer.Run(c.Context, cfg)
+	if st.tty && !quiet {
+		fmt.Fprintln(stderr) // below the status line
+	}
 	var ce *replayer.ConfigError
 	switch {
 	case err == nil:
