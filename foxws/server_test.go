@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -284,6 +285,10 @@ func TestSlowClientLosesOnlyItsOwn(t *testing.T) {
 		}
 	}()
 	seq := uint64(0)
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	base, peak := ms.HeapAlloc, uint64(0)
 	for f := 0; f < frames; f++ { // 60 frames of 900 KiB: far more than the slow client's socket and queue hold
 		for i := 0; i < statesPer; i++ {
 			seq++
@@ -291,8 +296,19 @@ func TestSlowClientLosesOnlyItsOwn(t *testing.T) {
 		}
 		s.Write(frameRec(uint64(f), 640, 480), t0+int64(seq))
 		time.Sleep(5 * time.Millisecond)
+		if f%10 == 9 {
+			runtime.GC()
+			runtime.ReadMemStats(&ms)
+			peak = max(peak, ms.HeapAlloc-min(base, ms.HeapAlloc))
+		}
 	}
 	stats := s.Stats() // before the slow client's write timeout closes it
+	// The memory bound (doc.go): per client its queue, the message being
+	// written and the read limit; the test client's reading buffers beside.
+	if bound := uint64(2*(8<<20+900<<10+64<<10) + 16<<20); peak > bound {
+		t.Errorf("live heap grew by %d bytes, over the bound %d", peak, bound)
+	}
+	t.Logf("live heap grew by at most %.1f MiB (two clients, queues of 8 MiB)", float64(peak)/(1<<20))
 	wg.Wait()
 	if got[1] != frames*statesPer || got[2] != frames {
 		t.Fatalf("fast client got %d states, %d frames; want %d, %d", got[1], got[2], frames*statesPer, frames)
