@@ -259,7 +259,13 @@ func TestOversizedMessageCloses(t *testing.T) {
 // A client that never reads loses its own frames, counted, then is closed
 // after WriteTimeout; a client that reads gets every message.
 func TestSlowClientLosesOnlyItsOwn(t *testing.T) {
-	s, url := serve(t, foxws.Options{QueueBytes: 8 << 20, WriteTimeout: 5 * time.Second})
+	var mu sync.Mutex
+	var left []foxws.ClientStats // each client's figures as it leaves
+	s, url := serve(t, foxws.Options{QueueBytes: 8 << 20, WriteTimeout: 5 * time.Second, OnClose: func(st foxws.ClientStats, _ string) {
+		mu.Lock()
+		left = append(left, st)
+		mu.Unlock()
+	}})
 	slow, fast := foxwstest.Dial(t, url, foxws.SubprotocolV1), foxwstest.Dial(t, url, foxws.SubprotocolV1)
 	for _, c := range []*foxwstest.Client{slow, fast} {
 		c.Read()
@@ -302,7 +308,6 @@ func TestSlowClientLosesOnlyItsOwn(t *testing.T) {
 			peak = max(peak, ms.HeapAlloc-min(base, ms.HeapAlloc))
 		}
 	}
-	stats := s.Stats() // before the slow client's write timeout closes it
 	// The memory bound (doc.go): per client its queue, the message being
 	// written and the read limit; the test client's reading buffers beside.
 	if bound := uint64(2*(8<<20+900<<10+64<<10) + 16<<20); peak > bound {
@@ -313,16 +318,13 @@ func TestSlowClientLosesOnlyItsOwn(t *testing.T) {
 	if got[1] != frames*statesPer || got[2] != frames {
 		t.Fatalf("fast client got %d states, %d frames; want %d, %d", got[1], got[2], frames*statesPer, frames)
 	}
-	var st foxws.ClientStats
-	for _, c := range stats.Clients {
-		if c.Dropped > 0 {
-			st = c
-		}
-	}
+	waitClients(t, s, 1) // the slow one, closed once its connection took nothing for WriteTimeout
+	mu.Lock()
+	st := left[0]
+	mu.Unlock()
 	if st.DroppedFrames == 0 || st.Dropped != st.DroppedFrames {
 		t.Fatalf("slow client: %+v: want frames dropped, no state", st)
 	}
-	waitClients(t, s, 1) // closed once its connection took nothing for WriteTimeout
 	slow.Close()
 }
 
