@@ -6,6 +6,7 @@
 package foxwstest
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -19,6 +20,7 @@ import (
 )
 
 // Msg is one server message: Text for JSON ones, else Op and its fields.
+// Raw and Data are valid until the client's next read.
 type Msg struct {
 	Text    map[string]any
 	Raw     []byte
@@ -37,6 +39,7 @@ type Client struct {
 	Info     map[string]any
 	Channels map[uint64]foxws.Advertised
 	ByTopic  map[string]uint64
+	buf      bytes.Buffer
 }
 
 // Dial connects offering protos and reads the serverInfo.
@@ -72,10 +75,15 @@ func (c *Client) Read() Msg {
 func (c *Client) TryRead(d time.Duration) (Msg, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
-	typ, b, err := c.Conn.Read(ctx)
+	typ, r, err := c.Conn.Reader(ctx)
 	if err != nil {
 		return Msg{}, err
 	}
+	c.buf.Reset() // one buffer for every message: a 1080p frame is not copied again as it grows
+	if _, err := c.buf.ReadFrom(r); err != nil {
+		return Msg{}, err
+	}
+	b := c.buf.Bytes()
 	if typ == websocket.MessageText {
 		var m map[string]any
 		if err := json.Unmarshal(b, &m); err != nil {
