@@ -123,6 +123,8 @@ type Config struct {
 	// Warn receives warnings and the fixture's progress messages, a line
 	// each ("replay: ..."); nil discards them.
 	Warn io.Writer
+
+	internal bool // OpenLogs: the recorder's own channels too
 }
 
 // DefaultMaxMissedInARow is how many missed steps in a row end a lockstep
