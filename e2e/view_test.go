@@ -3,17 +3,21 @@ package e2e
 import (
 	"bufio"
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/foxglove/mcap/go/mcap"
 
 	"github.com/vrlog/vrlog/foxglove"
 	"github.com/vrlog/vrlog/foxws"
@@ -339,4 +343,98 @@ func TestViewSlowClient(t *testing.T) {
 		t.Fatalf("the slow client's line: %q\n%s", line, view.stderr)
 	}
 	t.Logf("%d states, %d frames of 640x480; the slow client: %s", len(ref.States), len(ref.Frames), line[0])
+}
+
+// checkViewDeclared: vrlog view serves channels with declared schemas
+// (docs/schemas.md; TestRecordDeclaredSchemas records them) as the MCAP
+// export writes them: each advertised with the export's schema name,
+// schema encoding and message encoding (protobuf with its
+// FileDescriptorSet, ros2msg + cdr, JSON with a JSON Schema), and every
+// message, written into an MCAP under the schema advertised, decodes with
+// the MCAP project's decoders (tools/mcapcheck/declared.py) to what the
+// export's message decoded to.
+func checkViewDeclared(t *testing.T, py, log, prefix string, exported []declaredMsg) {
+	t.Helper()
+	want := map[string][]declaredMsg{}
+	for _, m := range exported {
+		want[m.Topic] = append(want[m.Topic], m)
+	}
+	topics := []string{prefix + "/pose", prefix + "/cam"}
+	url, view := startView(t, log, "--channel", prefix+"/*", "--speed", "4", "-q")
+	c := foxwstest.Dial(t, url, foxws.SubprotocolV1)
+	defer c.Close()
+	for _, topic := range topics {
+		for c.ByTopic[topic] == 0 {
+			c.Read()
+		}
+	}
+	mcapPath := filepath.Join(t.TempDir(), "view.mcap")
+	f, err := os.Create(mcapPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w, err := mcap.NewWriter(f, &mcap.WriterOptions{Chunked: true})
+	if err != nil || w.WriteHeader(&mcap.Header{}) != nil {
+		t.Fatalf("mcap writer: %v", err)
+	}
+	for i, topic := range topics {
+		a, e := c.Channels[c.ByTopic[topic]], want[topic][0]
+		if a.SchemaName != e.Schema || a.SchemaEncoding != e.SchemaEncoding || a.Encoding != e.Encoding {
+			t.Fatalf("%s advertised as %s (%s, messages %s); the export's is %s (%s, messages %s)",
+				topic, a.SchemaName, a.SchemaEncoding, a.Encoding, e.Schema, e.SchemaEncoding, e.Encoding)
+		}
+		data := []byte(a.Schema)
+		if a.SchemaEncoding == "protobuf" { // a binary FileDescriptorSet, in base64
+			if data, err = base64.StdEncoding.DecodeString(a.Schema); err != nil {
+				t.Fatalf("%s: schema: %v", topic, err)
+			}
+		}
+		id := uint16(i + 1)
+		if err := w.WriteSchema(&mcap.Schema{ID: id, Name: a.SchemaName, Encoding: a.SchemaEncoding, Data: data}); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.WriteChannel(&mcap.Channel{ID: id, SchemaID: id, Topic: topic, MessageEncoding: a.Encoding}); err != nil {
+			t.Fatal(err)
+		}
+		c.Subscribe(uint32(id), topic)
+	}
+	n := map[uint32]int{}
+	for n[1] < len(want[topics[0]]) || n[2] < len(want[topics[1]]) {
+		m, err := c.TryRead(20 * time.Second)
+		if err != nil {
+			t.Fatalf("after %v of %d and %d messages: %v\n%s", n, len(want[topics[0]]), len(want[topics[1]]), err, view.stderr)
+		}
+		if m.Text != nil && m.Text["op"] == "status" {
+			t.Fatalf("status from the server: %s", m.Raw)
+		}
+		if m.Op != foxws.OpMessageData {
+			continue
+		}
+		if err := w.WriteMessage(&mcap.Message{ChannelID: uint16(m.SubID), Sequence: uint32(n[m.SubID]), LogTime: m.LogTime,
+			PublishTime: m.LogTime, Data: m.Data}); err != nil {
+			t.Fatal(err)
+		}
+		n[m.SubID]++
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, undec := c.ByTopic[topics[0]+foxglove.UndecodableSuffix]; undec {
+		t.Errorf("%s: an undecodable companion advertised", topics[0])
+	}
+	got := map[string][]declaredMsg{}
+	for _, m := range declaredMessages(t, py, mcapPath, prefix+"/") {
+		got[m.Topic] = append(got[m.Topic], m)
+	}
+	for _, topic := range topics {
+		if len(got[topic]) != len(want[topic]) {
+			t.Fatalf("%s: %d messages decoded from the view, %d from the export", topic, len(got[topic]), len(want[topic]))
+		}
+		for i, e := range want[topic] {
+			if !reflect.DeepEqual(got[topic][i].Decoded, e.Decoded) {
+				t.Fatalf("%s message %d: from the view %v, from the export %v", topic, i, got[topic][i].Decoded, e.Decoded)
+			}
+		}
+	}
 }
