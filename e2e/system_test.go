@@ -212,6 +212,7 @@ func TestQuietOnEveryVerb(t *testing.T) {
 		"snapshot":   {script: "vrlog snapshot -q x --timeout 1s" + ep, code: 3, want: []string{"no recorder answered"}},
 		"rec":        {script: "vrlog rec status -q x --timeout 1s" + ep, code: 3, want: []string{"no recorder answered"}},
 		"recorders":  {script: "vrlog recorders -q --timeout 300ms" + ep, want: []string{"none found"}},
+		"collect":    {script: "vrlog collect -q --all -o col" + ep, code: 3, want: []string{"no recorder serves files"}},
 		"replay":     {script: "vrlog replay -q run.vrlog --rate max --linger 0 --no-multicast --prefix %R%", want: []string{"replayed"}},
 		"analyze":    {script: "vrlog analyze -q run.vrlog"},
 		"ctl":        {script: "vrlog ctl status -q --timeout 300ms --replay %R%" + ep, code: 3, want: []string{"no replay answered"}},
