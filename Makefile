@@ -4,9 +4,9 @@ BIN      := bin
 PYTHON   ?= python3
 
 # Packages that must build without cgo or Rust (go install ./cmd/analyze).
-PURE_PKGS := ./keyexpr/... ./textfit/... ./codec/... ./schema/... ./logfmt/... ./sampler/... ./hostclock/... ./analyzer/... ./internal/command/analyze/... ./cmd/analyze/...
+PURE_PKGS := ./keyexpr/... ./textfit/... ./codec/... ./schema/... ./logfmt/... ./sampler/... ./hostclock/... ./analyzer/... ./dataset/... ./internal/command/analyze/... ./cmd/analyze/...
 
-.PHONY: all build test test-pure test-go test-race test-python demo sample fuzz bench clean
+.PHONY: all build test test-pure test-go test-race test-python test-spark demo sample fuzz bench clean
 
 all: build
 
@@ -20,7 +20,7 @@ build: native
 	$(GO) build -buildvcs=auto $(NATIVE_LDFLAGS) -o $(BIN)/ ./cmd/...
 
 ## test: every test: pure packages without cgo, everything with the real transports, the race detector, the Python reader
-test: test-pure test-go test-race test-python
+test: test-pure test-go test-race test-python test-spark
 
 # Without cgo the whole tree must build (transports report ErrUnavailable),
 # and the pure packages must pass their tests.
@@ -50,7 +50,7 @@ test-race: native
 ## (Go's default, 60s, spends a short budget minimizing instead of fuzzing)
 FUZZTIME ?= 30s
 FUZZMINIMIZE ?= 2s
-FUZZ_PKGS ?= ./keyexpr/ ./codec/ ./logfmt/ ./schema/ ./foxws/
+FUZZ_PKGS ?= ./keyexpr/ ./codec/ ./logfmt/ ./schema/ ./foxws/ ./dataset/ ./parquetexport/
 fuzz:
 	@for p in $(FUZZ_PKGS); do for t in $$($(GO) test -list 'Fuzz.*' $$p | grep ^Fuzz); do \
 		echo "== $$p $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) -parallel 1 $$p || exit 1; done; done
@@ -121,10 +121,11 @@ tools/foxglove-client/node_modules/.stamp: tools/foxglove-client/package-lock.js
 .PHONY: peers
 VENV := .venv
 peers: $(VENV)/.peers-stamp
-$(VENV)/.peers-stamp: peers/requirements.txt tools/mcapcheck/requirements.txt python/pyproject.toml $(wildcard python/vrlog/*.py)
+$(VENV)/.peers-stamp: peers/requirements.txt tools/mcapcheck/requirements.txt tools/parquetcheck/requirements.txt python/pyproject.toml $(wildcard python/vrlog/*.py)
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q -r peers/requirements.txt
 	$(VENV)/bin/pip install -q -r tools/mcapcheck/requirements.txt
+	$(VENV)/bin/pip install -q -r tools/parquetcheck/requirements.txt
 	$(VENV)/bin/pip install -q './python[test]'
 	@touch $@
 
@@ -179,3 +180,17 @@ $(DIST_STATIC): $(DISTB)/analyze scripts/dist.sh
 $(DIST_WHEEL): python/pyproject.toml python/README.md $(wildcard python/vrlog/*.py) scripts/dist.sh
 	scripts/dist.sh wheel $@
 endif
+
+# ---- Spark: the analyze dataset read by pyspark (local[2], Java 17+) ----
+# A target of its own: one Spark session costs 30-60 s of JVM start and
+# the wheel ~400 MB; `make test` runs it (python/spark_test.go, -tags spark).
+.PHONY: spark
+spark: $(VENV)/.spark-stamp
+$(VENV)/.spark-stamp: $(VENV)/.peers-stamp tools/parquetcheck/requirements-spark.txt
+	@command -v java >/dev/null || { echo "test-spark: needs Java 17+ (apt-get install openjdk-17-jre-headless)"; exit 1; }
+	$(VENV)/bin/pip install -q -r tools/parquetcheck/requirements-spark.txt
+	@touch $@
+
+## test-spark: Spark reads the analyze dataset and answers a group-by as DuckDB does
+test-spark: spark
+	$(GO) test -tags spark -count=1 -run 'Spark' ./python/

@@ -22,7 +22,7 @@ mkdir "$dir/in" "$dir/out"
 go test -count=1 -run '^TestCorruptionTable$' ./logfmt/ -args -crafted "$dir/in" >/dev/null
 mkfifo "$dir/in/fifo.vrlog"
 
-verbs=(info cat cat-tolerant verify recover cut merge export-mcap export-csv analyze analyze-tolerant replay)
+verbs=(info cat cat-tolerant verify recover cut merge export-mcap export-csv export-parquet analyze analyze-tolerant analyze-dataset replay)
 run() { # verb file
 	local f=$1 v=$2 o=$dir/out/$v
 	rm -rf "$o" "$o".*
@@ -36,8 +36,10 @@ run() { # verb file
 	merge) echo merge "$f" "$f" -o "$o.vrlog" ;;
 	export-mcap) echo export "$f" --format mcap -o "$o.mcap" ;;
 	export-csv) echo export "$f" --format csv -o "$o.csv" ;;
+	export-parquet) echo export "$f" --format parquet --payloads -o "$o.parquet" ;;
 	analyze) echo analyze "$f" ;;
 	analyze-tolerant) echo analyze --tolerant "$f" ;;
+	analyze-dataset) echo analyze --tolerant --dataset "$o.dataset" "$f" ;;
 	replay) echo replay --rate max -q --linger 0 --no-multicast --listen tcp/127.0.0.1:0 "$f" ;;
 	esac
 }

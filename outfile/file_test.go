@@ -218,9 +218,12 @@ func TestDiscard(t *testing.T) {
 	d, _ := CreateDir(filepath.Join(base, "dir"), Options{})
 	g, _ := d.Create("x.csv")
 	g.Write([]byte("x"))
+	sub, _ := CreateDir(filepath.Join(base, "dir", "sub"), Options{}) // removed before dir
+	h, _ := sub.Create("y.parquet")
+	h.Write([]byte("y"))
 	f, _ := Create(filepath.Join(base, "out"), Options{})
 	f.Write([]byte("x"))
-	if n := Discard(); n < 2 {
+	if n := Discard(); n < 3 {
 		t.Fatalf("Discard removed %d files", n)
 	}
 	if got := leftovers(t, base); len(got) != 0 {

@@ -3,7 +3,9 @@ package outfile
 import (
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
+	"slices"
 	"sync"
 )
 
@@ -64,7 +66,9 @@ func Discard() int {
 		delete(live.files, f)
 		n++
 	}
-	for d := range live.dirs {
+	dirs := slices.Collect(maps.Keys(live.dirs))
+	slices.SortFunc(dirs, func(a, b string) int { return len(b) - len(a) }) // a directory made inside another first
+	for _, d := range dirs {
 		os.Remove(d) // only if empty: what Dir created and filled with nothing else
 		delete(live.dirs, d)
 	}

@@ -75,6 +75,7 @@ type accounted struct {
 	problem *ChannelStatus  // to report (Config.OnProblem)
 	before  []drop          // losses that lie before the record
 	entry   output.Entry    // the record; without one, Release (if set) hands a dropped sample back
+	seen    *logfmt.Record  // the record, written or withheld, for a live view (Config.View); nil when cut off
 	after   []drop          // losses that lie after it
 	fired   []firing
 }
@@ -111,57 +112,83 @@ const (
 // channel's books (its seq closes a gap) but is not to be written; one
 // cut off is a recorder drop.
 func (b *books) take(s *sample, how fate) *accounted {
-	keep := how != cutOff // its stamps count in the books
 	a := b.reset()
+	ch := b.channelOf(a, s)
+	b.onOurClock(s)
+	ov, open := b.stamp(a, ch, s, how != cutOff)
+	switch how {
+	case withheld:
+		ch.unwritten++
+		a.seen = &s.rec
+	case cutOff:
+		a.before = append(a.before, drop{ch.def.ID, 1, s.rec.RecvMonoNs})
+		ch.drops++
+		b.drainDrops++
+	case written:
+		if b.watch != nil {
+			b.watchRecord(a, ch, s, ov, open)
+		}
+		b.count(ch, s)
+		a.entry = output.Entry{Record: &s.rec, Undecided: b.undecided()}
+		a.seen = &s.rec
+	}
+	a.entry.Release = s.release // the output's once written, else handed back by the writer
+	b.queueDrops(a, s, s.rec.RecvMonoNs)
+	return a
+}
+
+// channelOf is s's channel, defined at its first sample; s's record
+// takes its number.
+func (b *books) channelOf(a *accounted, s *sample) *channel {
 	ch := b.chans[s.name]
 	if ch == nil {
 		ch = b.define(a, s)
 	}
-	rec := &s.rec
-	rec.Channel = ch.def.ID
-	if s.transport != logfmt.TransportInternal { // probes were shifted as they were taken
-		rec.RecvWallNs += b.clockOffset
+	s.rec.Channel = ch.def.ID
+	return ch
+}
+
+// onOurClock shifts s's wall stamp by the clock offset a test gives
+// (Config.ClockOffset); the probes were shifted as they were taken.
+func (b *books) onOurClock(s *sample) {
+	if s.transport != logfmt.TransportInternal {
+		s.rec.RecvWallNs += b.clockOffset
 	}
-	var ov *overflow
-	var open *gap // the gap before rec, left undecided by ov
-	if ch.declared != nil || ch.codec != nil && ch.def.Schema != codec.SchemaClockProbe {
-		if seq, t, err := ch.stamp(s); err == nil {
-			rec.Seq, rec.CaptureNs, rec.HasStamp = seq, t, true
-			if keep {
-				ch.stream.Add(sampler.Sample{Seq: seq, TNs: t, RecvWallNs: rec.RecvWallNs, RecvMonoNs: rec.RecvMonoNs, Publisher: string(rec.PublisherID)})
-			}
-			if s.sub != nil && s.sub.overflow != nil {
-				ov, open = b.bookOverflow(a, s, ch, seq) // a dropped frame's seq still closes the gap before it
-			}
-		} else if keep {
+}
+
+// stamp decodes s's seq and capture stamp where its channel's codec can,
+// counts them in the channel's timing (unless the sample is not kept:
+// cut off), and books the overflow they reveal; it returns the channel's
+// overflow and the sample's gap, if undecided.
+func (b *books) stamp(a *accounted, ch *channel, s *sample, keep bool) (*overflow, *gap) {
+	if ch.declared == nil && (ch.codec == nil || ch.def.Schema == codec.SchemaClockProbe) {
+		return nil, nil
+	}
+	rec := &s.rec
+	seq, t, err := ch.stampOf(s)
+	if err != nil {
+		if keep {
 			ch.undecodable++
 		}
+		return nil, nil
 	}
-	if how == withheld {
-		ch.unwritten++
-		a.entry.Release = s.release
-		b.queueDrops(a, s, rec.RecvMonoNs)
-		return a
+	rec.Seq, rec.CaptureNs, rec.HasStamp = seq, t, true
+	if keep {
+		ch.stream.Add(sampler.Sample{Seq: seq, TNs: t, RecvWallNs: rec.RecvWallNs, RecvMonoNs: rec.RecvMonoNs, Publisher: string(rec.PublisherID)})
 	}
-	if how == cutOff {
-		a.before = append(a.before, drop{ch.def.ID, 1, rec.RecvMonoNs})
-		ch.drops++
-		b.drainDrops++
-		a.entry.Release = s.release
-		b.queueDrops(a, s, rec.RecvMonoNs)
-		return a
+	if s.sub == nil || s.sub.overflow == nil {
+		return nil, nil
 	}
-	if b.watch != nil {
-		b.watchRecord(a, ch, s, ov, open)
-	}
+	return b.bookOverflow(a, s, ch, seq) // a dropped frame's seq still closes the gap before it
+}
+
+// count books a written record in its channel's figures.
+func (b *books) count(ch *channel, s *sample) {
 	ch.msgs++
-	ch.bytes += uint64(len(rec.Header) + len(rec.Payload))
+	ch.bytes += uint64(len(s.rec.Header) + len(s.rec.Payload))
 	if s.sub != nil {
 		s.sub.last = s.name
 	}
-	a.entry = output.Entry{Record: rec, Release: s.release, Undecided: b.undecided()}
-	b.queueDrops(a, s, rec.RecvMonoNs)
-	return a
 }
 
 // define numbers a new channel from its first sample.
@@ -214,9 +241,9 @@ func (b *books) declare(ch *channel, s *sample) {
 	ch.declared, _, _ = schema.ForChannel(&ch.def) // compiled when parsed: it compiles
 }
 
-// stamp reads the seq and capture stamp of s's record: a built-in
+// stampOf reads the seq and capture stamp of s's record: a built-in
 // codec's, or what the channel's declaration names.
-func (ch *channel) stamp(s *sample) (uint64, int64, error) {
+func (ch *channel) stampOf(s *sample) (uint64, int64, error) {
 	if ch.declared == nil {
 		return ch.codec.Stamp(s.rec.Header, s.rec.Payload)
 	}

@@ -114,6 +114,10 @@ type Config struct {
 	// Triggers are analyze's checks watched live, in snapshot mode: a
 	// sample that makes one fail takes a snapshot.
 	Triggers []livecheck.Trigger
+	// View, if set, sees every channel and every record the recorder
+	// receives, written or not (paused, idle): a live viewer (record
+	// --view) watches the recording without a subscription of its own.
+	View View
 	// Mount, if set, is started once the recorder runs, with its zenoh
 	// session (opened for it if nothing else needs one): the control
 	// plane (recctl), a file server.
@@ -122,6 +126,15 @@ type Config struct {
 	// recording goes on (a --trigger that matches no channel once the
 	// channels are known). It must not block.
 	OnNotice func(string)
+}
+
+// A View is shown the recording as the writer stage accounts for it, on
+// its goroutine: a channel before its first record, then each record
+// with its stamps. It must not block (a slow viewer drops what it cannot
+// send) nor keep the record's memory past the call.
+type View interface {
+	Channel(c *logfmt.Channel)
+	Record(r *logfmt.Record)
 }
 
 // DefaultDrainTimeout is Config.DrainTimeout's default: a healthy

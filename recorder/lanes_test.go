@@ -3,6 +3,7 @@ package recorder
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -177,5 +178,35 @@ func TestQueueDropsBookedAfterTheirBatch(t *testing.T) {
 	want := []string{"state 5 at 2, after 2 writes", "state 4 at 0, after 3 writes"} // 4 more counted after the last batch
 	if fmt.Sprint(out.booked) != fmt.Sprint(want) || w.books.chans["state"].drops != 9 || out.drops["state"] != 9 {
 		t.Fatalf("booked %q, channel drops %d: want %q, 9", out.booked, w.books.chans["state"].drops, want)
+	}
+}
+
+// seenView records what a View is shown.
+type seenView struct{ seen []string }
+
+func (v *seenView) Channel(c *logfmt.Channel) { v.seen = append(v.seen, "channel "+c.Name) }
+func (v *seenView) Record(r *logfmt.Record) {
+	v.seen = append(v.seen, fmt.Sprintf("record %d %d", r.Channel, r.RecvMonoNs/int64(time.Millisecond)))
+}
+
+// A live view sees each channel before its records, and every record,
+// written or withheld while paused, before the output takes it.
+func TestViewSeesEveryRecord(t *testing.T) {
+	out := &orderSink{ids: map[string]uint16{}, drops: map[string]uint64{}}
+	w := testWriter(out)
+	v := &seenView{}
+	w.cfg.View = v
+	w.lanes.put(batch{samples: []sample{testItem("state", 1, 200), testItem("state", 3, 200)}})
+	w.lanes.close()
+	w.pause = &pause{fromMono: int64(2 * time.Millisecond), mark: map[string]uint64{}} // the second was received during it
+	if err := w.run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(v.seen) < 3 || fmt.Sprint(v.seen[:3]) != "[channel state record 1 1 record 1 3]" { // then the pause's own record, at the end
+
+		t.Fatalf("the view saw %v", v.seen)
+	}
+	if len(out.writes) == 0 || out.writes[0] != "state 1" || slices.Contains(out.writes, "state 3") {
+		t.Fatalf("written %v: want the record before the pause, not the one in it", out.writes)
 	}
 }

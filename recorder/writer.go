@@ -213,30 +213,36 @@ func (w *writer) fate(recv int64) fate {
 		return withheld
 	case w.lastPause[1] > 0 && recv >= w.lastPause[0] && recv <= w.lastPause[1]:
 		return withheld
-	case !w.recording():
+	case w.idle():
 		return withheld
 	}
 	return written
 }
 
-// recording reports whether the output takes records now: not while
-// paused or idle.
-func (w *writer) recording() bool {
-	if w.pause != nil {
+// idle reports whether the file output is stopped (or never started).
+func (w *writer) idle() bool {
+	if w.files == nil {
 		return false
 	}
-	if w.files != nil {
-		on, _ := w.files.Recording()
-		return on
-	}
-	return true
+	on, _ := w.files.Recording()
+	return !on
 }
+
+// recording reports whether the output takes records now: not while
+// paused or idle.
+func (w *writer) recording() bool { return w.pause == nil && !w.idle() }
 
 // apply hands the output what the books decided, in order; while the
 // recording is paused or idle, only channel definitions reach it.
 func (w *writer) apply(a *accounted) {
 	if a.define != nil {
 		w.check(w.out.Define(a.define))
+		if w.cfg.View != nil {
+			w.cfg.View.Channel(a.define)
+		}
+	}
+	if a.seen != nil && w.cfg.View != nil {
+		w.cfg.View.Record(a.seen) // before the output takes the record's memory
 	}
 	if a.problem != nil && w.cfg.OnProblem != nil {
 		w.cfg.OnProblem(*a.problem)

@@ -70,6 +70,12 @@ A torn tail (what a killed recorder leaves) is analyzed up to it and, like
 a corrupt chunk skipped by --tolerant or damage read around, said on stderr
 whatever the output (-q included); --require-intact fails the gate on it.
 
+--dataset DIR appends the run to a Parquet dataset (tables runs, channels:
+every figure of the report, events: skips, restarts, outages, checks),
+with --label KEY=VALUE (commit, branch, job...), for DuckDB, Spark, pandas
+and polars across runs (docs/analytics.md). Many jobs may append to one
+directory at once; a failed analysis is appended as a run of status error.
+
 --csv, --junit and --html replace existing files; each is written aside and
 renamed into place once complete.
 
@@ -80,11 +86,12 @@ EXAMPLES:
        --min-rate 'vr/r1/state=24' --max-lag 45ms \
        --junit checks.xml --html report.html run.vrlog
    analyze --baseline last-good.json run.vrlog
+   analyze --max-skips 0 --dataset /mnt/timing --label commit=$SHA run.vrlog
    # response.vrlog: the controller's answers, from replay --capture
    analyze --max-reaction 50ms --junit reaction.xml response.vrlog
 
 ` + cliutil.ExitCodesHelp,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON (schema vrlog.analyze/1, docs/analyze-report.md) instead of text"},
 			&cli.StringFlag{Name: "csv", Usage: "write a per-sample timeline CSV to `FILE` (- for stdout, with -q: failed checks then go to stderr)"},
 			&cli.StringFlag{Name: "junit", Usage: "write one JUnit test case per check to `FILE` (- for stdout, with -q)"},
@@ -108,7 +115,7 @@ EXAMPLES:
 			&cli.StringFlag{Name: "baseline", Usage: "compare with an earlier --json report `OLD.json`: each metric of each baseline channel is a check; a regression, or a baseline channel missing from the log, fails"},
 			&cli.Float64Flag{Name: "baseline-tolerance", Value: 0.1, Usage: "relative worsening allowed against --baseline (>= 0; 0.1 = 10 %)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only failed checks and the verdict"},
-		},
+		}, datasetFlags()...),
 		Action: run,
 	}
 }
@@ -141,6 +148,10 @@ func run(c *cli.Context) error {
 		if base, err = analyzer.LoadReport(p); err != nil {
 			return cliutil.Usage("--baseline: %v", err)
 		}
+	}
+	ds, err := openDataset(c)
+	if err != nil {
+		return err
 	}
 	// Report files are complete or absent (outfile: written aside,
 	// committed at the end); an existing one is replaced only with
@@ -201,16 +212,16 @@ func run(c *cli.Context) error {
 	if err := a.Plan(c.Args().Slice()); err != nil {
 		switch {
 		case errors.Is(err, hostclock.ErrSeveralRecorders):
-			return cliutil.Input(fmt.Errorf("%w; analyze each host's log on its own, or put them on the simulator's clock first: vrlog merge --clock sim %s -o merged.vrlog",
-				err, strings.Join(c.Args().Slice(), " ")))
+			return ds.failed(cliutil.Input(fmt.Errorf("%w; analyze each host's log on its own, or put them on the simulator's clock first: vrlog merge --clock sim %s -o merged.vrlog",
+				err, strings.Join(c.Args().Slice(), " "))))
 		case errors.Is(err, hostclock.ErrMixedClocks):
-			return cliutil.Input(fmt.Errorf("%w; analyze the merged log on its own, or merge the hosts' own logs together with vrlog merge --clock sim", err))
+			return ds.failed(cliutil.Input(fmt.Errorf("%w; analyze the merged log on its own, or merge the hosts' own logs together with vrlog merge --clock sim", err)))
 		}
-		return cliutil.Input(err)
+		return ds.failed(cliutil.Input(err))
 	}
 	for _, p := range a.Files() { // in time order
 		if err := a.AddFile(p); err != nil {
-			return cliutil.Input(err)
+			return ds.failed(cliutil.Input(err))
 		}
 	}
 	rep := a.Report()
@@ -261,6 +272,9 @@ func run(c *cli.Context) error {
 		if err := f.Commit(); err != nil {
 			return cliutil.Runtime(err)
 		}
+	}
+	if err := ds.append(rep, a.Files()); err != nil {
+		return err
 	}
 	if !rep.Pass {
 		failed := rep.Failed()

@@ -21,8 +21,8 @@ import (
 func exportCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "export",
-		Usage:     "export a log to MCAP (Foxglove Studio, mcap CLI, PlotJuggler) or to CSV (timing and decoded states)",
-		ArgsUsage: "FILE.vrlog --format mcap|csv -o OUT",
+		Usage:     "export a log to MCAP (Foxglove Studio, mcap CLI, PlotJuggler), to CSV (timing and decoded states) or to Parquet (DuckDB, Spark)",
+		ArgsUsage: "FILE.vrlog --format mcap|csv|parquet -o OUT",
 		Description: `--format mcap writes an indexed, chunked (zstd by default) MCAP file:
    - one MCAP channel per vrlog channel, topic = the vrlog channel name, with
      the transport, transport topic and schema in the channel metadata;
@@ -62,7 +62,7 @@ declared schema their decoded fields by dotted path (header.stamp.sec,
 --time-format (default elapsed, from --epoch); the *_ns columns integer nanoseconds. No integer cell is ever
 empty, so pandas reads them as exact int64 (docs/log-tools.md).
 
-Every file is written aside and renamed into place once complete; a
+` + exportParquetHelp + `Every file is written aside and renamed into place once complete; a
 directory OUT that export created is removed again when it fails.
 
 EXAMPLES:
@@ -71,16 +71,17 @@ EXAMPLES:
        --channel 'vr/*/state' --start 10 --end 20
    vrlog export run.vrlog --format csv -o timing/ --time-format elapsed
    vrlog export run.vrlog --format csv -o timing.csv
+   vrlog export run.vrlog --format parquet -o records/ --channel 'vr/*/state'
 
 ` + cliutil.ExitCodesHelp,
 		Flags: append(append([]cli.Flag{
-			&cli.StringFlag{Name: "format", Value: "mcap", Usage: "`FORMAT`: mcap or csv"},
+			&cli.StringFlag{Name: "format", Value: "mcap", Usage: "`FORMAT`: mcap, csv or parquet"},
 			&cli.StringFlag{Name: "compression", Value: "zstd", Usage: "MCAP chunk compression: zstd, lz4 or none"},
 			&cli.BoolFlag{Name: "pose", Value: true, Usage: "MCAP: derive a foxglove.PoseInFrame channel \"<topic>:pose\" from each state channel"},
 			&cli.StringFlag{Name: "epoch", Value: "first-state", Usage: "epoch of 'elapsed' (MCAP) and of --time-format elapsed (CSV): first-state, log-start, or unix `NS`"},
 			timeFormatFlag(),
 			channelFlag(),
-		}, outputFlags()...), windowFlags()...),
+		}, append(parquetFlags(), outputFlags()...)...), windowFlags()...),
 		Action: runExport,
 	}
 }
@@ -109,8 +110,11 @@ func runExport(c *cli.Context) error {
 	}
 	path := c.Args().First()
 	format := c.String("format")
-	if format != "mcap" && format != "csv" {
-		return cliutil.Usage("--format %q: want mcap or csv", format)
+	if format != "mcap" && format != "csv" && format != "parquet" {
+		return cliutil.Usage("--format %q: want mcap, csv or parquet", format)
+	}
+	if err := checkParquetFlags(c, format); err != nil {
+		return err
 	}
 	comp := c.String("compression")
 	if comp != "zstd" && comp != "lz4" && comp != "none" {
@@ -122,7 +126,7 @@ func runExport(c *cli.Context) error {
 	}
 	// MCAP maps the log: the pixels of raw frame blocks go from its pages
 	// to the output without a copy in user space (logfmt Map, MCAP Stable).
-	r, sel, err := openSelection(c, path, logfmt.ReaderOptions{Map: format == "mcap"}, format == "csv")
+	r, sel, err := openSelection(c, path, logfmt.ReaderOptions{Map: format == "mcap"}, format != "mcap")
 	if err != nil {
 		return err
 	}
@@ -134,6 +138,9 @@ func runExport(c *cli.Context) error {
 	}
 	prog := newProgress(c, "export "+path, r)
 	defer prog.Done()
+	if format == "parquet" {
+		return exportParquet(c, path, r, sel, epoch)
+	}
 	if format == "csv" {
 		return exportCSV(c, path, r, sel, mcapexport.CSVOptions{TimeFormat: tf, EpochNs: epoch})
 	}

@@ -669,6 +669,43 @@ func TestExportCSV(t *testing.T) {
 	}
 }
 
+// export --format parquet: a directory per channel; an output that is no
+// directory, flags of another format, or a bad split are usage errors;
+// existing files only with --force.
+func TestExportParquet(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src.vrlog")
+	makeLog(t, src, time.Second, 8<<10)
+	out := filepath.Join(dir, "pq")
+	if o, errs, code := run(t, "export", src, "--format", "parquet", "-o", out, "--rows-per-file", "3"); code != 0 || !strings.Contains(errs+o, "Parquet file(s) under") {
+		t.Fatalf("export parquet: %d %s %s", code, o, errs)
+	}
+	parts, _ := filepath.Glob(filepath.Join(out, "vr_r1_state", "part-*.parquet"))
+	if len(parts) < 2 {
+		t.Fatalf("state table in %d files, want it split by 3 rows", len(parts))
+	}
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"-o", "-"}, 2, "writes a directory"},
+		{[]string{"-o", out}, 2, "exists"},
+		{[]string{"-o", out, "--rows-per-file", "0"}, 2, "want a positive number"},
+		{[]string{"-o", out, "--force"}, 0, ""},
+	} {
+		_, errs, code := run(t, append([]string{"export", src, "--format", "parquet"}, c.args...)...)
+		if code != c.code || !strings.Contains(errs, c.want) {
+			t.Fatalf("%v: exit %d (want %d) %s", c.args, code, c.code, errs)
+		}
+	}
+	for _, flag := range []string{"--payloads", "--rows-per-file=10"} {
+		if _, errs, code := run(t, "export", src, "--format", "csv", "-o", filepath.Join(dir, "x.csv"), flag); code != 2 || !strings.Contains(errs, "--format parquet") {
+			t.Fatalf("%s with csv: exit %d %s", flag, code, errs)
+		}
+	}
+}
+
 // Frames large enough to be written from the mapped log's pages (not
 // copied) come out of export exactly, stored raw or zstd in the log, in
 // uncompressed and zstd MCAP chunks: the independent reader checks every
