@@ -4,7 +4,7 @@ BIN      := bin
 PYTHON   ?= python3
 
 # Packages that must build without cgo or Rust (go install ./cmd/analyze).
-PURE_PKGS := ./keyexpr/... ./textfit/... ./codec/... ./schema/... ./logfmt/... ./sampler/... ./hostclock/... ./analyzer/... ./dataset/... ./internal/command/analyze/... ./cmd/analyze/...
+PURE_PKGS := ./keyexpr/... ./textfit/... ./internal/ui/... ./codec/... ./schema/... ./logfmt/... ./sampler/... ./hostclock/... ./analyzer/... ./dataset/... ./internal/command/analyze/... ./cmd/analyze/...
 
 .PHONY: all build test test-pure test-go test-race test-python test-spark demo sample fuzz bench clean
 

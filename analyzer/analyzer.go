@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/vrlog/vrlog/codec"
@@ -83,6 +84,8 @@ type Analysis struct {
 	epoch    int64
 	epochSrc string
 	haveEp   bool
+	epState  bool     // the epoch is a first state sample (Epoch.State)
+	epFile   int      // the input it came from
 	span     [2]int64 // capture range over all stamped channels, for plot bins
 	lags     []namedLag
 	snaps    []fileSnapshot
@@ -92,6 +95,7 @@ type Analysis struct {
 	hosts    []HostReport
 	hostsOf  map[string][]string // a merged log's channel -> the hosts' logs that recorded it
 	rec      recordingSpan       // the recorder's heartbeats: the recording's own end
+	logClock *logClock           // the response log being read: its responses' place on its log's clock
 	readFrom int64               // RecvMonoNs the current file is read from (overlapping snapshots)
 	readTo   int64               // and up to, excluded (its next pause; 0: to its end)
 	books    *books              // the channels' timing, while a log's data is read (eachData)
@@ -218,14 +222,14 @@ func (a *Analysis) AddFile(path string) error {
 	if a.addSnapshot(path, r) {
 		a.readFrom, apart = a.overlapStart()
 	}
-	if ns, ok, err := logfmt.StoredEpoch(r.Header().Metadata); err != nil {
+	if _, _, err := logfmt.StoredEpoch(r.Header().Metadata); err != nil {
 		if _, general := r.Header().Metadata[logfmt.MetaSessionEpoch]; general { // a snapshot's: noted by addSnapshot
 			a.notes = append(a.notes, fmt.Sprintf("%s: %v", path, err))
 		}
-	} else if ok && !a.haveEp {
-		a.epoch, a.epochSrc, a.haveEp = ns, storedEpochSource(r.Header().Metadata), true
+	} else if e, ok := storedEpoch(r.Header().Metadata); ok {
+		a.offerEpoch(e)
 	}
-	fr := FileReport{Path: path, Indexed: r.Indexed(), TornTail: -1, BeingWritten: r.BeingWritten(), PayloadsChecked: a.opts.FullDecode, SkippedChunks: []string{}, Warnings: []string{}}
+	fr := FileReport{Path: path, Indexed: r.Indexed(), Finished: r.Finished(), TornTail: -1, BeingWritten: r.BeingWritten(), PayloadsChecked: a.opts.FullDecode, SkippedChunks: []string{}, Warnings: []string{}}
 	if tt := r.TornTail(); tt != nil {
 		fr.TornTail = tt.Offset
 	}
@@ -256,6 +260,9 @@ func (a *Analysis) AddFile(path string) error {
 	ids, dataIDs, probeIDs := a.channels(r)
 	if fr.ReplayOutcome != nil {
 		noteOutcome(ids, fr.ReplayOutcome)
+	}
+	if response && (fr.ReplayOutcome == nil || !fr.ReplayOutcome.Finished) {
+		noteUnfinished(ids)
 	}
 	if !response { // a response log's recording outlasts the replay by its linger: no outage of the controller
 		a.rec.note(r, func(id uint16) *channel {
@@ -294,6 +301,13 @@ func (a *Analysis) AddFile(path string) error {
 		}
 	}
 
+	// A response log's responses go on its log's clock (logClock).
+	a.logClock = nil
+	if response {
+		if a.logClock, err = readLogClock(r, ids); err != nil {
+			return inFile(path, err)
+		}
+	}
 	// Data channels: metadata only unless FullDecode; in segments
 	// between the recording's pauses.
 	pauses, err := a.readPauses(path, r)
@@ -355,6 +369,7 @@ func (a *Analysis) AddFile(path string) error {
 	for _, ce := range r.Warnings() {
 		fr.Warnings = append(fr.Warnings, ce.Error())
 	}
+	fr.Intact = fr.damage().Intact()
 	// A linear scan may read a block again (a torn tail's last block,
 	// read once to find it torn): the report says how much of the file.
 	fr.BytesRead = min(r.BytesRead(), fr.SizeBytes)
@@ -465,8 +480,8 @@ func (a *Analysis) add(ch *channel, r *logfmt.Record) {
 		ch.rep.Undecodable++
 		return
 	}
-	if ch.kind == KindState && !a.haveEp {
-		a.epoch, a.epochSrc, a.haveEp = s.TNs, "first state sample on "+ch.rep.Name, true
+	if ch.kind == KindState && !a.epState {
+		a.offerEpoch(stateEpoch(s.TNs, ch.rep.Name))
 	}
 	a.books.push(r.RecvWallNs)
 }
@@ -498,6 +513,9 @@ func (a *Analysis) sampleOf(s *sampler.Sample, ch *channel, r *logfmt.Record, n 
 		// difference is no transport latency.
 		s.RecvWallNs = 0
 	}
+	if ch.react != nil && !ch.react.trigger && ch.raw && a.logClock != nil {
+		s.TNs = a.logClock.at(s.TNs) // a response stamped on receipt: on the triggers' timeline
+	}
 	s.Publisher = *pub
 	return ok
 }
@@ -519,13 +537,16 @@ func (a *Analysis) Report() *Report {
 		rep.ReceiveClock = "simulator"
 	case a.onSim > 0:
 		rep.ReceiveClock = "mixed"
-		rep.Notes = append(rep.Notes, "some files' receive stamps are on the simulator's clock (merged with --clock sim), others on their recorders': latency and receive intervals of a channel that spans both compare different clocks")
+		rep.Notes = append(rep.Notes, "some files' receive stamps are on the simulator's clock (merged onto it), others on their recorders': latency and receive intervals of a channel that spans both compare different clocks")
 	}
 	rep.Hosts = append(rep.Hosts, a.hosts...)
 	if !a.haveEp {
 		a.fallbackEpoch(rep)
 	}
 	rep.EpochNs, rep.EpochSource = a.epoch, a.epochSrc
+	if len(a.files) > 1 && a.epFile >= 0 && a.epFile < len(a.files) && !strings.Contains(a.epochSrc, "(in ") {
+		rep.EpochSource += " (in " + a.files[a.epFile].Path + ")"
+	}
 	el := func(t int64) float64 { return round3(codec.Elapsed(t, a.epoch)*1000) / 1000 }
 
 	var states, frames []*channel
@@ -567,6 +588,7 @@ func (a *Analysis) Report() *Report {
 			c.LatencyMs = &d
 		}
 		c.Skipped, c.SkipEvents, c.RestartCount = sum.Skipped, sum.SkipEvents, sum.RestartCount
+		c.PublisherSkipped = sum.Skipped - min(sum.Skipped, c.RecorderDrops) // the recorder's own drops are seq gaps too
 		c.Duplicates, c.Reorders = sum.Duplicates, sum.Reorders
 		for _, s := range sum.Skips {
 			c.Skips = append(c.Skips, SkipItem{LastSeq: s.LastSeq, Seq: s.Seq, Skipped: s.Skipped, TNs: s.TNs, Elapsed: el(s.TNs)})
@@ -607,7 +629,7 @@ func (a *Analysis) Report() *Report {
 		l := f.lag.Summary()
 		if n := f.lag.Late(); n > 0 {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("lag of %s vs %s: %d samples arrived beyond the pairing window (%v of capture time out of order, or after %d states without a frame): "+
-				"the lag figures may differ from an exact pairing; analyze again with a larger --lag-window (negative: unbounded)",
+				"the lag figures may differ from an exact pairing; analyze again with a larger lag window (negative: unbounded)",
 				f.rep.Name, s.rep.Name, n, a.lagWindow(), sampler.DefaultLagMaxStates))
 		}
 		a.lags = append(a.lags, namedLag{f.rep.Name + " vs " + s.rep.Name, l})
@@ -657,6 +679,17 @@ func lagOutages(l *sampler.LagSummary, states *ChannelReport, el func(int64) flo
 	return out
 }
 
+// offerEpoch takes e as the session epoch unless the epoch set already
+// must stay: the first state epoch wins (of the first input that has
+// one), and a fallback (a stored one of a log without the state stream)
+// never wins over a first state sample (SessionEpochOf's rule).
+func (a *Analysis) offerEpoch(e Epoch) {
+	if a.haveEp && (a.epState || !e.State) {
+		return
+	}
+	a.epoch, a.epochSrc, a.epState, a.haveEp, a.epFile = e.Ns, e.Source, e.State, true, a.input
+}
+
 // fallbackEpoch picks the session epoch of a log without a state channel:
 // the earliest capture stamp of any decodable channel, else the earliest
 // receive stamp of a raw one; a note says which.
@@ -668,7 +701,7 @@ func (a *Analysis) fallbackEpoch(rep *Report) {
 				continue
 			}
 			if !a.haveEp || sum.MinTNs < a.epoch {
-				a.epoch, a.haveEp = sum.MinTNs, true
+				a.epoch, a.haveEp, a.epFile = sum.MinTNs, true, -1 // over every input
 				a.epochSrc = "no state channel: earliest capture stamp (" + ch.rep.Name + ")"
 				if raw {
 					a.epochSrc = "no decodable channel: earliest receive stamp (" + ch.rep.Name + ")"

@@ -71,8 +71,8 @@ func (a *Analysis) addAt(ch *channel, b *logfmt.MetaBatch, i int) {
 		if !ch.timing.Latency { // a capture clock of unknown epoch, or the receive stamp itself
 			s.RecvWallNs = 0
 		}
-		if !a.haveEp && ch.kind == KindState {
-			a.epoch, a.epochSrc, a.haveEp = s.TNs, "first state sample on "+ch.rep.Name, true
+		if !a.epState && ch.kind == KindState {
+			a.offerEpoch(stateEpoch(s.TNs, ch.rep.Name))
 		}
 	}
 	if a.books.todo == nil {

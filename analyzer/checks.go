@@ -42,6 +42,20 @@ type check struct {
 	subjects   []subject
 }
 
+// ThresholdError is a threshold that cannot apply: its channel pattern
+// matches none of the channels its check applies to (Err, a
+// *keyexpr.NoMatchError listing them). Check names the check (max-skips,
+// min-rate, ...): a command line names its flag.
+type ThresholdError struct {
+	Check string
+	Err   error
+}
+
+func (e *ThresholdError) Error() string { return e.Check + ": " + e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *ThresholdError) Unwrap() error { return e.Err }
+
 // ApplyChecks evaluates the thresholds against the report, appends one
 // Check per (threshold, channel) and sets Pass. So that a gate never
 // passes by checking nothing: a CHANNEL= limit that matches none of the
@@ -63,7 +77,7 @@ func (r *Report) ApplyChecks(t Thresholds) error {
 			switch {
 			case hit:
 			case l.Channel != "":
-				return fmt.Errorf("--%s: %w", c.name, &keyexpr.NoMatchError{Pattern: l.Channel, What: c.what, Have: have})
+				return &ThresholdError{Check: c.name, Err: &keyexpr.NoMatchError{Pattern: l.Channel, What: c.what, Have: have}}
 			default:
 				r.Checks = append(r.Checks, Check{Name: c.name, Limit: l.Value, Unit: c.unit, Pass: false,
 					Message: fmt.Sprintf("%s: nothing to check: the log has no %s", c.name, c.what)})
@@ -97,7 +111,7 @@ func (r *Report) checks(t Thresholds) []check {
 		data = append(data, subject{c.Name, c.Topic, c.RateHz})
 		outage = append(outage, subject{c.Name, c.Topic, longest})
 		if c.Kind != KindRaw {
-			seqd = append(seqd, subject{c.Name, c.Topic, float64(c.Skipped)})
+			seqd = append(seqd, subject{c.Name, c.Topic, float64(c.PublisherSkipped)}) // the publisher's, as live max-skips
 		}
 	}
 	restarts := make([]subject, 0, len(seqd))
@@ -118,7 +132,7 @@ func (r *Report) checks(t Thresholds) []check {
 		{"min-rate", "Hz", false, t.MinRate, whatData, data},
 		{"max-lag", "ms", true, t.MaxLagMs, whatPaired, lagMax},
 		{"max-lag-reject", "", true, t.MaxLagReject, whatPaired, lagRej},
-		{"max-reaction", "ms", true, t.MaxReaction, "trigger channel of a response log (replay --capture)", r.reactionSubjects(topics)},
+		{"max-reaction", "ms", true, t.MaxReaction, "trigger channel of a response log (a replay's capture)", r.reactionSubjects(topics)},
 	}
 }
 
@@ -135,6 +149,11 @@ func pick(ls []Limit, s subject) (Limit, bool) { return livecheck.Pick(ls, s.nam
 // add appends the check of l on s.
 func (r *Report) add(c check, s subject, l Limit) {
 	pass, msg := judge(c.name, s.name, c.unit, c.atMost, s.value, l.Value)
+	if c.name == "max-skips" {
+		if ch := r.Channel(s.name); ch != nil && ch.RecorderDrops > 0 {
+			msg += fmt.Sprintf(" (skipped by the publisher; %d more missing by seq were dropped by the recorder, not counted here)", ch.Skipped-ch.PublisherSkipped)
+		}
+	}
 	if why := r.failsAnyway(c.name, s.name); why != "" {
 		pass, msg = false, msg+": "+why
 		if r.noReaction(c.name, s.name) { // no value to compare: not "0 ms"

@@ -199,7 +199,7 @@ func fileLine(f FileReport) string {
 		s += fmt.Sprintf("; %d corrupt chunk(s) skipped", n)
 	}
 	if !f.PayloadsChecked {
-		s += "; record metadata and its CRCs checked, payload CRCs not (vrlog verify or --full-decode)"
+		s += "; record metadata and its CRCs checked, payload CRCs not (vrlog verify, or a full decode)"
 	}
 	return s
 }
@@ -319,12 +319,12 @@ var htmlPage = template.Must(template.New("report").Funcs(template.FuncMap{"colu
 <section id="timeline"><h2>Timeline</h2>
 <p class="legend"><span class="key present"></span>samples <span class="key outage"></span>outage <span class="key skip"></span>skip (seq gap) <span class="key restart"></span>publisher restart <span class="key trigger"></span>snapshot trigger{{if .Snapshots}} <span class="key uncaptured"></span>not captured (between snapshots){{end}} <span class="key probe"></span>clock probe · time in seconds since the session epoch</p>
 {{.Timeline}}</section>
-<section id="summary"><h2>Channels</h2><table class="summary"><thead><tr><th>channel</th>{{range columns}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
+<section id="summary"><h2>Channels</h2><div class="scroll"><table class="summary"><thead><tr><th>channel</th>{{range columns}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
 {{range .Rows}}<tr><td class="name">{{.Name}}</td>{{range .Cells}}<td>{{.}}</td>{{end}}</tr>
-{{end}}</tbody></table></section>
+{{end}}</tbody></table></div></section>
 {{if .Events}}<section id="events"><h2>Events</h2><table class="events"><thead><tr><th>at (s)</th><th>channel</th><th>event</th><th>detail</th></tr></thead><tbody>
 {{range .Events}}<tr class="{{.Kind}}"><td>{{printf "%.3f" .At}}</td><td class="name">{{.Channel}}</td><td>{{.Kind}}</td><td>{{.Detail}}</td></tr>
-{{end}}</tbody></table>{{if .MoreEvents}}<p class="note">… and {{.MoreEvents}} more (all in --json).</p>{{end}}</section>{{end}}
+{{end}}</tbody></table>{{if .MoreEvents}}<p class="note">… and {{.MoreEvents}} more (all in the JSON report).</p>{{end}}</section>{{end}}
 {{range .Sections}}<section class="channel" data-channel="{{.Name}}"><h2><span class="swatch" style="background:{{.Color}}"></span>{{.Name}} <small>{{.Kind}}</small></h2>
 <figure><figcaption>capture interval over time <small>{{.Facts}}</small></figcaption>{{.Interval}}</figure>
 <figure><figcaption>rate over time</figcaption>{{.Rate}}</figure>

@@ -78,10 +78,16 @@ func chromium(t *testing.T) string {
 // headless runs chromium on page with a 1280 px wide window and extra args.
 func headless(t *testing.T, page string, height int, args ...string) []byte {
 	t.Helper()
+	return headlessAt(t, page, 1280, height, args...)
+}
+
+// headlessAt is headless with a window width px wide.
+func headlessAt(t *testing.T, page string, width, height int, args ...string) []byte {
+	t.Helper()
 	bin := chromium(t)
 	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
 		"--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars",
-		"--user-data-dir=" + t.TempDir(), "--window-size=1280," + strconv.Itoa(height)}
+		"--user-data-dir=" + t.TempDir(), "--window-size=" + strconv.Itoa(width) + "," + strconv.Itoa(height)}
 	cmd := exec.Command(bin, append(append(base, args...), "file://"+page)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -347,5 +353,38 @@ func TestHTMLSmallLogs(t *testing.T) {
 		if strings.Contains(b.String(), "NaN") || strings.Contains(b.String(), "Inf") {
 			t.Errorf("%s: a NaN or Inf in the page", name)
 		}
+	}
+}
+
+// In a window 800 px wide nothing of the Channels table is cut off: the
+// page does not overflow, and the table (wider than the window at any
+// legible size: 16 columns) scrolls inside its own box, whose scroll
+// width holds all of it (it was clipped at 800 px).
+func TestHTMLChannelsAt800px(t *testing.T) {
+	chromium(t)
+	js := `<script>(function(){const t=document.querySelector('table.summary'),b=t.parentElement,p=document.createElement('pre');` +
+		`p.id='m';p.textContent=JSON.stringify({page:document.documentElement.scrollWidth,inner:innerWidth,table:t.getBoundingClientRect().width,` +
+		`box:b.getBoundingClientRect().right,boxScroll:b.scrollWidth,overflow:getComputedStyle(b).overflowX});document.body.appendChild(p);})()</script></body>`
+	page := bytes.Replace(sampleHTML(t), []byte("</body>"), []byte(js), 1)
+	path := filepath.Join(t.TempDir(), "report.html")
+	if err := os.WriteFile(path, page, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`<pre id="m">(.*?)</pre>`).FindSubmatch(headlessAt(t, path, 800, 900, "--dump-dom"))
+	if m == nil {
+		t.Fatal("the measure left no result")
+	}
+	var r struct {
+		Page, Inner, Table, Box, BoxScroll float64
+		Overflow                           string
+	}
+	if err := json.Unmarshal([]byte(html.UnescapeString(string(m[1]))), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Page > r.Inner || r.Box > r.Inner {
+		t.Errorf("the page overflows 800 px: scroll width %.0f, the table's box ends at %.0f", r.Page, r.Box)
+	}
+	if r.BoxScroll < r.Table-1 || (r.Table > r.Box && r.Overflow != "auto") {
+		t.Errorf("the table (%.0f px) is cut: its box scrolls %.0f px, overflow-x %s", r.Table, r.BoxScroll, r.Overflow)
 	}
 }

@@ -25,7 +25,7 @@ func (r *Report) OutageLimitWarnings() []string {
 	var w []string
 	for _, c := range r.Checks {
 		if ch, shortest, ok := r.outageBlindSpot(c); ok {
-			w = append(w, fmt.Sprintf("max-outage %s: limit %s ms is below the shortest outage the log can show (%g × the nominal period %s ms = %s ms): a shorter gap never fails it; the longest gap is %s ms (lower --outage-factor to see more)",
+			w = append(w, fmt.Sprintf("max-outage %s: limit %s ms is below the shortest outage the log can show (%g × the nominal period %s ms = %s ms): a shorter gap never fails it; the longest gap is %s ms (a lower outage factor shows more)",
 				c.Channel, fmtNum(c.Limit), r.OutageFactor, fmtNum(ch.NominalPeriodMs), fmtNum(shortest), fmtNum(round3(ch.MaxGapS*1000))))
 		}
 	}

@@ -46,6 +46,13 @@ type ReactionReport struct {
 	// trigger when they name it).
 	MissedSteps uint64 `json:"missed_steps"`
 	LateAnswers uint64 `json:"late_answers"`
+	// Cut counts the trigger (at most one) whose answer the replay's end
+	// cut off: the last one released, unanswered, by a replay that did not
+	// finish (stopped, interrupted, killed mid-step), its answer maybe
+	// published after the log ended. Neither answered nor missing: a
+	// gate on what the log holds (--partial-replay) leaves it out.
+	Cut    uint64  `json:"cut"`
+	CutSeq *uint64 `json:"cut_seq"`
 }
 
 // reactChannel collects one channel's stamps for the reaction.
@@ -60,6 +67,20 @@ type reactChannel struct {
 	// outcomes: the outcome records of the response logs holding a
 	// trigger channel
 	outcomes []*logfmt.ReplayOutcome
+	// unfinished: a response log holding this trigger channel is of a
+	// replay that did not finish (its outcome says so, or it has none)
+	unfinished bool
+}
+
+// noteUnfinished marks the trigger channels of a response log whose
+// replay did not finish (ids, by channel id): their last trigger may have
+// been cut (ReactionReport.Cut).
+func noteUnfinished(ids []*channel) {
+	for _, ch := range ids {
+		if ch != nil && ch.react != nil && ch.react.trigger {
+			ch.react.unfinished = true
+		}
+	}
 }
 
 // noteOutcome gives a response log's trigger channels (ids, by channel id)
@@ -189,6 +210,11 @@ func (a *Analysis) reaction() []ReactionReport {
 				h.Add(at[j] - rel)
 				continue
 			}
+			if k == len(idx)-1 && t.react.unfinished { // the replay ended while it waited
+				seq := t.react.seq[i]
+				rep.Cut, rep.CutSeq = 1, &seq
+				continue
+			}
 			rep.Missing++
 			if len(rep.UnansweredSeq) < a.opts.MaxEvents {
 				rep.UnansweredSeq = append(rep.UnansweredSeq, t.react.seq[i])
@@ -217,14 +243,14 @@ func (r *Report) failsAnyway(check, channel string) string {
 		return ""
 	}
 	if len(r.ReplayIncomplete) > 0 && !r.partialReplay {
-		return strings.Join(r.ReplayIncomplete, "; ") + " (--partial-replay gates it on what it holds)"
+		return strings.Join(r.ReplayIncomplete, "; ") + " (a partial-replay gate judges it on what it holds)"
 	}
 	for _, x := range r.Reaction {
 		if x.Trigger == channel && x.Missing > 0 {
 			return fmt.Sprintf("%d of %d triggers got no response", x.Missing, x.Count)
 		}
 		if x.Trigger == channel && x.MissedSteps > 0 && !r.partialReplay {
-			return fmt.Sprintf("%s missed: the controller did not answer within the lockstep timeout (--partial-replay gates the answers the log holds)",
+			return fmt.Sprintf("%s missed: the controller did not answer within the lockstep timeout (a partial-replay gate judges the answers the log holds)",
 				steps(x.MissedSteps))
 		}
 	}
@@ -337,8 +363,72 @@ func (r *Report) writeReaction(w *textfit.Writer, out io.Writer, width int) {
 			fmt.Fprintf(w, "         %s: the replay's outcome: %s missed (released unanswered after the lockstep timeout), %d late answer(s) (after it)\n",
 				x.Trigger, steps(x.MissedSteps), x.LateAnswers)
 		}
+		if x.CutSeq != nil {
+			fmt.Fprintf(w, "         %s: trigger seq %d was cut by the replay's end (released last, unanswered when the replay stopped; its answer may have come after the log ended): neither answered nor missing\n",
+				x.Trigger, *x.CutSeq)
+		}
 		if len(x.Responses) == 0 {
 			fmt.Fprintf(w, "         %s: no response channel in the log (the controller published nothing that was captured)\n", x.Trigger)
 		}
 	}
+}
+
+// logClock places a response log's records stamped only on receipt (the
+// controller's answers) on the log's clock, the triggers' capture time: a
+// record received at wall time t is at the capture time of the trigger
+// released last before it, plus its delay after that release, but not
+// past the next trigger's capture time (the log's clock stood there until
+// that release). So the responses share the triggers' timeline (elapsed,
+// outages) whatever the replay's rate: they were printed at the receive
+// clock's 42.9 s in a log of 0-11.3 s, and at --rate max the replay's own
+// 20-50 ms gaps between answers were listed as the controller's outages.
+type logClock struct {
+	wall, capture []int64 // the triggers' releases, by release time
+}
+
+// readLogClock reads the releases of a response log's trigger channels
+// (ids, by channel id): their receive and capture stamps.
+func readLogClock(r *logfmt.Reader, ids []*channel) (*logClock, error) {
+	var trig []uint16
+	for id, ch := range ids {
+		if ch != nil && ch.react != nil && ch.react.trigger {
+			trig = append(trig, uint16(id))
+		}
+	}
+	c := &logClock{}
+	if len(trig) == 0 {
+		return c, nil
+	}
+	type release struct{ wall, capture int64 }
+	var rs []release
+	it := r.Records(logfmt.Filter{Channels: trig, MetaOnly: true})
+	for it.Next() {
+		if rec := it.Record(); rec.HasStamp {
+			rs = append(rs, release{rec.RecvWallNs, rec.CaptureNs})
+		}
+	}
+	if err := it.Err(); err != nil {
+		return nil, err
+	}
+	slices.SortStableFunc(rs, func(a, b release) int { return cmp.Compare(a.wall, b.wall) })
+	for _, x := range rs {
+		c.wall, c.capture = append(c.wall, x.wall), append(c.capture, x.capture)
+	}
+	return c, nil
+}
+
+// at is wall time t on the log's clock (t itself without a release).
+func (c *logClock) at(t int64) int64 {
+	if len(c.wall) == 0 {
+		return t
+	}
+	i, _ := slices.BinarySearch(c.wall, t+1) // the first release after t
+	if i--; i < 0 {
+		return c.capture[0] - (c.wall[0] - t)
+	}
+	v := c.capture[i] + (t - c.wall[i])
+	if i+1 < len(c.capture) && c.capture[i+1] >= c.capture[i] {
+		v = min(v, c.capture[i+1])
+	}
+	return v
 }

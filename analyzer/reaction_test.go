@@ -171,11 +171,7 @@ func TestReactionOfAPartialReplay(t *testing.T) {
 // a late answer is its own trigger's long reaction, not the next
 // trigger's short one.
 func TestReactionPairedByTag(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "response.vrlog")
-	w, _ := logfmt.Create(path, logfmt.WriterOptions{})
-	s1, _ := w.AddChannel(logfmt.Channel{Name: "vr/r1/state", Transport: logfmt.TransportZenoh, Topic: "vr/r1/state", Schema: codec.SchemaState,
-		Meta: map[string]string{logfmt.MetaTrigger: "1"}})
-	c1, _ := w.AddChannel(logfmt.Channel{Name: "vr/r1/cmd", Transport: logfmt.TransportZenoh, Topic: "vr/r1/cmd"})
+	path, w, s1, c1 := newResponseLog(t)
 	const ms = int64(1e6)
 	put := func(ch uint16, at int64, seq uint64, state bool) {
 		r := logfmt.Record{Channel: ch, RecvMonoNs: 1e12 + at, RecvWallNs: 1e18 + at}
@@ -292,4 +288,119 @@ func TestReactionShowsMissedSteps(t *testing.T) {
 	if ok.ApplyChecks(lim); !ok.Pass || strings.Contains(b.String(), "the replay's outcome") || ok.Reaction[1].MissedSteps != 0 {
 		t.Fatalf("without missed steps: %+v\n%s", ok.Checks, b.String())
 	}
+}
+
+// A replay stopped while a lockstep step waited (vrlog ctl stop, SIGINT,
+// kill -9): its last trigger is in the log without its answer. It is cut,
+// neither answered nor missing, so --partial-replay gates the log on the
+// 46 answered steps it holds (it reported "1 of 47 triggers got no
+// response"); a replay that finished still fails on it.
+func TestReactionCutByTheStop(t *testing.T) {
+	stopped := &logfmt.ReplayOutcome{Schema: logfmt.OutcomeSchema, Reason: "stopped before the end", Triggers: 200, Released: 47, Answered: 46, Lockstep: true}
+	finished := &logfmt.ReplayOutcome{Schema: logfmt.OutcomeSchema, Finished: true, Triggers: 47, Released: 47, Answered: 46, Lockstep: true}
+	lim := Thresholds{MaxReaction: []Limit{{Value: 50}}}
+	for _, c := range []struct {
+		name string
+		o    *logfmt.ReplayOutcome
+		cut  bool
+	}{{"stopped", stopped, true}, {"killed", nil, true}, {"finished", finished, false}} {
+		path := cutResponseLog(t, 47, c.o)
+		rep, err := AnalyzeFiles([]string{path}, Options{PartialReplay: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := rep.Reaction[0]
+		rep.ApplyChecks(lim)
+		if c.cut {
+			if x.Count != 47 || x.Answered != 46 || x.Missing != 0 || x.Cut != 1 || x.CutSeq == nil || *x.CutSeq != 46 || !rep.Pass {
+				t.Fatalf("%s: %+v, checks %+v", c.name, x, rep.Checks)
+			}
+			var b strings.Builder
+			rep.WriteText(&b, codec.TimeElapsed)
+			if !strings.Contains(b.String(), "trigger seq 46 was cut by the replay's end") {
+				t.Fatalf("%s: text:\n%s", c.name, b.String())
+			}
+			continue
+		}
+		if x.Missing != 1 || x.Cut != 0 || rep.Pass {
+			t.Fatalf("%s: %+v, checks %+v", c.name, x, rep.Checks)
+		}
+	}
+}
+
+// cutResponseLog is a lockstep response log of n triggers 10 ms apart,
+// each answered (tagged) 2 ms after its release but the last, with the
+// outcome record o (nil: none).
+func cutResponseLog(t *testing.T, n int, o *logfmt.ReplayOutcome) string {
+	t.Helper()
+	path, w, s1, c1 := newResponseLog(t)
+	const ms = int64(1e6)
+	for i := range n {
+		at := int64(i) * 10 * ms
+		st := codec.State{Seq: uint64(i), TNs: 1e18 + at}
+		w.Write(&logfmt.Record{Channel: s1, RecvMonoNs: 1e12 + at, RecvWallNs: 1e18 + at, Payload: codec.AppendState(nil, &st), Seq: st.Seq, CaptureNs: st.TNs, HasStamp: true})
+		if i < n-1 {
+			w.Write(&logfmt.Record{Channel: c1, RecvMonoNs: 1e12 + at + 2*ms, RecvWallNs: 1e18 + at + 2*ms, Payload: []byte("cmd"), Header: codec.AppendAnswerTag(nil, uint64(i))})
+		}
+	}
+	if o != nil {
+		b, _ := json.Marshal(o)
+		oc, _ := w.AddChannel(logfmt.Channel{Name: logfmt.OutcomeChannel, Transport: logfmt.TransportInternal, Topic: logfmt.OutcomeChannel, Schema: logfmt.OutcomeSchema})
+		w.Write(&logfmt.Record{Channel: oc, RecvMonoNs: 1e12 + int64(n)*10*ms, RecvWallNs: 1e18 + int64(n)*10*ms, Payload: b})
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// A response log of a replay at --rate max: triggers 40 ms apart in the
+// log released 5-50 ms apart (the replay's pace), an answer 3 ms after
+// each but for triggers 60-69 (the controller silent), received today
+// while the log was captured a week ago. The answers sit on the log's
+// clock: no outage but the silence, at the silence's elapsed inside the
+// log's span (the replay's gaps were listed as outages, at elapsed times
+// a week off).
+func TestResponsesOnTheLogClock(t *testing.T) {
+	path, w, s1, c1 := newResponseLog(t)
+	const ms = int64(1e6)
+	capture0, wall0 := int64(1.7e18), int64(1.7e18)+7*24*3600*1000*ms
+	release := wall0
+	for i := range 100 {
+		release += []int64{5, 6, 20, 50, 7}[i%5] * ms
+		st := codec.State{Seq: uint64(i), TNs: capture0 + int64(i)*40*ms}
+		w.Write(&logfmt.Record{Channel: s1, RecvMonoNs: release - wall0, RecvWallNs: release, Payload: codec.AppendState(nil, &st), Seq: st.Seq, CaptureNs: st.TNs, HasStamp: true})
+		if i < 60 || i >= 70 {
+			w.Write(&logfmt.Record{Channel: c1, RecvMonoNs: release - wall0 + 3*ms, RecvWallNs: release + 3*ms, Payload: []byte("cmd")})
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := AnalyzeFiles([]string{path}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := rep.Channel("vr/r1/cmd")
+	if len(cmd.Outages) != 1 || cmd.FirstElapsed != 0.003 || cmd.NominalPeriodMs != 40 {
+		t.Fatalf("cmd: first %.3f s, nominal %.3f ms, outages %+v", cmd.FirstElapsed, cmd.NominalPeriodMs, cmd.Outages)
+	}
+	if o := cmd.Outages[0]; o.FromElapsed != 2.363 || o.ToElapsed != 2.803 {
+		t.Fatalf("the silence at %.3f-%.3f s, want 2.363-2.803 (answers to triggers 59 and 70)", o.FromElapsed, o.ToElapsed)
+	}
+}
+
+// newResponseLog starts a response log of one trigger channel, vr/r1/state
+// (s1), and its response channel, vr/r1/cmd (c1).
+func newResponseLog(t *testing.T) (path string, w *logfmt.Writer, s1, c1 uint16) {
+	t.Helper()
+	path = filepath.Join(t.TempDir(), "response.vrlog")
+	w, err := logfmt.Create(path, logfmt.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s1, _ = w.AddChannel(logfmt.Channel{Name: "vr/r1/state", Transport: logfmt.TransportZenoh, Topic: "vr/r1/state", Schema: codec.SchemaState,
+		Meta: map[string]string{logfmt.MetaTrigger: "1"}})
+	c1, _ = w.AddChannel(logfmt.Channel{Name: "vr/r1/cmd", Transport: logfmt.TransportZenoh, Topic: "vr/r1/cmd"})
+	return path, w, s1, c1
 }

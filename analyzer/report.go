@@ -86,10 +86,15 @@ type TriggerItem struct {
 
 // FileReport says what was read of one input file.
 type FileReport struct {
-	Path          string   `json:"path"`
-	SizeBytes     int64    `json:"size_bytes"`
-	BytesRead     int64    `json:"bytes_read"`
-	Indexed       bool     `json:"indexed"` // opened from the footer index (false: linear scan of an unfinished log)
+	Path      string `json:"path"`
+	SizeBytes int64  `json:"size_bytes"`
+	BytesRead int64  `json:"bytes_read"`
+	Indexed   bool   `json:"indexed"` // opened from the footer index (false: linear scan of an unfinished log)
+	// Finished: the log ends with its footer (its writer closed it).
+	Finished bool `json:"finished"`
+	// Intact: finished, and nothing torn, skipped or read around
+	// (logfmt.Damage.Intact, what --require-intact gates).
+	Intact        bool     `json:"intact"`
 	SkippedChunks []string `json:"skipped_chunks"`
 	// Warnings is damage read around without losing a record: a damaged
 	// footer index (read by linear scan), header block or prelude.
@@ -133,7 +138,15 @@ func distMs(h *sampler.Histogram) Dist {
 		P50: f(h.Quantile(0.5)), P90: f(h.Quantile(0.9)), P99: f(h.Quantile(0.99)), Max: f(h.Max())}
 }
 
-func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
+// round3 is v to three decimals; a value that rounds to zero is 0, never
+// -0 (which printed "p50 -0.000").
+func round3(v float64) float64 {
+	r := math.Round(v*1000) / 1000
+	if r == 0 {
+		return 0
+	}
+	return r
+}
 
 // ms3 is ns in milliseconds, to the microsecond.
 func ms3(ns int64) float64 { return round3(float64(ns) / 1e6) }
@@ -175,25 +188,30 @@ type ChannelReport struct {
 	RecorderDrops    uint64       `json:"recorder_drops"` // dropped by the recorder, never published-side
 	Bytes            uint64       `json:"bytes"`
 	// Stamps: capture stamps for decodable channels; receive wall stamps for raw ones.
-	FirstNs         int64         `json:"first_ns"`
-	LastNs          int64         `json:"last_ns"`
-	FirstElapsed    float64       `json:"first_elapsed"`
-	DurationS       float64       `json:"duration_s"`
-	RateHz          float64       `json:"rate_hz"`         // (decodable samples - 1) over the capture span, outages included
-	NominalRateHz   float64       `json:"nominal_rate_hz"` // 1 / median interval
-	NominalPeriodMs float64       `json:"nominal_period_ms"`
-	DtMs            Dist          `json:"dt_ms"`
-	RecvDtMs        Dist          `json:"recv_dt_ms"`
-	LatencyMs       *Dist         `json:"latency_ms"` // receive wall minus capture: transport latency plus clock offset
-	Skipped         uint64        `json:"skipped"`    // samples missing from seq (publisher side or transport)
-	SkipEvents      uint64        `json:"skip_events"`
-	Skips           []SkipItem    `json:"skips"`
-	RestartCount    uint64        `json:"restart_count"`
-	Restarts        []RestartItem `json:"restarts"`
-	Outages         []OutageItem  `json:"outages"`
-	MaxGapS         float64       `json:"max_gap_s"`
-	Duplicates      uint64        `json:"duplicates"`
-	Reorders        uint64        `json:"reorders"`
+	FirstNs         int64   `json:"first_ns"`
+	LastNs          int64   `json:"last_ns"`
+	FirstElapsed    float64 `json:"first_elapsed"`
+	DurationS       float64 `json:"duration_s"`
+	RateHz          float64 `json:"rate_hz"`         // (decodable samples - 1) over the capture span, outages included
+	NominalRateHz   float64 `json:"nominal_rate_hz"` // 1 / median interval
+	NominalPeriodMs float64 `json:"nominal_period_ms"`
+	DtMs            Dist    `json:"dt_ms"`
+	RecvDtMs        Dist    `json:"recv_dt_ms"`
+	LatencyMs       *Dist   `json:"latency_ms"` // receive wall minus capture: transport latency plus clock offset
+	Skipped         uint64  `json:"skipped"`    // samples missing from seq, whoever lost them (the publisher, the transport or the recorder)
+	// PublisherSkipped is what of Skipped the recorder did not drop
+	// itself (Skipped − RecorderDrops): the samples the publisher (or the
+	// transport before the recorder) skipped, what --max-skips gates, as
+	// record's live max-skips counts them.
+	PublisherSkipped uint64        `json:"publisher_skipped"`
+	SkipEvents       uint64        `json:"skip_events"`
+	Skips            []SkipItem    `json:"skips"`
+	RestartCount     uint64        `json:"restart_count"`
+	Restarts         []RestartItem `json:"restarts"`
+	Outages          []OutageItem  `json:"outages"`
+	MaxGapS          float64       `json:"max_gap_s"`
+	Duplicates       uint64        `json:"duplicates"`
+	Reorders         uint64        `json:"reorders"`
 }
 
 // Undecodable is a record whose payload did not decode under its

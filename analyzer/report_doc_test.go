@@ -184,7 +184,7 @@ func TestJSONMatchesDoc(t *testing.T) {
 		better.Channels[i].Skipped = 0
 	}
 	sample.ApplyChecks(Thresholds{MaxSkips: []Limit{{Value: 0}}, MinRate: []Limit{{Value: 1}}, MaxLagMs: []Limit{{Value: 100}}})
-	sample.CompareBaseline(better, 0.1)
+	sample.CompareBaseline(better, Tolerances{Default: 0.1})
 	reports = append(reports, sample)
 
 	// The sample with a corrupt chunk, read with --tolerant.
@@ -256,6 +256,12 @@ func TestJSONMatchesDoc(t *testing.T) {
 		t.Fatal(err)
 	}
 	reports = append(reports, resp)
+	// One stopped while a lockstep step waited: its last trigger cut.
+	stopped, err := AnalyzeFiles([]string{cutResponseLog(t, 5, nil)}, Options{PartialReplay: true})
+	if err != nil || stopped.Reaction[0].CutSeq == nil {
+		t.Fatalf("stopped: %v %+v", err, stopped.Reaction)
+	}
+	reports = append(reports, stopped)
 
 	// A log merged onto the simulator's clock: hosts, and its probes kept
 	// out of clock.

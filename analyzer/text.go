@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/vrlog/vrlog/codec"
+	"github.com/vrlog/vrlog/internal/ui"
 	"github.com/vrlog/vrlog/livecheck"
 	"github.com/vrlog/vrlog/sampler"
 	"github.com/vrlog/vrlog/textfit"
@@ -41,7 +42,7 @@ func (r *Report) WriteTextWidth(out io.Writer, tf codec.TimeFormat, width int) e
 			p("         torn tail at byte %d: the recording stopped mid-chunk; everything before it is analyzed\n", f.TornTail)
 		}
 		if !f.PayloadsChecked {
-			p("         checked record metadata and its CRCs only: payload CRCs not checked (vrlog verify or --full-decode)\n")
+			p("         checked record metadata and its CRCs only: payload CRCs not checked (vrlog verify, or a full decode)\n")
 		}
 		for _, s := range f.SkippedChunks {
 			p("         SKIPPED CORRUPT CHUNK: %s\n", s)
@@ -172,7 +173,7 @@ func (r *Report) WriteTextWidth(out io.Writer, tf codec.TimeFormat, width int) e
 			}
 			p("\n")
 			if l.AcrossOutage > 0 {
-				p("    %d paired across an outage of the states (no lag measurement: left out of the figures above and of --max-lag):\n", l.AcrossOutage)
+				p("    %d paired across an outage of the states (no lag measurement: left out of the figures above and of the max-lag check):\n", l.AcrossOutage)
 				for _, o := range l.AcrossOutages {
 					p("      %s\n", o.describe())
 				}
@@ -240,21 +241,7 @@ func (f FileReport) read() string {
 	if f.SizeBytes > 0 {
 		pct = 100 * float64(f.BytesRead) / float64(f.SizeBytes)
 	}
-	return fmt.Sprintf("%s, read %s (%.1f %%)", human(f.SizeBytes), human(f.BytesRead), pct)
-}
-
-func human(n int64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
-	f := float64(n)
-	i := 0
-	for f >= 1024 && i < len(units)-1 {
-		f /= 1024
-		i++
-	}
-	if i == 0 {
-		return fmt.Sprintf("%d B", n)
-	}
-	return strings.TrimSuffix(fmt.Sprintf("%.1f", f), ".0") + " " + units[i]
+	return fmt.Sprintf("%s, read %s (%.1f %%)", ui.Bytes(f.SizeBytes), ui.Bytes(f.BytesRead), pct)
 }
 
 // on names the hosts of a merged log that recorded c: " (on HOST)", or "".

@@ -2,8 +2,12 @@ package analyzer
 
 import (
 	"encoding/json"
+	"fmt"
+	"math"
 	"strings"
 	"testing"
+
+	"github.com/vrlog/vrlog/sampler"
 )
 
 // TestCheckUnits: checks[].unit is the bare unit ("ms", "Hz", "" for a
@@ -36,4 +40,25 @@ func TestCheckUnits(t *testing.T) {
 			t.Errorf("%s: message %q lacks the spaced unit", c.Name, c.Message)
 		}
 	}
+}
+
+// A figure that rounds to zero is 0, never -0: "nearest: p50 -0.000" in
+// the text, -0 in the JSON.
+func TestRoundedZeroHasNoSign(t *testing.T) {
+	for _, v := range []float64{-0.0004, -0.0, 0.0001} {
+		if r := round3(v); math.Signbit(r) || fmt.Sprintf("%.3f", r) != "0.000" {
+			t.Errorf("round3(%v) = %v (%.3f)", v, r, r)
+		}
+	}
+	if d := distMs(histOf(-400, -300)); math.Signbit(d.P50) || math.Signbit(d.Max) {
+		t.Errorf("dist of sub-µs negatives: %+v", d)
+	}
+}
+
+func histOf(ns ...int64) *sampler.Histogram {
+	var h sampler.Histogram
+	for _, v := range ns {
+		h.Add(v)
+	}
+	return &h
 }

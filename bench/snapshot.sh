@@ -5,7 +5,7 @@
 # 186 MB/s raw) for SECS (660) s; `record --snapshot BEFORE --after AFTER
 # --snapshot-bytes BYTES` is triggered every 2 minutes: SIGUSR1, a zenoh query
 # (`vrlog snapshot`), a timing fault watched live (the simulator restarts,
-# 1 s away: --trigger max-restarts=0), SIGUSR1, a query. Frames are stored
+# 1 s away: --snapshot-on max-restarts=0), SIGUSR1, a query. Frames are stored
 # uncompressed (COMP, default vr/*/camera/*=none): the machine is shared,
 # and zstd at 186 MB/s needs a core of its own. Then every
 # snapshot is checked against what was asked: it holds [T − BEFORE, T + AFTER]
@@ -44,7 +44,7 @@ echo "load before: $(uptime | sed 's/.*load/load/')"
 echo "sim: 1 kHz states + 1080p rgb8 $CONTENT frames at 30 Hz, ${SECS}s; record --snapshot $BEFORE --after $AFTER --snapshot-bytes $BYTES --compression '$COMP'; a trigger every ${EVERY}s"
 /usr/bin/time -f "%M" -o "$T/time" "$BIN"/vrlog record -o "$T/bug.vrlog" --listen "tcp/127.0.0.1:$PORT" --no-multicast \
 	-k "vr/$robot/state" -s "vr/$robot/camera/*" --probe-interval 0 \
-	--compression "$COMP" --snapshot "$BEFORE" --after "$AFTER" --snapshot-bytes "$BYTES" --trigger "max-restarts=vr/$robot/state=0" 2> "$T/rec.err" &
+	--compression "$COMP" --snapshot "$BEFORE" --after "$AFTER" --snapshot-bytes "$BYTES" --snapshot-on "max-restarts=vr/$robot/state=0" 2> "$T/rec.err" &
 timepid=$!
 sleep 1
 recpid=$(pgrep -P "$timepid") # the recorder, child of time
@@ -67,7 +67,7 @@ for ((t = EVERY; t < SECS - 10; t += EVERY)); do
 	case $((n % 5)) in
 	1 | 4) kill -USR1 "$recpid" && echo "$(date -u +%T) trigger $n: SIGUSR1 at ${t}s" ;;
 	2 | 0) echo "$(date -u +%T) trigger $n: zenoh query at ${t}s: $("$BIN"/vrlog snapshot bug --note "bench $n" --connect "tcp/127.0.0.1:$PORT" --no-multicast 2>&1 | tail -1)" ;;
-	3) echo "$(date -u +%T) trigger $n: the simulator restarts at ${restart}s (--trigger max-restarts=0)" ;;
+	3) echo "$(date -u +%T) trigger $n: the simulator restarts at ${restart}s (--snapshot-on max-restarts=0)" ;;
 	esac
 done
 wait "$simpid" || echo "sim exit $?"

@@ -351,3 +351,31 @@ func TestFailedRun(t *testing.T) {
 		}
 	}
 }
+
+// damaged keeps its meaning (a torn tail, a skipped chunk, damage read
+// around); intact is analyze --require-intact's judgement: an unfinished
+// log (no footer, no torn tail) is not intact, yet not damaged.
+func TestDamagedAndIntact(t *testing.T) {
+	rep, err := analyzer.LoadReport("../testdata/sample.expected.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name            string
+		change          func(f *analyzer.FileReport)
+		damaged, intact bool
+	}{
+		{"whole", func(*analyzer.FileReport) {}, false, true},
+		{"unfinished", func(f *analyzer.FileReport) { f.Finished = false }, false, false},
+		{"torn", func(f *analyzer.FileReport) { f.Finished, f.TornTail = false, 1000 }, true, false},
+		{"chunk skipped", func(f *analyzer.FileReport) { f.SkippedChunks = []string{"a chunk"} }, true, false},
+	} {
+		r := *rep
+		r.Files = slices.Clone(rep.Files)
+		tc.change(&r.Files[0])
+		row := runRow("id", &r, RunInfo{})
+		if row.Damaged != tc.damaged || row.Intact != tc.intact {
+			t.Errorf("%s: damaged %v intact %v, want %v %v", tc.name, row.Damaged, row.Intact, tc.damaged, tc.intact)
+		}
+	}
+}

@@ -37,8 +37,12 @@ type Run struct {
 	ChecksFailed   int        `json:"checks_failed"`
 	Regressions    int        `json:"regressions"`
 	Channels       int        `json:"channels"`
-	// Damaged: a torn tail, a skipped chunk or damage read around in an input.
-	Damaged          bool                  `json:"damaged"`
+	// Damaged: a torn tail, a skipped chunk or damage read around in an
+	// input (an unfinished log is not damaged: Intact says it).
+	Damaged bool `json:"damaged"`
+	// Intact: every input finished and undamaged, as analyze
+	// --require-intact judges it (logfmt.Damage.Intact).
+	Intact           bool                  `json:"intact"`
 	Clock            *analyzer.ClockReport `json:"clock"`
 	HostClocks       []analyzer.HostReport `json:"host_clocks" dataset:"list"`
 	Notes            []string              `json:"notes"`
@@ -178,7 +182,7 @@ func runRow(runID string, rep *analyzer.Report, info RunInfo) Run {
 	r.OutageFactor, r.LagToleranceMs = ptr(rep.OutageFactor), ptr(rep.LagToleranceMs)
 	r.Pass, r.Checks, r.ChecksFailed = rep.Pass, len(rep.Checks), len(rep.Failed())
 	r.Regressions, r.Channels = len(rep.Regressions), len(rep.Channels)
-	r.Damaged = len(rep.Damage()) > 0
+	r.Damaged, r.Intact = rep.Damaged(), rep.Intact()
 	r.Clock, r.HostClocks = rep.Clock, rep.Hosts
 	r.Notes, r.ReplayIncomplete = rep.Notes, rep.ReplayIncomplete
 	return r

@@ -164,7 +164,14 @@ func TestFlagsAnywhere(t *testing.T) {
 			}
 		}},
 		{name: "-- ends flags", script: "vrlog info -- run.vrlog", want: []string{"file:      run.vrlog"}},
-		{name: "unknown flag after the file", script: "vrlog cat run.vrlog --nope", code: 2, want: []string{"flag provided but not defined: -nope"}},
+		{name: "unknown flag after the file", script: "vrlog cat run.vrlog --nope", code: 2, want: []string{"unknown flag --nope"}},
+		{name: "an unknown flag named as typed", script: "vrlog export run.vrlog --json -o x.mcap", code: 2, want: []string{"unknown flag --json (see --help)"}},
+		// One duration grammar: seconds in every duration flag (record
+		// --duration 1 was a parse error; replay --duration 10 took it).
+		{name: "record --duration takes seconds", script: "vrlog record -q --no-multicast --duration 0.5 -k vr/ROBOT/** -o r.vrlog", code: 1,
+			want: []string{"captured nothing"}},
+		{name: "a bad duration says what it wants", script: "vrlog record --duration soon -k vr/ROBOT/**", code: 2,
+			want: []string{`--duration "soon": want seconds (2.5) or a duration`}},
 		{name: "version", script: "vrlog --version", want: []string{"vrlog version "}},
 		{name: "ctl flags after the command", script: "vrlog ctl status --replay ROBOT --timeout 300ms --no-multicast", code: 3,
 			want: []string{"no replay answered on vrlog/replay/", "/control within 300ms"}},
@@ -201,15 +208,20 @@ func TestOnePatternGrammar(t *testing.T) {
 		contractCase{name: "replay --remap", script: "vrlog replay run.vrlog --rate max --quiet --linger 0 --no-multicast --json --remap 'vr/*/state=ROBOT/moved/state' --channel vr/r1/state",
 			want: []string{`/moved/state"`}},
 		contractCase{name: "merge --time-service * is one level", script: "vrlog merge run.vrlog run.vrlog -o out.vrlog --clock sim --time-service 'vr/*'", code: 2,
-			want: []string{"run.vrlog: hostclock: no clock-sync probes of a time service matching vr/* (it probed vr/r1/time)"}, absent: []string{"out.vrlog"}},
+			want: []string{"run.vrlog: no clock-sync probes of a time service matching vr/* (it probed vr/r1/time)"}, absent: []string{"out.vrlog"}},
 		contractCase{name: "merge --time-service ** is any levels", script: "vrlog merge run.vrlog run.vrlog -o out.vrlog --clock sim --time-service 'vr/**'",
 			want: []string{"receive stamps on the simulator's clock (time service vr/r1/time)"}, made: []string{"out.vrlog"}},
 		contractCase{name: "merge --time-service bad pattern", script: "vrlog merge run.vrlog run.vrlog -o out.vrlog --clock sim --time-service 'vr/r1/ti*'", code: 2,
 			want: []string{"did you mean ti$*?"}, absent: []string{"out.vrlog"}},
 		contractCase{name: "replay --remap matching nothing", script: "vrlog replay run.vrlog --no-multicast --remap 'vr/r9/**=x/**'", code: 2,
 			want: []string{"FROM matches no replayed channel"}},
-		contractCase{name: "replay --trigger * is one level", script: "vrlog replay run.vrlog --no-multicast --lockstep x --trigger 'vr/*'", code: 2,
-			want: []string{`--trigger "vr/*" matches no replayed channel`, "vr/r1/state"}},
+		contractCase{name: "replay --stimulus * is one level", script: "vrlog replay run.vrlog --no-multicast --lockstep x --stimulus 'vr/*'", code: 2,
+			want: []string{`--stimulus "vr/*" matches no replayed channel`, "vr/r1/state"}},
+		// "trigger" names one idea, what fires a snapshot: replay's --trigger
+		// (a channel lockstep holds) is --stimulus, and the old name still
+		// works, with a warning.
+		contractCase{name: "replay --trigger is deprecated", script: "vrlog replay run.vrlog --no-multicast --lockstep x --trigger 'vr/*'", code: 2,
+			want: []string{"replay: warning: --trigger is deprecated: it is --stimulus now", `--stimulus "vr/*" matches no replayed channel`}},
 		contractCase{name: "replay --capture of what it publishes", script: "vrlog replay run.vrlog --no-multicast --capture 'vr/**' -o r.vrlog", code: 2,
 			want: []string{"--capture vr/** matches vr/r1/", "it would capture itself"}, absent: []string{"r.vrlog"}},
 		contractCase{name: "replay --lockstep on what it publishes", script: "vrlog replay run.vrlog --no-multicast --lockstep 'vr/*/state'", code: 2,
@@ -271,9 +283,11 @@ func TestEmptyRecordingAndEndpoints(t *testing.T) {
 		{name: "controller bad endpoint", script: "vrlog controller --listen tcp/localhost", code: 2, want: []string{"want tcp/HOST:PORT"}},
 		{name: "record bad mode", script: "vrlog record --mode router -k x -o x.vrlog", code: 2, want: []string{"--mode"}, absent: []string{"x.vrlog"}},
 		{name: "record bad key", script: "vrlog record -k 'vr/r1*' -o x.vrlog", code: 2, want: []string{"did you mean r1$*?"}, absent: []string{"x.vrlog"}},
-		{name: "record --trigger without --snapshot", script: "vrlog record -k x -o x.vrlog --trigger max-skips=0", code: 2, want: []string{"--trigger needs --snapshot DURATION"}},
-		{name: "record --trigger not live", script: "vrlog record -k x -o x.vrlog --snapshot 10s --trigger min-rate=24", code: 2, want: []string{"min-rate is not decided sample by sample"}},
-		{name: "record --trigger bad pattern", script: "vrlog record -k x -o x.vrlog --snapshot 10s --trigger 'max-skips=vr/r1*=0'", code: 2, want: []string{"did you mean r1$*?"}},
+		{name: "record --snapshot-on without --snapshot", script: "vrlog record -k x -o x.vrlog --snapshot-on max-skips=0", code: 2, want: []string{"--snapshot-on needs --snapshot DURATION"}},
+		{name: "record --snapshot-on not live", script: "vrlog record -k x -o x.vrlog --snapshot 10s --snapshot-on min-rate=24", code: 2, want: []string{"min-rate is not decided sample by sample"}},
+		{name: "record --snapshot-on bad pattern", script: "vrlog record -k x -o x.vrlog --snapshot 10s --snapshot-on 'max-skips=vr/r1*=0'", code: 2, want: []string{"did you mean r1$*?"}},
+		{name: "record --trigger is deprecated", script: "vrlog record -k x -o x.vrlog --snapshot 10s --trigger min-rate=24", code: 2,
+			want: []string{"record: warning: --trigger is deprecated: it is --snapshot-on now", "min-rate is not decided sample by sample"}},
 		{name: "record --snapshot does not split", script: "vrlog record -k x -o x.vrlog --snapshot 10s --split-duration 1m", code: 2, want: []string{"does not split"}},
 		{name: "record --snapshot-bytes too small", script: "vrlog record -k x -o x.vrlog --snapshot 10s --snapshot-bytes 1M", code: 2, want: []string{"at least 16M"}},
 		{name: "snapshot bad endpoint", script: "vrlog snapshot rec --connect tcp/localhost", code: 2, want: []string{"want tcp/HOST:PORT"}},
@@ -505,12 +519,12 @@ func TestRecordContract(t *testing.T) {
 		}
 	}
 	// A snapshot recording: SIGUSR1 writes a snapshot (with the umask); a
-	// --trigger that watched nothing fails the recording (exit 1), as a
-	// threshold that checks nothing fails analyze.
+	// --snapshot-on check that watched nothing fails the recording (exit 1),
+	// as a threshold that checks nothing fails analyze.
 	res = shell(t, dir, "umask 027; vrlog record -q --no-multicast --connect tcp/127.0.0.1:"+port+" --probe-interval 0 --duration 3s -o snap.vrlog"+
-		" -k 'vr/"+r+"/**' --snapshot 1s --trigger max-lag=45ms --trigger 'max-skips=vr/"+r+"/camera/*=0' & pid=$!; sleep 2; kill -USR1 $pid; wait $pid")
-	if res.code != 1 || !strings.Contains(res.stderr, "--trigger max-lag=45ms watched nothing: the recording has no frame channel paired with a state channel") ||
-		!strings.Contains(res.stderr, `--trigger max-skips=vr/`+r+`/camera/*=0: "vr/`+r+`/camera/*" matches no channel with seq stamps (there are: vr/`+r+`/state)`) ||
+		" -k 'vr/"+r+"/**' --snapshot 1s --snapshot-on max-lag=45ms --snapshot-on 'max-skips=vr/"+r+"/camera/*=0' & pid=$!; sleep 2; kill -USR1 $pid; wait $pid")
+	if res.code != 1 || !strings.Contains(res.stderr, "--snapshot-on max-lag=45ms watched nothing: the recording has no frame channel paired with a state channel") ||
+		!strings.Contains(res.stderr, `--snapshot-on max-skips=vr/`+r+`/camera/*=0: "vr/`+r+`/camera/*" matches no channel with seq stamps (there are: vr/`+r+`/state)`) ||
 		!strings.Contains(res.stderr, "record: snapshot: wrote snap_") {
 		t.Fatalf("snapshot recording with triggers that watched nothing: %s", res)
 	}

@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -63,8 +64,26 @@ func robot(t *testing.T) string {
 
 type proc struct {
 	cmd    *exec.Cmd
-	stderr *bytes.Buffer
+	stderr *lockedBuffer // stdout and stderr; safe to read while it runs
 	done   chan error
+}
+
+// lockedBuffer is a bytes.Buffer a process writes while a test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func start(t *testing.T, name string, args ...string) *proc {
@@ -76,12 +95,12 @@ func start(t *testing.T, name string, args ...string) *proc {
 // it, waits for it and removes what its iceoryx2 node left.
 func startCmd(t *testing.T, cmd *exec.Cmd) *proc {
 	t.Helper()
-	var errb bytes.Buffer
-	cmd.Stderr, cmd.Stdout = &errb, &errb
+	errb := &lockedBuffer{}
+	cmd.Stderr, cmd.Stdout = errb, errb
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &proc{cmd: cmd, stderr: &errb, done: make(chan error, 1)}
+	p := &proc{cmd: cmd, stderr: errb, done: make(chan error, 1)}
 	go func() { p.done <- cmd.Wait() }()
 	t.Cleanup(func() {
 		if cmd.Process.Kill() == nil {

@@ -118,8 +118,8 @@ func TestAcrossHostsThroughRouter(t *testing.T) {
 		"--time-service", "vr/" + r + "/time", "--flush-interval", "200ms", "--clock-offset", recAhead.String()},
 		clientArgs("tcp/"+net.JoinHostPort(routerRecIP, zenohPort))...)...))
 	sim := startCmd(t, h.sim.Command(vrlogBin, append([]string{"sim", "-q", "--robot", r, "--camera", "", "--state-hz", "100",
-		"--duration", "12s", "--start-delay", "1500ms", "--log", truthPath, "--clock-offset", simAhead.String()},
-		clientArgs("tcp/"+net.JoinHostPort(routerSimIP, zenohPort))...)...))
+		"--duration", "3m", "--start-delay", "1500ms", "--log", truthPath, "--clock-offset", simAhead.String()},
+		clientArgs("tcp/"+net.JoinHostPort(routerSimIP, zenohPort))...)...)) // stopped once the log holds enough after the outage
 
 	// 3 s of states through the impaired link, then the router dies.
 	waitFor(t, 30*time.Second, "3 s of published states", func() bool {
@@ -134,7 +134,26 @@ func TestAcrossHostsThroughRouter(t *testing.T) {
 	time.Sleep(500 * time.Millisecond)
 	h.startRouter(t, zid2)
 	restartedAt := time.Now().Add(simAhead) // the new router listens
-
+	// The clients reconnect by themselves (retrying every 0.5, 1, then 2 s):
+	// however long that takes on a loaded machine, the recorder says so,
+	// and the simulator goes on until the log holds 2 s of states after
+	// the outage (a fixed 12 s run left too few when the reconnect was
+	// slow under the whole suite's load).
+	var reconnectedAt time.Time
+	waitFor(t, 90*time.Second, "the recorder to reconnect to the new router", func() bool {
+		reconnectedAt = time.Now().Add(simAhead)
+		return strings.Contains(rec.stderr.String(), "zenoh: reconnected to router "+zid2)
+	})
+	waitFor(t, 90*time.Second, "2 s of states recorded after the outage", func() bool {
+		n := 0
+		for _, x := range snapshot(t, logPath) {
+			if x.channel == state && x.TNs > restartedAt.UnixNano() {
+				n++
+			}
+		}
+		return n >= 200
+	})
+	sim.signal(syscall.SIGINT)
 	if code := sim.wait(t, 60*time.Second); code != 0 {
 		t.Fatalf("sim exit %d:\n%s", code, sim.stderr)
 	}
@@ -172,8 +191,13 @@ func TestAcrossHostsThroughRouter(t *testing.T) {
 	if gap.first.TNs < killedAt.Add(-time.Second).UnixNano() || gap.first.TNs > killedAt.Add(200*time.Millisecond).UnixNano() {
 		t.Fatalf("the gap (%s) does not start at the router's death (%s)", gap, killedAt.Format(time.StampMilli))
 	}
-	if gap.last.TNs < restartedAt.Add(-200*time.Millisecond).UnixNano() || gap.last.TNs > restartedAt.Add(6*time.Second).UnixNano() {
-		t.Fatalf("the gap (%s) does not end within 6 s of the new router listening (%s)", gap, restartedAt.Format(time.StampMilli))
+	// It ends once both clients are back: within 6 s of the new router, or,
+	// when a loaded machine made the reconnect slower, within a retry
+	// period (2 s) and the status's second of the recorder saying it was
+	// back.
+	if end := max(restartedAt.Add(6*time.Second).UnixNano(), reconnectedAt.Add(3*time.Second).UnixNano()); gap.last.TNs < restartedAt.Add(-200*time.Millisecond).UnixNano() || gap.last.TNs > end {
+		t.Fatalf("the gap (%s) does not end with the reconnect: the new router listened at %s, the recorder was back by %s", gap,
+			restartedAt.Format(time.StampMilli), reconnectedAt.Format(time.StampMilli))
 	}
 	if before < 250 || after < 200 {
 		t.Fatalf("%d states recorded before the outage, %d after: want ≥ 250 and ≥ 200", before, after)

@@ -250,7 +250,7 @@ func TestTwoRecordersOnOneFile(t *testing.T) {
 			args = append(args, force)
 		}
 		res := run(t, dir, args...)
-		if res.code != 3 || !strings.Contains(res.stderr, "live.vrlog: being written by PID "+pid) || !strings.Contains(res.stderr, "refused, also with --force") {
+		if res.code != 3 || !strings.Contains(res.stderr, "live.vrlog: being written by PID "+pid) || !strings.Contains(res.stderr, "refused whatever the options") {
 			t.Fatalf("second recorder %s: %s", force, res)
 		}
 		if inode(t, live) != ino {
@@ -491,4 +491,18 @@ func TestCatJSONUnstamped(t *testing.T) {
 			}
 		}},
 	})
+}
+
+// One rule for every output's directory: it must exist (exit 2, naming
+// it), for a file and for a CSV directory's parent alike; export --format
+// csv creates its DIR, not the directories above it (CSV export created
+// them, MCAP export failed with exit 3).
+func TestOutputDirectoryMustExist(t *testing.T) {
+	var cases []contractCase
+	for _, cmd := range []string{"vrlog export run.vrlog -o nodir/x.mcap", "vrlog export run.vrlog --format csv -o nodir/csv",
+		"vrlog cut run.vrlog -o nodir/x.vrlog", "vrlog analyze run.vrlog -q --junit nodir/j.xml"} {
+		cases = append(cases, contractCase{name: cmd, script: cmd, code: 2, want: []string{"no such directory: nodir (create it first)"}, absent: []string{"nodir"}})
+	}
+	cases = append(cases, contractCase{name: "a CSV directory is created", script: "vrlog export run.vrlog --format csv -o csv", made: []string{"csv/vr_r1_state.csv"}})
+	runContract(t, cases)
 }

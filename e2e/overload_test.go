@@ -116,13 +116,13 @@ func vmHWM(pid int) int64 {
 }
 
 // The recorder's own losses are no fault of the publisher: a recorder far
-// past its limit (as above) with --trigger max-skips=0, watching a
+// past its limit (as above) with --snapshot-on max-skips=0, watching a
 // simulator that skips nothing, fires no trigger, although it drops
 // frames; the one snapshot, taken on SIGUSR1, counts them as the
 // recorder's drops.
 func TestOverloadFiresNoLiveTrigger(t *testing.T) {
 	s, errPath := startFileSession(t, []string{"--snapshot", "20s", "--after", "500ms", "--snapshot-bytes", "512M", "--queue-bytes", "64M",
-		"--compression", "zstd", "--trigger", "max-skips=0"},
+		"--compression", "zstd", "--snapshot-on", "max-skips=0"},
 		[]string{"--duration", "3s", "--state-hz", "100", "--frame-hz", "3000", "--frame-ring", "16"})
 	if code := s.sim.wait(t, 30*time.Second); code != 0 {
 		t.Fatalf("sim exit %d", code)

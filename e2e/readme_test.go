@@ -260,7 +260,8 @@ func TestReadmeCommands(t *testing.T) {
 
 // readmeCIJob runs the README's CI job as the script it is (bash, not
 // line by line), on a port of its own: it passes (exit 0) with its files,
-// and with a gate the controller cannot meet it
+// again in the same workspace (a CI rerun: it failed with exit 2, as
+// response.vrlog existed), and with a gate the controller cannot meet it
 // fails with the gate's exit code (1), not the kill's; with a controller
 // that exited early it fails with replay's (3).
 func readmeCIJob(t *testing.T, dir string, env []string) {
@@ -281,9 +282,12 @@ func readmeCIJob(t *testing.T, dir string, env []string) {
 			t.Errorf("README CI job: %v", err)
 		}
 	}
+	if r := shell(t, dir, "./ci-job.sh", env...); r.code != 0 {
+		t.Fatalf("README CI job run again in the same workspace: want exit 0; %s", r)
+	}
 	failing := strings.Replace(job, "--max-reaction 250ms", "--max-reaction 1us", 1)
 	os.WriteFile(filepath.Join(dir, "ci-job-failing.sh"), []byte(failing), 0o755)
-	if r := shell(t, dir, "rm response.vrlog reaction.xml && ./ci-job-failing.sh", env...); r.code != 1 || !strings.Contains(r.stdout+r.stderr, "FAIL  max-reaction") {
+	if r := shell(t, dir, "./ci-job-failing.sh", env...); r.code != 1 || !strings.Contains(r.stdout+r.stderr, "FAIL  max-reaction") {
 		t.Fatalf("README CI job with a gate it cannot meet: want exit 1 (the gate's); %s", r)
 	}
 	// A controller that exits at once (a bad flag): replay gives up after
@@ -295,7 +299,7 @@ func readmeCIJob(t *testing.T, dir string, env []string) {
 		t.Fatalf("the README's CI job no longer starts the controller or waits with --wait-timeout 30s: %q", job)
 	}
 	os.WriteFile(filepath.Join(dir, "ci-job-gone.sh"), []byte(gone), 0o755)
-	if r := shell(t, dir, "rm -f response.vrlog reaction.xml && ./ci-job-gone.sh", env...); r.code != 3 || !strings.Contains(r.stderr, "--wait-for-controller: no controller after 1s: no zenoh liveliness token on ci/vr/r1/cmd") ||
+	if r := shell(t, dir, "./ci-job-gone.sh", env...); r.code != 3 || !strings.Contains(r.stderr, "--wait-for-controller: no controller after 1s: no zenoh liveliness token on ci/vr/r1/cmd") ||
 		strings.Contains(r.stderr, "No such process") {
 		t.Fatalf("README CI job whose controller exited early: want replay's exit 3, quietly; %s", r)
 	}
@@ -381,4 +385,48 @@ func exitCode(err error) int {
 		return ee.ExitCode()
 	}
 	return 0
+}
+
+// Every claim the README's comparison table makes about a peer (rosbag2,
+// the mcap CLI, iox2 service record) is cited: a cell of a peer's column
+// links its source, or says n/a or – (nothing to cite either way). A row
+// of vrlog's own measurements links them in its first cell. (It said
+// rosbag2 loses metadata on SIGTERM, which rosbag2 has handled since its
+// PR #792, 2021.)
+func TestReadmePeerClaimsCited(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(root(), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	i := strings.Index(s, "## How it compares")
+	if i < 0 {
+		t.Fatal("the README has no comparison")
+	}
+	rows := 0
+	for _, l := range strings.Split(s[i:], "\n")[1:] {
+		if strings.HasPrefix(l, "## ") {
+			break
+		}
+		if !strings.HasPrefix(l, "| ") || strings.HasPrefix(l, "| |") {
+			continue
+		}
+		cells := strings.Split(strings.Trim(l, "|"), " | ")
+		if len(cells) != 5 {
+			t.Fatalf("a row of %d cells: %q", len(cells), l)
+		}
+		rows++
+		if strings.Contains(cells[0], "](") { // vrlog's own measurements, linked
+			continue
+		}
+		for _, c := range cells[1:4] {
+			c = strings.TrimSpace(c)
+			if c != "n/a" && c != "–" && !strings.Contains(c, "][") && !strings.Contains(c, "](") {
+				t.Errorf("%s: a peer's claim without a source: %q", strings.TrimSpace(cells[0]), c)
+			}
+		}
+	}
+	if rows < 5 {
+		t.Fatalf("%d rows in the comparison", rows)
+	}
 }

@@ -318,7 +318,7 @@ func TestSnapshotBySignalAndQuery(t *testing.T) {
 // the simulator's restart (--restart-after) and its pause (--pause). Each
 // log holds the window around the sample that showed the fault.
 func TestSnapshotByFaults(t *testing.T) {
-	s := startSnapSession(t, []string{"--snapshot", "2s", "--after", "500ms", "--trigger", "max-restarts=0", "--trigger", "max-outage=vr/*/state=300ms"},
+	s := startSnapSession(t, []string{"--snapshot", "2s", "--after", "500ms", "--snapshot-on", "max-restarts=0", "--snapshot-on", "max-outage=vr/*/state=300ms"},
 		[]string{"--duration", "12s", "--state-hz", "50", "--restart-after", "3s", "--outage", "1s", "--pause", "7s:600ms"})
 	s.finish(t)
 	files := s.snapshots(t)
@@ -502,7 +502,7 @@ func TestSnapshotKill9(t *testing.T) {
 // recorder's loss) before the live check judges them, still fires
 // max-skips, stamped at the frame after the gap.
 func TestSnapshotByFrameSkip(t *testing.T) {
-	s := startSnapSession(t, []string{"--snapshot", "2s", "--after", "500ms", "--trigger", "max-skips=vr/*/camera/front=0"},
+	s := startSnapSession(t, []string{"--snapshot", "2s", "--after", "500ms", "--snapshot-on", "max-skips=vr/*/camera/front=0"},
 		[]string{"--duration", "6s", "--state-hz", "50", "--drop-every", "40"})
 	s.finish(t)
 	files := s.snapshots(t)

@@ -129,15 +129,15 @@ func TestSnapshotAfterGuaranteed(t *testing.T) {
 		float64(snap.Triggers[0].MonoNs-snap.FromMonoNs)/1e9, float64(snap.ToMonoNs-t1)/1e9, snap.Short)
 }
 
-// A --trigger that matches no channel is said as soon as the channels are
+// A --snapshot-on that matches no channel is said as soon as the channels are
 // known, while the recording goes on, without vrlog's own vrlog/recorder
 // among the channels listed (7); and max-outage fires when a stream stops
 // for good (4).
 func TestSnapshotTriggerWarnsEarlyAndStoppedStream(t *testing.T) {
 	s, errPath := startFileSession(t, []string{"--snapshot", "4s", "--after", "1s", "--snapshot-bytes", "64M",
-		"--trigger", "max-skips=vr/nomatch/**=0", "--trigger", "max-outage=vr/*/state=200ms"}, []string{"--duration", "8s"})
-	waitFor(t, 30*time.Second, "the warning on the unmatched --trigger", func() bool {
-		return strings.Contains(readErr(t, errPath), `--trigger max-skips=vr/nomatch/**=0: "vr/nomatch/**" matches no channel with seq stamps`)
+		"--snapshot-on", "max-skips=vr/nomatch/**=0", "--snapshot-on", "max-outage=vr/*/state=200ms"}, []string{"--duration", "8s"})
+	waitFor(t, 30*time.Second, "the warning on the unmatched --snapshot-on", func() bool {
+		return strings.Contains(readErr(t, errPath), `--snapshot-on max-skips=vr/nomatch/**=0: "vr/nomatch/**" matches no channel with seq stamps`)
 	})
 	select {
 	case <-s.sim.done:
@@ -152,7 +152,7 @@ func TestSnapshotTriggerWarnsEarlyAndStoppedStream(t *testing.T) {
 	}
 	files := s.waitSnapshots(t, 1) // the states stopped: an outage that never ends
 	if code := s.stopRec(t); code != 1 {
-		t.Fatalf("record exit %d, want 1 (a --trigger matched nothing):\n%s", code, readErr(t, errPath))
+		t.Fatalf("record exit %d, want 1 (a --snapshot-on matched nothing):\n%s", code, readErr(t, errPath))
 	}
 	_, snap := readSnapshot(t, files[0])
 	if !strings.HasPrefix(snap.Triggers[0].Cause, "max-outage vr/"+s.robot+"/state: ") || !strings.HasSuffix(snap.Triggers[0].Cause, ": its samples stopped") ||

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/keyexpr"
@@ -13,7 +14,7 @@ import (
 )
 
 // A Trigger is one of analyze's checks watched live, as record
-// --trigger CHECK=[CHANNEL=]VALUE watches it: the same check, the same
+// --snapshot-on CHECK=[CHANNEL=]VALUE watches it: the same check, the same
 // channels it applies to, the same CHANNEL pattern grammar, and a Watch
 // fires it on every sample that makes the check fail on the recording
 // so far. Only checks decided sample by sample can be watched.
@@ -275,11 +276,12 @@ func (w *Watch) Add(c *logfmt.Channel) { w.channel(c) }
 
 // Silent fires max-outage for the channels whose samples stopped: the
 // silence since a channel's latest sample, judged at the latest receive
-// stamp of any record (the recorder's heartbeats come every second), is
-// an outage once it exceeds the check's limit and --outage-factor × the
-// channel's nominal period, as analyze counts an ended outage. It fires
-// once per silence, stamped when the silence crossed that line; the
-// channel's next sample ends it. Call it about once a second.
+// stamp of any record (the recorder's heartbeats come every second) or
+// Tick, is an outage once it exceeds the check's limit and the outage
+// factor × the channel's nominal period, as analyze counts an ended
+// outage. It fires once per silence, stamped when the silence crossed
+// that line; the channel's next sample ends it. Call it about once a
+// second, and at Deadline after a Tick.
 func (w *Watch) Silent() []Fired {
 	nowMono := w.seenMono
 	if len(w.byCheck["max-outage"]) == 0 {
@@ -288,15 +290,10 @@ func (w *Watch) Silent() []Fired {
 	var fired []Fired
 	for _, name := range w.names() {
 		ch := w.chans[name]
-		if ch.silent || ch.count < 2 || !applies("max-outage", ch) {
+		l, line, judged := w.silenceLine(ch)
+		if !judged {
 			continue
 		}
-		l, ok := Pick(w.byCheck["max-outage"], ch.name, ch.topic)
-		nominal := ch.stream.Summary().NominalPeriodNs
-		if !ok || nominal <= 0 {
-			continue
-		}
-		line := w.outageLine(ch, l.Value)
 		gap := nowMono - ch.lastMono
 		if gap <= line {
 			continue
@@ -313,6 +310,54 @@ func (w *Watch) Silent() []Fired {
 	// In the order they crossed the line: the first opens the window.
 	slices.SortStableFunc(fired, func(a, b Fired) int { return cmp.Compare(a.RecvMonoNs, b.RecvMonoNs) })
 	return fired
+}
+
+// Tick tells the watch the time is nowMono (nowWall) on the receive
+// clocks and every record received up to then has been given to it: the
+// recorder's clock when its queues are empty. Silent then judges the
+// silences at that time, so a silence fires as soon as it crosses its
+// line (at Deadline), while the stream is still silent, not at the next
+// heartbeat or only when the stream comes back (an outage that crossed
+// its line less than a heartbeat before the stream came back fired then).
+// A time before the latest record's is ignored.
+func (w *Watch) Tick(nowMono, nowWall int64) {
+	w.seenMono, w.seenWall = max(w.seenMono, nowMono), max(w.seenWall, nowWall)
+}
+
+// Deadline is the receive time (monotonic) at which the first silence
+// not yet fired would cross its max-outage line, if no sample of its
+// channel comes before: the recorder ticks (Tick, Silent) then. ok is
+// false when no silence can fire (no max-outage trigger, or no channel
+// with a nominal period yet).
+func (w *Watch) Deadline() (mono int64, ok bool) {
+	if len(w.byCheck["max-outage"]) == 0 {
+		return 0, false
+	}
+	for _, ch := range w.chans {
+		_, line, judged := w.silenceLine(ch)
+		if !judged {
+			continue
+		}
+		at := ch.lastMono + line + int64(time.Microsecond) // past the line: the silence fails the limit (to the µs, as analyze's outages)
+		if !ok || at < mono {
+			mono, ok = at, true
+		}
+	}
+	return mono, ok
+}
+
+// silenceLine is the max-outage limit of ch and the silence after which
+// it fails (outageLine); judged false when ch's silence is not judged
+// (fired already, too few samples, no nominal period, no limit).
+func (w *Watch) silenceLine(ch *watched) (l Limit, line int64, judged bool) {
+	if ch.silent || ch.count < 2 || !applies("max-outage", ch) {
+		return l, 0, false
+	}
+	l, ok := Pick(w.byCheck["max-outage"], ch.name, ch.topic)
+	if !ok || ch.stream.Summary().NominalPeriodNs <= 0 {
+		return l, 0, false
+	}
+	return l, w.outageLine(ch, l.Value), true
 }
 
 // outageLine is the silence after which ch is in an outage that fails a
@@ -418,7 +463,9 @@ func applies(check string, ch *watched) bool {
 }
 
 // Unwatched says which triggers watched nothing: no channel they apply to
-// was recorded, or none that their CHANNEL pattern matches.
+// was recorded, or none that their CHANNEL pattern matches. Each line
+// begins with the trigger as given (max-lag=45ms), never a flag: a command
+// line names its flag.
 func (w *Watch) Unwatched() []string {
 	var out []string
 	for _, t := range w.specs {
@@ -436,9 +483,9 @@ func (w *Watch) Unwatched() []string {
 		slices.Sort(have)
 		what := liveChecks[t.Check].what
 		if t.Limit.Channel != "" {
-			out = append(out, fmt.Sprintf("--trigger %s: %v", t, &keyexpr.NoMatchError{Pattern: t.Limit.Channel, What: what, Have: have}))
+			out = append(out, fmt.Sprintf("%s: %v", t, &keyexpr.NoMatchError{Pattern: t.Limit.Channel, What: what, Have: have}))
 		} else {
-			out = append(out, fmt.Sprintf("--trigger %s watched nothing: the recording has no %s", t, what))
+			out = append(out, fmt.Sprintf("%s watched nothing: the recording has no %s", t, what))
 		}
 	}
 	return out

@@ -44,9 +44,10 @@ func TestWatchUnwatched(t *testing.T) {
 	c := &logfmt.Channel{Name: "vr/r1/state", Topic: "vr/r1/state", Schema: "vrsdk.State/1"}
 	w.Record(c, &logfmt.Record{HasStamp: true, Seq: 1, CaptureNs: 5, RecvMonoNs: 6}, 0)
 	u := strings.Join(w.Unwatched(), "\n")
-	if !strings.Contains(u, "--trigger max-lag=45ms watched nothing: the recording has no frame channel paired") ||
-		!strings.Contains(u, `--trigger max-skips=vr/r9/**=0: "vr/r9/**" matches no channel with seq stamps (there are: vr/r1/state)`) ||
-		strings.Contains(u, "max-outage") {
+	if !strings.HasPrefix(u, "max-lag=45ms watched nothing: the recording has no frame channel paired") ||
+		!strings.Contains(u, "\n"+`max-skips=vr/r9/**=0: "vr/r9/**" matches no channel with seq stamps (there are: vr/r1/state)`) ||
+		strings.Contains(u, "max-outage") || strings.Contains(u, "--") { // the check, not a flag: the verb names --snapshot-on
+
 		t.Fatalf("unwatched:\n%s", u)
 	}
 }
@@ -235,5 +236,48 @@ func TestWatchSilentInTimeOrder(t *testing.T) {
 	f := w.Silent()
 	if len(f) != 2 || f[0].Channel != "vr/r1/state" || f[1].Channel != "vr/r1/camera/front" || f[0].RecvMonoNs > f[1].RecvMonoNs {
 		t.Fatalf("fired %+v: want the state's silence first", f)
+	}
+}
+
+// A silence fires as soon as it crosses its line, while the stream is
+// still silent, when the recorder ticks at the watch's Deadline with its
+// queues empty: not at the next heartbeat, and not only when the stream
+// comes back (a 10 s limit and a stream back after 10.2 s fired then,
+// "extended by max-outage … 10.200 s").
+func TestWatchSilenceAtItsDeadline(t *testing.T) {
+	tr, _ := ParseTrigger("max-outage=vr/r1/state=10s")
+	w := NewWatch([]Trigger{tr}, 0)
+	c := &logfmt.Channel{Name: "vr/r1/state", Topic: "vr/r1/state", Schema: "vrsdk.State/1"}
+	if _, ok := w.Deadline(); ok {
+		t.Fatal("a deadline before any sample")
+	}
+	const ms = int64(1e6)
+	var last int64
+	for i := int64(1); i <= 100; i++ {
+		last = 1000*ms*1000 + i*40*ms
+		w.Record(c, &logfmt.Record{HasStamp: true, Seq: uint64(i), CaptureNs: last, RecvMonoNs: last, RecvWallNs: last + 7}, 0)
+	}
+	at, ok := w.Deadline()
+	if !ok || at != last+10000*ms+1000 {
+		t.Fatalf("deadline %d (%v), want 10 s after the last sample", at-last, ok)
+	}
+	w.Tick(at-2000, at-2000+7) // not yet past the limit
+	if f := w.Silent(); len(f) != 0 {
+		t.Fatalf("fired before its deadline: %+v", f)
+	}
+	w.Tick(at, at+7)
+	f := w.Silent()
+	if len(f) != 1 || f[0].RecvMonoNs != last+10000*ms || f[0].Value != 10000.001 {
+		t.Fatalf("at its deadline: %+v", f)
+	}
+	if _, ok := w.Deadline(); ok {
+		t.Fatal("a deadline for a silence that fired")
+	}
+	back := last + 10200*ms // the stream comes back: it fired already, not again
+	if f := w.Record(c, &logfmt.Record{HasStamp: true, Seq: 101, CaptureNs: back, RecvMonoNs: back, RecvWallNs: back}, 0); len(f) != 0 {
+		t.Fatalf("fired again when the stream came back: %+v", f)
+	}
+	if at, ok := w.Deadline(); !ok || at != back+10000*ms+1000 {
+		t.Fatalf("the next deadline %d %v", at-back, ok)
 	}
 }

@@ -437,3 +437,96 @@ func mustOpen(t testing.TB, b []byte) *Reader {
 	t.Cleanup(func() { r.Close() })
 	return r
 }
+
+// One definition of intact: a log that ends at a block boundary without
+// its footer (a recorder killed between two chunks) has no torn tail and
+// nothing damaged, yet it is not intact; with its footer it is.
+func TestIntactNeedsTheFooter(t *testing.T) {
+	body := file(prelude(), header(), channel(1, Compression{}), chunk(Compression{}, recs(1, 1000, 5)...))
+	for _, c := range []struct {
+		name   string
+		data   []byte
+		intact bool
+		why    string
+	}{
+		{"finished", withFooter(t, body), true, ""},
+		{"killed at a chunk boundary", body, false, "no footer: the log was not closed"},
+		{"torn", cut(body, 3), false, "torn tail at byte"},
+	} {
+		r, err := NewReader(bytes.NewReader(c.data), int64(len(c.data)), ReaderOptions{Name: "k9.vrlog"})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		d := r.Damage()
+		if d.Intact() != c.intact || r.Finished() != c.intact || !strings.Contains(d.NotIntact(), c.why) {
+			t.Errorf("%s: intact %v finished %v (%q), want %v", c.name, d.Intact(), r.Finished(), d.NotIntact(), c.intact)
+		}
+		if lines := d.Lines(); (len(lines) == 0) != c.intact {
+			t.Errorf("%s: lines %q", c.name, lines)
+		}
+		rep, err := verify(bytes.NewReader(c.data), int64(len(c.data)), ReaderOptions{Name: "k9.vrlog"})
+		if err != nil || rep.OK() != c.intact {
+			t.Errorf("%s: verify OK %v (%v), want %v", c.name, rep.OK(), err, c.intact)
+		}
+	}
+}
+
+// A corrupt chunk met by two passes of one tolerant reader (replay
+// --loop 2, or a second read) is one finding, said once.
+func TestSkippedChunkBookedOnce(t *testing.T) {
+	head := file(prelude(), header(), channel(1, Compression{}), chunk(Compression{}, recs(1, 1000, 5)...))
+	mid := chunk(Compression{}, recs(1, 2000, 5)...)
+	data := withFooter(t, file(head, mid, chunk(Compression{}, recs(1, 3000, 5)...)))
+	data = flip(data, len(head)+blockHeaderSize+2) // the index holds the chunk; reading it fails
+	r, err := NewReader(bytes.NewReader(data), int64(len(data)), ReaderOptions{Tolerant: true, Name: "x.vrlog"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if got := readAll(t, r, Filter{}); len(got) != 10 {
+			t.Fatalf("%d records", len(got))
+		}
+	}
+	if s := r.SkippedChunks(); len(s) != 1 {
+		t.Fatalf("skipped %v", s)
+	}
+}
+
+// A damaged payload block costs its own records, not its chunk's: recover
+// keeps the records of the chunk's sound blocks (it dropped the whole
+// chunk: 4 damaged bytes in one frame block cost 60 records, ~50 of them
+// states whose own block was intact).
+func TestRecoverSalvagesPerBlock(t *testing.T) {
+	states := recs(1, 100_000, 40)
+	frames := recs(2, 100_500, 10)
+	mixed := chunk(zstd1, append(append([]Record{}, states...), frames...)...) // group 1 states, then group 2 frames
+	head := file(prelude(), header(), channel(1, zstd1), channel(2, Compression{}), chunk(zstd1, recs(1, 1000, 5)...))
+	body := file(head, mixed, chunk(zstd1, recs(1, 900_000, 5)...))
+	data := withFooter(t, body)
+	data = flip(data, len(head)+len(mixed)-3) // a byte of the frames' block, the chunk's last
+	out, rep := recoverBytes(t, data)
+	if len(rep.Salvaged) != 1 || rep.Salvaged[0].Kept != 40 || rep.Salvaged[0].Lost != 10 || rep.Salvaged[0].Offset != int64(len(head)) {
+		t.Fatalf("salvaged %+v", rep.Salvaged)
+	}
+	if d := rep.Salvaged[0].Damaged; rep.RecordsKept != 50 || rep.ChunksKept != 3 || len(rep.Dropped) != 0 || len(d) != 1 || !strings.Contains(d[0].Error(), "payload block of channel 2") {
+		t.Fatalf("kept %d records in %d chunks, dropped %v, damaged %v", rep.RecordsKept, rep.ChunksKept, rep.Dropped, d)
+	}
+	r, err := openBytes(out, ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	got := readAll(t, r, Filter{Channels: []uint16{1}})
+	if len(got) != 50 {
+		t.Fatalf("%d states read back", len(got))
+	}
+	for i := range states {
+		checkRecord(t, &got[5+i], &states[i], false) // every state of the damaged chunk, as written
+	}
+	// Damage to the chunk's record metadata leaves nothing to salvage by:
+	// the chunk is dropped whole, as before.
+	meta := flip(withFooter(t, body), len(head)+blockHeaderSize+60)
+	if _, rep := recoverBytes(t, meta); len(rep.Salvaged) != 0 || rep.RecordsKept != 10 {
+		t.Fatalf("metadata damage: salvaged %+v, kept %d", rep.Salvaged, rep.RecordsKept)
+	}
+}

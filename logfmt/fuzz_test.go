@@ -54,8 +54,22 @@ func FuzzOpen(f *testing.F) {
 			}
 			r.Close()
 		}
-		if _, err := verify(bytes.NewReader(data), int64(len(data)), fuzzLimits); err != nil {
+		rep, err := verify(bytes.NewReader(data), int64(len(data)), fuzzLimits)
+		if err != nil || !rep.OK() {
 			return
+		}
+		// One definition of intact: what verify calls sound, a reader that
+		// read it all calls intact (Damage.Intact).
+		r, err := openBytes(data, fuzzLimits)
+		if err != nil {
+			t.Fatalf("verify OK, open: %v", err)
+		}
+		defer r.Close()
+		it := r.Records(Filter{})
+		for it.Next() {
+		}
+		if d := r.Damage(); it.Err() != nil || !d.Intact() {
+			t.Fatalf("verify OK, the reader: %v, %q", it.Err(), d.NotIntact())
 		}
 	})
 }

@@ -84,6 +84,7 @@ type Reader struct {
 	prefixMax []int64     // running max of MaxMonoNs along order
 	stats     []ChannelStats
 	indexed   bool
+	noFooter  bool // no footer block at all: the writer never closed the log
 	tornTail  *CorruptionError
 	writer    *WriterStats
 
@@ -157,6 +158,7 @@ func NewReader(ra io.ReaderAt, size int64, opts ReaderOptions) (*Reader, error) 
 	if err != nil {
 		return nil, err
 	}
+	r.noFooter = indexErr == nil && res.footer == nil
 	if indexErr != nil && !warnedFrom(res.warnings, footerAt) {
 		r.warnings = append(r.warnings, indexErr) // a CRC-valid footer that fails its checks
 	}
@@ -314,10 +316,17 @@ func (r *Reader) finish() {
 	}
 }
 
+// skip books the damage ce, once: a chunk met again (another pass, a
+// loop of replay) is the same damage.
 func (r *Reader) skip(ce *CorruptionError) {
 	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, s := range r.skipped {
+		if s.Offset == ce.Offset && s.Error() == ce.Error() {
+			return
+		}
+	}
 	r.skipped = append(r.skipped, ce)
-	r.mu.Unlock()
 }
 
 // Header returns the file header.
@@ -339,6 +348,12 @@ func (r *Reader) WriterStats() *WriterStats { return r.writer }
 // Indexed reports whether the reader opened from the footer (true) or
 // fell back to a linear scan (false).
 func (r *Reader) Indexed() bool { return r.indexed }
+
+// Finished reports whether the log ends with its footer: the writer
+// closed it. A log without one (a recorder killed at a chunk boundary, or
+// one still writing it) is read by a linear scan and is not intact
+// (Damage.Intact), though no byte of it need be damaged.
+func (r *Reader) Finished() bool { return !r.noFooter }
 
 // TornTail returns the torn tail found by a linear scan (the file ends
 // mid-block and nothing valid follows), or nil. A torn tail is not an

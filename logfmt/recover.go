@@ -41,6 +41,10 @@ type RecoverReport struct {
 	// Dropped lists damaged chunks and blocks in the middle of the source
 	// that were left out, each with its offset in the source.
 	Dropped []*CorruptionError
+	// Salvaged lists the chunks one of whose payload blocks was damaged:
+	// the records of their sound blocks are kept (in a chunk written
+	// anew), those of the damaged ones lost.
+	Salvaged []Salvaged
 	// Rebuilt lists damage to structures that held no record and that
 	// the copy writes anew: the prelude, the header block (its metadata
 	// is lost; the copy's creation time is the earliest receive time),
@@ -59,6 +63,15 @@ type RecoverReport struct {
 	// BytesWritten is the size of the copy: what was written to dst,
 	// also when dst is a device, FIFO or stdout written in place.
 	BytesWritten int64
+}
+
+// Salvaged is one chunk of the source kept without its damaged payload
+// blocks (Damaged): Kept records of its sound blocks, Lost of the
+// damaged ones.
+type Salvaged struct {
+	Offset     int64
+	Kept, Lost uint64
+	Damaged    []*CorruptionError
 }
 
 // Recover writes a repaired copy of src to dst: every complete chunk
@@ -156,14 +169,24 @@ func recoverTo(ctx context.Context, ra io.ReaderAt, size int64, out io.Writer, r
 		return nil, err
 	}
 	rep := &RecoverReport{TornTail: sv.tornTail, HadFooter: sv.footer != nil}
-	rep.Dropped = append(append(rep.Dropped, sv.problems...), sv.damaged...)
+	rep.Dropped = append(rep.Dropped, sv.problems...)
+	salv := map[int]*salvaged{}
+	for k, i := range sv.damagedAt {
+		s := l.salvage(&sv.chunks[i])
+		if s == nil || s.block == nil { // nothing sound to keep: dropped whole
+			rep.Dropped = append(rep.Dropped, sv.damaged[k])
+			continue
+		}
+		salv[i] = s
+		rep.Salvaged = append(rep.Salvaged, Salvaged{Offset: sv.chunks[i].Offset, Kept: uint64(s.info.Records), Lost: s.lost, Damaged: s.bad})
+	}
 	sort.SliceStable(rep.Dropped, func(i, j int) bool { return rep.Dropped[i].Offset < rep.Dropped[j].Offset })
 	if sv.prelude != nil {
 		rep.Rebuilt = append(rep.Rebuilt, sv.prelude)
 	}
 	rep.Rebuilt = append(rep.Rebuilt, sv.warnings...)
 
-	kept := sv.goodOnly()
+	kept, blocks := sv.kept(salv)
 	header := kept.header
 	if kept.headerOff < 0 {
 		header = lostHeader(kept.chunks)
@@ -209,7 +232,11 @@ func recoverTo(ctx context.Context, ra io.ReaderAt, size int64, out io.Writer, r
 		ci := &kept.chunks[i]
 		at := ci.Offset
 		ci.Offset = cw.n
-		if _, err := io.CopyBuffer(cw, io.NewSectionReader(l, at, ci.Size()), copyBuf); err != nil {
+		if blocks[i] != nil { // salvaged: its sound payload blocks, written anew
+			if _, err := cw.Write(blocks[i]); err != nil {
+				return rep, err
+			}
+		} else if _, err := io.CopyBuffer(cw, io.NewSectionReader(l, at, ci.Size()), copyBuf); err != nil {
 			return rep, fmt.Errorf("copy chunk at %d of %s: %w", at, o.Name, err)
 		}
 		rep.ChunksKept++

@@ -122,6 +122,13 @@ func SnapshotEpoch(md map[string]string) (ns int64, ok bool, err error) {
 // be later.
 const MetaSessionEpoch = "vrlog.session_epoch_ns"
 
+// MetaSessionEpochSource says what the stored session epoch is (the
+// first state sample on a channel, of which input), as analyze's
+// epoch_source says it: a later merge or analysis of the log can tell a
+// first state sample from a fallback (a log without states: its earliest
+// capture stamp), which never wins over a log with the state stream.
+const MetaSessionEpochSource = "vrlog.session_epoch_source"
+
 // StoredEpoch is the session epoch a log's metadata md stores: under
 // MetaSessionEpoch (cut, merge), else a snapshot's (SnapshotEpoch); ok is
 // false when md has neither. A damaged value is an error.

@@ -17,8 +17,10 @@ type survey struct {
 	// passed every check, records the records they hold.
 	good    []int
 	records uint64
-	// damaged lists the chunks that failed a check after the scan.
-	damaged []*CorruptionError
+	// damaged lists the chunks that failed a check after the scan,
+	// damagedAt their indices in chunks.
+	damaged   []*CorruptionError
+	damagedAt []int
 	// undefined lists chunks that use a channel no channel block defines.
 	undefined []*CorruptionError
 }
@@ -58,7 +60,7 @@ func surveyLog(l *chunkLoader, force bool) (*survey, error) {
 	for i := range res.chunks {
 		ci := &res.chunks[i]
 		if err := l.checkChunk(&lc, ci, &entries); err != nil {
-			sv.damaged = append(sv.damaged, asCorruption(err, o.Name))
+			sv.damaged, sv.damagedAt = append(sv.damaged, asCorruption(err, o.Name)), append(sv.damagedAt, i)
 			continue
 		}
 		for _, g := range lc.cm.groups {
@@ -73,14 +75,25 @@ func surveyLog(l *chunkLoader, force bool) (*survey, error) {
 	return sv, nil
 }
 
-// goodOnly returns the scan result restricted to the chunks that passed.
-func (sv *survey) goodOnly() *scanResult {
-	res := *sv.scanResult
-	res.chunks, res.groups = make([]ChunkInfo, len(sv.good)), make([][]groupEntry, len(sv.good))
-	for k, i := range sv.good {
-		res.chunks[k], res.groups[k] = sv.chunks[i], sv.groups[i]
+// kept returns the scan result restricted to the chunks that passed and
+// those salvaged (by chunk index), in file order; blocks holds the new
+// block of each salvaged one (nil: copied as it is).
+func (sv *survey) kept(salv map[int]*salvaged) (res *scanResult, blocks [][]byte) {
+	r := *sv.scanResult
+	r.chunks, r.groups = nil, nil
+	good := map[int]bool{}
+	for _, i := range sv.good {
+		good[i] = true
 	}
-	return &res
+	for i := range sv.chunks {
+		switch s := salv[i]; {
+		case good[i]:
+			r.chunks, r.groups, blocks = append(r.chunks, sv.chunks[i]), append(r.groups, sv.groups[i]), append(blocks, nil)
+		case s != nil && s.block != nil:
+			r.chunks, r.groups, blocks = append(r.chunks, s.info), append(r.groups, s.groups), append(blocks, s.block)
+		}
+	}
+	return &r, blocks
 }
 
 // checkChunk loads one chunk with its payloads and checks its records

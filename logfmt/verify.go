@@ -30,8 +30,23 @@ type VerifyReport struct {
 	Live string
 }
 
-// OK reports a clean file: closed properly and nothing damaged.
-func (v *VerifyReport) OK() bool { return v.HasFooter && len(v.Problems) == 0 && v.TornTail == nil }
+// OK reports a clean file: closed properly and nothing damaged (its
+// Damage is Intact).
+func (v *VerifyReport) OK() bool { return v.Damage().Intact() }
+
+// Damage is what the check found, as a reader reports it (every problem
+// counts as a skipped chunk): one definition of intact for verify and
+// the verbs that read.
+func (v *VerifyReport) Damage() Damage {
+	d := Damage{File: v.File, TornTail: -1, NoFooter: !v.HasFooter && v.Live == "", Live: v.Live}
+	if v.TornTail != nil && v.Live == "" {
+		d.TornTail = v.TornTail.Offset
+	}
+	for _, p := range v.Problems {
+		d.Skipped = append(d.Skipped, p.Error())
+	}
+	return d
+}
 
 // Verify checks a whole log without trusting its footer: every block
 // header, every CRC (meta sections and payload blocks), every record's

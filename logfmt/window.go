@@ -56,30 +56,46 @@ type Window struct {
 	Duration   time.Duration
 }
 
-// ParseWindow reads --start, --end and --duration; "" leaves one out.
-// Errors name the flag.
+// WindowError is a bound of a window that does not parse, or two that
+// exclude each other (Bound "end", Err ErrEndAndDuration). Bound names the
+// bound ("start", "end", "duration"): a command line names its flag.
+type WindowError struct {
+	Bound string
+	Err   error
+}
+
+func (e *WindowError) Error() string { return e.Bound + " " + e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *WindowError) Unwrap() error { return e.Err }
+
+// ErrEndAndDuration is a window given both an end and a duration.
+var ErrEndAndDuration = errors.New("and duration: give one")
+
+// ParseWindow reads the start, the end and the duration of a window; ""
+// leaves one out. Errors are *WindowError.
 func ParseWindow(start, end, duration string) (Window, error) {
 	var w Window
 	for _, f := range []struct {
-		flag, v string
-		dst     **TimeSpec
+		bound, v string
+		dst      **TimeSpec
 	}{{"start", start, &w.Start}, {"end", end, &w.End}} {
 		if f.v == "" {
 			continue
 		}
 		t, err := ParseTime(f.v)
 		if err != nil {
-			return w, fmt.Errorf("--%s %w", f.flag, err)
+			return w, &WindowError{Bound: f.bound, Err: err}
 		}
 		*f.dst = &t
 	}
 	if duration != "" {
 		d, err := parseOffset(strings.TrimSpace(duration))
 		if err != nil || d <= 0 {
-			return w, fmt.Errorf("--duration %q: want seconds (2.5) or a duration (300ms) > 0", duration)
+			return w, &WindowError{Bound: "duration", Err: fmt.Errorf("%q: want seconds (2.5) or a duration (300ms) > 0", duration)}
 		}
 		if w.End != nil {
-			return w, errors.New("--end and --duration: give one")
+			return w, &WindowError{Bound: "end", Err: ErrEndAndDuration}
 		}
 		w.Duration = d
 	}

@@ -58,10 +58,14 @@ func TestWindowResolve(t *testing.T) {
 	if _, err := w.Resolve(start, nil); !errors.Is(err, ErrEmptyWindow) {
 		t.Fatalf("end before start: %v", err)
 	}
-	for _, c := range [][3]string{{"yesterday", "", ""}, {"", "soon", ""}, {"", "1", "1"}, {"", "", "-1"}, {"", "", "0"}} {
+	// The library's errors name the bound, never a flag (a command line
+	// names its flag: cliutil.WindowUsage).
+	for c, bound := range map[[3]string]string{{"yesterday", "", ""}: "start", {"", "soon", ""}: "end", {"", "1", "1"}: "end",
+		{"", "", "-1"}: "duration", {"", "", "0"}: "duration"} {
 		_, err := ParseWindow(c[0], c[1], c[2])
-		if err == nil || !strings.HasPrefix(err.Error(), "--") {
-			t.Errorf("%q: %v (want an error naming its flag)", c, err)
+		var we *WindowError
+		if !errors.As(err, &we) || we.Bound != bound || strings.Contains(err.Error(), "--") {
+			t.Errorf("%q: %v (want a WindowError of the %s, no flag)", c, err, bound)
 		}
 	}
 	if w, _ := ParseWindow("", "", "1m"); w.Duration != time.Minute || w.IsZero() {

@@ -18,8 +18,9 @@ type Dir struct {
 	files   []*File
 }
 
-// CreateDir starts writing files into path, creating it if missing. A file
-// path is refused.
+// CreateDir starts writing files into path, creating it if missing (its
+// parent must exist, as for every output: ErrNoDir). A file path is
+// refused.
 func CreateDir(path string, o Options) (*Dir, error) {
 	if path == "" || path == "-" {
 		return nil, errors.New("output: give a directory path")
@@ -33,16 +34,34 @@ func CreateDir(path string, o Options) (*Dir, error) {
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("create %s: %w", path, unwrapPath(err))
 	}
+	if err := parentExists(path); err != nil {
+		return nil, err
+	}
 	live.mu.Lock() // created and registered at once, as Create's files
 	defer live.mu.Unlock()
 	if live.discarded {
 		return nil, fmt.Errorf("create %s: interrupted", path)
 	}
-	if err := os.MkdirAll(path, 0o777); err != nil {
+	if err := os.Mkdir(path, 0o777); err != nil {
 		return nil, fmt.Errorf("create %s: %w", path, unwrapPath(err))
 	}
 	live.dirs[path] = true
 	return &Dir{path: path, force: o.Force, created: true}, nil
+}
+
+// ErrNoDir means an output's directory does not exist: the one rule for
+// every output (a file, a CSV directory) is that its parent directory
+// exists, as for a shell's redirection; nothing creates it.
+var ErrNoDir = errors.New("outfile: no such directory")
+
+// parentExists is ErrNoDir, naming it, when the directory path goes in
+// does not exist.
+func parentExists(path string) error {
+	dir := filepath.Dir(filepath.Clean(path)) // timing/'s is .
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("create %s: %w: %s (create it first)", path, ErrNoDir, dir)
+	}
+	return nil
 }
 
 // Path is the directory.

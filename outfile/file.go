@@ -54,6 +54,9 @@ func Create(path string, o Options) (*File, error) {
 	if t.kind != kindTemp {
 		return openInPlace(t)
 	}
+	if err := parentExists(t.target); err != nil {
+		return nil, err
+	}
 	// Created and registered under the lock: an interrupt removes it
 	// either way, never between the two.
 	live.mu.Lock()

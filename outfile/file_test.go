@@ -331,3 +331,30 @@ func TestWriteBuffersErrorFailsCommit(t *testing.T) {
 		t.Fatalf("left %v", got)
 	}
 }
+
+// One rule for every output: its directory must exist (a file's, and a
+// CSV directory's parent), else ErrNoDir naming it; nothing is created.
+// (CSV export created missing directories, MCAP export failed.)
+func TestMissingDirectory(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing")
+	if _, err := Create(filepath.Join(missing, "x.mcap"), Options{}); !errors.Is(err, ErrNoDir) || !strings.Contains(err.Error(), missing) {
+		t.Fatalf("a file: %v", err)
+	}
+	if _, err := CreateDir(filepath.Join(missing, "csv"), Options{}); !errors.Is(err, ErrNoDir) {
+		t.Fatalf("a directory: %v", err)
+	}
+	if _, err := os.Stat(missing); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("%s was created: %v", missing, err)
+	}
+	d, err := CreateDir(filepath.Join(dir, "csv"), Options{}) // its parent exists: created
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Abort()
+	d, err = CreateDir(filepath.Join(dir, "csv")+"/", Options{}) // -o timing/: its parent is dir, not timing
+	if err != nil {
+		t.Fatalf("a trailing slash: %v", err)
+	}
+	d.Abort()
+}

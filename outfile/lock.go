@@ -24,7 +24,7 @@ type LockedError struct {
 }
 
 func (e *LockedError) Error() string {
-	return fmt.Sprintf("%s: %s; refused, also with --force (a live log is never replaced)", e.Path, e.Holder())
+	return fmt.Sprintf("%s: %s; refused whatever the options (a live log is never replaced)", e.Path, e.Holder())
 }
 
 // Holder says who writes the file: "being written by PID 123 (record)".

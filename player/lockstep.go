@@ -2,6 +2,7 @@ package player
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -23,9 +24,13 @@ import (
 // trigger: one naming another (an earlier trigger, answered after its
 // timeout) is a late answer, reported to OnLate and never taken for the
 // answer of the current one, so a single slow answer cannot shift the
-// pairing of the rest. An untagged answer answers whatever trigger waits.
+// pairing of the rest; one naming a trigger already answered is a
+// duplicate (reported to OnLate as one, never as late). An untagged
+// answer answers whatever trigger waits: after a missed step, the late
+// answer of the missed trigger may be taken for the next one's, and
+// every later pairing be one step off (Step.Tagged tells them apart).
 // Answers that arrived before a trigger is released are discarded when it
-// is (tagged ones for an unanswered trigger are reported late).
+// is (tagged ones are reported late, or duplicate).
 type Lockstep struct {
 	// Trigger tells, by channel index (Options.Channels), which channels'
 	// records wait for an answer.
@@ -39,8 +44,8 @@ type Lockstep struct {
 	// OnStep, if set, is told how each trigger's wait ended, from the
 	// publishing goroutine, before the next record goes out.
 	OnStep func(Step)
-	// OnLate, if set, is told of each late answer, from the publishing
-	// goroutine.
+	// OnLate, if set, is told of each late or duplicate answer, from the
+	// publishing goroutine.
 	OnLate func(Late)
 }
 
@@ -57,16 +62,23 @@ type Step struct {
 	Seq      uint64 // the trigger record's Seq (its payload's, 0 when unstamped)
 	Released int64  // when it was published, on Options.Now's clock
 	Answered bool   // false: the timeout passed (a missed step), or the wait was ended (Ended)
+	Tagged   bool   // the answer named this trigger (an untagged one may be another's)
 	Ended    bool   // stop, seek or cancellation ended the wait
 }
 
 // Late is an answer that named another trigger than the one waiting (or
-// came for an unanswered trigger after the next was released).
+// came for an unanswered trigger after the next was released), or, with
+// Duplicate, one that named a trigger already answered.
 type Late struct {
-	Tag     uint64 // the trigger it names
-	Current uint64 // the trigger waiting, or the one just released
-	At      int64  // when it was received
+	Tag       uint64 // the trigger it names
+	Current   uint64 // the trigger waiting, or the one just released
+	At        int64  // when it was received
+	Duplicate bool   // the trigger it names was answered already
 }
+
+// answeredRing is how many answered triggers are remembered to tell a
+// duplicate answer from a late one.
+const answeredRing = 64
 
 func (l *Lockstep) validate(channels int) error {
 	if l == nil {
@@ -92,7 +104,7 @@ func (r *run) drainAnswers(ch int, seq uint64) {
 	for {
 		select {
 		case a := <-r.o.Lockstep.Answers:
-			if a.Tagged && !(r.lastAnswered && a.Tag == r.lastTag) {
+			if a.Tagged {
 				r.late(a, seq)
 			}
 		default:
@@ -101,12 +113,28 @@ func (r *run) drainAnswers(ch int, seq uint64) {
 	}
 }
 
-// late reports a late answer.
+// late reports a tagged answer that did not end a wait: late, or a
+// duplicate of one that did.
 func (r *run) late(a Answer, current uint64) {
-	r.lateN++
-	if f := r.o.Lockstep.OnLate; f != nil {
-		f(Late{Tag: a.Tag, Current: current, At: a.At})
+	dup := slices.Contains(r.answeredTags, a.Tag)
+	if dup {
+		r.dupN++
+	} else {
+		r.lateN++
 	}
+	if f := r.o.Lockstep.OnLate; f != nil {
+		f(Late{Tag: a.Tag, Current: current, At: a.At, Duplicate: dup})
+	}
+}
+
+// noteAnswered remembers that the trigger seq was answered.
+func (r *run) noteAnswered(seq uint64) {
+	if len(r.answeredTags) < answeredRing {
+		r.answeredTags = append(r.answeredTags, seq)
+		return
+	}
+	r.answeredTags[r.answeredNext] = seq
+	r.answeredNext = (r.answeredNext + 1) % answeredRing
 }
 
 // await holds the replay after a published record of a trigger channel ch
@@ -123,7 +151,7 @@ func (r *run) await(ch int, seq uint64, released int64) {
 	t := time.NewTimer(ls.Timeout)
 	defer t.Stop()
 	seeks := r.seeks
-	answered, missed := false, false
+	answered, missed, tagged := false, false, false
 wait:
 	for {
 		select {
@@ -132,8 +160,9 @@ wait:
 				r.late(a, seq)
 				continue
 			}
-			answered = true
+			answered, tagged = true, a.Tagged
 			st.Answered++
+			r.noteAnswered(seq)
 			break wait
 		case <-t.C:
 			missed = true
@@ -149,7 +178,7 @@ wait:
 		}
 	}
 	r.waiting = false
-	r.lastAnswered, r.lastTag = answered, seq
+	r.cutWait = !answered && !missed && (r.stopped || r.ctx.Err() != nil)
 	if answered || missed {
 		r.held, r.holdAt = true, r.o.Now()
 	}
@@ -165,7 +194,7 @@ wait:
 		}
 	})
 	if ls.OnStep != nil {
-		ls.OnStep(Step{Channel: ch, Seq: seq, Released: released, Answered: answered, Ended: !answered && !missed})
+		ls.OnStep(Step{Channel: ch, Seq: seq, Released: released, Answered: answered, Tagged: tagged, Ended: !answered && !missed})
 	}
 }
 

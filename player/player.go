@@ -189,6 +189,10 @@ type Summary struct {
 	PeakQueueBytes int
 	SpinMargin     time.Duration // the margin at the end
 	Late           uint64        // lockstep: late answers (Lockstep)
+	Duplicates     uint64        // lockstep: answers naming a trigger already answered
+	// CutWait: the run ended (Stop, or the context) while a trigger record
+	// waited for its answer: the controller may still answer it.
+	CutWait bool
 }
 
 // Status is a snapshot for progress lines.
@@ -368,12 +372,14 @@ type run struct {
 	seeks       int           // seeks so far (a wait ends on one)
 
 	// lockstep
-	waiting      bool   // a trigger record waits for its answer
-	held         bool   // an answer (or timeout) came at holdAt
-	holdAt       int64  // the next record is due no earlier
-	lastAnswered bool   // the last trigger was answered
-	lastTag      uint64 // its Seq
-	lateN        uint64 // late answers so far
+	waiting      bool     // a trigger record waits for its answer
+	held         bool     // an answer (or timeout) came at holdAt
+	holdAt       int64    // the next record is due no earlier
+	lateN        uint64   // late answers so far
+	dupN         uint64   // duplicate answers so far
+	answeredTags []uint64 // the last answeredRing triggers answered
+	answeredNext int      // the oldest of them, once full
+	cutWait      bool     // the end came while a trigger waited (Summary.CutWait)
 
 	// input
 	inputDone  bool
@@ -450,7 +456,7 @@ func (p *Player) Run(ctx context.Context) (*Summary, error) {
 
 	s := &Summary{Channels: r.stats, Passes: r.pass + 1, RestampDelta: r.restampD, HasRestamp: r.haveRestamp,
 		Interrupted: r.stopped || ctx.Err() != nil, Stopped: r.stopped, PeakQueueMsgs: r.peakN, PeakQueueBytes: r.peakB,
-		SpinMargin: time.Duration(r.margin), Late: r.lateN}
+		SpinMargin: time.Duration(r.margin), Late: r.lateN, Duplicates: r.dupN, CutWait: r.cutWait}
 	if !r.havePass {
 		s.Passes = 0
 	}

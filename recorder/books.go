@@ -488,6 +488,31 @@ func (b *books) tick() []firing {
 	return fired
 }
 
+// deadline is when the first silence of a stream would cross its live
+// max-outage line (monotonic), if no sample of it comes before; ok is
+// false when none can.
+func (b *books) deadline() (mono int64, ok bool) {
+	if b.watch == nil {
+		return 0, false
+	}
+	return b.watch.Deadline()
+}
+
+// silentAt judges the streams' silences at now (the lanes are empty:
+// every record received until then was taken): a silence fires max-outage
+// as soon as it crosses its line, while the stream is still silent.
+func (b *books) silentAt(mono, wall int64) []firing {
+	if b.watch == nil {
+		return nil
+	}
+	b.watch.Tick(mono, wall+b.clockOffset)
+	var fired []firing
+	for _, f := range b.watch.Silent() {
+		fired = append(fired, firing{f: f})
+	}
+	return fired
+}
+
 // channels is every channel's figures (the heartbeat aside: the
 // recording's own marks, not a channel it captured).
 func (b *books) channels() []ChannelStatus {

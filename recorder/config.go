@@ -123,7 +123,7 @@ type Config struct {
 	// plane (recctl), a file server.
 	Mount Mount
 	// OnNotice, if set, is told what a person should know while the
-	// recording goes on (a --trigger that matches no channel once the
+	// recording goes on (a --snapshot-on check that matches no channel once the
 	// channels are known). It must not block.
 	OnNotice func(string)
 }

@@ -31,7 +31,7 @@ import "github.com/vrlog/vrlog/livecheck"
 // samples fill the buffer (both at once) has that skip counted as a
 // recorder drop; a lost sample is never missed.
 //
-// The live checks (record --trigger) judge such a gap once it is decided:
+// The live checks (record --snapshot-on) judge such a gap once it is decided:
 // its skip and outage are held (livecheck.Held) on the gap, released when
 // the gap turns out to be the publisher's, forgotten when it was a loss.
 type overflow struct {

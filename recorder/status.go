@@ -51,7 +51,7 @@ type Status struct {
 	// drain was cut off (Config.DrainTimeout): dropped, and counted in
 	// their channels' Drops like every recorder drop.
 	DrainDrops uint64
-	// Unwatched (in the Summary) are the snapshot --trigger checks that
+	// Unwatched (in the Summary) are the snapshot --snapshot-on checks that
 	// applied to no recorded channel (livecheck.Watch.Unwatched).
 	Unwatched []string
 }

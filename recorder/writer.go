@@ -9,6 +9,7 @@ import (
 	"github.com/vrlog/vrlog/recorder/files"
 	"github.com/vrlog/vrlog/recorder/output"
 	"github.com/vrlog/vrlog/recorder/snapshot"
+	"github.com/vrlog/vrlog/transport/clock"
 )
 
 // writer is the pipeline's ordering stage and its one goroutine past the
@@ -51,13 +52,20 @@ type writer struct {
 func (w *writer) run(ctx context.Context) error {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
+	silence := newAlarm() // a live max-outage check's deadline (books.deadline)
+	defer silence.stop()
 	w.names = map[string]int{}
 	small, bulk := w.lanes.small, w.lanes.bulk
 	for small != nil || bulk != nil {
 		if len(w.pending) > 0 && len(bulk) == 0 {
 			w.writeSmall() // no backlog: small records go at once
 		}
+		silence.set(w.books.deadline())
 		select {
+		case <-silence.c:
+			if len(small) == 0 && len(bulk) == 0 && len(w.pending) == 0 { // every record received until now is taken
+				w.fire(w.books.silentAt(clock.MonoNow(), clock.WallNow()))
+			}
 		case c := <-w.cmds:
 			w.do(c)
 		case b, ok := <-small:
@@ -312,6 +320,36 @@ func (w *writer) cutOff() bool {
 	}
 	return w.cut
 }
+
+// alarm is a timer set to a monotonic deadline, for the select of the
+// writer's loop; c is nil while no deadline is set.
+type alarm struct {
+	t  *time.Timer
+	c  <-chan time.Time
+	at int64
+}
+
+func newAlarm() *alarm {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return &alarm{t: t}
+}
+
+// set arms the alarm for mono (ok false: disarms it); the same deadline
+// leaves it as it is.
+func (a *alarm) set(mono int64, ok bool) {
+	switch {
+	case !ok && a.c == nil:
+	case !ok:
+		a.t.Stop()
+		a.c, a.at = nil, 0
+	case mono != a.at || a.c == nil:
+		a.t.Reset(time.Duration(max(mono-clock.MonoNow(), 0)))
+		a.c, a.at = a.t.C, mono
+	}
+}
+
+func (a *alarm) stop() { a.t.Stop() }
 
 func abs(x int64) int64 {
 	if x < 0 {

@@ -15,6 +15,9 @@ var (
 	ErrNoReplay = errors.New("replayctl: no replay answered")
 	// ErrRefused: the replay answered that it cannot carry the command out.
 	ErrRefused = errors.New("replayctl: the replay refused the command")
+	// ErrSeveralReplays: more than one replay answered on one control
+	// channel: each needs a name of its own.
+	ErrSeveralReplays = errors.New("replayctl: several replays answered on one control channel")
 )
 
 // Send sends command to the replay name over sess and returns its status
@@ -52,9 +55,9 @@ func Send(ctx context.Context, sess *zenoh.Session, name, command string, timeou
 	case answered == 0 && zenohErr != "":
 		return Status{}, fmt.Errorf("%w on %s within %v (zenoh: %s)", ErrNoReplay, key, timeout, zenohErr)
 	case answered == 0:
-		return Status{}, fmt.Errorf("%w on %s within %v (is it running, with --control %s, and reachable over zenoh?)", ErrNoReplay, key, timeout, name)
+		return Status{}, fmt.Errorf("%w on %s within %v (is it running, with the control channel %s, and reachable over zenoh?)", ErrNoReplay, key, timeout, name)
 	case answered > 1:
-		return st, fmt.Errorf("replayctl: %d replays answered on %s: give each its own --control name", answered, key)
+		return st, fmt.Errorf("%w: %d on %s: give each its own control channel name", ErrSeveralReplays, answered, key)
 	}
 	return st, nil
 }

@@ -128,7 +128,7 @@ const (
 	StateWaiting  = "waiting-for-subscribers" // --wait-for-subscribers has not seen them yet
 	StatePaused   = "paused"
 	StatePlaying  = "playing"
-	StateHeld     = "lockstep-wait" // a lockstep record waits for the controller's answer
+	StateHeld     = "lockstep-wait" // playing, and a lockstep record waits for the controller's answer
 	StateFinished = "finished"
 )
 
@@ -148,22 +148,26 @@ type Status struct {
 	Skipped    uint64  `json:"skipped"` // records not published: drop and outage faults
 	Answered   uint64  `json:"answered"`
 	Missed     uint64  `json:"missed"` // lockstep: trigger records whose answer timed out
+	// LockstepWait: a trigger record waits for the controller's answer,
+	// whatever the state (a replay paused during a wait is paused, and
+	// goes on once resumed and answered).
+	LockstepWait bool `json:"lockstep_wait"`
 }
 
 // StatusOf renders a player's status.
 func StatusOf(name string, st player.Status, span time.Duration) Status {
 	s := Status{Schema: StatusSchema, Name: name, PositionS: st.Position.Seconds(), PositionNs: int64(st.Position),
 		SpanS: span.Seconds(), Pass: st.Pass, Rate: st.Rate, RateMax: st.RateMax, Sent: st.Sent, Steps: st.Steps,
-		Skipped: st.Skipped, Answered: st.Answered, Missed: st.Missed}
+		Skipped: st.Skipped, Answered: st.Answered, Missed: st.Missed, LockstepWait: st.Waiting && !st.Finished}
 	switch {
 	case st.Finished:
 		s.State = StateFinished
 	case st.Starting:
 		s.State = StateWaiting
+	case st.Paused: // a pause asked for is what the replay is in, waiting or not
+		s.State = StatePaused
 	case st.Waiting:
 		s.State = StateHeld
-	case st.Paused:
-		s.State = StatePaused
 	default:
 		s.State = StatePlaying
 	}
@@ -176,7 +180,11 @@ func (s Status) String() string {
 	if s.RateMax {
 		rate = "max"
 	}
-	line := fmt.Sprintf("%s: %s at %.3f s of %.3f s, pass %d, rate %s, %d sent (%d by ctl step)", s.Name, s.State, s.PositionS, s.SpanS,
+	state := s.State
+	if s.LockstepWait && s.State != StateHeld {
+		state += " (a lockstep record waits for its answer)"
+	}
+	line := fmt.Sprintf("%s: %s at %.3f s of %.3f s, pass %d, rate %s, %d sent (%d by ctl step)", s.Name, state, s.PositionS, s.SpanS,
 		s.Pass, rate, s.Sent, s.Steps)
 	if s.Answered+s.Missed > 0 {
 		line += fmt.Sprintf(", lockstep %d answered, %d missed", s.Answered, s.Missed)

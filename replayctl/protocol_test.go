@@ -76,7 +76,7 @@ func TestStatusOf(t *testing.T) {
 	if want := "ci: paused at 1.500 s of 30.000 s, pass 1, rate 2×, 10 sent (2 by ctl step), lockstep 3 answered, 1 missed"; s.String() != want {
 		t.Fatalf("%q", s.String())
 	}
-	for st, want := range map[player.Status]string{{Starting: true}: StateWaiting, {Waiting: true, Paused: true}: StateHeld,
+	for st, want := range map[player.Status]string{{Starting: true}: StateWaiting, {Waiting: true, Paused: true}: StatePaused, {Waiting: true}: StateHeld,
 		{Finished: true, Paused: true}: StateFinished, {}: StatePlaying} {
 		if got := StatusOf("x", st, 0).State; got != want {
 			t.Errorf("%+v: %s, want %s", st, got, want)

@@ -194,7 +194,7 @@ func TestStatusAndStopWhileAStepWaits(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	st, err := Send(ctx, cs, "t2", "status", 5*time.Second)
-	if err != nil || st.State != StateHeld || st.Sent != 1 {
+	if err != nil || st.State != StatePaused || !st.LockstepWait || st.Sent != 1 {
 		t.Fatalf("status while the step waits: %v %+v", err, st)
 	}
 	if _, err := Send(ctx, cs, "t2", "stop", 5*time.Second); err != nil {

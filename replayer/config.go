@@ -2,6 +2,7 @@ package replayer
 
 import (
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -103,9 +104,10 @@ type Config struct {
 	// Lockstep holds each trigger record until the controller answered on
 	// this key expression or LockstepTimeout (default 1 s) passed: a missed
 	// step. MaxMissed > 0 ends the run after that many missed steps;
-	// MaxMissedInARow after that many in a row (0: DefaultMaxMissedInARow;
-	// negative: no limit). Both end it with ErrMissedSteps, or with
-	// ErrNoAnswer when no step was ever answered.
+	// MaxMissedInARow > 0 after that many in a row (0: no limit, for both,
+	// as their flags; vrlog replay's default is DefaultMaxMissedInARow).
+	// Both end it with ErrMissedSteps, or with ErrNoAnswer when no step was
+	// ever answered.
 	Lockstep        string
 	LockstepTimeout time.Duration
 	MaxMissed       int
@@ -121,15 +123,16 @@ type Config struct {
 	Force   bool
 
 	// Warn receives warnings and the fixture's progress messages, a line
-	// each ("replay: ..."); nil discards them.
+	// each ("replay: ..."); nil writes them to os.Stderr (io.Discard drops
+	// them).
 	Warn io.Writer
 
 	internal bool // OpenLogs: the recorder's own channels too
 }
 
-// DefaultMaxMissedInARow is how many missed steps in a row end a lockstep
-// replay when Config.MaxMissedInARow is 0: a controller that stopped
-// answering fails in a few timeouts, not in one per remaining record.
+// DefaultMaxMissedInARow is vrlog replay's bound on missed steps in a
+// row (Config.MaxMissedInARow): a controller that stopped answering fails
+// in a few timeouts, not in one per remaining record.
 const DefaultMaxMissedInARow = 3
 
 // DefaultControl is the control channel's name when StartPaused asks for
@@ -170,6 +173,9 @@ func check(cfg Config) (Config, *fixtureConfig, error) {
 	if c.Rate == 0 {
 		c.Rate = 1
 	}
+	if c.Warn == nil {
+		c.Warn = os.Stderr
+	}
 	if c.ReorderWindow == 0 {
 		c.ReorderWindow = 100 * time.Millisecond
 	}
@@ -203,11 +209,11 @@ func check(cfg Config) (Config, *fixtureConfig, error) {
 		if c.LockstepTimeout == 0 {
 			c.LockstepTimeout = time.Second
 		}
-		if c.MaxMissedInARow == 0 {
-			c.MaxMissedInARow = DefaultMaxMissedInARow
-		}
 		if c.MaxMissed < 0 {
 			return c, nil, configErr("MaxMissed", "%d: want N >= 0 (0: no limit)", c.MaxMissed)
+		}
+		if c.MaxMissedInARow < 0 {
+			return c, nil, configErr("MaxMissedInARow", "%d: want N >= 0 (0: no limit)", c.MaxMissedInARow)
 		}
 	} else if c.MaxMissed != 0 || c.MaxMissedInARow != 0 {
 		return c, nil, &ConfigError{Field: "MaxMissed", Err: errString("a bound on missed steps needs lockstep"), Needs: "Lockstep"}

@@ -55,14 +55,20 @@ type fixture struct {
 
 	// lockstep bookkeeping, from the publishing goroutine (OnStep, OnLate)
 	// and read after Run
-	mu       sync.Mutex
-	steps    uint64 // trigger waits that ended in an answer or a miss
-	missed   uint64
-	inARow   int
-	late     []LateAnswer
-	lateN    uint64
-	warnedNo bool
-	end      context.CancelCauseFunc // ends the player's run with a cause
+	mu     sync.Mutex
+	steps  uint64 // trigger waits that ended in an answer or a miss
+	missed uint64
+	inARow int
+	late   []LateAnswer
+	lateN  uint64
+	dupN   uint64
+	// untagged lockstep: after a missed step (lastMissed), an untagged
+	// answer may be the missed one's, late: counted, said at the first
+	unsure     bool
+	lastMissed uint64
+	untagged   uint64
+	warnedNo   bool
+	end        context.CancelCauseFunc // ends the player's run with a cause
 }
 
 // startFixture opens what must exist before the player is made: the
@@ -140,9 +146,17 @@ func (f *fixture) step(s player.Step) {
 	f.steps++
 	if s.Answered {
 		f.inARow = 0
+		if !s.Tagged && f.unsure {
+			f.untagged++
+			if f.untagged == 1 {
+				f.warnf("warning: lockstep: %s seq %d was released by an untagged answer after seq %d missed its %v timeout: that answer may be the missed step's, come late, and every later pairing one step off (answers that echo vrlog.seq=SEQ in their attachment are paired exactly; docs/replay.md, \"Pairing answers\")",
+					f.pubs.outs[s.Channel].Topic, s.Seq, f.lastMissed, f.cfg.LockstepTimeout)
+			}
+		}
 		return
 	}
 	f.missed++
+	f.unsure, f.lastMissed = true, s.Seq
 	f.inARow++
 	answered := f.steps - f.missed
 	if f.missed == 1 {
@@ -172,10 +186,17 @@ func (f *fixture) step(s player.Step) {
 // maxLateListed bounds the late answers the report lists (all are counted).
 const maxLateListed = 100
 
-// onLate is the player's OnLate: each late answer is said and counted.
+// onLate is the player's OnLate: each late answer is said and counted, a
+// duplicate counted and said once.
 func (f *fixture) onLate(l player.Late) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if l.Duplicate {
+		if f.dupN++; f.dupN == 1 {
+			f.warnf("warning: lockstep: seq %d was answered again: duplicate answers are counted (duplicates), never taken for another trigger's", l.Tag)
+		}
+		return
+	}
 	f.lateN++
 	if len(f.late) < maxLateListed {
 		f.late = append(f.late, LateAnswer{Seq: l.Tag, Current: l.Current})

@@ -104,7 +104,7 @@ func (a *answers) close() {
 }
 
 // triggers flags the outputs whose records lockstep holds and capture
-// measures the reaction from: those --trigger selects (by name or topic),
+// measures the reaction from: those --stimulus selects (by name or topic),
 // by default the state channels. names lists them.
 func triggers(outs []output, sel *keyexpr.Set) (flags []bool, names []string, err error) {
 	flags = make([]bool, len(outs))

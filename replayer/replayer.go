@@ -141,7 +141,10 @@ func (r *Replayer) Run(ctx context.Context) (*Report, error) {
 	if (errors.Is(cause, context.Canceled) && ctx.Err() == nil) || (ctx.Err() != nil && errors.Is(cause, ctx.Err())) {
 		cause = nil // a stop asked for, or ctx's end: the summary says interrupted
 	}
-	if perr == nil && !sum.Interrupted && r.cfg.Linger > 0 {
+	// Linger, so subscribers drain, also when a stop (or SIGINT) cut a
+	// lockstep wait: the controller may have answered the trigger just
+	// released, and the capture should hold that answer.
+	if perr == nil && (!sum.Interrupted || (sum.CutWait && cause == nil)) && r.cfg.Linger > 0 {
 		time.Sleep(r.cfg.Linger)
 	}
 	rep := buildReport(&r.cfg, r.s, sum, r.opts)

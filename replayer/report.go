@@ -1,6 +1,8 @@
 package replayer
 
 import (
+	"math"
+
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/player"
 	"github.com/vrlog/vrlog/sampler"
@@ -54,6 +56,13 @@ type LockstepReport struct {
 	LateAnswers []LateAnswer `json:"late_answers"`
 	// Tagged counts the answers that named their trigger (AnswerTag).
 	Tagged uint64 `json:"tagged"`
+	// Duplicates counts the answers that named a trigger already answered
+	// (dropped: a controller answering twice).
+	Duplicates uint64 `json:"duplicates"`
+	// UntaggedAfterMiss counts the triggers released by an untagged answer
+	// after a missed step: each may have been released by the answer of
+	// the trigger before it, come late (their pairing is not known).
+	UntaggedAfterMiss uint64 `json:"untagged_after_miss"`
 	// MaxMissed and MaxMissedInARow are the bounds that end the run (0: none).
 	MaxMissed       int `json:"max_missed"`
 	MaxMissedInARow int `json:"max_missed_in_a_row"`
@@ -98,12 +107,16 @@ func timing(h *sampler.Histogram) TimingError {
 	if h.Count() == 0 {
 		return TimingError{}
 	}
-	return TimingError{Count: h.Count(), P50: h.Quantile(.5), P99: h.Quantile(.99), Max: h.Max(), Min: h.Min(), Mean: h.Mean()}
+	return TimingError{Count: h.Count(), P50: h.Quantile(.5), P99: h.Quantile(.99), Max: h.Max(), Min: h.Min(), Mean: math.Round(h.Mean())}
 }
+
+// sec is seconds to the microsecond: the report's precision for every
+// time in seconds (elapsed_s printed 1.0505454379999999).
+func sec(s float64) float64 { return math.Round(s*1e6) / 1e6 }
 
 func buildReport(cfg *Config, s *session, sum *player.Summary, o player.Options) *Report {
 	r := &Report{Schema: "vrlog.replay/1", Inputs: cfg.Files, Clock: cfg.Clock.String(), Rate: cfg.Rate, Loops: o.Loops,
-		Passes: sum.Passes, StartOffsetS: float64(s.src.start-s.logStart) / 1e9, ElapsedS: sum.Elapsed.Seconds(),
+		Passes: sum.Passes, StartOffsetS: sec(float64(s.src.start-s.logStart) / 1e9), ElapsedS: sec(sum.Elapsed.Seconds()),
 		Interrupted: sum.Interrupted, Restamp: o.Restamp, Inject: cfg.Inject, Seed: o.Seed,
 		PeakQueueMsgs: sum.PeakQueueMsgs, PeakQueueBytes: sum.PeakQueueBytes, SkippedChunks: []string{}}
 	if r.Inject == nil {
@@ -113,7 +126,7 @@ func buildReport(cfg *Config, s *session, sum *player.Summary, o player.Options)
 		r.Rate = "max"
 	}
 	if s.src.hasEnd {
-		e := float64(s.src.end-s.logStart) / 1e9
+		e := sec(float64(s.src.end-s.logStart) / 1e9)
 		r.EndOffsetS = &e
 	}
 	if sum.HasRestamp {
@@ -156,7 +169,7 @@ func buildReport(cfg *Config, s *session, sum *player.Summary, o player.Options)
 func (r *Report) addFixture(f *fixture) {
 	fc := f.cfg
 	if fc.WaitSubscribers > 0 || fc.WaitController {
-		w := f.waited.Seconds()
+		w := sec(f.waited.Seconds())
 		r.WaitedS = &w
 	}
 	if fc.Control != "" {
@@ -167,9 +180,9 @@ func (r *Report) addFixture(f *fixture) {
 	}
 	if fc.Lockstep != "" {
 		f.mu.Lock()
-		r.Lockstep = &LockstepReport{Key: fc.Lockstep, TimeoutS: fc.LockstepTimeout.Seconds(), Triggers: f.names,
+		r.Lockstep = &LockstepReport{Key: fc.Lockstep, TimeoutS: sec(fc.LockstepTimeout.Seconds()), Triggers: f.names,
 			Answered: r.Total.Answered, Missed: r.Total.Missed, Late: f.lateN, LateAnswers: append([]LateAnswer{}, f.late...),
-			Tagged: f.answers.tagged.Load(), MaxMissed: fc.MaxMissed, MaxMissedInARow: max(fc.MaxMissedInARow, 0)}
+			Tagged: f.answers.tagged.Load(), Duplicates: f.dupN, UntaggedAfterMiss: f.untagged, MaxMissed: fc.MaxMissed, MaxMissedInARow: max(fc.MaxMissedInARow, 0)}
 		f.mu.Unlock()
 	}
 	r.Capture = f.captured

@@ -125,14 +125,55 @@ func isFrame(c logfmt.Channel) bool {
 
 // countTriggers counts the records of the trigger outputs one pass of the
 // window holds (after a run that did not finish: what it should have
-// released).
+// released), damage included: the inputs are read again, tolerantly, by
+// readers of their own (the replay's own readers keep their findings),
+// and a chunk they cannot read counts by its index.
 func (s *session) countTriggers(trigger []bool) uint64 {
+	src := *s.src
+	src.inputs = nil
+	for _, in := range s.inputs {
+		r, err := logfmt.Open(in.path, logfmt.ReaderOptions{Tolerant: true})
+		if err != nil {
+			return 0
+		}
+		defer r.Close()
+		c := *in
+		c.r = r
+		src.inputs = append(src.inputs, &c)
+	}
 	var n uint64
-	s.src.pass(context.Background(), s.src.start, func(r *player.Rec) bool {
+	src.pass(context.Background(), src.start, func(r *player.Rec) bool {
 		if trigger[r.Channel] {
 			n++
 		}
 		return true
 	})
+	for _, in := range src.inputs {
+		for _, ce := range in.r.SkippedChunks() {
+			n += src.damagedTriggers(in, ce.Offset, trigger)
+		}
+	}
 	return n
+}
+
+// damagedTriggers is what the index says the damaged chunk holding offset
+// off of input in holds of the trigger outputs, when the chunk is in the
+// window (by its receive times; a capture-clock window takes it whole).
+func (s *logSource) damagedTriggers(in *input, off int64, trigger []bool) uint64 {
+	for _, ci := range in.r.Chunks() {
+		if off < ci.Offset || off >= ci.Offset+ci.Size() {
+			continue
+		}
+		if s.clock == ClockReceive && (ci.MaxMonoNs+in.shift < s.start || (s.hasEnd && ci.MinMonoNs+in.shift >= s.end)) {
+			return 0
+		}
+		var n uint64
+		for _, cc := range ci.Channels {
+			if o, ok := in.out[cc.Channel]; ok && trigger[o] {
+				n += uint64(cc.Records)
+			}
+		}
+		return n
+	}
+	return 0
 }

@@ -3,8 +3,10 @@ package cliutil
 import (
 	"flag"
 	"io"
+	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 )
@@ -57,11 +59,15 @@ func reorder(flags []cli.Flag, app bool, args []string) []string {
 			pos = append(pos, a) // a negative number is an argument: ctl seek -1, rate -1 (then refused as such)
 			continue
 		}
-		fl = append(fl, a)
 		name := strings.TrimLeft(a, "-")
-		if strings.Contains(name, "=") {
+		if n, v, ok := strings.Cut(name, "="); ok {
+			if f := set.Lookup(n); f != nil {
+				a = a[:len(a)-len(v)] + seconds(f, v)
+			}
+			fl = append(fl, a)
 			continue
 		}
+		fl = append(fl, a)
 		f := set.Lookup(name)
 		if f == nil {
 			continue
@@ -69,15 +75,35 @@ func reorder(flags []cli.Flag, app bool, args []string) []string {
 		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
 			continue
 		}
-		if i+1 < len(args) {
-			fl = append(fl, args[i+1])
-			i++
+		if i+1 == len(args) {
+			return fl // its value is missing: the flag parser says so (nothing after it, not "--")
 		}
+		fl = append(fl, seconds(f, args[i+1]))
+		i++
 	}
 	if len(pos) == 0 {
 		return fl
 	}
 	return append(append(fl, "--"), pos...)
+}
+
+// seconds is the value v of flag f, a plain number of seconds written as
+// a Go duration when f takes a duration: one grammar for every duration
+// flag, as replay's --duration 10 and the time windows (record --duration
+// 1 was "invalid value for flag -duration: parse error").
+func seconds(f *flag.Flag, v string) string {
+	g, ok := f.Value.(flag.Getter)
+	if !ok {
+		return v
+	}
+	if _, dur := g.Get().(time.Duration); !dur {
+		return v
+	}
+	s, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(s) || math.IsInf(s, 0) {
+		return v
+	}
+	return strconv.FormatFloat(s, 'f', -1, 64) + "s"
 }
 
 // isNumber reports whether a is a number ("-1", "-2.5"): no flag is named so.

@@ -11,6 +11,8 @@ import (
 	"io/fs"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/vrlog/vrlog/outfile"
 )
 
 // Exit codes, the same for every vrlog command (documented in the README and
@@ -27,7 +29,7 @@ const ExitCodesHelp = `EXIT CODES:
    0  success
    1  a check failed (analyze: a threshold was crossed; verify: damage found;
       record: a pattern or the whole recording captured nothing, or a
-      --trigger watched nothing)
+      --snapshot-on check watched nothing)
    2  usage or input error (bad flags, unreadable, corrupt or foreign file)
    3  runtime failure (transport error, disk full, an output that could not be
       written, interrupted by SIGINT/SIGTERM)
@@ -78,8 +80,11 @@ func Output(err error) error {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, fs.ErrExist) {
+	switch {
+	case errors.Is(err, fs.ErrExist):
 		return &Error{Code: ExitUsage, Err: fmt.Errorf("%w (use --force to replace it)", err)}
+	case errors.Is(err, outfile.ErrNoDir):
+		return &Error{Code: ExitUsage, Err: err}
 	}
 	return Runtime(err)
 }
@@ -99,10 +104,6 @@ func Code(err error) int {
 		return ec.ExitCode()
 	}
 	return ExitRuntime
-}
-
-func usageError(_ *cli.Context, err error, _ bool) error {
-	return &Error{Code: ExitUsage, Err: fmt.Errorf("%w (see --help)", err)}
 }
 
 // Single wraps one command as a whole app (the design card's standalone

@@ -55,8 +55,54 @@ func TestFlagsAnywhere(t *testing.T) {
 	var errb bytes.Buffer
 	a := app(&got)
 	a.ErrWriter = &errb
-	if code := Execute(a, []string{"t", "cut", "in", "--nope"}); code != ExitUsage || !strings.Contains(errb.String(), "flag provided but not defined: -nope") {
+	if code := Execute(a, []string{"t", "cut", "in", "--nope"}); code != ExitUsage || !strings.Contains(errb.String(), "unknown flag --nope (see --help)") {
 		t.Fatalf("unknown flag after the argument: exit %d %s", code, errb.String())
+	}
+}
+
+// Flag errors name the flag as typed (Go's flag package said -json of
+// --json), and a bad value says so without "parse error".
+func TestFlagErrorsNameTheFlagAsTyped(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"cut", "--json2"}, "t: unknown flag --json2 (see --help)"},
+		{[]string{"cut", "-json2"}, "t: unknown flag -json2 (see --help)"},
+		{[]string{"cut", "--bogus=1", "in"}, "unknown flag --bogus (see --help)"},
+		{[]string{"cut", "in", "--every", "soon"}, `--every "soon": want seconds (2.5) or a duration (300ms, 1m30s)`},
+		{[]string{"cut", "in", "--every"}, "--every needs a value"},
+	} {
+		var errb bytes.Buffer
+		a := app(new([]string))
+		a.Commands[0].Flags = append(a.Commands[0].Flags, &cli.DurationFlag{Name: "every"})
+		a.ErrWriter = &errb
+		if code := Execute(a, append([]string{"t"}, c.args...)); code != ExitUsage || !strings.Contains(errb.String(), c.want) || strings.Contains(errb.String(), "parse error") {
+			t.Errorf("%v: exit %d %q, want %q", c.args, code, errb.String(), c.want)
+		}
+	}
+}
+
+// Every duration flag takes seconds too, as replay's --duration 10 and
+// the time windows do (record --duration 1 was a parse error).
+func TestDurationFlagsTakeSeconds(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want time.Duration
+	}{
+		{[]string{"--every", "1"}, time.Second},
+		{[]string{"--every=2.5"}, 2500 * time.Millisecond},
+		{[]string{"--every", "300ms"}, 300 * time.Millisecond},
+		{[]string{"in", "--every", "0"}, 0},
+	} {
+		var got time.Duration
+		a := &cli.App{Name: "t", Commands: []*cli.Command{{Name: "rec", Flags: []cli.Flag{&cli.DurationFlag{Name: "every", Value: time.Hour}},
+			Action: func(c *cli.Context) error { got = c.Duration("every"); return nil }}}}
+		var errb bytes.Buffer
+		a.ErrWriter = &errb
+		if code := Execute(a, append([]string{"t", "rec"}, c.args...)); code != 0 || got != c.want {
+			t.Errorf("%v: exit %d, %v, want %v %s", c.args, code, got, c.want, errb.String())
+		}
 	}
 }
 
@@ -175,6 +221,21 @@ func TestTerminalSizeWithZeroRows(t *testing.T) {
 	for _, c := range [][4]int{{50, 0, 50, 24}, {200, 0, 200, 24}, {0, 0, 80, 24}, {120, 40, 120, 40}} {
 		if w, h, _ := knownSize(c[0], c[1]); w != c[2] || h != c[3] {
 			t.Errorf("knownSize(%d, %d) = %d×%d, want %d×%d", c[0], c[1], w, h, c[2], c[3])
+		}
+	}
+}
+
+// What a verb prints carries no Go package names (logfmt:, player:), but
+// the transports' (zenoh:, iceoryx2:) and the verbs' own.
+func TestReadable(t *testing.T) {
+	for in, want := range map[string]string{
+		"run.vrlog: offset 16: chunk meta section: expected crc32c 0x1: logfmt: CRC mismatch": "run.vrlog: offset 16: chunk meta section: expected crc32c 0x1: CRC mismatch",
+		"player: lockstep needs a trigger flag per channel":                                   "lockstep needs a trigger flag per channel",
+		"zenoh: session closed": "zenoh: session closed",
+		"replay: warning: x":    "replay: warning: x",
+	} {
+		if got := Readable(in); got != want {
+			t.Errorf("%q: %q, want %q", in, got, want)
 		}
 	}
 }

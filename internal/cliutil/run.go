@@ -26,11 +26,11 @@ func Run(app *cli.App, args []string) { os.Exit(Execute(app, args)) }
 func Execute(app *cli.App, args []string) int {
 	app.Version = version()
 	app.ExitErrHandler = func(*cli.Context, error) {} // we exit below, once
-	app.OnUsageError = usageError
+	app.OnUsageError = usageErrorOf(args)
 	everyVerbQuiet(app)
 	for _, c := range app.Commands {
 		if c.OnUsageError == nil {
-			c.OnUsageError = usageError
+			c.OnUsageError = usageErrorOf(args)
 		}
 	}
 	if app.ErrWriter == nil {
@@ -55,7 +55,7 @@ func Execute(app *cli.App, args []string) int {
 		err = Runtime(cerr)
 	}
 	if err != nil {
-		fmt.Fprintf(app.ErrWriter, "%s: %v\n", app.Name, err)
+		fmt.Fprintf(app.ErrWriter, "%s: %s\n", app.Name, Readable(err.Error()))
 	}
 	return Code(err)
 }

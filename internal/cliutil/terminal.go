@@ -63,6 +63,21 @@ func Width(c *cli.Context) int {
 	return 0
 }
 
+// StdoutIsTerminal reports whether the running verb's standard output is
+// a terminal (where a binary output is refused: RefuseBinaryOnTerminal).
+func StdoutIsTerminal(c *cli.Context) bool { return Width(c) > 0 }
+
+// RefuseBinaryOnTerminal is the usage error for a binary output (a log,
+// an MCAP file) given as standard output while that is a terminal, as
+// other tools refuse it: it would only fill the screen with bytes. nil
+// otherwise.
+func RefuseBinaryOnTerminal(c *cli.Context, out, what string) error {
+	if !StdoutIsTerminal(c) {
+		return nil
+	}
+	return Usage("-o %s: standard output is a terminal, and %s is binary: redirect it (> out) or pipe it, or give -o FILE", out, what)
+}
+
 // HelpWidth is what --help wraps at off a terminal.
 const HelpWidth = 80
 

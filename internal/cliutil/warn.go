@@ -3,6 +3,7 @@ package cliutil
 import (
 	"fmt"
 	"os"
+	"regexp"
 
 	"github.com/urfave/cli/v2"
 
@@ -21,7 +22,7 @@ func Warn(c *cli.Context, lines ...string) {
 		w = os.Stderr
 	}
 	for _, l := range lines {
-		fmt.Fprintf(w, "%s: warning: %s\n", name, l)
+		fmt.Fprintf(w, "%s: warning: %s\n", name, Readable(l))
 	}
 }
 
@@ -34,3 +35,13 @@ func WarnDamage(c *cli.Context, ds ...logfmt.Damage) {
 		Warn(c, d.Lines()...)
 	}
 }
+
+// goPackage is a Go package name of this module leading an error text
+// ("logfmt: CRC mismatch"): the library's, for its callers; the command
+// line says the rest. The transports' names (zenoh, iceoryx2) stay: they
+// tell the user which one.
+var goPackage = regexp.MustCompile(`\b(logfmt|player|replayer|recorder|codec|hostclock|replayctl|outfile|keyexpr|mcapexport|sampler|analyzer|livecheck): `)
+
+// Readable is an error or warning text as a verb prints it: without the
+// Go package names the library's errors begin with.
+func Readable(msg string) string { return goPackage.ReplaceAllString(msg, "") }

@@ -56,7 +56,9 @@ type Config struct {
 	GarbageStates int
 	// RawHz > 0 adds a raw channel (unknown schema) at that rate.
 	RawHz float64
-	// RecorderDrops are frames the recorder counted as dropped.
+	// RecorderDrops are frames the recorder counted as dropped: the frames
+	// from seq 100 on (before a restart) are left out of the log, a seq gap as a recorder's
+	// drops leave (and counted in the log's drops).
 	RecorderDrops uint64
 	Seed          uint64
 }
@@ -76,6 +78,10 @@ func Default() Config {
 		GarbageStates: 3, RawHz: 1, RecorderDrops: 2, Seed: 1,
 	}
 }
+
+// RecorderDropFrom is the first frame seq the recorder drops
+// (Config.RecorderDrops).
+const RecorderDropFrom = 100
 
 // Channel names for a robot.
 func StateKey(robot string) string  { return "vr/" + robot + "/state" }
@@ -189,6 +195,9 @@ func Write(w *logfmt.Writer, cfg Config) (Truth, error) {
 	})
 	pix := make([]byte, cfg.Width*cfg.Height*3)
 	tr.SkippedFrames, tr.FrameGaps = stream(cfg.FrameHz, t0+cfg.FrameLag.Nanoseconds(), cfg.DropFrames, func(seq uint64, t int64) {
+		if seq >= RecorderDropFrom && seq < RecorderDropFrom+cfg.RecorderDrops && t < restartAt {
+			return // published, and dropped by the recorder
+		}
 		h := codec.NewFrameHeader(seq, t, 1, cfg.Width, cfg.Height, codec.RGB8)
 		for i := range pix {
 			pix[i] = byte(i + int(seq)*3)

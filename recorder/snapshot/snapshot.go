@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/vrlog/vrlog/codec"
+	"github.com/vrlog/vrlog/internal/ui"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/outfile"
 	"github.com/vrlog/vrlog/recorder/output"
@@ -106,7 +107,7 @@ type Status struct {
 // String is the buffer for a status line.
 func (s Status) String() string {
 	line := fmt.Sprintf("snapshot buffer: %.1f s in %d chunks, %s of %s (peak %s); %d snapshot(s) written",
-		s.Span.Seconds(), s.Chunks, mib(s.Bytes), mib(s.MaxBytes), mib(s.PeakBytes), s.Written)
+		s.Span.Seconds(), s.Chunks, ui.Bytes(s.Bytes), ui.Bytes(s.MaxBytes), ui.Bytes(s.PeakBytes), s.Written)
 	if s.Open {
 		line += "; a snapshot is being taken"
 	}
@@ -114,15 +115,13 @@ func (s Status) String() string {
 		line += fmt.Sprintf("; %d snapshot(s) being written from their journals", s.Finishing)
 	}
 	if s.LostBound > 0 {
-		line += fmt.Sprintf("; %d records dropped by the memory bound (a snapshot window held in memory, its journal not written, needs more than %s: raise --snapshot-bytes or lower --after)", s.LostBound, sizeText(s.MaxBytes))
+		line += fmt.Sprintf("; %d records dropped by the memory bound (a snapshot window held in memory, its journal not written, needs more than %s: raise --snapshot-bytes or lower --after)", s.LostBound, ui.Bytes(s.MaxBytes))
 	}
 	if s.LostBehind > 0 {
 		line += fmt.Sprintf("; %d records dropped while snapshots were written (the disk is slower than the streams)", s.LostBehind)
 	}
 	return line
 }
-
-func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 
 // Trigger asks for a snapshot.
 type Trigger struct {
@@ -454,7 +453,7 @@ func (s *Output) recheck() {
 		was = fmt.Sprintf("%.1f s when said before, ", said)
 	}
 	s.sc.OnNotice(fmt.Sprintf("snapshot buffer: %s now holds %.1f s of the streams (%sthe buffer takes %.1f MB/s now): a snapshot holds about %.1f s before its trigger, --snapshot %s asked",
-		sizeText(s.sc.MaxBytes), held, was, rate/1e6, held, s.sc.Before))
+		ui.Bytes(s.sc.MaxBytes), held, was, rate/1e6, held, s.sc.Before))
 }
 
 // cuttable reports whether front, the ring's oldest chunk, is the oldest
@@ -530,20 +529,7 @@ func (s *Output) sayShortfall(k *kept) {
 		return
 	}
 	s.sc.OnNotice(fmt.Sprintf("snapshot buffer: %s holds about %.1f s of the current %.0f MB/s; --snapshot %s needs about %s in memory: a snapshot holds about %.1f s before its trigger, and all of --after %s, written to disk as it comes (raise --snapshot-bytes, or lower the rate)",
-		sizeText(s.sc.MaxBytes), holds, rate/1e6, s.sc.Before, sizeText(int64(rate*need)), holds, s.sc.After))
-}
-
-// sizeText is a byte count for people: 512 MiB, 2 GiB (a bound as given), 6.5 GB.
-func sizeText(n int64) string {
-	switch {
-	case n >= 1<<30 && n%(1<<30) == 0:
-		return fmt.Sprintf("%d GiB", n>>30)
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GB", float64(n)/1e9)
-	case n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	}
-	return mib(n)
+		ui.Bytes(s.sc.MaxBytes), holds, rate/1e6, s.sc.Before, ui.Bytes(int64(rate*need)), holds, s.sc.After))
 }
 
 // dropped books the records of a chunk that found no room (mu held).
@@ -768,15 +754,15 @@ func (s *Output) closeLocked(to int64, end string) {
 			why = append(why, fmt.Sprintf("the window starts %.2f s late: %d records dropped while an earlier snapshot was written", float64(oldest-w.from)/1e9, late))
 		case w.cut && s.dropsBound(oldest, w.to) > 0: // the after part did not fit either
 			why = append(why, fmt.Sprintf("the memory bound (%s) left out the part before the trigger to make room for the part after it: it holds %.3f s before the trigger, %s asked",
-				sizeText(s.sc.MaxBytes), before(oldest), s.sc.Before))
+				ui.Bytes(s.sc.MaxBytes), before(oldest), s.sc.Before))
 		case w.cut && w.slow:
 			why = append(why, fmt.Sprintf("the disk did not keep up with the journal: the memory bound (%s) left out the oldest part before the trigger to keep the part after it: it holds %.3f s before the trigger, %s asked",
-				sizeText(s.sc.MaxBytes), before(oldest), s.sc.Before))
+				ui.Bytes(s.sc.MaxBytes), before(oldest), s.sc.Before))
 		case w.cut:
 			why = append(why, fmt.Sprintf("the memory bound (%s) kept the %s after the trigger by leaving out the oldest part before it: it holds %.3f s before the trigger, %s asked",
-				sizeText(s.sc.MaxBytes), s.sc.After, before(oldest), s.sc.Before))
+				ui.Bytes(s.sc.MaxBytes), s.sc.After, before(oldest), s.sc.Before))
 		case s.squeezed >= w.from:
-			why = append(why, fmt.Sprintf("the memory bound (%s) held only %.3f s before the trigger, %s asked", sizeText(s.sc.MaxBytes), before(oldest), s.sc.Before))
+			why = append(why, fmt.Sprintf("the memory bound (%s) held only %.3f s before the trigger, %s asked", ui.Bytes(s.sc.MaxBytes), before(oldest), s.sc.Before))
 		case s.first == oldest || s.first > w.from:
 			why = append(why, fmt.Sprintf("the recording started %.3f s before the trigger, %s asked", before(oldest), s.sc.Before))
 		case oldest-w.from > int64(time.Second):
@@ -797,14 +783,14 @@ func (s *Output) closeLocked(to int64, end string) {
 		switch bound, slow, all := s.dropsBound(last+1, w.to), s.dropsFor(last+1, w.to, dropJournal), s.dropsIn(last+1, w.to); {
 		case slow > 0:
 			why = append(why, fmt.Sprintf("it holds %.3f s after the trigger of the %s asked: the disk did not keep up with the journal, which fell behind the streams by the memory bound (%s); %d records dropped by the recorder in the window",
-				held, s.sc.After, sizeText(s.sc.MaxBytes), s.dropsIn(w.from, w.to)))
+				held, s.sc.After, ui.Bytes(s.sc.MaxBytes), s.dropsIn(w.from, w.to)))
 		case bound > 0:
 			rate := s.fillRate // measured before the drops: the ring now spans what was dropped
 			if rate <= 0 {
 				rate = s.rate(nil)
 			}
 			why = append(why, fmt.Sprintf("the memory bound (%s) held %.3f s after the trigger of the %s asked: --after %s at the current %.0f MB/s needs about %s (--snapshot-bytes); %d records dropped by the recorder in the window (the memory bound: the window needs more than --snapshot-bytes)",
-				sizeText(s.sc.MaxBytes), held, s.sc.After, s.sc.After, rate/1e6, sizeText(int64(rate*(s.sc.After+settle).Seconds())), s.dropsIn(w.from, w.to)))
+				ui.Bytes(s.sc.MaxBytes), held, s.sc.After, s.sc.After, rate/1e6, ui.Bytes(int64(rate*(s.sc.After+settle).Seconds())), s.dropsIn(w.from, w.to)))
 			if all > bound {
 				why = append(why, fmt.Sprintf("%d more records dropped while an earlier snapshot was written (the disk is slower than the streams)", all-bound))
 			}

@@ -66,9 +66,10 @@ never passes by checking nothing: a CHANNEL that matches no channel the
 check applies to is a usage error (exit 2) listing those channels, and a
 VALUE on a log with nothing to check fails its check (exit 1).
 
-A torn tail (what a killed recorder leaves) is analyzed up to it and, like
-a corrupt chunk skipped by --tolerant or damage read around, said on stderr
-whatever the output (-q included); --require-intact fails the gate on it.
+An unfinished log (what a killed recorder leaves: no footer, maybe a torn
+tail) is analyzed as far as it goes and, like a corrupt chunk skipped by
+--tolerant or damage read around, said on stderr whatever the output (-q
+included); --require-intact fails the gate on any log that is not intact.
 
 --dataset DIR appends the run to a Parquet dataset (tables runs, channels:
 every figure of the report, events: skips, restarts, outages, checks),
@@ -76,8 +77,9 @@ with --label KEY=VALUE (commit, branch, job...), for DuckDB, Spark, pandas
 and polars across runs (docs/analytics.md). Many jobs may append to one
 directory at once; a failed analysis is appended as a run of status error.
 
---csv, --junit and --html replace existing files; each is written aside and
-renamed into place once complete.
+--csv, --junit and --html are new files: an existing one is replaced only
+with --force (else exit 2); each is written aside and renamed into place
+once complete.
 
 EXAMPLES:
    analyze testdata/sample.vrlog
@@ -104,7 +106,7 @@ EXAMPLES:
 			&cli.BoolFlag{Name: "full-decode", Usage: "decode every payload (epoch 0) and check its CRC, instead of reading stored stamps and metadata CRCs only"},
 			&cli.BoolFlag{Name: "require-intact", Usage: "fail the gate (exit 1) on an input with a torn tail (unfinished recording), a corrupt chunk skipped by --tolerant or damage read around; without it these are analyzed and warned about on stderr"},
 			&cli.BoolFlag{Name: "tolerant", Usage: "skip corrupt chunks (listed in the report) instead of failing"},
-			&cli.StringSliceFlag{Name: "max-skips", Usage: "most skipped samples per channel: `[CHANNEL=]N`"},
+			&cli.StringSliceFlag{Name: "max-skips", Usage: "most samples per channel the publisher skipped (missing by seq, less the recorder's own drops, as record's live max-skips): `[CHANNEL=]N`"},
 			&cli.StringSliceFlag{Name: "max-restarts", Usage: "most publisher restarts per channel: `[CHANNEL=]N`"},
 			&cli.StringSliceFlag{Name: "max-outage", Usage: "longest allowed outage: `[CHANNEL=]DURATION`"},
 			&cli.StringSliceFlag{Name: "min-rate", Usage: "lowest allowed rate: `[CHANNEL=]HZ`"},
@@ -113,7 +115,7 @@ EXAMPLES:
 			&cli.StringSliceFlag{Name: "max-reaction", Usage: "a response log's largest reaction (first response after a released trigger; one without a response fails): `[TRIGGER_CHANNEL=]DURATION`"},
 			&cli.BoolFlag{Name: "partial-replay", Usage: "gate a response log whose replay did not finish, did not release every trigger of its window, or missed lockstep steps, on what it holds (by default --max-reaction fails it)"},
 			&cli.StringFlag{Name: "baseline", Usage: "compare with an earlier --json report `OLD.json`: each metric of each baseline channel is a check; a regression, or a baseline channel missing from the log, fails"},
-			&cli.Float64Flag{Name: "baseline-tolerance", Value: 0.1, Usage: "relative worsening allowed against --baseline (>= 0; 0.1 = 10 %)"},
+			&cli.StringSliceFlag{Name: "baseline-tolerance", Usage: "relative worsening allowed against --baseline: `[METRIC=]T` (>= 0; 0.1 = 10 %, the default), T alone for the counts and rates, METRIC=T for one metric; the timing percentiles (dt_ms.p99, latency_ms.p99, lag.latest_ms.p99) vary with the machine's load and are compared only with a tolerance of their own; repeatable"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only failed checks and the verdict"},
 		}, datasetFlags()...),
 		Action: run,
@@ -217,15 +219,19 @@ func run(c *cli.Context) error {
 		case errors.Is(err, hostclock.ErrMixedClocks):
 			return ds.failed(cliutil.Input(fmt.Errorf("%w; analyze the merged log on its own, or merge the hosts' own logs together with vrlog merge --clock sim", err)))
 		}
-		return ds.failed(cliutil.Input(err))
+		return ds.failed(cliutil.Input(cliutil.LogHint(err)))
 	}
 	for _, p := range a.Files() { // in time order
 		if err := a.AddFile(p); err != nil {
-			return ds.failed(cliutil.Input(err))
+			return ds.failed(cliutil.Input(cliutil.LogHint(err)))
 		}
 	}
 	rep := a.Report()
 	if err := rep.ApplyChecks(th); err != nil {
+		var te *analyzer.ThresholdError
+		if errors.As(err, &te) {
+			return cliutil.Usage("--%s: %v", te.Check, te.Err)
+		}
 		return cliutil.Usage("%v", err)
 	}
 	if base != nil {

@@ -69,7 +69,7 @@ func TestExitCodes(t *testing.T) {
 		{"quiet", []string{"-q", "--max-outage", "1s", sample}, 1, "FAIL  max-outage"},
 		{"no args", nil, 2, "no input"},
 		{"json dash", []string{sample, "--json", "-"}, 2, "--json takes no value and prints the report to stdout"},
-		{"bad flag", []string{"--nope", sample}, 2, "flag provided but not defined"},
+		{"bad flag", []string{"--nope", sample}, 2, "unknown flag --nope"},
 		{"bad limit", []string{"--max-outage", "soon", sample}, 2, "want a duration"},
 		{"bad time format", []string{"--time-format", "mars", sample}, 2, "unknown time format"},
 		{"missing file", []string{filepath.Join(dir, "nope.vrlog")}, 2, "nope.vrlog"},
@@ -112,5 +112,23 @@ func TestJSONAndFiles(t *testing.T) {
 	os.WriteFile(base, []byte(out), 0o644)
 	if code, _, errs := invoke(t, "--baseline", base, sample); code != 0 {
 		t.Fatalf("baseline against itself: exit %d %s", code, errs)
+	}
+}
+
+// --help says what the outputs do: an existing --csv, --junit or --html
+// file is replaced only with --force (it said they "replace existing
+// files", and they were refused).
+func TestHelpSaysForce(t *testing.T) {
+	_, help, _ := invoke(t, "--help")
+	if strings.Contains(help, "replace existing files;") || !strings.Contains(help, "replaced only") {
+		t.Fatalf("--help:\n%s", help)
+	}
+	j := filepath.Join(t.TempDir(), "j.xml")
+	os.WriteFile(j, nil, 0o644)
+	if code, _, errs := invoke(t, sample, "-q", "--junit", j); code != cliutil.ExitUsage || !strings.Contains(errs, "--force") {
+		t.Fatalf("an existing --junit: exit %d %s", code, errs)
+	}
+	if code, _, errs := invoke(t, sample, "-q", "--junit", j, "--force"); code != 0 {
+		t.Fatalf("with --force: exit %d %s", code, errs)
 	}
 }

@@ -87,6 +87,8 @@ func run(c *cli.Context) error {
 	switch {
 	case errors.Is(err, replayctl.ErrRefused):
 		return cliutil.Usage("%v", err)
+	case errors.Is(err, replayctl.ErrSeveralReplays):
+		return cliutil.Runtime(fmt.Errorf("%w (replay --control NAME)", err))
 	case err != nil:
 		return cliutil.Runtime(err)
 	}

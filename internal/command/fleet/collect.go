@@ -21,7 +21,7 @@ import (
 	"github.com/vrlog/vrlog/filexfer"
 	"github.com/vrlog/vrlog/internal/cliutil"
 	"github.com/vrlog/vrlog/internal/command/logtools"
-	"github.com/vrlog/vrlog/internal/progress"
+	"github.com/vrlog/vrlog/internal/ui"
 	"github.com/vrlog/vrlog/internal/zenohflags"
 	"github.com/vrlog/vrlog/transport/zenoh"
 )
@@ -195,13 +195,13 @@ func report(c *cli.Context, cols []filexfer.Collection) {
 		for _, f := range col.Files {
 			total += f.Size
 		}
-		fmt.Fprintf(w, "collect: %s (host %s): %d files, %s into %s\n", col.Name, orDash(col.Host), len(col.Files), progress.Bytes(total), col.Dir)
+		fmt.Fprintf(w, "collect: %s (host %s): %d files, %s into %s\n", col.Name, orDash(col.Host), len(col.Files), ui.Bytes(total), col.Dir)
 		for _, f := range col.Files {
 			note := f.How
 			if f.Recovered {
 				note += ", RECOVERED from " + f.RecoveredFrom + " (its recorder never finished it)"
 			}
-			fmt.Fprintf(w, "  %s  %s  (%s)\n", f.Name, progress.Bytes(f.Size), note)
+			fmt.Fprintf(w, "  %s  %s  (%s)\n", f.Name, ui.Bytes(f.Size), note)
 		}
 		for _, p := range col.Pending {
 			fmt.Fprintf(w, "  %s  not collected: %s\n", p.Name, p.Why)
@@ -258,7 +258,7 @@ func showProgress(c *cli.Context, ps []*filexfer.Progress) (stop func()) {
 					continue
 				}
 				for _, p := range ps {
-					fmt.Fprintln(w, "collect: "+progress.Plain(p.Name, p.Done(), p.Total(), time.Since(start))+"; "+p.State())
+					fmt.Fprintln(w, "collect: "+ui.Plain(p.Name, p.Done(), p.Total(), time.Since(start))+"; "+p.State())
 				}
 			case <-poll.C:
 				if tty {
@@ -294,7 +294,7 @@ func redraw(w io.Writer, ps []*filexfer.Progress, start time.Time, width, n int)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
 	for _, p := range sorted {
 		f, of := p.Files()
-		line := progress.Line(fmt.Sprintf("%s %d/%d", p.Name, f, of), p.Done(), p.Total(), time.Since(start), width/2) + "  " + p.State()
+		line := ui.Line(fmt.Sprintf("%s %d/%d", p.Name, f, of), p.Done(), p.Total(), time.Since(start), width/2) + "  " + p.State()
 		if r := []rune(line); len(r) > width-1 {
 			line = string(r[:width-1])
 		}

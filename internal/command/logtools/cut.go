@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"strconv"
 	"strings"
 	"time"
 
@@ -13,7 +12,7 @@ import (
 	"github.com/vrlog/vrlog/analyzer"
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/internal/cliutil"
-	"github.com/vrlog/vrlog/internal/progress"
+	"github.com/vrlog/vrlog/internal/ui"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/outfile"
 )
@@ -73,7 +72,7 @@ func runCut(c *cli.Context) error {
 		meta = map[string]string{}
 	}
 	meta["vrlog.cut_from"] = path
-	keepEpoch(meta, r)
+	keepEpoch(meta, []string{path}, r)
 	meta["vrlog.cut"] = cutNote(r, sel, c.StringSlice("channel"))
 	sel.Workers = logfmt.ReadAhead()
 	st, err := writeCopy(f, copyWriterOptions(meta, h.CreatedWallNs), newProgress(c, "cut", r), func(w *logfmt.Writer) (logfmt.CopyStats, error) {
@@ -86,18 +85,18 @@ func runCut(c *cli.Context) error {
 	return nil
 }
 
-// keepEpoch stores the session epoch of the source logs rs in the metadata
-// meta of a log made of them (logfmt.MetaSessionEpoch), so that elapsed
-// keeps its meaning: the earliest of their epochs (analyzer.SessionEpoch),
-// the first state of the session they are parts of.
-func keepEpoch(meta map[string]string, rs ...*logfmt.Reader) {
-	var epoch int64
+// keepEpoch stores the session epoch of the source logs rs (paths, by
+// log) in the metadata meta of a log made of them (logfmt.MetaSessionEpoch
+// and its source), so that elapsed keeps its meaning: the epoch of the
+// session they are parts of, its first state sample
+// (analyzer.SessionEpochOf: a log without the state stream never gives
+// it while another has the states).
+func keepEpoch(meta map[string]string, paths []string, rs ...*logfmt.Reader) {
+	es := make([]analyzer.Epoch, len(rs))
 	for i, r := range rs {
-		if ns, _ := analyzer.SessionEpoch(r); i == 0 || ns < epoch {
-			epoch = ns
-		}
+		es[i] = analyzer.LogEpoch(r)
 	}
-	meta[logfmt.MetaSessionEpoch] = strconv.FormatInt(epoch, 10)
+	analyzer.StoreEpoch(meta, analyzer.SessionEpochOf(paths, es))
 }
 
 // cutNote describes the cut for the output's metadata (vrlog.cut).
@@ -124,7 +123,7 @@ func cutNote(r *logfmt.Reader, sel *logfmt.Selection, pats []string) string {
 // only for a log that reads back with exactly the records copied (an
 // output in place, a device, FIFO or stdout, is streamed: a linear
 // log whose footer comes last, not read back).
-func writeCopy(f *outfile.File, opts logfmt.WriterOptions, prog *progress.Bar, copy func(*logfmt.Writer) (logfmt.CopyStats, error)) (logfmt.CopyStats, error) {
+func writeCopy(f *outfile.File, opts logfmt.WriterOptions, prog *ui.Progress, copy func(*logfmt.Writer) (logfmt.CopyStats, error)) (logfmt.CopyStats, error) {
 	defer prog.Done()
 	w, err := logfmt.NewWriter(f, opts)
 	if err != nil {

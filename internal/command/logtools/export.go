@@ -12,7 +12,7 @@ import (
 	"github.com/vrlog/vrlog/analyzer"
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/internal/cliutil"
-	"github.com/vrlog/vrlog/internal/progress"
+	"github.com/vrlog/vrlog/internal/ui"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/mcapexport"
 	"github.com/vrlog/vrlog/outfile"
@@ -76,7 +76,7 @@ EXAMPLES:
 ` + cliutil.ExitCodesHelp,
 		Flags: append(append([]cli.Flag{
 			&cli.StringFlag{Name: "format", Value: "mcap", Usage: "`FORMAT`: mcap, csv or parquet"},
-			&cli.StringFlag{Name: "compression", Value: "zstd", Usage: "MCAP chunk compression: zstd, lz4 or none"},
+			&cli.StringFlag{Name: "compression", Value: "zstd", Usage: "MCAP chunk compression: zstd, lz4 or none; zstd makes rendered frames (a simulator's) about 3.7x smaller, camera frames (noise in every byte) only 1 %: export those with none, several times faster (docs/log-tools.md)"},
 			&cli.BoolFlag{Name: "pose", Value: true, Usage: "MCAP: derive a foxglove.PoseInFrame channel \"<topic>:pose\" from each state channel"},
 			&cli.StringFlag{Name: "epoch", Value: "first-state", Usage: "epoch of 'elapsed' (MCAP) and of --time-format elapsed (CSV): first-state, log-start, or unix `NS`"},
 			timeFormatFlag(),
@@ -147,7 +147,7 @@ func runExport(c *cli.Context) error {
 	return exportMCAP(c, path, r, sel, epoch, prog)
 }
 
-func exportMCAP(c *cli.Context, path string, r *logfmt.Reader, sel *logfmt.Selection, epoch int64, prog *progress.Bar) error {
+func exportMCAP(c *cli.Context, path string, r *logfmt.Reader, sel *logfmt.Selection, epoch int64, prog *ui.Progress) error {
 	f, err := createOutput(c, path)
 	if err != nil {
 		return err

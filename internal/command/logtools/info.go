@@ -14,6 +14,7 @@ import (
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/hostclock"
 	"github.com/vrlog/vrlog/internal/cliutil"
+	"github.com/vrlog/vrlog/internal/ui"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/schema"
 	"github.com/vrlog/vrlog/textfit"
@@ -231,7 +232,7 @@ func printInfo(out io.Writer, in *Info, width int) {
 	w := textfit.NewWriter(out, width)
 	defer w.Flush()
 	fmt.Fprintf(w, "file:      %s\n", in.File)
-	fmt.Fprintf(w, "size:      %s (%d bytes), format %s, %d chunks\n", humanBytes(uint64(in.SizeBytes)), in.SizeBytes, in.Version, in.Chunks)
+	fmt.Fprintf(w, "size:      %s (%d bytes), format %s, %d chunks\n", ui.Bytes(in.SizeBytes), in.SizeBytes, in.Version, in.Chunks)
 	if in.Finished {
 		fmt.Fprintf(w, "footer:    present (log closed properly)\n")
 	} else {
@@ -255,7 +256,7 @@ func printInfo(out io.Writer, in *Info, width int) {
 	if in.StoredBytes > 0 {
 		ratio = float64(in.RawBytes) / float64(in.StoredBytes)
 	}
-	fmt.Fprintf(w, "records:   %d, %s raw, %s stored (ratio %.2f), %d recorder drops\n", in.Records, humanBytes(in.RawBytes), humanBytes(in.StoredBytes), ratio, in.Drops)
+	fmt.Fprintf(w, "records:   %d, %s raw, %s stored (ratio %.2f), %d recorder drops\n", in.Records, ui.Bytes(int64(in.RawBytes)), ui.Bytes(int64(in.StoredBytes)), ratio, in.Drops)
 	if sc := in.SimClock; sc != nil {
 		fmt.Fprintf(w, "clock:     receive stamps on the simulator's clock (time service %s), merged from %d hosts:\n", sc.Service, len(sc.Hosts))
 		printHosts(w, sc.Hosts)
@@ -289,7 +290,7 @@ func printInfo(out io.Writer, in *Info, width int) {
 			ratio = fmt.Sprintf("%.2f", ch.CompressionRatio)
 		}
 		tb.Row(fmt.Sprint(ch.ID), ch.Name, ch.Transport, ch.Topic, schema, fmt.Sprint(ch.Count), fmt.Sprintf("%.2f Hz", ch.RateHz),
-			humanBytes(ch.RawBytes), humanBytes(ch.StoredBytes), ratio, fmt.Sprint(ch.Drops))
+			ui.Bytes(int64(ch.RawBytes)), ui.Bytes(int64(ch.StoredBytes)), ratio, fmt.Sprint(ch.Drops))
 	}
 	w.Flush()
 	tb.Write(out, width)

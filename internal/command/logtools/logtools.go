@@ -15,7 +15,7 @@ import (
 
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/internal/cliutil"
-	"github.com/vrlog/vrlog/internal/progress"
+	"github.com/vrlog/vrlog/internal/ui"
 	"github.com/vrlog/vrlog/keyexpr"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/outfile"
@@ -88,18 +88,8 @@ func warnDamage(c *cli.Context, rs ...*logfmt.Reader) {
 	}
 }
 
-// explain adds a hint to errors a user can act on.
-func explain(path string, err error) error {
-	switch {
-	case errors.Is(err, logfmt.ErrBadMagic):
-		return fmt.Errorf("%w (not a vrlog log?)", err)
-	case errors.Is(err, logfmt.ErrUnsupportedVersion):
-		return fmt.Errorf("%w (written by a newer vrlog; upgrade to read it)", err)
-	case errors.Is(err, logfmt.ErrBadCRC), errors.Is(err, logfmt.ErrMalformed), errors.Is(err, logfmt.ErrTornTail), errors.Is(err, logfmt.ErrTooLarge):
-		return fmt.Errorf("%w (try `vrlog verify %s`, then `vrlog recover %s -o FIXED.vrlog`)", err, path, path)
-	}
-	return err
-}
+// explain adds a hint to errors a user can act on (cliutil.LogHint).
+func explain(_ string, err error) error { return cliutil.LogHint(err) }
 
 // readError classifies an error of reading path: damage is an input
 // error (exit 2), anything else (an I/O error) a runtime failure.
@@ -117,7 +107,7 @@ func readError(path string, err error) error {
 func openSelection(c *cli.Context, path string, o logfmt.ReaderOptions, metaOnly bool) (*logfmt.Reader, *logfmt.Selection, error) {
 	w, err := logfmt.ParseWindow(c.String("start"), c.String("end"), c.String("duration"))
 	if err != nil {
-		return nil, nil, cliutil.Usage("%v", err)
+		return nil, nil, cliutil.WindowUsage(err)
 	}
 	r, err := openLog(path, o)
 	if err != nil {
@@ -149,6 +139,11 @@ func createOutputAt(c *cli.Context, out string, force bool, inputs ...string) (*
 	if outfile.IsStdout(out) && c.Bool("json") {
 		return nil, cliutil.Usage("-o %s writes the output to stdout: drop --json, or give -o FILE", out)
 	}
+	if what := binaryOutput(c); outfile.IsStdout(out) && what != "" {
+		if err := cliutil.RefuseBinaryOnTerminal(c, out, what); err != nil {
+			return nil, err
+		}
+	}
 	for _, in := range inputs {
 		if same(in, out) {
 			return nil, cliutil.Usage("%s: the output must differ from the input", out)
@@ -156,6 +151,18 @@ func createOutputAt(c *cli.Context, out string, force bool, inputs ...string) (*
 	}
 	f, err := outfile.Create(out, outfile.Options{Force: force, Stdout: c.App.Writer})
 	return f, cliutil.Output(err)
+}
+
+// binaryOutput names what the verb writes to -o when it is binary (a
+// log, an MCAP file), "" for text (a CSV table).
+func binaryOutput(c *cli.Context) string {
+	if c.Command.Name == "export" {
+		if c.String("format") == "csv" {
+			return ""
+		}
+		return "MCAP"
+	}
+	return "a vrlog log"
 }
 
 // checked says how an output was checked: read back, or (written in
@@ -168,7 +175,7 @@ func checked(f *outfile.File) string {
 }
 
 // newProgress reports the bytes read of rs, on stderr.
-func newProgress(c *cli.Context, what string, rs ...*logfmt.Reader) *progress.Bar {
+func newProgress(c *cli.Context, what string, rs ...*logfmt.Reader) *ui.Progress {
 	var total int64
 	for _, r := range rs {
 		total += r.Size()
@@ -184,12 +191,12 @@ func newProgress(c *cli.Context, what string, rs ...*logfmt.Reader) *progress.Ba
 
 // startProgress reports done() of total on stderr (nothing if done is nil
 // or with -q).
-func startProgress(c *cli.Context, what string, total int64, done func() int64) *progress.Bar {
+func startProgress(c *cli.Context, what string, total int64, done func() int64) *ui.Progress {
 	if done == nil || c.Bool("quiet") {
 		return nil
 	}
 	width, _, tty := cliutil.Terminal(c.App.ErrWriter)
-	return progress.Start(c.App.ErrWriter, what, total, done, progress.Options{TTY: tty, Width: width})
+	return ui.StartProgress(c.App.ErrWriter, what, total, done, ui.LoopOptions{TTY: tty, Width: width})
 }
 
 // same reports whether a and b name the same existing file.
@@ -211,19 +218,6 @@ func status(c *cli.Context) io.Writer {
 		return c.App.ErrWriter
 	}
 	return c.App.Writer
-}
-
-func humanBytes(n uint64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := uint64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
 func writeJSONLine(w io.Writer, v any) error {

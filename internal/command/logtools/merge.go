@@ -119,7 +119,7 @@ func mergeLogs(c *cli.Context, paths []string, out string, force, sim bool, serv
 		meta = map[string]string{}
 	}
 	meta["vrlog.merged_from"] = strings.Join(paths, ",")
-	keepEpoch(meta, readers...)
+	keepEpoch(meta, paths, readers...)
 	var opts logfmt.MergeOptions
 	var al *hostclock.Alignment
 	if sim {

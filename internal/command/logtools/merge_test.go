@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vrlog/vrlog/analyzer"
+	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/hostclock"
 	"github.com/vrlog/vrlog/internal/cliutil"
 	"github.com/vrlog/vrlog/internal/synth"
@@ -105,11 +107,11 @@ func TestMergeOnSimClockErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"merge", "--clock", "sim", a, none, "-o", o}, none + ": hostclock: no clock-sync probes; without its probes"},
-		{[]string{"merge", "--clock", "sim", a, none, "-o", o, "--time-service", "vr/r1/**"}, none + ": hostclock: no clock-sync probes"},
+		{[]string{"merge", "--clock", "sim", a, none, "-o", o}, none + ": no clock-sync probes; without its probes"},
+		{[]string{"merge", "--clock", "sim", a, none, "-o", o, "--time-service", "vr/r1/**"}, none + ": no clock-sync probes"},
 		{[]string{"merge", "--clock", "sim", a, a, "-o", o, "--time-service", "vr/r2/time"}, "no clock-sync probes of a time service matching vr/r2/time (it probed vr/r1/time)"},
 		{[]string{"merge", "--clock", "sim", a, a, "-o", o, "--time-service", "vr/r1*"}, "--time-service: "},
-		{[]string{"merge", "--clock", "sim", merged, a, "-o", o}, merged + ": hostclock: already on the simulator's clock"},
+		{[]string{"merge", "--clock", "sim", merged, a, "-o", o}, merged + ": already on the simulator's clock"},
 		{[]string{"merge", merged, a, "-o", o}, "is on the simulator's clock (a merge put it there), " + a + " on its recorder's; merge the hosts' own logs with --clock sim"},
 		{[]string{"merge", "--time-service", "vr/r1/time", a, a, "-o", o}, "--time-service chooses the clock of --clock sim"},
 		{[]string{"merge", "--clock", "capture", a, a, "-o", o}, `--clock "capture": want recorder or sim`},
@@ -125,5 +127,88 @@ func TestMergeOnSimClockErrors(t *testing.T) {
 	// Parts of one merged log merge as they are.
 	if _, errs, code := run(t, "merge", merged, merged, "-o", o); code != 0 {
 		t.Fatalf("merging a merged log with itself: %s", errs)
+	}
+}
+
+// hostStream writes one host's log of one stream: n records every period
+// from capture time first, received 1 ms later on a clock offset behind
+// the capture clock; states (zenoh) or frames (iceoryx2).
+func hostStream(t *testing.T, name string, state bool, first int64, n int, period, offset time.Duration) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	w, err := logfmt.Create(p, logfmt.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := logfmt.Channel{Name: "vr/r1/camera/front", Transport: logfmt.TransportIceoryx2, Topic: "vr/r1/camera/front", Schema: codec.SchemaFrame}
+	if state {
+		ch = logfmt.Channel{Name: "vr/r1/state", Transport: logfmt.TransportZenoh, Topic: "vr/r1/state", Schema: codec.SchemaState}
+	}
+	id, err := w.AddChannel(ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		c := first + int64(i)*int64(period)
+		r := logfmt.Record{Channel: id, RecvWallNs: c + int64(time.Millisecond-offset), RecvMonoNs: mono0 + c - t0, CaptureNs: c, Seq: uint64(i), HasStamp: true}
+		if state {
+			r.Payload = codec.AppendState(nil, &codec.State{Seq: uint64(i), TNs: c})
+		} else {
+			h := codec.NewFrameHeader(uint64(i), c, 1, 2, 2, codec.RGB8)
+			r.Header, r.Payload = codec.AppendFrameHeader(nil, &h), make([]byte, 12)
+		}
+		if err := w.Write(&r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A two-host session (docs/deployment.md): frames recorded on one host,
+// states on another. The first frame was captured 14.136 ms before the
+// robot's first state; the session's epoch is the first state all the
+// same, in either input order (it was the frames log's fallback, the
+// first frame), and epoch_source names the states log. analyze of the
+// two logs together keeps the same rule.
+func TestMergeEpochIsTheFirstState(t *testing.T) {
+	const lead = 14_136 * time.Microsecond
+	frames := hostStream(t, "frames.vrlog", false, t0, 30, 33*time.Millisecond, 3*time.Millisecond)
+	states := hostStream(t, "states.vrlog", true, t0+int64(lead), 100, 10*time.Millisecond, -5*time.Millisecond)
+	for _, in := range [][]string{{frames, states}, {states, frames}} {
+		m := filepath.Join(t.TempDir(), "session.vrlog")
+		if out, errs, code := run(t, append(append([]string{"merge"}, in...), "-o", m)...); code != 0 {
+			t.Fatalf("merge %v: %d\n%s%s", in, code, out, errs)
+		}
+		out, _, code := run(t, "info", "--json", m)
+		var info Info
+		if err := json.Unmarshal([]byte(out), &info); code != 0 || err != nil {
+			t.Fatalf("info: %d %v", code, err)
+		}
+		if info.EpochNs != t0+int64(lead) || !strings.Contains(info.EpochSource, "first state sample on vr/r1/state (in "+states+")") {
+			t.Errorf("merge %v: epoch %d (%s), want the first state %d", in, info.EpochNs, info.EpochSource, t0+int64(lead))
+		}
+		rep, err := analyzer.AnalyzeFiles(in, analyzer.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.EpochNs != t0+int64(lead) || !strings.Contains(rep.EpochSource, "(in "+states+")") {
+			t.Errorf("analyze %v: epoch %d (%s), want the first state %d", in, rep.EpochNs, rep.EpochSource, t0+int64(lead))
+		}
+		// A cut of the frames log stores its fallback epoch, and says it is
+		// one: analyzed beside the states, it does not win either.
+		cutFrames := filepath.Join(t.TempDir(), "frames-cut.vrlog")
+		if out, errs, code := run(t, "cut", frames, "-o", cutFrames); code != 0 {
+			t.Fatalf("cut: %d\n%s%s", code, out, errs)
+		}
+		if rep, err := analyzer.AnalyzeFiles([]string{cutFrames, in[0], in[1]}, analyzer.Options{}); err != nil || rep.EpochNs != t0+int64(lead) {
+			t.Errorf("analyze of a cut of the frames beside the states: epoch %d (%s) %v", rep.EpochNs, rep.EpochSource, err)
+		}
+		// A log of the merged session read again keeps it.
+		if rep, err = analyzer.AnalyzeFiles([]string{m}, analyzer.Options{}); err != nil || rep.EpochNs != t0+int64(lead) {
+			t.Errorf("analyze of the merged log: epoch %d (%s) %v", rep.EpochNs, rep.EpochSource, err)
+		}
 	}
 }

@@ -4,13 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/vrlog/vrlog/analyzer"
 	"github.com/vrlog/vrlog/internal/cliutil"
-	"github.com/vrlog/vrlog/internal/progress"
+	"github.com/vrlog/vrlog/internal/ui"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/outfile"
 )
@@ -29,7 +28,9 @@ exactly the records it kept: a repaired file you cannot open is not a repair.
 It reports what was kept and what was lost, telling apart a torn tail (the
 file simply ends mid-chunk: the usual crash, kill -9 or power loss, which
 loses at most the last flush interval) from corruption in the middle of the
-file (bit flips: each dropped chunk is named with its byte offset in SRC).
+file (bit flips: each dropped chunk is named with its byte offset in SRC;
+a chunk with one damaged payload block keeps the records of its sound
+blocks, salvaged block by block).
 
 DST is written to a temporary file next to it and renamed when verified; an existing DST is
 kept unless --force. SRC is never modified. A SRC that does not start like a
@@ -65,6 +66,18 @@ type RecoverResult struct {
 	TornTail        string   `json:"torn_tail,omitempty"`
 	TornTailOffset  *int64   `json:"torn_tail_offset,omitempty"`
 	Placeholders    []uint16 `json:"placeholder_channels,omitempty"`
+	// Salvaged are the chunks kept without their damaged payload blocks:
+	// the records of their sound blocks kept, those of the damaged lost.
+	Salvaged []SalvagedChunk `json:"salvaged_chunks,omitempty"`
+}
+
+// SalvagedChunk is one chunk of the source kept without its damaged
+// payload blocks.
+type SalvagedChunk struct {
+	Offset  int64    `json:"offset"`
+	Kept    uint64   `json:"records_kept"`
+	Lost    uint64   `json:"records_lost"`
+	Damaged []string `json:"damaged"` // its damaged payload blocks
 }
 
 func runRecover(c *cli.Context) error {
@@ -80,6 +93,11 @@ func runRecover(c *cli.Context) error {
 	if dst == "" {
 		return cliutil.Usage("recover: --output: give a file path (- for stdout)")
 	}
+	if outfile.IsStdout(dst) {
+		if err := cliutil.RefuseBinaryOnTerminal(c, dst, "a vrlog log"); err != nil {
+			return err
+		}
+	}
 	if outfile.IsStdout(dst) && c.Bool("json") {
 		return cliutil.Usage("recover: -o %s writes the copy to stdout: drop --json, or give -o FILE", dst)
 	}
@@ -90,12 +108,12 @@ func runRecover(c *cli.Context) error {
 		return cliutil.Usage("recover: the output must differ from the source")
 	}
 	force := c.Bool("force")
-	prog := startProgress(c, "recover "+src, 2*st.Size(), progress.ProcessReads())
+	prog := startProgress(c, "recover "+src, 2*st.Size(), ui.ProcessReads())
 	opts := logfmt.RecoverOptions{Overwrite: force, Force: force, Stdout: c.App.Writer}
 	if r, err := logfmt.Open(src, logfmt.ReaderOptions{Tolerant: true}); err == nil {
 		if r.Indexed() { // the source's own statistics: its epoch, whatever chunks the copy drops
-			ns, _ := analyzer.SessionEpoch(r)
-			opts.Metadata = map[string]string{logfmt.MetaSessionEpoch: strconv.FormatInt(ns, 10)}
+			opts.Metadata = map[string]string{}
+			analyzer.StoreEpoch(opts.Metadata, analyzer.LogEpoch(r))
 		}
 		r.Close()
 	}
@@ -126,6 +144,13 @@ func runRecover(c *cli.Context) error {
 	for _, d := range rep.Rebuilt {
 		res.Rebuilt = append(res.Rebuilt, d.Error())
 	}
+	for _, s := range rep.Salvaged {
+		sc := SalvagedChunk{Offset: s.Offset, Kept: s.Kept, Lost: s.Lost}
+		for _, d := range s.Damaged {
+			sc.Damaged = append(sc.Damaged, d.Error())
+		}
+		res.Salvaged = append(res.Salvaged, sc)
+	}
 	for _, d := range rep.Dropped {
 		res.Dropped = append(res.Dropped, d.Error())
 		res.DroppedOffsets = append(res.DroppedOffsets, d.Offset)
@@ -139,7 +164,11 @@ func runRecover(c *cli.Context) error {
 	if res.TornTailOffset != nil {
 		torn = *res.TornTailOffset
 	}
-	cliutil.WarnDamage(c, logfmt.Damage{File: src, Size: st.Size(), TornTail: torn, Skipped: res.Dropped, ReadAround: res.Rebuilt})
+	skipped := res.Dropped
+	for _, s := range res.Salvaged {
+		skipped = append(skipped, s.Damaged...)
+	}
+	cliutil.WarnDamage(c, logfmt.Damage{File: src, Size: st.Size(), TornTail: torn, NoFooter: !rep.HadFooter, Skipped: skipped, ReadAround: res.Rebuilt})
 	if r, err := logfmt.Open(src, logfmt.ReaderOptions{Tolerant: true}); err == nil {
 		if ws := r.WriterStats(); ws != nil && r.Indexed() {
 			total := ws.Records
@@ -152,7 +181,7 @@ func runRecover(c *cli.Context) error {
 	}
 	w := status(c)
 	fmt.Fprintf(w, "recovered %s -> %s (%s)\n", src, dst, how)
-	fmt.Fprintf(w, "  kept:   %d chunks, %d records, %s of %s\n", res.ChunksKept, res.RecordsKept, humanBytes(uint64(res.DestBytes)), humanBytes(uint64(res.SourceBytes)))
+	fmt.Fprintf(w, "  kept:   %d chunks, %d records, %s of %s\n", res.ChunksKept, res.RecordsKept, ui.Bytes(res.DestBytes), ui.Bytes(res.SourceBytes))
 	if res.RecordsInSource != nil {
 		fmt.Fprintf(w, "  source index listed %d records: %d lost\n", *res.RecordsInSource, *res.RecordsInSource-min(*res.RecordsInSource, res.RecordsKept))
 	}
@@ -168,7 +197,13 @@ func runRecover(c *cli.Context) error {
 	if len(res.Dropped) > 0 {
 		fmt.Fprintf(w, "  CORRUPTION in the middle of the file: %d damaged block(s) dropped:\n", len(res.Dropped))
 		for _, d := range res.Dropped {
-			fmt.Fprintf(w, "    %s\n", d)
+			fmt.Fprintf(w, "    %s\n", cliutil.Readable(d))
+		}
+	}
+	for _, s := range res.Salvaged {
+		fmt.Fprintf(w, "  CORRUPTION: salvaged the chunk at offset %d: %d records of its sound payload blocks kept, %d of its damaged one(s) lost:\n", s.Offset, s.Kept, s.Lost)
+		for _, d := range s.Damaged {
+			fmt.Fprintf(w, "    %s\n", cliutil.Readable(d))
 		}
 	}
 	if len(res.Placeholders) > 0 {

@@ -7,7 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/vrlog/vrlog/internal/cliutil"
-	"github.com/vrlog/vrlog/internal/progress"
+	"github.com/vrlog/vrlog/internal/ui"
 	"github.com/vrlog/vrlog/logfmt"
 )
 
@@ -87,7 +87,7 @@ func runVerify(c *cli.Context) error {
 		if st, err := os.Stat(path); err == nil {
 			size = st.Size()
 		}
-		prog := startProgress(c, "verify "+path, size, progress.ProcessReads())
+		prog := startProgress(c, "verify "+path, size, ui.ProcessReads())
 		rep, err := logfmt.Verify(path, logfmt.ReaderOptions{})
 		prog.Done()
 		if err != nil {
@@ -143,10 +143,10 @@ func runVerify(c *cli.Context) error {
 		default:
 			fmt.Fprintf(out, "DAMAGED %s: %d sound chunks, %d readable records\n", path, res.Chunks, res.Records)
 			for _, p := range res.Problems {
-				fmt.Fprintf(out, "  %s\n", p)
+				fmt.Fprintf(out, "  %s\n", cliutil.Readable(p))
 			}
 			if res.TornTail != "" {
-				fmt.Fprintf(out, "  torn tail: %s\n", res.TornTail)
+				fmt.Fprintf(out, "  torn tail: %s\n", cliutil.Readable(res.TornTail))
 			}
 			if !res.HasFooter {
 				fmt.Fprintf(out, "  no footer: the log was not closed properly\n")

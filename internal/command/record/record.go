@@ -105,7 +105,8 @@ and nothing is written until a trigger:
                                     vrlog/record/NAME/snapshot (NAME: --name,
                                     default the -o file's name); the reply is
                                     the file written
-   --trigger CHECK=[CHANNEL=]VALUE  a sample that fails one of analyze's
+   --snapshot-on CHECK=[CHANNEL=]VALUE
+                                    a sample that fails one of analyze's
                                     checks, watched live: max-skips,
                                     max-restarts, max-outage, max-lag (the
                                     same channels, patterns and wording)
@@ -122,15 +123,15 @@ while the disk keeps up (when it does not, the oldest part before the
 trigger gives way first, then the after part is cut short, and the log says
 so with the numbers); the first time the buffer fills, record says what it
 holds at the current rate ("512 MiB holds about 2.6 s of the current 186
-MB/s; --snapshot 30s needs about 5.6 GB in memory"), and again when that
+MB/s; --snapshot 30s needs about 5.2 GiB in memory"), and again when that
 changes by a tenth. A window closes once every stream still receiving has
 what was captured up to its end (3 s at most past it: frames received late
 are waited for). The snapshot is then
-written from the journal. A --trigger max-outage also fires when a stream
+written from the journal. A --snapshot-on max-outage also fires when a stream
 stops for good. kill -9 leaves the journal of an open window, which 'vrlog
 recover' restores, and a snapshot being finished leaves its temporary name
 (.OUT_TIME_CAUSE.vrlog.tmp-*) as well: keep the journal, delete the
-temporary file; earlier snapshots are untouched. A --trigger that matches no recorded
+temporary file; earlier snapshots are untouched. A --snapshot-on check that matches no recorded
 channel is said once the channels are known, and fails the recording at its
 end (exit 1).
 
@@ -150,7 +151,8 @@ EXAMPLES:
    record -o s.vrlog -k 'vr/**' --compression 'vr/*/camera/*=none' \
        --compression 'vr/*/state=zstd-3'
    record -o bug.vrlog --all --snapshot 30s --after 5s \
-       --trigger max-restarts=0 --trigger 'max-outage=vr/*/state=200ms'
+       --snapshot-on max-restarts=0 \
+       --snapshot-on 'max-outage=vr/*/state=200ms'
 
 ` + cliutil.ExitCodesHelp,
 		Flags: append(append(zenohflags.Flags(),

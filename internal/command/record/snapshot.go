@@ -24,10 +24,11 @@ import (
 // need it).
 func snapshotFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.DurationFlag{Name: "snapshot", Usage: "snapshot mode: keep the last `DURATION` in memory and write it only when triggered (SIGUSR1, a zenoh query, --trigger)"},
+		&cli.DurationFlag{Name: "snapshot", Usage: "snapshot mode: keep the last `DURATION` in memory and write it only when triggered (SIGUSR1, a zenoh query, --snapshot-on)"},
 		&cli.StringFlag{Name: "snapshot-bytes", Value: "512M", Usage: "with --snapshot: most `SIZE` of compressed chunks held in memory (e.g. 256M, 2G): the part before a trigger, and what the window's journal has not written yet"},
 		&cli.DurationFlag{Name: "after", Usage: "with --snapshot: also record this `DURATION` after the trigger (written to disk as it comes: held in full whatever --snapshot-bytes while the disk keeps up; else the part before the trigger gives way first, then the after part is cut short, and the snapshot says so)"},
-		&cli.StringSliceFlag{Name: "trigger", Usage: "with --snapshot: take a snapshot when a sample fails analyze's check: `CHECK=[CHANNEL=]VALUE`, CHECK " + livecheck.LiveChecks + " (repeatable)"},
+		&cli.StringSliceFlag{Name: "snapshot-on", Usage: "with --snapshot: take a snapshot when a sample fails analyze's check: `CHECK=[CHANNEL=]VALUE`, CHECK " + livecheck.LiveChecks + " (repeatable; it was --trigger)"},
+		&cli.StringSliceFlag{Name: "trigger", Hidden: true, Usage: "deprecated: --snapshot-on"},
 	}
 }
 
@@ -38,7 +39,7 @@ const minSnapshotBytes = 16 << 20
 // snapshotConfig reads the snapshot flags into cfg; nil without --snapshot.
 func snapshotConfig(c *cli.Context, cfg *recorder.Config) error {
 	if c.Duration("snapshot") <= 0 {
-		for _, f := range []string{"after", "trigger", "snapshot-bytes"} {
+		for _, f := range []string{"after", "snapshot-on", "trigger", "snapshot-bytes"} {
 			if c.IsSet(f) {
 				return cliutil.Usage("--%s needs --snapshot DURATION", f)
 			}
@@ -62,10 +63,13 @@ func snapshotConfig(c *cli.Context, cfg *recorder.Config) error {
 	if sc.MaxBytes < minSnapshotBytes {
 		return cliutil.Usage("--snapshot-bytes %s: want at least 16M (a few chunks)", c.String("snapshot-bytes"))
 	}
-	for _, s := range c.StringSlice("trigger") {
+	if c.IsSet("trigger") {
+		cliutil.Warn(c, "--trigger is deprecated: it is --snapshot-on now (a trigger is what fires a snapshot: SIGUSR1, a query, a failed live check); --trigger goes in a later release")
+	}
+	for _, s := range append(c.StringSlice("snapshot-on"), c.StringSlice("trigger")...) {
 		t, err := livecheck.ParseTrigger(s)
 		if err != nil {
-			return cliutil.Usage("--trigger %v", err)
+			return cliutil.Usage("--snapshot-on %v", err)
 		}
 		cfg.Triggers = append(cfg.Triggers, t)
 	}
@@ -76,7 +80,7 @@ func snapshotConfig(c *cli.Context, cfg *recorder.Config) error {
 // snapshotReports wires the reports of a snapshot recording: each
 // snapshot written is printed, and what a person should know.
 func snapshotReports(c *cli.Context, cfg *recorder.Config, name string, errw io.Writer) {
-	cfg.Snapshot.OnNotice = func(msg string) { fmt.Fprintf(errw, "record: WARNING: %s\n", msg) }
+	cfg.Snapshot.OnNotice = func(msg string) { fmt.Fprintf(errw, "record: WARNING: %s\n", withCheckFlag(msg)) }
 	cfg.OnNotice = cfg.Snapshot.OnNotice
 	if !c.Bool("quiet") {
 		cfg.Snapshot.OnOpen = func(t logfmt.SnapshotTrigger, journal string) {
@@ -112,7 +116,7 @@ func snapshotReports(c *cli.Context, cfg *recorder.Config, name string, errw io.
 	fmt.Fprintf(errw, "record: snapshot mode: keeping the last %s in memory (at most %s); a snapshot on SIGUSR1 (kill -USR1 %d), a zenoh query on %s",
 		cfg.Snapshot.Before, c.String("snapshot-bytes"), os.Getpid(), recctl.Key(name, recctl.Snapshot))
 	for _, t := range cfg.Triggers {
-		fmt.Fprintf(errw, ", --trigger %s", t)
+		fmt.Fprintf(errw, ", --snapshot-on %s", t)
 	}
 	fmt.Fprintln(errw)
 }
@@ -134,15 +138,31 @@ func onSIGUSR1(r *recorder.Recorder) {
 	}()
 }
 
-// snapshotCheck reports a snapshot recording's end: a --trigger that
-// watched nothing fails it (exit 1), as a threshold that checks nothing
-// fails analyze.
+// withCheckFlag names the flag of a notice about a live check
+// (livecheck.Watch.Unwatched, "max-lag=45ms watched nothing: ..."): the
+// library names the check, the verb its flag.
+func withCheckFlag(msg string) string {
+	for _, check := range strings.Split(livecheck.LiveChecks, ", ") {
+		if strings.HasPrefix(msg, check+"=") {
+			return "--snapshot-on " + msg
+		}
+	}
+	return msg
+}
+
+// snapshotCheck reports a snapshot recording's end: a --snapshot-on check
+// that watched nothing fails it (exit 1), as a threshold that checks
+// nothing fails analyze.
 func snapshotCheck(sum *recorder.Summary, errw io.Writer) error {
 	if sum.Snapshot != nil && sum.Snapshot.Written == 0 {
 		fmt.Fprintf(errw, "record: no snapshot was triggered: nothing written\n")
 	}
 	if len(sum.Unwatched) > 0 {
-		return cliutil.CheckFailed(errors.New(strings.Join(sum.Unwatched, "; ")))
+		lines := make([]string, len(sum.Unwatched))
+		for i, u := range sum.Unwatched {
+			lines[i] = withCheckFlag(u)
+		}
+		return cliutil.CheckFailed(errors.New(strings.Join(lines, "; ")))
 	}
 	return nil
 }

@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/vrlog/vrlog/internal/cliutil"
+	"github.com/vrlog/vrlog/internal/ui"
 	"github.com/vrlog/vrlog/recorder"
+	"github.com/vrlog/vrlog/textfit"
 )
 
 // status prints the recorder's status: a table redrawn in place on a
@@ -52,13 +54,24 @@ func (s *status) show(st recorder.Status) {
 	}
 }
 
-// final prints the summary line (after the last table on a terminal).
+// final prints the summary line (after the last table on a terminal,
+// wrapped between words to its width).
 func (s *status) final(st recorder.Status) {
+	width := 0
 	if s.tty {
 		w, h := s.size()
 		s.draw(table(st, w-1, h-1))
+		width = w - 1
 	}
-	fmt.Fprintf(s.w, "record: %s\n", plainLine(st))
+	for _, l := range finalLines(st, width) {
+		fmt.Fprintln(s.w, l)
+	}
+}
+
+// finalLines is the summary line in lines of at most width columns (0:
+// one line), continued under its text (it wrapped mid-word on 80 columns).
+func finalLines(st recorder.Status, width int) []string {
+	return textfit.WrapIndent("record: "+plainLine(st), width, len("record: "))
 }
 
 func (s *status) draw(rows []string) {
@@ -129,7 +142,7 @@ func table(s recorder.Status, width, height int) []string {
 		}
 		ratio = fmt.Sprintf(", compression %.2fx", float64(raw)/float64(s.BytesWritten))
 	}
-	out = append(out, fit(fmt.Sprintf("%s elapsed, %s written%s", s.Elapsed.Round(time.Second), human(s.BytesWritten), ratio), width))
+	out = append(out, fit(fmt.Sprintf("%s elapsed, %s written%s", s.Elapsed.Round(time.Second), ui.Bytes(s.BytesWritten), ratio), width))
 	return append(out, notes[:min(len(notes), max(height-len(out), 0))]...)
 }
 
@@ -175,7 +188,7 @@ func plainLine(s recorder.Status) string {
 		msgs, drops, skipped = msgs+c.Msgs, drops+c.Drops, skipped+c.Skipped
 	}
 	line := fmt.Sprintf("%s: %d channels, %d messages, %s written, %d missing by seq, %d dropped by the recorder",
-		s.Elapsed.Round(time.Second), len(s.Channels), msgs, human(s.BytesWritten), skipped, drops)
+		s.Elapsed.Round(time.Second), len(s.Channels), msgs, ui.Bytes(s.BytesWritten), skipped, drops)
 	if s.Zenoh != nil {
 		line += "; " + s.Zenoh.String()
 	}
@@ -195,16 +208,4 @@ func plainLine(s recorder.Status) string {
 		line += fmt.Sprintf(", %d recorded with a limit (see the warnings)", warned)
 	}
 	return line
-}
-
-func human(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }

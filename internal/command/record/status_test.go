@@ -40,3 +40,25 @@ func TestStatusFitsTheTerminal(t *testing.T) {
 		t.Fatal("count")
 	}
 }
+
+// The final line fits an 80-column terminal between words; off a
+// terminal it is one line.
+func TestFinalLineFitsTheTerminal(t *testing.T) {
+	st := recorder.Status{Elapsed: 12 * time.Second, BytesWritten: 123 << 20,
+		Channels: []recorder.ChannelStatus{{Name: "vr/r1/state", Msgs: 300, Skipped: 2, Drops: 1}, {Name: "vr/r1/camera/front", Msgs: 360}}}
+	lines := finalLines(st, 79)
+	if len(lines) < 2 {
+		t.Fatalf("%q", lines)
+	}
+	for _, l := range lines {
+		if len([]rune(l)) > 79 || strings.HasSuffix(l, "mi") || strings.HasPrefix(strings.TrimSpace(l), "ssing") {
+			t.Errorf("%q", l)
+		}
+	}
+	if got := strings.Join(strings.Fields(strings.Join(lines, " ")), " "); got != "record: "+plainLine(st) {
+		t.Errorf("words lost: %q", got)
+	}
+	if one := finalLines(st, 0); len(one) != 1 {
+		t.Errorf("off a terminal: %q", one)
+	}
+}

@@ -68,20 +68,22 @@ A TEST FIXTURE for a controller under test (docs/replay.md):
    --clock-key K   publish the log's time on K (vrlog.ReplayClock/1,
                    docs/wire-format.md) at --clock-rate and/or with every
                    record (--clock-per-record)
-   --lockstep KEY  release each record of the trigger channels (--trigger,
+   --lockstep KEY  release each record of the stimulus channels (--stimulus,
                    default the state channels) only after the controller
                    answered on KEY, or --lockstep-timeout passed (a missed step;
                    some are reported, gate them with analyze --max-reaction;
                    --max-missed-in-a-row N (default 3) in a row, or
                    --max-missed N in all, end the run with exit 1, as does
-                   a trigger key losing its subscriber (the controller died).
-                   A controller pairs its answer to the trigger by putting
+                   a stimulus key losing its subscriber (the controller died).
+                   A controller pairs its answer to the stimulus by putting
                    "vrlog.seq=SEQ" (the state's seq) in the attachment; late
                    answers are then dropped and reported)
    --capture PATTERN -o response.vrlog
                    record the controller's outputs (zenoh keys and iceoryx2
-                   services PATTERN matches) with the released triggers, on
+                   services PATTERN matches) with the released stimuli, on
                    one clock: ` + "`analyze --max-reaction`" + ` gates the reaction
+                   (the response log's JSON and metadata call them the
+                   trigger channels, as before)
 
 FAULTS (--inject, repeatable; reproducible with --seed; AT is log time from
 the played window's start, and an AT at or after its end is exit 2):
@@ -132,7 +134,8 @@ EXAMPLES:
 			&cli.DurationFlag{Name: "lockstep-timeout", Value: time.Second, Usage: "how long a lockstep record waits for its answer before it counts as a missed step"},
 			&cli.IntFlag{Name: "max-missed", Usage: "end a lockstep run (exit 1) after `N` missed steps; 0: no limit"},
 			&cli.IntFlag{Name: "max-missed-in-a-row", Value: replayer.DefaultMaxMissedInARow, Usage: "end a lockstep run (exit 1) after `N` missed steps in a row; 0: no limit"},
-			&cli.StringSliceFlag{Name: "trigger", Usage: "the channels lockstep holds and capture measures the reaction from (`PATTERN`, repeatable); default the state channels"},
+			&cli.StringSliceFlag{Name: "stimulus", Usage: "the stimulus channels: those lockstep holds and capture measures the reaction from (`PATTERN`, repeatable; it was --trigger); default the state channels"},
+			&cli.StringSliceFlag{Name: "trigger", Hidden: true, Usage: "deprecated: --stimulus"},
 			&cli.StringSliceFlag{Name: "capture", Usage: "record the controller's outputs: zenoh keys and iceoryx2 services `PATTERN` matches (repeatable; needs -o)"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "--capture's response log `FILE`"},
 			&cli.BoolFlag{Name: "force", Usage: "replace an existing -o"},
@@ -143,7 +146,7 @@ EXAMPLES:
 			&cli.BoolFlag{Name: "tolerant", Usage: "replay what is intact of a truncated or corrupt log instead of failing"},
 			&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON (schema vrlog.replay/1, docs/replay.md)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress output"},
-			&cli.DurationFlag{Name: "linger", Value: 500 * time.Millisecond, Usage: "keep publishers open this long after the last record, so subscribers drain"},
+			&cli.DurationFlag{Name: "linger", Value: 500 * time.Millisecond, Usage: "keep publishers open this long after the last record, so subscribers drain (also after a stop that cut a lockstep step: the capture then holds its answer)"},
 			&cli.DurationFlag{Name: "reorder-window", Value: 100 * time.Millisecond, Usage: "with --clock capture: re-sort records arriving up to this much out of capture order"},
 			&cli.IntFlag{Name: "read-ahead-bytes", Value: 64 << 20, Usage: "read-ahead queue bound in `BYTES`"},
 			&cli.DurationFlag{Name: "read-ahead", Value: 2 * time.Second, Usage: "read-ahead queue bound in log time"},
@@ -173,7 +176,7 @@ var flagOf = map[string]string{
 	"ReadAhead": "--read-ahead", "Spin": "--spin", "ReadAheadBytes": "--read-ahead-bytes",
 	"WaitSubscribers": "--wait-for-subscribers", "WaitController": "--wait-for-controller", "Prefix": "--prefix", "Control": "--control", "ClockKey": "--clock-key",
 	"ClockRate": "--clock-rate/--clock-per-record", "Lockstep": "--lockstep", "MaxMissed": "--max-missed",
-	"MaxMissedInARow": "--max-missed-in-a-row", "Capture": "--capture", "Output": "-o", "Triggers": "--trigger",
+	"MaxMissedInARow": "--max-missed-in-a-row", "Capture": "--capture", "Output": "-o", "Triggers": "--stimulus",
 	"Channels": "--channel", "Remaps": "--remap", "Clock": "--clock", "Window": "--start/--end/--duration",
 	"Faults": "--inject", "Player": "replay",
 }
@@ -223,7 +226,10 @@ func parse(c *cli.Context) (*options, error) {
 		}
 		cfg.Rate = f
 	}
-	if err := cliutil.NonNegative(c, "wait-timeout", "lockstep-timeout", "linger", "reorder-window", "read-ahead", "spin"); err != nil {
+	if err := cliutil.NonNegative(c, "wait-timeout", "linger", "reorder-window", "read-ahead", "spin"); err != nil {
+		return nil, err
+	}
+	if err := cliutil.Positive(c, "lockstep-timeout"); err != nil {
 		return nil, err
 	}
 	for _, name := range []string{"read-ahead-bytes", "wait-for-subscribers", "max-missed", "max-missed-in-a-row"} {
@@ -236,7 +242,7 @@ func parse(c *cli.Context) (*options, error) {
 	}
 	var err error
 	if cfg.Window, err = logfmt.ParseWindow(c.String("start"), c.String("end"), c.String("duration")); err != nil {
-		return nil, cliutil.Usage("%v", err)
+		return nil, cliutil.WindowUsage(err)
 	}
 	if s := c.String("delay"); s != "" {
 		if cfg.Delay, err = player.ParseDuration(s); err != nil || cfg.Delay < 0 {
@@ -284,15 +290,15 @@ func (o *options) parseFixture(c *cli.Context) error {
 			return cliutil.Usage("--lockstep-timeout %v: want a duration > 0", cfg.LockstepTimeout)
 		}
 		cfg.MaxMissed, cfg.MaxMissedInARow = c.Int("max-missed"), c.Int("max-missed-in-a-row")
-		if cfg.MaxMissedInARow == 0 {
-			cfg.MaxMissedInARow = -1 // the flag's 0 is no limit
-		}
 	} else if c.IsSet("max-missed") || c.IsSet("max-missed-in-a-row") {
 		return cliutil.Usage("--max-missed and --max-missed-in-a-row bound --lockstep's missed steps; give --lockstep")
 	}
 	var err error
-	if cfg.Triggers, err = keyexpr.ParseSet(c.StringSlice("trigger")); err != nil {
-		return cliutil.Usage("--trigger: %v", err)
+	if c.IsSet("trigger") {
+		cliutil.Warn(c, "--trigger is deprecated: it is --stimulus now (the channels lockstep holds; a trigger is what fires a snapshot); --trigger goes in a later release")
+	}
+	if cfg.Triggers, err = keyexpr.ParseSet(append(c.StringSlice("stimulus"), c.StringSlice("trigger")...)); err != nil {
+		return cliutil.Usage("--stimulus: %v", err)
 	}
 	if cfg.StartPaused && !keyboard(c.App.ErrWriter) {
 		o.pausedOffTTY = true
@@ -310,7 +316,7 @@ func openError(err error) error {
 	case errors.As(err, &ce):
 		return flagError(ce)
 	case errors.Is(err, replayer.ErrInput):
-		return cliutil.Input(withFlags(err))
+		return cliutil.Input(withFlags(cliutil.LogHint(err)))
 	case errors.Is(err, fs.ErrExist):
 		return cliutil.Output(fmt.Errorf("-o: %w", err))
 	case errors.Is(err, replayer.ErrOutput):
@@ -379,9 +385,9 @@ func run(c *cli.Context) error {
 	}
 
 	cliutil.Graceful(c) // SIGINT or SIGTERM stops the replay and prints its report
-	ui := startUI(c.Context, rp.Player(), stderr, o.quiet, rp.Span())
+	keys := startUI(rp.Player(), stderr, o.quiet, rp.Span())
 	rep, rerr := rp.Run(c.Context)
-	ctrlC := ui.stop()
+	ctrlC := keys.stop()
 	if rep == nil {
 		return cliutil.Runtime(rerr)
 	}
@@ -397,7 +403,7 @@ func run(c *cli.Context) error {
 	if o.jsonOut {
 		err = writeJSON(stdout, rep)
 	} else {
-		err = writeText(stdout, rep)
+		err = writeText(stdout, rep, cliutil.Width(c))
 	}
 	if err != nil {
 		return cliutil.Runtime(err)

@@ -690,9 +690,9 @@ func TestUsageErrors(t *testing.T) {
 		{"--lockstep", "vrtest/**", f.path}, // the same through a pattern
 		{"--lockstep", "x", "--lockstep-timeout", "0s", f.path},
 		{"--lockstep", "x", "--clock-key", "x", f.path}, // the clock would answer
-		{"--lockstep", "x", "--trigger", "no/such", f.path},
+		{"--lockstep", "x", "--stimulus", "no/such", f.path},
 		{"--lockstep", "x", "--channel", f.service, f.path},                           // no state channel to trigger on
-		{"--trigger", f.stateKey, f.path},                                             // neither lockstep nor capture
+		{"--stimulus", f.stateKey, f.path},                                            // neither lockstep nor capture
 		{"--capture", "x", f.path},                                                    // no -o
 		{"-o", "r.vrlog", f.path},                                                     // no --capture
 		{"--capture", f.service, "-o", filepath.Join(t.TempDir(), "r.vrlog"), f.path}, // would capture itself
@@ -702,6 +702,13 @@ func TestUsageErrors(t *testing.T) {
 	} {
 		if r := runReplay(t, args...); r.code != cliutil.ExitUsage {
 			t.Errorf("%v: exit %d, want 2 (%s)", args, r.code, r.stderr)
+		}
+	}
+	// A negative and a zero lockstep timeout say the same range (-1s said
+	// "want >= 0", and 0 was refused too).
+	for _, d := range []string{"-1s", "0s"} {
+		if r := runReplay(t, "--lockstep", "x", "--lockstep-timeout", d, f.path); r.code != cliutil.ExitUsage || !strings.Contains(r.stderr, "want a duration > 0") {
+			t.Errorf("--lockstep-timeout %s: exit %d %q", d, r.code, r.stderr)
 		}
 	}
 	notLog := filepath.Join(t.TempDir(), "x.vrlog")

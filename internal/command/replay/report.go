@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/vrlog/vrlog/replayer"
+	"github.com/vrlog/vrlog/textfit"
 )
 
 func writeJSON(w io.Writer, r *replayer.Report) error {
@@ -19,7 +19,12 @@ func writeJSON(w io.Writer, r *replayer.Report) error {
 
 func us(ns int64) string { return time.Duration(ns).Round(100 * time.Nanosecond).String() }
 
-func writeText(w io.Writer, r *replayer.Report) error {
+// writeText prints the summary for a person, fitted to width columns (a
+// terminal's; 0: no limit): lines wrapped between words, the table split
+// into groups of columns, each led by the channel (on an 80-column
+// terminal it wrapped mid-number).
+func writeText(out io.Writer, r *replayer.Report, width int) error {
+	w := textfit.NewWriter(out, width)
 	rate := fmt.Sprint(r.Rate, "×")
 	if r.Rate == "max" {
 		rate = "max"
@@ -44,7 +49,13 @@ func writeText(w io.Writer, r *replayer.Report) error {
 		if l.Late > 0 {
 			fmt.Fprintf(w, ", %d late answers dropped", l.Late)
 		}
+		if l.Duplicates > 0 {
+			fmt.Fprintf(w, ", %d duplicate answers dropped", l.Duplicates)
+		}
 		fmt.Fprintln(w)
+		if l.UntaggedAfterMiss > 0 {
+			fmt.Fprintf(w, "WARNING: %d trigger records were released by an untagged answer after a missed step: each may have been released by the answer to the one before it (tag the answers; docs/replay.md)\n", l.UntaggedAfterMiss)
+		}
 	}
 	if c := r.Capture; c != nil {
 		var parts []string
@@ -56,17 +67,20 @@ func writeText(w io.Writer, r *replayer.Report) error {
 			fmt.Fprintf(w, "capture: nothing captured on %s\n", m)
 		}
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "CHANNEL\tTRANSPORT\tTOPIC\tSENT\tDROPPED\tOUTAGE\tERR p50\tp99\tmax\t")
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	tb := &textfit.Table{Keep: 1}
+	tb.Row("CHANNEL", "TRANSPORT", "TOPIC", "SENT", "DROPPED", "OUTAGE", "ERR p50", "p99", "max")
 	rows := append(append([]replayer.ChannelReport{}, r.Channels...), r.Total)
 	for _, c := range rows {
 		p50, p99, mx := "-", "-", "-"
 		if c.TimingError.Count > 0 {
 			p50, p99, mx = us(c.TimingError.P50), us(c.TimingError.P99), us(c.TimingError.Max)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t\n", c.Name, c.Transport, c.Topic, c.Sent, c.Dropped, c.OutageSkipped, p50, p99, mx)
+		tb.Row(c.Name, c.Transport, c.Topic, fmt.Sprint(c.Sent), fmt.Sprint(c.Dropped), fmt.Sprint(c.OutageSkipped), p50, p99, mx)
 	}
-	return tw.Flush()
+	return tb.Write(out, width)
 }
 
 // plural is "1 record", "2 records", "1 pass", "3 passes".

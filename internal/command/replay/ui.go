@@ -1,65 +1,43 @@
 package replay
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
 	"golang.org/x/term"
 
 	"github.com/vrlog/vrlog/internal/cliutil"
+	"github.com/vrlog/vrlog/internal/ui"
 	"github.com/vrlog/vrlog/player"
 )
 
-// ui prints progress (a live line on a terminal, a plain line every few
-// seconds otherwise) and, on a terminal, reads the keyboard.
-type ui struct {
-	done    chan struct{}
-	wg      sync.WaitGroup
+// keysUI prints progress (the status loop of every verb, ui.Loop: a
+// live line on a terminal, a plain line every few seconds otherwise) and,
+// on a terminal, reads the keyboard.
+type keysUI struct {
+	loop    *ui.Loop
 	restore func()
 	mu      sync.Mutex
 	ctrlC   bool // the user pressed Ctrl-C (raw mode): an interrupt, not q
-	tty     bool
-	w       io.Writer
 }
 
-func startUI(ctx context.Context, p *player.Player, w io.Writer, quiet bool, span time.Duration) *ui {
-	u := &ui{done: make(chan struct{}), w: w, tty: cliutil.IsTerminal(w)}
+func startUI(p *player.Player, w io.Writer, quiet bool, span time.Duration) *keysUI {
+	u := &keysUI{}
 	if keyboard(w) {
 		if st, err := term.MakeRaw(int(os.Stdin.Fd())); err == nil {
 			u.restore = func() { term.Restore(int(os.Stdin.Fd()), st) }
 			go u.keys(p) // blocks in Read until a key; not joined (stdin cannot be unblocked)
 		}
 	}
-	if quiet {
-		return u
+	if !quiet {
+		width, _, tty := cliutil.Terminal(w)
+		u.loop = ui.StartLoop(w, func(tty bool, _ int) string { return statusLine(p.Status(), span, tty) },
+			ui.LoopOptions{TTY: tty, Width: width, Every: 5 * time.Second})
 	}
-	every := 5 * time.Second
-	if u.tty {
-		every = 200 * time.Millisecond
-	}
-	u.wg.Add(1)
-	go func() {
-		defer u.wg.Done()
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-u.done:
-				if u.tty {
-					fmt.Fprint(w, "\r\x1b[K")
-				}
-				return
-			case <-t.C:
-				u.line(p.Status(), span)
-			}
-		}
-	}()
 	return u
 }
 
@@ -69,7 +47,9 @@ func keyboard(w io.Writer) bool {
 	return cliutil.IsTerminal(w) && term.IsTerminal(int(os.Stdin.Fd()))
 }
 
-func (u *ui) line(s player.Status, span time.Duration) {
+// statusLine is the replay's position, pass, records sent, rate and state:
+// with a bar on a terminal, as a plain line off one.
+func statusLine(s player.Status, span time.Duration, tty bool) string {
 	rate := fmt.Sprintf("%.2f×", s.Rate)
 	if s.RateMax {
 		rate = "max"
@@ -88,25 +68,16 @@ func (u *ui) line(s player.Status, span time.Duration) {
 	if span > 0 {
 		const width = 30
 		n := min(max(int(float64(width)*float64(s.Position)/float64(span)), 0), width)
-		bar = "[" + repeat("#", n) + repeat("-", width-n) + "] "
+		bar = "[" + strings.Repeat("#", n) + strings.Repeat("-", width-n) + "] "
 	}
-	if u.tty {
-		fmt.Fprintf(u.w, "\r\x1b[K%s%s  pass %d  %d sent  %s %s", bar, pos, s.Pass, s.Sent, rate, state)
-		return
+	if tty {
+		return fmt.Sprintf("%s%s  pass %d  %d sent  %s %s", bar, pos, s.Pass, s.Sent, rate, state)
 	}
-	fmt.Fprintf(u.w, "replay: %s, pass %d, %d sent, rate %s, %s\n", pos, s.Pass, s.Sent, rate, state)
-}
-
-func repeat(s string, n int) string {
-	out := ""
-	for range n {
-		out += s
-	}
-	return out
+	return fmt.Sprintf("replay: %s, pass %d, %d sent, rate %s, %s", pos, s.Pass, s.Sent, rate, state)
 }
 
 // keys maps keys to player controls.
-func (u *ui) keys(p *player.Player) {
+func (u *keysUI) keys(p *player.Player) {
 	buf := make([]byte, 16)
 	for {
 		n, err := os.Stdin.Read(buf)
@@ -142,9 +113,8 @@ func (u *ui) keys(p *player.Player) {
 // stop ends the progress output, restores the terminal and reports
 // whether the user pressed Ctrl-C (which the terminal's raw mode turns
 // into a key, not a SIGINT).
-func (u *ui) stop() bool {
-	close(u.done)
-	u.wg.Wait()
+func (u *keysUI) stop() bool {
+	u.loop.Done()
 	if u.restore != nil {
 		u.restore()
 	}

@@ -1,4 +1,4 @@
-package progress
+package ui
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ func TestLineFitsItsWidth(t *testing.T) {
 		}
 	}
 	l := Line("cut", 1<<30, 4<<30, 4*time.Second, 79)
-	for _, want := range []string{"[", " 25% ", "1.0 GiB/4.0 GiB", "256.0 MiB/s", "ETA 12s"} {
+	for _, want := range []string{"[", " 25% ", "1 GiB/4 GiB", "256 MiB/s", "ETA 12s"} {
 		if !strings.Contains(l, want) {
 			t.Errorf("%q lacks %q", l, want)
 		}
@@ -39,7 +39,7 @@ func TestPlainLinesOffATerminal(t *testing.T) {
 	var w syncBuf
 	var n int64
 	var mu sync.Mutex
-	b := Start(&w, "merge", 100, func() int64 { mu.Lock(); defer mu.Unlock(); return n }, Options{Every: 10 * time.Millisecond})
+	b := StartProgress(&w, "merge", 100, func() int64 { mu.Lock(); defer mu.Unlock(); return n }, LoopOptions{Every: 10 * time.Millisecond})
 	mu.Lock()
 	n = 50
 	mu.Unlock()
@@ -52,7 +52,7 @@ func TestPlainLinesOffATerminal(t *testing.T) {
 	if !strings.Contains(w.String(), "merge: 50% (50 B of 100 B)") || strings.Contains(w.String(), "\r") {
 		t.Fatalf("%q", w.String())
 	}
-	var none *Bar
+	var none *Progress
 	none.Done()
 }
 
