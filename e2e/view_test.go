@@ -329,7 +329,7 @@ func TestViewSlowClient(t *testing.T) {
 	// sent, it has nothing left to refuse and stays until it leaves.
 	slow.Close()
 	fast.Close()
-	client := regexp.MustCompile(`client \S+ (?:disconnected \(took nothing[^)]*\)|left): sent \d+ messages \([\d.]+ MB\), dropped (\d+) \((\d+) frames\)`)
+	client := regexp.MustCompile(`client \S+ (?:disconnected \(took nothing[^)]*\)|left): sent \d+ messages \([\d.]+ (?:[KMGT]i)?B\), dropped (\d+) \((\d+) frames\)`)
 	var line []string
 	waitFor(t, 20*time.Second, "the clients' lines", func() bool {
 		for _, m := range client.FindAllStringSubmatch(view.stderr.String(), -1) {

@@ -162,7 +162,7 @@ const undecodableSchema = `{` + jsonSchemaDialect + `,
 
 const replayClockSchema = `{` + jsonSchemaDialect + `,
   "title": "vrlog.ReplayClock/1",
-  "description": "A replay's position on the log's clock (replay --clock-key, docs/wire-format.md).",
+  "description": "A replay's position on the log's clock, published on its clock key (docs/wire-format.md).",
   "type": "object",
   "properties": {
     "timestamp": ` + timeSchema + `,

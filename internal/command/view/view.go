@@ -16,6 +16,7 @@ import (
 
 	"github.com/vrlog/vrlog/foxws"
 	"github.com/vrlog/vrlog/internal/cliutil"
+	"github.com/vrlog/vrlog/internal/ui"
 	"github.com/vrlog/vrlog/internal/zenohflags"
 	"github.com/vrlog/vrlog/keyexpr"
 	"github.com/vrlog/vrlog/logfmt"
@@ -136,7 +137,7 @@ func run(c *cli.Context) error {
 	} else {
 		var err error
 		if cfg.Window, err = logfmt.ParseWindow(c.String("start"), c.String("end"), c.String("duration")); err != nil {
-			return cliutil.Usage("--start/--end/--duration: %v", err)
+			return cliutil.WindowUsage(err)
 		}
 		if cfg.Channels, err = keyexpr.ParseSet(c.StringSlice("channel")); err != nil {
 			return cliutil.Usage("--channel: %v", err)
@@ -213,12 +214,12 @@ func (s *statusLine) left(c foxws.ClientStats, reason string) {
 	if s.tty {
 		nl = "\r\x1b[2K"
 	}
-	fmt.Fprintf(s.w, "%sview: client %s %s: sent %d messages (%.1f MB), dropped %d (%d frames)\n", nl, c.Addr, why,
-		c.SentMessages, float64(c.SentBytes)/1e6, c.Dropped, c.DroppedFrames)
+	fmt.Fprintf(s.w, "%sview: client %s %s: sent %d messages (%s), dropped %d (%d frames)\n", nl, c.Addr, why,
+		c.SentMessages, ui.Bytes(int64(c.SentBytes)), c.Dropped, c.DroppedFrames)
 }
 
-// line is "view: 2 clients, 4 subscriptions, 12.1 MB/s; playing at 1x
-// 12.3 s; 127.0.0.1:5123 (sdk) 3 subs 11.9 MB/s dropped 14 (14 frames)".
+// line is "view: 2 clients, 4 subscriptions, 12.1 MiB/s; playing at 1x;
+// 127.0.0.1:5123 (sdk) 3 subs 11.9 MiB/s dropped 14 (14 frames)".
 func (s *statusLine) line(st viewer.Status, now time.Time) string {
 	var b strings.Builder
 	subs := 0
@@ -231,7 +232,7 @@ func (s *statusLine) line(st viewer.Status, now time.Time) string {
 		bytes[c.Addr] = c.SentBytes
 		r := 0.0
 		if p, ok := s.prevBytes[c.Addr]; ok && dt > 0 {
-			r = float64(c.SentBytes-p) / dt / 1e6
+			r = float64(c.SentBytes-p) / dt
 		}
 		rate += r
 		sp := "v1"
@@ -242,11 +243,11 @@ func (s *statusLine) line(st viewer.Status, now time.Time) string {
 		if c.Dropped > 0 {
 			d = fmt.Sprintf(" dropped %d (%d frames)", c.Dropped, c.DroppedFrames)
 		}
-		per = append(per, fmt.Sprintf("%s (%s) %d subs %.1f MB/s%s", c.Addr, sp, len(c.Subscriptions), r, d))
+		per = append(per, fmt.Sprintf("%s (%s) %d subs %s%s", c.Addr, sp, len(c.Subscriptions), ui.Rate(r), d))
 	}
 	sort.Strings(per)
 	s.prevBytes, s.prevAt = bytes, now
-	fmt.Fprintf(&b, "view: %d clients, %d subscriptions, %.1f MB/s", len(st.Clients), subs, rate)
+	fmt.Fprintf(&b, "view: %d clients, %d subscriptions, %s", len(st.Clients), subs, ui.Rate(rate))
 	if p := st.Playback; p != nil {
 		fmt.Fprintf(&b, "; %s at %gx", p.Status, p.Speed)
 	}
