@@ -36,7 +36,7 @@ test-pure:
 # kill -9 behind a backlog (TestKill9UnderBackPressureKeepsStates), which
 # the other packages' tests, run beside them on two cores, made lose states
 # 2-3 s old (13 and 245 in two runs; 0 alone, 3 of 3).
-test-go: native peers
+test-go: native peers foxglove-client
 	$(GO) test $(NATIVE_LDFLAGS) -count=1 ./transport/...
 	$(GO) test $(NATIVE_LDFLAGS) -count=1 $$($(GO) list ./... | grep -v -e /transport/ -e /e2e$$)
 	$(GO) test $(NATIVE_LDFLAGS) -count=1 -timeout 40m -skip '^TestRelease$$' ./e2e/
@@ -50,7 +50,7 @@ test-race: native
 ## (Go's default, 60s, spends a short budget minimizing instead of fuzzing)
 FUZZTIME ?= 30s
 FUZZMINIMIZE ?= 2s
-FUZZ_PKGS ?= ./keyexpr/ ./codec/ ./logfmt/ ./schema/ ./dataset/ ./parquetexport/
+FUZZ_PKGS ?= ./keyexpr/ ./codec/ ./logfmt/ ./schema/ ./foxws/ ./dataset/ ./parquetexport/
 fuzz:
 	@for p in $(FUZZ_PKGS); do for t in $$($(GO) test -list 'Fuzz.*' $$p | grep ^Fuzz); do \
 		echo "== $$p $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) -parallel 1 $$p || exit 1; done; done
@@ -107,6 +107,15 @@ bench-transport: native peers
 # compare it with the Go reader and check the CSV exports in pandas.
 test-python: peers
 	$(VENV)/bin/python -m pytest -q python/tests
+
+# ---- Node: the official Foxglove WebSocket client for vrlog view's tests ----
+# tools/foxglove-client: @foxglove/ws-protocol and what decodes its messages,
+# pinned by package-lock.json (node_modules is not committed).
+.PHONY: foxglove-client
+foxglove-client: tools/foxglove-client/node_modules/.stamp
+tools/foxglove-client/node_modules/.stamp: tools/foxglove-client/package-lock.json
+	cd tools/foxglove-client && npm ci --no-audit --no-fund
+	@touch $@
 
 # ---- Python: interop peers (official eclipse-zenoh and iceoryx2 wheels), the reader ----
 .PHONY: peers

@@ -107,3 +107,20 @@ var ErrResize = errors.New("codec: restamped sample changes size")
 type Resizer interface {
 	RestampResized(header, payload []byte, delta int64) ([]byte, error)
 }
+
+// FrameHeaderTypeName is the iceoryx2 user-header type name of vrsdk
+// frames: a service that declares it carries SchemaFrame.
+const FrameHeaderTypeName = "vrsdk::FrameHeader"
+
+// DetectSchema names the schema of a channel from one of its records, as
+// the recorder does for a new channel: a state if the payload decodes as
+// one, a frame if the header does, else "" (raw bytes).
+func DetectSchema(header, payload []byte) string {
+	if _, _, err := StateStamp(payload); err == nil {
+		return SchemaState
+	}
+	if _, _, err := FrameStamp(header); err == nil {
+		return SchemaFrame
+	}
+	return ""
+}

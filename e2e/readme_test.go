@@ -156,6 +156,8 @@ func TestReadmeCommands(t *testing.T) {
 		{prefix: "vrlog info bug-1234.vrlog", want: []string{"vr/r1/state", "vr/r1/camera/front", "footer:    present"}},
 		{prefix: "vrlog cat bug-1234.vrlog --channel vr/r1/state --limit 5 --json", want: []string{`"channel":"vr/r1/state"`}},
 		{prefix: "vrlog analyze bug-1234.vrlog --html report.html", want: []string{"vr/r1/camera/front vs vr/r1/state"}, made: []string{"report.html"}},
+		{prefix: "vrlog view --live --all", skip: "serves until stopped: e2e/view_test.go runs view --live with the official Foxglove client"},
+		{prefix: "vrlog view bug-1234.vrlog", skip: "serves until stopped: e2e/view_test.go and viewer's tests play logs to Foxglove clients"},
 		{prefix: "vrlog analyze run.vrlog --max-skips 0", code: 1, made: []string{"checks.xml", "report.json"},
 			want:   []string{"checks failed; first: max-skips"},
 			before: func(t *testing.T, dir string) { os.WriteFile(filepath.Join(dir, "run.vrlog"), sample, 0o644) }},

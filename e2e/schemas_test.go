@@ -114,25 +114,10 @@ func TestRecordDeclaredSchemas(t *testing.T) {
 			if out, err := exec.Command(vrlogBin, "export", logPath, "--format", "mcap", "-o", mcapPath).CombinedOutput(); err != nil {
 				t.Fatalf("export: %v\n%s", err, out)
 			}
-			out, err := exec.Command(py, filepath.Join(root(), "tools", "mcapcheck", "declared.py"), mcapPath, prefix+"/").CombinedOutput()
-			if err != nil {
-				t.Fatalf("tools/mcapcheck/declared.py: %v\n%s", err, out)
-			}
+			exported := declaredMessages(t, py, mcapPath, prefix+"/")
 			got := map[string][]ownMsg{}
-			sc := bufio.NewScanner(bytes.NewReader(out))
-			sc.Buffer(nil, 1<<20)
 			wantEnc := map[string]string{"protobuf": "protobuf", "json": "json", "ros2": "cdr", "cstruct": "json"}[enc.name]
-			for sc.Scan() {
-				var m struct {
-					Topic, Encoding string
-					Sequence        uint64
-					Decoded         map[string]any
-				}
-				dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
-				dec.UseNumber() // nanoseconds exactly
-				if err := dec.Decode(&m); err != nil {
-					t.Fatalf("%v: %s", err, sc.Bytes())
-				}
+			for _, m := range exported {
 				if strings.HasSuffix(m.Topic, "/raw") {
 					continue
 				}
@@ -151,6 +136,9 @@ func TestRecordDeclaredSchemas(t *testing.T) {
 					}
 				}
 			}
+
+			// vrlog view: the same schemas and messages (view_test.go)
+			checkViewDeclared(t, py, logPath, prefix, exported)
 
 			// CSV: the decoded fields as columns
 			csvDir := filepath.Join(dir, "csv")
@@ -214,6 +202,37 @@ func writeDeclarations(t *testing.T, path, prefix string) {
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// declaredMsg is one message as tools/mcapcheck/declared.py decoded it.
+type declaredMsg struct {
+	Topic, Encoding, Schema string
+	SchemaEncoding          string `json:"schema_encoding"`
+	Sequence                uint64
+	Decoded                 map[string]any
+}
+
+// declaredMessages decodes the messages of an MCAP under prefix with the
+// MCAP project's decoders (tools/mcapcheck/declared.py).
+func declaredMessages(t *testing.T, py, mcapPath, prefix string) []declaredMsg {
+	t.Helper()
+	out, err := exec.Command(py, filepath.Join(root(), "tools", "mcapcheck", "declared.py"), mcapPath, prefix).CombinedOutput()
+	if err != nil {
+		t.Fatalf("tools/mcapcheck/declared.py: %v\n%s", err, out)
+	}
+	var msgs []declaredMsg
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var m declaredMsg
+		dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
+		dec.UseNumber() // nanoseconds exactly
+		if err := dec.Decode(&m); err != nil {
+			t.Fatalf("%v: %s", err, sc.Bytes())
+		}
+		msgs = append(msgs, m)
+	}
+	return msgs
 }
 
 type ownMsg struct {

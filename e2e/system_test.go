@@ -225,6 +225,7 @@ func TestQuietOnEveryVerb(t *testing.T) {
 		"filter":     {script: "vrlog filter -q run.vrlog -o c.vrlog --end 5", check: silent}, // cut's other name
 		"merge":      {script: "vrlog merge --quiet run.vrlog run.vrlog -o m.vrlog", check: silent},
 		"export":     {script: "vrlog export -q run.vrlog -o x.mcap", check: silent},
+		"view":       {script: "timeout --preserve-status -s INT 2 vrlog view -q run.vrlog --addr 127.0.0.1:0", check: silent, want: []string{"serving on ws://127.0.0.1:"}},
 		"sim":        {script: "vrlog sim -q --duration 1s --no-multicast --robot %R% --width 64 --height 48", check: silent},
 		"completion": {script: "vrlog completion -q bash", want: []string{"complete -o bashdefault"}},
 		"man":        {script: "vrlog man -q --markdown", want: []string{"# NAME"}},
@@ -393,7 +394,7 @@ func TestTextFitsTheTerminal(t *testing.T) {
 // backslash.
 func TestHelpFitsAndFills(t *testing.T) {
 	dir := t.TempDir()
-	for _, verb := range []string{"analyze", "cat", "controller", "ctl", "cut", "export", "info", "merge", "record", "recover", "replay", "sim", "snapshot", "verify"} {
+	for _, verb := range []string{"analyze", "cat", "controller", "ctl", "cut", "export", "info", "merge", "record", "recover", "replay", "sim", "snapshot", "verify", "view"} {
 		r := shell(t, dir, "vrlog "+verb+" --help")
 		if r.code != 0 {
 			t.Fatalf("%s --help: %s", verb, r)

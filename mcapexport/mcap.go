@@ -5,13 +5,11 @@ import (
 	"io"
 	"os"
 	"sort"
-	"strconv"
 
 	"github.com/foxglove/mcap/go/mcap"
 
-	"github.com/vrlog/vrlog/codec"
+	"github.com/vrlog/vrlog/foxglove"
 	"github.com/vrlog/vrlog/logfmt"
-	"github.com/vrlog/vrlog/schema"
 )
 
 // MCAPOptions configures an MCAP export. The zero value is usable.
@@ -50,30 +48,15 @@ type MCAPStats struct {
 	PerTopic    map[string]uint64 // messages per MCAP topic
 }
 
-// How a channel's records become MCAP messages.
-type msgKind int
-
-const (
-	kindJSON      msgKind = iota // decoded by its codec, a JSON message
-	kindRawImage                 // vrsdk.Frame/1: protobuf foxglove.RawImage
-	kindHeartbeat                // the recorder's marks: JSON vrlog.Heartbeat/1
-	kindOpaque                   // unknown schema: JSON vrlog.Opaque (bytes in base64)
-	kindNative                   // a declared protobuf or ROS 2 CDR schema: the payload as it is
-	kindDeclared                 // a declared JSON or C struct schema: its JSON
-)
-
 // outChannel is the MCAP side of one vrlog channel.
 type outChannel struct {
 	src     logfmt.Channel
 	id      uint16 // MCAP channel id
 	topic   string
-	kind    msgKind
-	codec   codec.Codec   // kindJSON, kindRawImage
-	decl    *schema.Codec // kindNative, kindDeclared
-	count   uint32        // records seen (sequence for records without a stamp)
-	poseID  uint16        // states: companion "<topic>:pose", 0 when off
-	undecID uint16        // companion "<topic>:undecodable", 0 until needed
-	state   codec.State   // states: reused decode target
+	enc     *foxglove.Encoder
+	count   uint32 // records seen (sequence for records without a stamp)
+	poseID  uint16 // states: companion "<topic>:pose", 0 when off
+	undecID uint16 // companion "<topic>:undecodable", 0 until needed
 }
 
 // MCAPWriter writes vrlog records as an indexed, chunked MCAP file.
@@ -123,60 +106,16 @@ func NewMCAP(out io.Writer, opts MCAPOptions) (*MCAPWriter, error) {
 	return m, nil
 }
 
-// schemaFor returns the MCAP schema (name, encoding, data) of the
-// messages of a vrlog schema's channel.
-func schemaFor(schema string) (name, encoding string, data []byte, kind msgKind) {
-	switch schema {
-	case codec.SchemaState:
-		return codec.SchemaState, "jsonschema", []byte(stateSchema), kindJSON
-	case codec.SchemaFrame:
-		return SchemaRawImage, "protobuf", rawImageDescriptor, kindRawImage
-	case codec.SchemaTimeReply:
-		return codec.SchemaTimeReply, "jsonschema", []byte(timeReplySchema), kindJSON
-	case codec.SchemaClockProbe:
-		return codec.SchemaClockProbe, "jsonschema", []byte(clockProbeSchema), kindJSON
-	case codec.SchemaReplayClock:
-		return codec.SchemaReplayClock, "jsonschema", []byte(replayClockSchema), kindJSON
-	case codec.SchemaHeartbeat:
-		return codec.SchemaHeartbeat, "jsonschema", []byte(heartbeatSchema), kindHeartbeat
-	}
-	return SchemaOpaque, "jsonschema", []byte(opaqueSchema), kindOpaque
-}
-
-// declaredSchema is the MCAP schema and message encoding of a channel
-// with a declared schema: protobuf with its FileDescriptorSet and ROS 2
-// CDR with its ros2msg text carry the payload as it is (Foxglove and the
-// MCAP libraries decode them); JSON and a C struct's fields go as JSON
-// with a JSON schema.
-func declaredSchema(sc *schema.Codec) (name, enc string, data []byte, msgEnc string, kind msgKind) {
-	d := sc.Decl()
-	switch d.Encoding {
-	case schema.EncProtobuf:
-		return d.Name, "protobuf", d.Data, "protobuf", kindNative
-	case schema.EncROS2:
-		return d.Name, "ros2msg", d.Data, "cdr", kindNative
-	}
-	return d.Name, "jsonschema", sc.JSONSchema(), "json", kindDeclared
-}
-
-// messageEncoding is the MCAP message encoding that goes with a schema
-// encoding.
-func messageEncoding(schemaEncoding string) string {
-	if schemaEncoding == "protobuf" {
-		return "protobuf"
-	}
-	return "json"
-}
-
-func (m *MCAPWriter) schemaID(name, encoding string, data []byte) (uint16, error) {
-	key := name + "\x00" + encoding + "\x00" + string(data) // declared schemas may share a name
+// schemaID writes s as an MCAP schema the first time it is given.
+func (m *MCAPWriter) schemaID(s foxglove.Schema) (uint16, error) {
+	key := s.Name + "\x00" + s.Encoding + "\x00" + string(s.Data) // declared schemas may share a name
 	if id, ok := m.schemas[key]; ok {
 		return id, nil
 	}
 	id := m.nextSch
-	m.w.schema(&mcap.Schema{ID: id, Name: name, Encoding: encoding, Data: data})
+	m.w.schema(&mcap.Schema{ID: id, Name: s.Name, Encoding: s.Encoding, Data: s.Data})
 	if m.w.err != nil {
-		return 0, fmt.Errorf("mcapexport: write schema %s: %w", name, m.w.err)
+		return 0, fmt.Errorf("mcapexport: write schema %s: %w", s.Name, m.w.err)
 	}
 	m.nextSch++
 	m.schemas[key] = id
@@ -196,23 +135,6 @@ func (m *MCAPWriter) newChannel(topic string, schemaID uint16, encoding string, 
 	return id, nil
 }
 
-// channelMeta is the MCAP channel metadata of a vrlog channel.
-func channelMeta(c *logfmt.Channel) map[string]string {
-	md := map[string]string{
-		"vrlog.channel_id": strconv.Itoa(int(c.ID)),
-		"vrlog.transport":  c.Transport.String(),
-		"vrlog.topic":      c.Topic,
-		"vrlog.schema":     c.Schema,
-	}
-	for k, v := range c.Meta {
-		if k == schema.MetaData {
-			continue // the MCAP schema holds it
-		}
-		md["vrlog.meta."+k] = v
-	}
-	return md
-}
-
 // AddChannel declares a vrlog channel; its MCAP channel (and schema) is
 // written at once, so a channel without records still appears. A state
 // channel also gets its "<topic>:pose" channel unless NoPoses.
@@ -223,34 +145,23 @@ func (m *MCAPWriter) AddChannel(c logfmt.Channel) error {
 	if _, dup := m.chans[c.ID]; dup {
 		return fmt.Errorf("mcapexport: channel id %d added twice", c.ID)
 	}
-	oc := &outChannel{src: c, topic: c.Name}
-	name, enc, data, kind := schemaFor(c.Schema)
-	msgEnc := messageEncoding(enc)
-	if cd, ok := schema.Lookup(&c); ok {
-		if sc, declared := cd.(*schema.Codec); declared {
-			oc.decl = sc
-			name, enc, data, msgEnc, kind = declaredSchema(sc)
-		}
-	}
-	oc.kind = kind
-	if kind == kindJSON || kind == kindRawImage {
-		oc.codec, _ = codec.Lookup(c.Schema)
-	}
-	sid, err := m.schemaID(name, enc, data)
+	oc := &outChannel{src: c, topic: c.Name, enc: foxglove.NewEncoder(&c, m.opts.EpochNs)}
+	sch := oc.enc.Schema()
+	sid, err := m.schemaID(sch)
 	if err != nil {
 		return err
 	}
-	if oc.id, err = m.newChannel(oc.topic, sid, msgEnc, channelMeta(&c)); err != nil {
+	if oc.id, err = m.newChannel(oc.topic, sid, sch.MessageEncoding(), foxglove.ChannelMeta(&c)); err != nil {
 		return err
 	}
-	if c.Schema == codec.SchemaState && !m.opts.NoPoses {
-		psid, err := m.schemaID(SchemaPoseInFrame, "protobuf", poseInFrameDescriptor)
+	if oc.enc.HasPose() && !m.opts.NoPoses {
+		ps := foxglove.PoseSchema()
+		psid, err := m.schemaID(ps)
 		if err != nil {
 			return err
 		}
-		md := channelMeta(&c)
-		md["vrlog.part"] = "pose"
-		if oc.poseID, err = m.newChannel(oc.topic+":pose", psid, "protobuf", md); err != nil {
+		md := foxglove.PartMeta(&c, foxglove.PartPose)
+		if oc.poseID, err = m.newChannel(oc.topic+foxglove.PoseSuffix, psid, ps.MessageEncoding(), md); err != nil {
 			return err
 		}
 	}
@@ -306,15 +217,9 @@ func (m *MCAPWriter) Write(r *logfmt.Record) error {
 	}
 	logTime, pubTime, seq := stamps(r, oc.count)
 	oc.count++
-	switch oc.kind {
-	case kindOpaque:
-		m.buf = appendOpaqueJSON(m.buf[:0], oc.src.Schema, r.Header, r.Payload)
-		return m.message(oc.id, oc.topic, seq, logTime, pubTime, m.buf, nil)
-	case kindHeartbeat:
-		m.buf = appendHeartbeatJSON(m.buf[:0], r.RecvWallNs)
-		return m.message(oc.id, oc.topic, seq, logTime, pubTime, m.buf, nil)
-	}
-	buf, tail, err := m.encode(oc, r)
+	// A frame's pixels stay in the tail, not copied here: the chunk copies
+	// or references them.
+	buf, tail, err := oc.enc.Encode(m.buf[:0], r)
 	if err == nil {
 		m.buf = buf
 		if err := m.message(oc.id, oc.topic, seq, logTime, pubTime, buf, tail); err != nil {
@@ -323,69 +228,26 @@ func (m *MCAPWriter) Write(r *logfmt.Record) error {
 		if oc.poseID == 0 {
 			return nil
 		}
-		m.buf = AppendPoseInFrameProto(m.buf[:0], &oc.state)
-		return m.message(oc.poseID, oc.topic+":pose", seq, logTime, pubTime, m.buf, nil)
+		m.buf = oc.enc.AppendPose(m.buf[:0])
+		return m.message(oc.poseID, oc.topic+foxglove.PoseSuffix, seq, logTime, pubTime, m.buf, nil)
 	}
 	// Keep the record: a companion channel carries its bytes and the error.
 	m.stats.Undecodable++
 	if oc.undecID == 0 {
-		sid, serr := m.schemaID(SchemaUndecodable, "jsonschema", []byte(undecodableSchema))
+		us := foxglove.UndecodableSchema()
+		sid, serr := m.schemaID(us)
 		if serr != nil {
 			return serr
 		}
-		md := channelMeta(&oc.src)
-		md["vrlog.part"] = "undecodable"
-		id, cerr := m.newChannel(oc.topic+":undecodable", sid, "json", md)
+		md := foxglove.PartMeta(&oc.src, foxglove.PartUndecodable)
+		id, cerr := m.newChannel(oc.topic+foxglove.UndecodableSuffix, sid, us.MessageEncoding(), md)
 		if cerr != nil {
 			return cerr
 		}
 		oc.undecID = id
 	}
-	m.buf = appendUndecodableJSON(m.buf[:0], oc.src.Schema, err, r.Header, r.Payload)
-	return m.message(oc.undecID, oc.topic+":undecodable", seq, logTime, pubTime, m.buf, nil)
-}
-
-// encode decodes r with its channel's codec and returns its message as
-// head then tail: a frame as protobuf (head: its fields, tail: its pixels,
-// not copied here: the chunk copies or references them), the rest as JSON (head only). A state stays decoded
-// in oc.state for its pose.
-func (m *MCAPWriter) encode(oc *outChannel, r *logfmt.Record) (head, tail []byte, err error) {
-	switch oc.kind {
-	case kindNative:
-		if err := oc.decl.Check(r.Header, r.Payload); err != nil {
-			return nil, nil, err
-		}
-		return append(m.buf[:0], r.Payload...), nil, nil
-	case kindDeclared:
-		b, err := oc.decl.AppendJSON(m.buf[:0], r.Header, r.Payload)
-		return b, nil, err
-	}
-	switch oc.src.Schema {
-	case codec.SchemaState:
-		if err := codec.DecodeStateInto(&oc.state, r.Payload, m.opts.EpochNs); err != nil {
-			return nil, nil, err
-		}
-		return AppendStateJSON(m.buf[:0], &oc.state), nil, nil
-	case codec.SchemaFrame:
-		f, err := codec.DecodeFrame(r.Header, r.Payload, m.opts.EpochNs)
-		if err != nil {
-			return nil, nil, err
-		}
-		return AppendRawImageProtoHead(m.buf[:0], &f), f.Pixels, nil
-	}
-	v, err := oc.codec.Decode(r.Header, r.Payload, m.opts.EpochNs)
-	if err != nil {
-		return nil, nil, err
-	}
-	switch x := v.(type) {
-	case codec.TimeReply:
-		return appendTimeReplyJSON(m.buf[:0], &x), nil, nil
-	case codec.ClockProbe:
-		return appendClockProbeJSON(m.buf[:0], &x), nil, nil
-	case codec.ReplayClock:
-		return appendReplayClockJSON(m.buf[:0], &x), nil, nil
-	}
-	return nil, nil, fmt.Errorf("mcapexport: no JSON mapping for %T", v)
+	m.buf = oc.enc.AppendUndecodable(m.buf[:0], r, err)
+	return m.message(oc.undecID, oc.topic+foxglove.UndecodableSuffix, seq, logTime, pubTime, m.buf, nil)
 }
 
 // Stats returns what has been written so far.

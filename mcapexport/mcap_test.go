@@ -17,6 +17,7 @@ import (
 	"github.com/foxglove/mcap/go/mcap"
 
 	"github.com/vrlog/vrlog/codec"
+	"github.com/vrlog/vrlog/foxglove"
 	"github.com/vrlog/vrlog/logfmt"
 )
 
@@ -89,7 +90,7 @@ func makeFixtureFrames(fw, fh uint32) *fixture {
 		sr := logfmt.Record{Channel: 1, RecvWallNs: t + 300_000, RecvMonoNs: int64(i) * 1_000_000, CaptureNs: t, Seq: seq, HasStamp: true,
 			Payload: state(seq, t)}
 		add(sr, "vr/r1/state", codec.SchemaState, "json", uint32(seq))
-		pose := msg(sr, "vr/r1/state:pose", SchemaPoseInFrame, "protobuf", uint32(seq))
+		pose := msg(sr, "vr/r1/state:pose", foxglove.SchemaPoseInFrame, "protobuf", uint32(seq))
 		pose.Fields = map[string]any{"frame_id": "world", "timestamp.seconds": t / 1e9, "timestamp.nanos": t % 1e9,
 			"pose.position.x": float64(seq), "pose.position.y": -1.5, "pose.position.z": 1e-9,
 			"pose.orientation.x": 0.0, "pose.orientation.w": 1.0}
@@ -97,7 +98,7 @@ func makeFixtureFrames(fw, fh uint32) *fixture {
 		if i%10 == 0 {
 			h, p := frame(uint64(i/10), t, fw, fh)
 			add(logfmt.Record{Channel: 2, RecvWallNs: t + 900_000, RecvMonoNs: int64(i)*1_000_000 + 600_000, CaptureNs: t, Seq: uint64(i / 10), HasStamp: true,
-				Header: h, Payload: p}, "vr/r1/camera/front", SchemaRawImage, "protobuf", uint32(i/10))
+				Header: h, Payload: p}, "vr/r1/camera/front", foxglove.SchemaRawImage, "protobuf", uint32(i/10))
 			sum := sha256.Sum256(p)
 			f.want[len(f.want)-1].DataSHA256 = hex.EncodeToString(sum[:])
 			f.want[len(f.want)-1].Fields = map[string]any{"width": fw, "height": fh, "step": 3 * fw, "encoding": "rgb8", "frame_id": "camera_3",
@@ -106,11 +107,11 @@ func makeFixtureFrames(fw, fh uint32) *fixture {
 	}
 	// A garbage state payload: kept on the :undecodable companion channel.
 	add(logfmt.Record{Channel: 1, RecvWallNs: t0 + 60_000_000, RecvMonoNs: 60_000_000, CaptureNs: t0 + 59_000_000, Seq: 60, HasStamp: true,
-		Payload: []byte("not a state")}, "vr/r1/state:undecodable", SchemaUndecodable, "json", 60)
+		Payload: []byte("not a state")}, "vr/r1/state:undecodable", foxglove.SchemaUndecodable, "json", 60)
 	// Unknown schema: header and payload verbatim in a vrlog.Opaque message.
 	for i := 0; i < 3; i++ {
 		r := logfmt.Record{Channel: 3, RecvWallNs: t0 + int64(i)*5_000_000, RecvMonoNs: int64(i) * 5_000_000, Header: []byte{1, 2, byte(i)}, Payload: []byte{9, 9, 9, byte(i)}}
-		add(r, "custom/blob", SchemaOpaque, "json", uint32(i))
+		add(r, "custom/blob", foxglove.SchemaOpaque, "json", uint32(i))
 		f.want[len(f.want)-1].Fields = map[string]any{"schema": "acme.Thing/3", "header": base64.StdEncoding.EncodeToString(r.Header),
 			"payload": base64.StdEncoding.EncodeToString(r.Payload)}
 	}
@@ -204,33 +205,6 @@ func TestMCAPGoReader(t *testing.T) {
 	mds, err := r.GetMetadata(info.MetadataIndexes[0].Offset)
 	if err != nil || mds.Metadata["note"] != "unit test" {
 		t.Fatalf("metadata %v %v", mds, err)
-	}
-}
-
-func TestAppendStateJSONNaN(t *testing.T) {
-	s := codec.State{Seq: 1, TNs: -5}
-	s.Position.X = nan()
-	b := AppendStateJSON(nil, &s)
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatalf("%v: %s", err, b)
-	}
-	if m["position"].(map[string]any)["x"] != nil || !strings.Contains(string(b), `"timestamp":{"sec":0,"nsec":0}`) {
-		t.Fatalf("%s", b)
-	}
-}
-
-func nan() float64 { var z float64; return z / z }
-
-func TestAppendStringEscapes(t *testing.T) {
-	in := "a\"b\\c\n\x01\xffé"
-	b := appendString(nil, in)
-	var out string
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatalf("%v: %s", err, b)
-	}
-	if out != "a\"b\\c\n\x01\ufffdé" {
-		t.Fatalf("%q", out)
 	}
 }
 
@@ -328,7 +302,7 @@ func TestMCAPCheckerCatchesMismatch(t *testing.T) {
 			return true
 		}},
 		{"pose", func(m *expectedMsg) bool {
-			if m.Schema != SchemaPoseInFrame {
+			if m.Schema != foxglove.SchemaPoseInFrame {
 				return false
 			}
 			m.Fields = map[string]any{"pose.position.y": 1.5}

@@ -304,13 +304,7 @@ func detectSchema(s *sample) string {
 	if s.schema != "" {
 		return s.schema
 	}
-	if _, _, err := codec.StateStamp(s.rec.Payload); err == nil {
-		return codec.SchemaState
-	}
-	if _, _, err := codec.FrameStamp(s.rec.Header); err == nil {
-		return codec.SchemaFrame
-	}
-	return ""
+	return codec.DetectSchema(s.rec.Header, s.rec.Payload)
 }
 
 // queueDrops books the drops of s's subscription's native queue counted

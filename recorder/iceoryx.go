@@ -20,7 +20,7 @@ func serviceMeta(info iceoryx2.ServiceInfo) (meta map[string]string, schema stri
 	for k, v := range info.Config.ToMeta() {
 		meta[k] = v
 	}
-	if info.Types.UserHeader.TypeName == "vrsdk::FrameHeader" {
+	if info.Types.UserHeader.TypeName == codec.FrameHeaderTypeName {
 		schema = codec.SchemaFrame
 	}
 	return meta, schema

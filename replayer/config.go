@@ -126,6 +126,8 @@ type Config struct {
 	// each ("replay: ..."); nil writes them to os.Stderr (io.Discard drops
 	// them).
 	Warn io.Writer
+
+	internal bool // OpenLogs: the recorder's own channels too
 }
 
 // DefaultMaxMissedInARow is vrlog replay's bound on missed steps in a

@@ -49,7 +49,9 @@ func joinRule(file0, in *input, wall0 int64) (shift int64, identity func(ch logf
 	}, nil
 }
 
-// open opens the files and selects channels and the window.
+// open opens the files and selects channels and the window; with
+// cfg.internal also the recorder's own channels (never published: for a
+// viewer, OpenLogs), whose records then widen the window.
 func open(cfg *Config, remapUsed []bool) (*session, error) {
 	s := &session{files: cfg.Files, src: &logSource{clock: cfg.Clock}}
 	var names []string        // the data channels there are, for errors
@@ -78,14 +80,17 @@ func open(cfg *Config, remapUsed []bool) (*session, error) {
 		}
 		in.shift = shift
 		for _, ch := range r.Channels() {
-			if ch.Transport == logfmt.TransportInternal {
+			own := ch.Transport == logfmt.TransportInternal
+			if own && !cfg.internal {
 				continue
 			}
-			if !slices.Contains(names, ch.Name) {
+			if !own && !slices.Contains(names, ch.Name) {
 				names = append(names, ch.Name)
 			}
 			st := r.StatsOf(ch.ID)
-			records += st.Records
+			if !own {
+				records += st.Records
+			}
 			if st.Records > 0 {
 				k0, k1 := st.FirstMonoNs+in.shift, st.LastMonoNs+in.shift
 				if cfg.Clock == ClockCapture {

@@ -12,6 +12,7 @@ import (
 	"github.com/vrlog/vrlog/internal/command/record"
 	"github.com/vrlog/vrlog/internal/command/replay"
 	"github.com/vrlog/vrlog/internal/command/sim"
+	"github.com/vrlog/vrlog/internal/command/view"
 )
 
 // commands lists every verb, grouped for --help. Each package under
@@ -30,6 +31,7 @@ func commands() []*cli.Command {
 	add("test fixture", ctl.Command(), controller.Command())
 	add("fleet", fleet.CollectCommand())
 	add("log tools", logtools.Commands()...)
+	add("viewer", view.Command())
 	add("simulator", sim.Command())
 	add("help", docCommands()...)
 	return cmds

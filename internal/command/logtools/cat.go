@@ -11,9 +11,9 @@ import (
 
 	"github.com/vrlog/vrlog/analyzer"
 	"github.com/vrlog/vrlog/codec"
+	"github.com/vrlog/vrlog/foxglove"
 	"github.com/vrlog/vrlog/internal/cliutil"
 	"github.com/vrlog/vrlog/logfmt"
-	"github.com/vrlog/vrlog/mcapexport"
 	"github.com/vrlog/vrlog/schema"
 	"github.com/vrlog/vrlog/textfit"
 )
@@ -83,7 +83,7 @@ func decodeJSON(cd codec.Codec, r *logfmt.Record, epoch int64) (json.RawMessage,
 	}
 	switch x := v.(type) {
 	case codec.State:
-		return mcapexport.AppendStateJSON(nil, &x), nil // NaN-safe
+		return foxglove.AppendStateJSON(nil, &x), nil // NaN-safe
 	case codec.Frame:
 		return json.Marshal(x.FrameHeader)
 	}

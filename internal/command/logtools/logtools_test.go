@@ -21,9 +21,9 @@ import (
 
 	"github.com/vrlog/vrlog/analyzer"
 	"github.com/vrlog/vrlog/codec"
+	"github.com/vrlog/vrlog/foxglove"
 	"github.com/vrlog/vrlog/internal/cliutil"
 	"github.com/vrlog/vrlog/logfmt"
-	"github.com/vrlog/vrlog/mcapexport"
 	"github.com/vrlog/vrlog/outfile"
 )
 
@@ -594,7 +594,7 @@ func TestExportMCAPIndependentReader(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := m
-			p.Topic, p.Schema, p.Encoding = m.Topic+":pose", mcapexport.SchemaPoseInFrame, "protobuf"
+			p.Topic, p.Schema, p.Encoding = m.Topic+":pose", foxglove.SchemaPoseInFrame, "protobuf"
 			p.Fields = map[string]any{"frame_id": "world", "timestamp.seconds": st.TNs / 1e9, "timestamp.nanos": st.TNs % 1e9,
 				"pose.position.x": st.Position.X, "pose.position.y": st.Position.Y, "pose.position.z": st.Position.Z,
 				"pose.orientation.x": st.Orientation.X, "pose.orientation.y": st.Orientation.Y,
@@ -602,7 +602,7 @@ func TestExportMCAPIndependentReader(t *testing.T) {
 			want = append(want, p)
 		case "vr/r1/camera/front":
 			// Protobuf foxglove.RawImage whose pixels are the log's.
-			m.Schema, m.Encoding = mcapexport.SchemaRawImage, "protobuf"
+			m.Schema, m.Encoding = foxglove.SchemaRawImage, "protobuf"
 			fh, err := codec.DecodeFrameHeader([]byte(x.Header), 0)
 			if err != nil {
 				t.Fatal(err)
@@ -612,7 +612,7 @@ func TestExportMCAPIndependentReader(t *testing.T) {
 			m.Fields = map[string]any{"width": fh.Width, "height": fh.Height, "step": fh.Stride, "encoding": fh.Encoding.String(),
 				"frame_id": fmt.Sprintf("camera_%d", fh.CameraID), "timestamp.seconds": fh.TNs / 1e9, "timestamp.nanos": fh.TNs % 1e9}
 		default:
-			m.Schema, m.Encoding = mcapexport.SchemaOpaque, "json"
+			m.Schema, m.Encoding = foxglove.SchemaOpaque, "json"
 			m.Fields = map[string]any{"schema": "acme.Blob/1", "header": base64.StdEncoding.EncodeToString([]byte(x.Header)),
 				"payload": base64.StdEncoding.EncodeToString([]byte(x.Payload))}
 		}
@@ -762,7 +762,7 @@ func TestExportMCAPLargeFrames(t *testing.T) {
 			}
 			sum := sha256.Sum256(pix)
 			want = append(want, expectedMsg{Topic: "cam", LogTime: uint64(r.RecvWallNs), PublishTime: uint64(tc), Sequence: uint32(i),
-				Schema: mcapexport.SchemaRawImage, Encoding: "protobuf", DataSHA256: hex.EncodeToString(sum[:]),
+				Schema: foxglove.SchemaRawImage, Encoding: "protobuf", DataSHA256: hex.EncodeToString(sum[:]),
 				Fields: map[string]any{"width": 320, "height": 240, "step": 960, "frame_id": "camera_2"}})
 		}
 		if err := w.Close(); err != nil {

@@ -1,4 +1,4 @@
-package mcapexport
+package foxglove
 
 import (
 	_ "embed"
@@ -16,7 +16,7 @@ import (
 //
 // The schemas are embedded as the binary FileDescriptorSet MCAP's
 // "protobuf" schema encoding requires (the schema name is the fully
-// qualified message name); foxglove/README.md says where the bytes come
+// qualified message name); descriptors/README.md says where the bytes come
 // from and under which license.
 
 const (
@@ -31,9 +31,9 @@ const (
 )
 
 var (
-	//go:embed foxglove/RawImage.fds
+	//go:embed descriptors/RawImage.fds
 	rawImageDescriptor []byte
-	//go:embed foxglove/PoseInFrame.fds
+	//go:embed descriptors/PoseInFrame.fds
 	poseInFrameDescriptor []byte
 )
 

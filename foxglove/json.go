@@ -1,4 +1,4 @@
-package mcapexport
+package foxglove
 
 import (
 	"encoding/base64"

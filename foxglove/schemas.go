@@ -1,4 +1,88 @@
-package mcapexport
+package foxglove
+
+import (
+	"github.com/vrlog/vrlog/codec"
+	"github.com/vrlog/vrlog/schema"
+)
+
+// Schema is the schema of a Foxglove channel's messages: its name (a
+// protobuf message's full name, or the vrlog schema), its encoding
+// ("protobuf": a binary FileDescriptorSet; "jsonschema": a JSON Schema) and
+// its bytes.
+type Schema struct {
+	Name     string
+	Encoding string
+	Data     []byte
+}
+
+// MessageEncoding is the encoding of the messages that go with s:
+// "protobuf", "cdr" (a ros2msg schema) or "json".
+func (s Schema) MessageEncoding() string {
+	switch s.Encoding {
+	case "protobuf":
+		return "protobuf"
+	case "ros2msg":
+		return "cdr"
+	}
+	return "json"
+}
+
+// Kind says how a channel's records become messages.
+type Kind int
+
+const (
+	KindJSON      Kind = iota // decoded by its codec, a JSON message
+	KindRawImage              // vrsdk.Frame/1: protobuf foxglove.RawImage
+	KindHeartbeat             // the recorder's marks: JSON vrlog.Heartbeat/1
+	KindOpaque                // unknown schema: JSON vrlog.Opaque (bytes in base64)
+	KindNative                // a declared protobuf or ROS 2 CDR schema: the payload as it is
+	KindDeclared              // a declared JSON or C struct schema: its JSON
+)
+
+// builtinSchema returns the schema of the messages of a channel whose
+// vrlog schema is name (one vrlog defines, else vrlog.Opaque), and how its
+// records are encoded.
+func builtinSchema(name string) (Schema, Kind) {
+	switch name {
+	case codec.SchemaState:
+		return Schema{codec.SchemaState, "jsonschema", []byte(stateSchema)}, KindJSON
+	case codec.SchemaFrame:
+		return Schema{SchemaRawImage, "protobuf", rawImageDescriptor}, KindRawImage
+	case codec.SchemaTimeReply:
+		return Schema{codec.SchemaTimeReply, "jsonschema", []byte(timeReplySchema)}, KindJSON
+	case codec.SchemaClockProbe:
+		return Schema{codec.SchemaClockProbe, "jsonschema", []byte(clockProbeSchema)}, KindJSON
+	case codec.SchemaReplayClock:
+		return Schema{codec.SchemaReplayClock, "jsonschema", []byte(replayClockSchema)}, KindJSON
+	case codec.SchemaHeartbeat:
+		return Schema{codec.SchemaHeartbeat, "jsonschema", []byte(heartbeatSchema)}, KindHeartbeat
+	}
+	return Schema{SchemaOpaque, "jsonschema", []byte(opaqueSchema)}, KindOpaque
+}
+
+// declaredSchema is the schema of a channel with a declared schema
+// (package schema, docs/schemas.md) and how its records are encoded:
+// protobuf with its FileDescriptorSet and ROS 2 CDR with its ros2msg text
+// carry the payload as it is (Foxglove and the MCAP libraries decode
+// them); JSON and a C struct's fields go as JSON with a JSON schema.
+func declaredSchema(sc *schema.Codec) (Schema, Kind) {
+	d := sc.Decl()
+	switch d.Encoding {
+	case schema.EncProtobuf:
+		return Schema{d.Name, "protobuf", d.Data}, KindNative
+	case schema.EncROS2:
+		return Schema{d.Name, "ros2msg", d.Data}, KindNative
+	}
+	return Schema{d.Name, "jsonschema", sc.JSONSchema()}, KindDeclared
+}
+
+// PoseSchema is the schema of a state channel's "<topic>:pose" companion.
+func PoseSchema() Schema { return Schema{SchemaPoseInFrame, "protobuf", poseInFrameDescriptor} }
+
+// UndecodableSchema is the schema of a "<topic>:undecodable" companion.
+func UndecodableSchema() Schema {
+	return Schema{SchemaUndecodable, "jsonschema", []byte(undecodableSchema)}
+}
 
 // JSON Schemas (draft 2020-12) of the JSON messages this package writes.
 // Foxglove uses them to list fields for plots and the raw message panel;
@@ -78,7 +162,7 @@ const undecodableSchema = `{` + jsonSchemaDialect + `,
 
 const replayClockSchema = `{` + jsonSchemaDialect + `,
   "title": "vrlog.ReplayClock/1",
-  "description": "A replay's position on the log's clock (replay --clock-key, docs/wire-format.md).",
+  "description": "A replay's position on the log's clock, published on its clock key (docs/wire-format.md).",
   "type": "object",
   "properties": {
     "timestamp": ` + timeSchema + `,

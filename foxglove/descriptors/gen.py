@@ -1,5 +1,5 @@
 """Write the FileDescriptorSets of foxglove.RawImage and foxglove.PoseInFrame
-that mcapexport embeds (see README.md beside this file).
+that package foxglove embeds (see README.md beside this file).
 
     gen.py OUTDIR
 """
