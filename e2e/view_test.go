@@ -438,3 +438,25 @@ func checkViewDeclared(t *testing.T, py, log, prefix string, exported []declared
 		}
 	}
 }
+
+// record --view serves what the recorder records to Foxglove as it
+// comes, from the recorder's own subscriptions: every message the
+// official client decodes is a record of the log, pixels and stamps as
+// the Python reader reads them.
+func TestRecordView(t *testing.T) {
+	r, dir := robot(t), t.TempDir()
+	logPath := filepath.Join(dir, "rv.vrlog")
+	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	_, rec := simRecord(t, r, logPath, []string{"--width", "160", "--height", "120", "--state-hz", "100", "--frame-content", "gradient"},
+		"--view", "--view-addr", addr)
+	waitFor(t, 20*time.Second, "record --view to serve", func() bool { return strings.Contains(rec.stderr.String(), "viewing on ws://"+addr) })
+	evs := foxgloveClient(t, "ws://"+addr, "--count", "300")
+	rec.signal(syscall.SIGINT)
+	if code := rec.wait(t, 20*time.Second); code != 0 {
+		t.Fatalf("record exit %d:\n%s", code, rec.stderr)
+	}
+	n := checkAgainst(t, evs, pythonRef(t, logPath))
+	if n[foxglove.SchemaRawImage] < 20 || n["vrsdk.State/1"] < 100 {
+		t.Fatalf("messages seen through record --view: %v", n)
+	}
+}

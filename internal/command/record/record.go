@@ -177,7 +177,7 @@ EXAMPLES:
 			&cli.DurationFlag{Name: "probe-interval", Value: time.Second, Usage: "clock-sync probe period (0 disables)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no status output"},
 			&cli.DurationFlag{Name: "clock-offset", Hidden: true, Usage: "test only: the recorder's wall stamps run this far ahead of this host's clock (a second host on one machine)"},
-		), append(controlFlags(), snapshotFlags()...)...),
+		), append(append(controlFlags(), viewFlags()...), snapshotFlags()...)...),
 		Action: run,
 	}
 }
@@ -300,6 +300,11 @@ func run(c *cli.Context) error {
 		snapshotReports(c, &cfg, name, errw)
 	}
 	mountControl(c, &cfg, name, errw)
+	stopView, err := startView(c, &cfg, errw)
+	if err != nil {
+		return err
+	}
+	defer stopView()
 	cfg.OnProblem = func(p recorder.ChannelStatus) {
 		if p.Error != "" {
 			fmt.Fprintf(errw, "record: ERROR: %s %s is not recorded: %s\n", p.Transport, p.Name, p.Error)
