@@ -127,6 +127,41 @@ type CollectOptions struct {
 	// links to it.
 	Shared []string
 	Force  bool // replace a different file already in OUT/NAME
+	// Recording, when it has an entry for a recorder, collects only one
+	// of its recordings: the files that share the recording id of the
+	// file named there (OfRecording). Without an entry, every finished
+	// file is collected.
+	Recording map[string]string
+}
+
+// ErrNoRecording: the recording asked for is not among a recorder's
+// finished files.
+var ErrNoRecording = errors.New("filexfer: recording not found")
+
+// OfRecording returns the files of the recording whose file first is
+// one of: every file that shares its recording id (the files its splits
+// went on in; the recovered copy of one its recorder never finished),
+// or first alone when it has no id. first names the file in the
+// recorder's directory, or its recovered copy's original.
+func OfRecording(files []File, first string) ([]File, error) {
+	var id string
+	found := false
+	for _, f := range files {
+		if f.Name == first || (f.Recovered && f.RecoveredFrom == first) {
+			id, found = f.Recording, true
+			break
+		}
+	}
+	if !found {
+		return nil, fmt.Errorf("%w: %s is not among the recorder's finished files", ErrNoRecording, first)
+	}
+	var out []File
+	for _, f := range files {
+		if (id != "" && f.Recording == id) || f.Name == first || (f.Recovered && f.RecoveredFrom == first) {
+			out = append(out, f)
+		}
+	}
+	return out, nil
 }
 
 // Collect fetches the finished files of the recorders names into
@@ -197,6 +232,13 @@ func (c *Client) collectOne(ctx context.Context, name string, o CollectOptions, 
 		}
 	}
 	col.Host, col.Pending = l.Host, l.Pending
+	if first, ok := o.Recording[name]; ok {
+		var err error
+		if l.Files, err = OfRecording(l.Files, first); err != nil {
+			col.err = fmt.Errorf("%s: %w", name, err)
+			return col
+		}
+	}
 	var total int64
 	for _, f := range l.Files {
 		total += f.Size
