@@ -143,6 +143,13 @@ func TestAlignMergesOnTheSimulatorsClock(t *testing.T) {
 		got.Hosts[0].RecoveredFrom != "" {
 		t.Fatalf("metadata %+v, %v", got, err)
 	}
+	for i, h := range got.Hosts { // the metadata alone converts a host's stamp as its model does
+		for _, w := range []int64{simT0 - 5e9, simT0, simT0 + 3_600e9} {
+			if h.ToSim(w) != al.Model(i).ToSim(w) {
+				t.Fatalf("host %d: metadata converts %d to %d, its model to %d", i, w, h.ToSim(w), al.Model(i).ToSim(w))
+			}
+		}
+	}
 	names := map[uint16]string{}
 	for _, c := range mr.Channels() {
 		names[c.ID] = c.Name

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/vrlog/vrlog/logfmt"
+	"github.com/vrlog/vrlog/sampler"
 )
 
 // MetaKey is the header metadata key of a log whose receive stamps a merge
@@ -54,6 +55,15 @@ type Host struct {
 	// RecoveredFrom, when set, says the input was the verified copy of a
 	// log its recorder never finished (logfmt.MetaRecoveredFrom).
 	RecoveredFrom string `json:"recovered_from,omitempty"`
+}
+
+// ToSim converts a stamp of the host's wall clock to the simulator's
+// clock, as the merge converted the host's records: what the merged
+// log's metadata alone says of a host's stamps (the first record of a
+// recording, the start of a file).
+func (h Host) ToSim(hostWallNs int64) int64 {
+	e := sampler.ClockEstimate{OffsetNs: h.OffsetNs, RefNs: h.RefNs, DriftPPM: h.DriftPPM, DriftValid: h.DriftValid}
+	return Model{Estimate: e}.ToSim(hostWallNs)
 }
 
 // Encode is the MetaKey value.
