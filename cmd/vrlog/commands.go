@@ -29,7 +29,7 @@ func commands() []*cli.Command {
 	add("jobs", record.Command(), replay.Command(), analyze.Command())
 	add("recorders", rec.Commands()...)
 	add("test fixture", ctl.Command(), controller.Command())
-	add("fleet", fleet.CollectCommand())
+	add("fleet", fleet.FleetCommand(), fleet.CollectCommand())
 	add("log tools", logtools.Commands()...)
 	add("viewer", view.Command())
 	add("simulator", sim.Command())

@@ -60,16 +60,8 @@ EXAMPLES:
    vrlog collect --all -o run1 --json > run1.json
 
 ` + cliutil.ExitCodesHelp,
-		Flags: append(zenohflags.Flags(),
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "`DIR` to collect into: DIR/NAME/ per recorder (created)"},
+		Flags: append(append(zenohflags.Flags(), collectFlags()...),
 			&cli.BoolFlag{Name: "all", Aliases: []string{"a"}, Usage: "every recorder that serves files on the zenoh network (their liveliness tokens)"},
-			&cli.StringSliceFlag{Name: "shared", Usage: "`DIR` where recorders' logs are reachable already (a network file system): link them instead of copying (repeatable)"},
-			&cli.StringFlag{Name: "merge", Usage: "merged log `FILE` (default DIR/session.vrlog)"},
-			&cli.BoolFlag{Name: "no-merge", Usage: "only fetch; do not merge"},
-			&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "replace different files already in DIR, and the merged log"},
-			&cli.DurationFlag{Name: "timeout", Value: filexfer.DefaultTimeout, Usage: "how long one request waits for its answer before it is asked again"},
-			&cli.DurationFlag{Name: "patience", Value: filexfer.DefaultPatience, Usage: "how long a recorder may stay unreachable (partition, router restart) before its collection gives up (its partial files are kept for the next run)"},
-			&cli.IntFlag{Name: "window", Value: filexfer.DefaultWindow, Usage: "requests in flight per recorder (each of 1 MiB): enough for the link's round trip"},
 			&cli.BoolFlag{Name: "json", Usage: "print what was collected as JSON on stdout"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress"},
 		),
@@ -88,47 +80,87 @@ type collectReport struct {
 	Merged    string                `json:"merged"` // "" with --no-merge
 }
 
-func runCollect(c *cli.Context) error {
-	out := c.String("output")
-	if out == "" {
-		return cliutil.Usage("collect: give the directory to collect into with -o DIR (see --help)")
+// collectFlags are the flags of collect and fleet that say where the
+// logs go and how they are fetched and merged.
+func collectFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "`DIR` to collect into: DIR/NAME/ per recorder (created)"},
+		&cli.StringSliceFlag{Name: "shared", Usage: "`DIR` where recorders' logs are reachable already (a network file system): link them instead of copying (repeatable)"},
+		&cli.StringFlag{Name: "merge", Usage: "merged log `FILE` (default DIR/session.vrlog)"},
+		&cli.BoolFlag{Name: "no-merge", Usage: "only fetch; do not merge"},
+		&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "replace different files already in DIR, and the merged log"},
+		&cli.DurationFlag{Name: "timeout", Value: filexfer.DefaultTimeout, Usage: "how long one request to a recorder waits for its answer (a byte range of a file is then asked again)"},
+		&cli.DurationFlag{Name: "patience", Value: filexfer.DefaultPatience, Usage: "how long a recorder may stay unreachable (partition, router restart) before its collection gives up (its partial files are kept for the next run)"},
+		&cli.IntFlag{Name: "window", Value: filexfer.DefaultWindow, Usage: "requests in flight per recorder (each of 1 MiB): enough for the link's round trip"},
 	}
+}
+
+// collectSetup checks the flags of collectFlags and returns the output
+// directory and the merged log ("" with --no-merge).
+func collectSetup(c *cli.Context, verb string) (out, merged string, err error) {
+	out = c.String("output")
+	switch {
+	case out == "":
+		return "", "", cliutil.Usage("%s: give the directory to collect into with -o DIR (see --help)", verb)
+	case c.Bool("no-merge") && c.IsSet("merge"):
+		return "", "", cliutil.Usage("%s: --merge and --no-merge contradict each other", verb)
+	case c.Int("window") < 1:
+		return "", "", cliutil.Usage("%s: --window %d: want 1 or more requests in flight", verb, c.Int("window"))
+	}
+	if err := cliutil.Positive(c, "timeout", "patience"); err != nil {
+		return "", "", err
+	}
+	merged = c.String("merge")
+	if merged == "" && !c.Bool("no-merge") {
+		merged = filepath.Join(out, "session.vrlog")
+	}
+	return out, merged, nil
+}
+
+// openSession opens the zenoh session of the flags, saying what a
+// client the router refuses may lack.
+func openSession(c *cli.Context, verb string) (*zenoh.Session, error) {
+	zc, err := zenohflags.Config(c)
+	if err != nil {
+		return nil, err
+	}
+	sess, err := zenoh.Open(zc)
+	if errors.Is(err, zenoh.ErrInvalid) {
+		return nil, cliutil.Usage("%s: %v", verb, err)
+	} else if err != nil {
+		return nil, cliutil.Runtime(fmt.Errorf("%s: %w (is the router running and reachable? a router with access control (deploy/router-acl.json5) refuses a client whose --zenoh-config gives no user and password of its own)", verb, err))
+	}
+	return sess, nil
+}
+
+// fileClient is the file client of the flags.
+func fileClient(c *cli.Context, sess *zenoh.Session) *filexfer.Client {
+	return &filexfer.Client{Sess: sess, Window: c.Int("window"), Timeout: c.Duration("timeout"), Patience: c.Duration("patience")}
+}
+
+func runCollect(c *cli.Context) error {
 	names := c.Args().Slice()
 	switch {
 	case c.Bool("all") && len(names) > 0:
 		return cliutil.Usage("collect: give recorder names or --all, not both")
 	case !c.Bool("all") && len(names) == 0:
 		return cliutil.Usage("collect: name the recorders (their --name) or give --all")
-	case c.Bool("no-merge") && c.IsSet("merge"):
-		return cliutil.Usage("collect: --merge and --no-merge contradict each other")
 	}
 	for _, n := range names {
 		if err := filexfer.CheckName(n); err != nil {
 			return cliutil.Usage("collect: %v", err)
 		}
 	}
-	if err := cliutil.Positive(c, "timeout", "patience"); err != nil {
-		return err
-	}
-	if c.Int("window") < 1 {
-		return cliutil.Usage("collect: --window %d: want 1 or more requests in flight", c.Int("window"))
-	}
-	zc, err := zenohflags.Config(c)
+	out, merged, err := collectSetup(c, "collect")
 	if err != nil {
 		return err
 	}
-	merged := c.String("merge")
-	if merged == "" && !c.Bool("no-merge") {
-		merged = filepath.Join(out, "session.vrlog")
-	}
-	sess, err := zenoh.Open(zc)
-	if errors.Is(err, zenoh.ErrInvalid) {
-		return cliutil.Usage("collect: %v", err)
-	} else if err != nil {
-		return cliutil.Runtime(fmt.Errorf("collect: %w (is the router running and reachable? a router with access control (deploy/router-acl.json5) refuses a client whose --zenoh-config gives no user and password of its own)", err))
+	sess, err := openSession(c, "collect")
+	if err != nil {
+		return err
 	}
 	defer sess.Close()
-	cl := &filexfer.Client{Sess: sess, Window: c.Int("window"), Timeout: c.Duration("timeout"), Patience: c.Duration("patience")}
+	cl := fileClient(c, sess)
 	if c.Bool("all") {
 		if names, err = cl.Discover(2 * time.Second); err != nil {
 			return cliutil.Runtime(fmt.Errorf("collect: %w", err))
@@ -137,30 +169,10 @@ func runCollect(c *cli.Context) error {
 			return cliutil.Runtime(errors.New("collect --all: no recorder serves files on this zenoh network (none declared vrlog/record/*/files within 2 s: are they running with --name, and reachable?)"))
 		}
 	}
-	progs := make([]*filexfer.Progress, len(names))
-	for i, n := range names {
-		progs[i] = &filexfer.Progress{Name: n}
-	}
-	stop := showProgress(c, progs)
-	cols, err := cl.Collect(c.Context, names, filexfer.CollectOptions{Out: out, Shared: c.StringSlice("shared"), Force: c.Bool("force")}, progs)
-	stop()
-	report(c, cols)
+	opts := filexfer.CollectOptions{Out: out, Shared: c.StringSlice("shared"), Force: c.Bool("force")}
+	cols, err := collectMerge(c, c.Context, "collect", cl, names, opts, merged)
 	if err != nil {
-		return collectError(c.Context, err)
-	}
-	if merged != "" {
-		var paths []string
-		for _, col := range cols {
-			for _, f := range col.Files {
-				paths = append(paths, f.Path)
-			}
-		}
-		if len(paths) == 0 {
-			return cliutil.Runtime(errors.New("collect: the recorders hold no finished log: nothing to merge"))
-		}
-		if err := logtools.MergeOnSimClock(c, paths, merged, c.Bool("force")); err != nil {
-			return err
-		}
+		return err
 	}
 	if c.Bool("json") {
 		b, _ := json.MarshalIndent(collectReport{Schema: CollectSchema, Dir: out, Recorders: cols, Merged: merged}, "", "  ")
@@ -171,21 +183,51 @@ func runCollect(c *cli.Context) error {
 	return nil
 }
 
+// collectMerge fetches the files of the recorders names (with progress,
+// then a report of what each holds) and merges them on the simulator's
+// clock into merged ("": not merged). The error carries its exit code.
+func collectMerge(c *cli.Context, ctx context.Context, verb string, cl *filexfer.Client, names []string, opts filexfer.CollectOptions, merged string) ([]filexfer.Collection, error) {
+	progs := make([]*filexfer.Progress, len(names))
+	for i, n := range names {
+		progs[i] = &filexfer.Progress{Name: n}
+	}
+	stop := showProgress(c, verb, progs)
+	cols, err := cl.Collect(ctx, names, opts, progs)
+	stop()
+	report(c, verb, cols)
+	if err != nil {
+		return cols, collectError(ctx, verb, err)
+	}
+	if merged == "" {
+		return cols, nil
+	}
+	var paths []string
+	for _, col := range cols {
+		for _, f := range col.Files {
+			paths = append(paths, f.Path)
+		}
+	}
+	if len(paths) == 0 {
+		return cols, cliutil.Runtime(fmt.Errorf("%s: the recorders hold no finished log: nothing to merge", verb))
+	}
+	return cols, logtools.MergeOnSimClock(c, paths, merged, c.Bool("force"))
+}
+
 // collectError says what a failed collection leaves, with its exit code.
-func collectError(ctx context.Context, err error) error {
+func collectError(ctx context.Context, verb string, err error) error {
 	switch {
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EFBIG), errors.Is(err, syscall.EDQUOT):
-		return cliutil.Runtime(fmt.Errorf("collect: disk full: %w; nothing half-written is left (the files listed above as collected are complete)", err))
+		return cliutil.Runtime(fmt.Errorf("%s: disk full: %w; nothing half-written is left (the files listed above as collected are complete)", verb, err))
 	case errors.Is(err, filexfer.ErrExists):
-		return cliutil.Output(fmt.Errorf("collect: %w; --force replaces it", err))
+		return cliutil.Output(fmt.Errorf("%s: %w; --force replaces it", verb, err))
 	case ctx.Err() != nil:
-		return cliutil.Runtime(fmt.Errorf("collect: interrupted: %w; the partial files are kept: the same command resumes them", err))
+		return cliutil.Runtime(fmt.Errorf("%s: interrupted: %w; the partial files are kept: vrlog collect resumes them", verb, err))
 	}
-	return cliutil.Runtime(fmt.Errorf("collect: %w", err))
+	return cliutil.Runtime(fmt.Errorf("%s: %w", verb, err))
 }
 
 // report says on stderr what each recorder's collection holds.
-func report(c *cli.Context, cols []filexfer.Collection) {
+func report(c *cli.Context, verb string, cols []filexfer.Collection) {
 	if c.Bool("quiet") {
 		return
 	}
@@ -195,7 +237,7 @@ func report(c *cli.Context, cols []filexfer.Collection) {
 		for _, f := range col.Files {
 			total += f.Size
 		}
-		fmt.Fprintf(w, "collect: %s (host %s): %d files, %s into %s\n", col.Name, orDash(col.Host), len(col.Files), ui.Bytes(total), col.Dir)
+		fmt.Fprintf(w, "%s: %s (host %s): %d files, %s into %s\n", verb, col.Name, orDash(col.Host), len(col.Files), ui.Bytes(total), col.Dir)
 		for _, f := range col.Files {
 			note := f.How
 			if f.Recovered {
@@ -222,7 +264,7 @@ func orDash(s string) string {
 // showProgress draws one line per recorder: on a terminal redrawn in
 // place every 200 ms, off one a line each 10 s and whenever a recorder's
 // state changes. The returned func stops it.
-func showProgress(c *cli.Context, ps []*filexfer.Progress) (stop func()) {
+func showProgress(c *cli.Context, verb string, ps []*filexfer.Progress) (stop func()) {
 	if c.Bool("quiet") {
 		return func() {}
 	}
@@ -258,7 +300,7 @@ func showProgress(c *cli.Context, ps []*filexfer.Progress) (stop func()) {
 					continue
 				}
 				for _, p := range ps {
-					fmt.Fprintln(w, "collect: "+ui.Plain(p.Name, p.Done(), p.Total(), time.Since(start))+"; "+p.State())
+					fmt.Fprintln(w, verb+": "+ui.Plain(p.Name, p.Done(), p.Total(), time.Since(start))+"; "+p.State())
 				}
 			case <-poll.C:
 				if tty {
@@ -267,7 +309,7 @@ func showProgress(c *cli.Context, ps []*filexfer.Progress) (stop func()) {
 				for i, p := range ps { // off a terminal, say each change of state once
 					if s := stateWord(p.State()); s != last[i] {
 						last[i] = s
-						fmt.Fprintf(w, "collect: %s: %s\n", p.Name, p.State())
+						fmt.Fprintf(w, "%s: %s: %s\n", verb, p.Name, p.State())
 					}
 				}
 			}

@@ -1,0 +1,334 @@
+package fleet
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/vrlog/vrlog/filexfer"
+	"github.com/vrlog/vrlog/fleetctl"
+	"github.com/vrlog/vrlog/internal/cliutil"
+	"github.com/vrlog/vrlog/internal/ui"
+	"github.com/vrlog/vrlog/internal/zenohflags"
+	"github.com/vrlog/vrlog/recctl"
+)
+
+// FleetCommand is `vrlog fleet`.
+func FleetCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "fleet",
+		Usage:     "record on several hosts as one: start their recorders at once, show them live, stop them together, then collect and merge their logs",
+		ArgsUsage: "NAME... | --all  -o DIR",
+		Description: `Drives the recorders NAME (vrlog record --name NAME --idle, one per host, on
+any host of the zenoh network), or every one with --all, as one recording:
+
+ 1. asks each for its status: a recorder that does not answer, or is not
+    idle, is said and left out (--require-all: exit before anything is
+    recorded);
+ 2. starts them all at once (one request each, sent together);
+ 3. shows one status table, redrawn on a terminal (a line per recorder
+    every 5 s off one): state, file, bytes written and drops since the
+    start, what it receives, whether its disk keeps up, and which recorder
+    has not answered for how long (a partition: the others record on);
+ 4. stops them all at once on Ctrl-C (or SIGTERM), when --duration has
+    passed, or on a zenoh query on vrlog/fleet/NAME/stop (NAME: --name,
+    by default DIR's name; any zenoh client, docs/deployment.md); a
+    recorder that does not answer its stop is asked again every second
+    for --patience, then reported as still recording;
+ 5. collects the files of this recording from each recorder into DIR/NAME/
+    (what vrlog collect does: resumed, verified, atomic) and merges them
+    on the simulator's clock into DIR/session.vrlog;
+ 6. reports the start skew: how far apart the recorders' first records
+    are on the simulator's clock (each host's offset from its clock-sync
+    probes, as the merge found it).
+
+A second Ctrl-C later than a second after the first stops at once (exit 3);
+collected partial files are kept and vrlog collect resumes them. Who may
+start, stop and fetch is decided by the zenoh router's access control
+(deploy/router-acl.json5: only the controller's identity, --zenoh-config
+deploy/controller.json5).
+
+EXAMPLES:
+   vrlog fleet gpu-box robot-pc -o run1 --duration 2m \
+       --zenoh-config controller.json5 --connect tcp/ROUTER:7447
+   vrlog fleet --all --require-all -o nightly --file 'nightly-{time}' --json
+
+` + cliutil.ExitCodesHelp + `
+   fleet: 2 when a recorder named refused (not idle, in snapshot mode, a bad
+   --file); 3 when one did not answer (with --require-all, before anything
+   is recorded), did not stop within --patience, or its files could not be
+   collected. What could be recorded is collected and merged either way.`,
+		Flags: append(append(zenohflags.Flags(), collectFlags()...),
+			&cli.BoolFlag{Name: "all", Aliases: []string{"a"}, Usage: "every recorder on the zenoh network (their liveliness tokens); one that is not idle is said and left out"},
+			&cli.DurationFlag{Name: "duration", Aliases: []string{"d"}, Usage: "stop the recording after `D` (default: on Ctrl-C or a stop query)"},
+			&cli.BoolFlag{Name: "require-all", Usage: "exit before anything is recorded unless every recorder answers idle, and stop them all at once if one does not start"},
+			&cli.StringFlag{Name: "file", Usage: "the `NAME` of each recorder's file, in its own directory ({time} and {n} filled in; default: each recorder's own)"},
+			&cli.StringFlag{Name: "note", Usage: "a `TEXT` stored in every file"},
+			&cli.StringFlag{Name: "name", Usage: "the recording's `NAME` on zenoh: a query on vrlog/fleet/NAME/stop stops it (default: DIR's name)"},
+			&cli.BoolFlag{Name: "json", Usage: "print JSON lines on stdout: the recorders' status every 5 s (" + StatusSchema + "), then what was recorded, collected and merged (" + FleetSchema + ")"},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no table or progress; warnings and errors only"},
+		),
+		Action: runFleet,
+	}
+}
+
+// fleetReport is the last JSON line of `fleet --json`.
+type fleetReport struct {
+	Schema    string                `json:"schema"`
+	Name      string                `json:"name"`
+	Dir       string                `json:"dir"`
+	StoppedBy string                `json:"stopped_by"`
+	Recorders []fleetctl.Member     `json:"recorders"`
+	Collected []filexfer.Collection `json:"collected"`
+	Merged    string                `json:"merged"` // "" with --no-merge
+	StartSkew *fleetctl.Skew        `json:"start_skew,omitempty"`
+}
+
+// pollTimeout bounds a status request while recording: the table moves
+// on without a recorder that does not answer.
+const pollTimeout = 2 * time.Second
+
+func runFleet(c *cli.Context) error {
+	names := c.Args().Slice()
+	switch {
+	case c.Bool("all") && len(names) > 0:
+		return cliutil.Usage("fleet: give recorder names or --all, not both")
+	case !c.Bool("all") && len(names) == 0:
+		return cliutil.Usage("fleet: name the recorders (their --name) or give --all")
+	case c.IsSet("duration") && c.Duration("duration") <= 0:
+		return cliutil.Usage("fleet: --duration %v: want a positive duration", c.Duration("duration"))
+	}
+	for _, n := range names {
+		if err := recctl.CheckName(n); err != nil {
+			return cliutil.Usage("fleet: %v", err)
+		}
+	}
+	if c.Bool("all") {
+		names = nil
+	}
+	out, merged, err := collectSetup(c, "fleet")
+	if err != nil {
+		return err
+	}
+	name := c.String("name")
+	if name == "" {
+		name = filepath.Base(filepath.Clean(out))
+		if fleetctl.CheckName(name) != nil {
+			return cliutil.Usage("fleet: the directory's name %q is no zenoh key level (no /, *, $, ?, #): give --name", name)
+		}
+	}
+	if err := fleetctl.CheckName(name); err != nil {
+		return cliutil.Usage("fleet: --name: %v", err)
+	}
+	req := recctl.Request{File: c.String("file"), Note: c.String("note")}
+	reqJSON, _ := json.Marshal(req) // two strings: never fails
+	if _, err := recctl.ParseRequest(recctl.Start, reqJSON); err != nil {
+		return cliutil.Usage("fleet: %v", err)
+	}
+	sess, err := openSession(c, "fleet")
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	cliutil.Graceful(c) // the first Ctrl-C stops the recording, then collects
+	v := newView(c, name)
+
+	fl, err := fleetctl.Find(c.Context, sess, names, c.Duration("timeout"))
+	if err != nil {
+		return cliutil.Runtime(fmt.Errorf("fleet: %w", err))
+	}
+	v.found(fl.Members())
+	if c.Bool("require-all") {
+		if err := leftOut(fl.Members(), true, "--require-all: nothing was recorded"); err != nil {
+			return err
+		}
+	}
+	srv, err := fleetctl.ServeStop(sess, name)
+	if err != nil {
+		return cliutil.Runtime(fmt.Errorf("fleet: %w", err))
+	}
+	defer srv.Close()
+	begun := time.Now()
+	started, err := fl.Start(c.Context, req)
+	if err != nil {
+		return cliutil.Runtime(fmt.Errorf("fleet: %w", err))
+	}
+	ms := fl.Members()
+	v.started(ms, time.Since(begun))
+	bg := context.Background() // past here a signal stops the recording, which then finishes
+	if started == 0 && !has(ms, fleetctl.Unanswered) {
+		return leftOut(ms, true, "nothing was recorded")
+	}
+	stoppedBy := ""
+	if c.Bool("require-all") && (started < len(ms)) {
+		stoppedBy = "--require-all: not every recorder started"
+	} else {
+		stoppedBy = record(c, fl, srv, v)
+	}
+	v.done()
+	v.say(false, "stopping (%s)", stoppedBy)
+	fl.Stop(bg, c.Duration("patience"), func(silent []string, since time.Duration) {
+		if since < 2*time.Second { // once, then the verdict
+			v.say(true, "%s: no answer to the stop yet: asking again every second for up to %v", strings.Join(silent, ", "), c.Duration("patience"))
+		}
+	})
+	ms = fl.Members()
+	srv.Answer(fleetctl.StopReply{OK: true, Recorders: ms})
+	stopped(v, ms)
+	if c.Bool("require-all") && started < len(ms) {
+		return leftOut(ms, true, "--require-all: the recorders that started were stopped at once (their files stay on their hosts: vrlog collect)")
+	}
+
+	var recorded []string
+	recording := map[string]string{}
+	for _, m := range ms {
+		if m.Recorded() {
+			recorded = append(recorded, m.Name)
+			recording[m.Name] = filepath.Base(m.File)
+		}
+	}
+	rep := fleetReport{Schema: FleetSchema, Name: name, Dir: out, StoppedBy: stoppedBy, Recorders: ms, Merged: merged}
+	var cerr error
+	if len(recorded) == 0 {
+		cerr = cliutil.Runtime(errors.New("fleet: no recorder finished a file: nothing to collect"))
+	} else {
+		opts := filexfer.CollectOptions{Out: out, Shared: c.StringSlice("shared"), Force: c.Bool("force"), Recording: recording}
+		rep.Collected, cerr = collectMerge(c, bg, "fleet", fileClient(c, sess), recorded, opts, merged)
+	}
+	if cerr == nil && merged != "" {
+		rep.StartSkew = startSkew(v, merged, rep.Collected)
+	}
+	if cerr != nil {
+		rep.Merged = ""
+	}
+	if c.Bool("json") {
+		if err := v.printJSON(rep); err != nil {
+			return cliutil.Runtime(err)
+		}
+	}
+	return worst(cerr, leftOut(ms, !c.Bool("all"), "the others were recorded"))
+}
+
+// record shows the recording until it is to stop, and says why it stops.
+func record(c *cli.Context, fl *fleetctl.Fleet, srv *fleetctl.StopServer, v *view) string {
+	until := "on Ctrl-C or a query on " + fleetctl.StopKey(v.name)
+	var timeUp <-chan time.Time
+	if d := c.Duration("duration"); d > 0 {
+		timeUp = time.After(d)
+		until = fmt.Sprintf("after %v, %s", d, until)
+	}
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		pollStart := time.Now()
+		ctx, cancel := context.WithTimeout(c.Context, pollTimeout)
+		fl.Poll(ctx, pollTimeout)
+		cancel()
+		v.update(fl.Members(), until, pollStart)
+		select {
+		case <-c.Context.Done():
+			return "interrupted (SIGINT or SIGTERM)"
+		case <-timeUp:
+			return fmt.Sprintf("--duration %v passed", c.Duration("duration"))
+		case <-srv.Requested():
+			if r := srv.Reason(); r != "" {
+				return fmt.Sprintf("a stop query on %s: %q", fleetctl.StopKey(v.name), r)
+			}
+			return "a stop query on " + fleetctl.StopKey(v.name)
+		case <-tick.C:
+		}
+	}
+}
+
+// stopped says what each recorder did at the stop.
+func stopped(v *view, ms []fleetctl.Member) {
+	for _, m := range ms {
+		switch m.Role {
+		case fleetctl.Stopped:
+			if f := m.Finished; f != nil {
+				v.say(false, "%s: stopped: finished %s (%s, %d records)", m.Name, f.Path, ui.Bytes(f.Bytes), f.Records)
+			} else {
+				v.say(false, "%s: stopped: %s", m.Name, m.Why)
+			}
+		case fleetctl.NotStopped:
+			v.say(true, "%s: NOT STOPPED: %s; stop it with vrlog rec stop %s, collect it with vrlog collect %s -o DIR", m.Name, m.Why, m.Name, m.Name)
+		case fleetctl.LeftOut:
+			if m.Why != "" && strings.Contains(m.Why, "start went unanswered") {
+				v.say(true, "%s: %s", m.Name, m.Why)
+			}
+		}
+	}
+}
+
+// startSkew measures and says the recording's start skew; nil when it
+// cannot be measured (said as a warning).
+func startSkew(v *view, merged string, cols []filexfer.Collection) *fleetctl.Skew {
+	files := map[string][]string{}
+	for _, col := range cols {
+		for _, f := range col.Files {
+			files[col.Name] = append(files[col.Name], f.Path)
+		}
+	}
+	sk, err := fleetctl.StartSkew(merged, files)
+	if err != nil {
+		v.say(true, "warning: the start skew could not be measured: %v", err)
+		return nil
+	}
+	var firsts []string
+	for _, f := range sk.Firsts {
+		firsts = append(firsts, fmt.Sprintf("%s +%s", f.Name, msStr(f.AfterNs)))
+	}
+	v.say(false, "start skew %s ± %s (each recorder's first record on the simulator's clock: %s)", msStr(sk.SpreadNs), msStr(sk.UncertaintyNs), strings.Join(firsts, ", "))
+	return &sk
+}
+
+// leftOut is the error of the recorders not recorded (nil if none):
+// exit 3 when one did not answer or did not stop, else 2 when one
+// refused; named false counts only those that did not answer or stop
+// (--all: a recorder busy with another recording is not an error).
+func leftOut(ms []fleetctl.Member, named bool, then string) error {
+	var silent, refused []string
+	for _, m := range ms {
+		switch {
+		case m.Role == fleetctl.NotStopped, m.Role == fleetctl.LeftOut && m.Silent, m.Role == fleetctl.Unanswered:
+			silent = append(silent, m.Name)
+		case m.Role == fleetctl.LeftOut && named:
+			refused = append(refused, m.Name)
+		}
+	}
+	switch {
+	case len(silent) > 0:
+		return cliutil.Runtime(fmt.Errorf("fleet: %s did not answer or did not stop (said above); %s", strings.Join(append(silent, refused...), ", "), then))
+	case len(refused) > 0:
+		return cliutil.Usage("fleet: %s left out (said above); %s", strings.Join(refused, ", "), then)
+	}
+	return nil
+}
+
+// worst is the error with the higher exit code.
+func worst(a, b error) error {
+	if cliutil.Code(b) > cliutil.Code(a) {
+		return b
+	}
+	if a == nil {
+		return b
+	}
+	return a
+}
+
+func has(ms []fleetctl.Member, r fleetctl.Role) bool {
+	for _, m := range ms {
+		if m.Role == r {
+			return true
+		}
+	}
+	return false
+}
+
+func msStr(ns int64) string { return fmt.Sprintf("%.1f ms", float64(ns)/1e6) }
