@@ -16,6 +16,13 @@ import (
 // ErrNoAnswer: a recorder did not answer within the timeout.
 var ErrNoAnswer = errors.New("recctl: no answer")
 
+// ErrIgnored: a recorder that holds its liveliness token did not answer
+// (an ErrNoAnswer too): zenoh's access control dropped the query on its
+// way (a router that lets only the controller's identity ask recorders),
+// a partition hides it (until zenoh's lease drops its token), or it is
+// stalled.
+var ErrIgnored = fmt.Errorf("%w while on the network", ErrNoAnswer)
+
 // Answer is one recorder's answer to a request, or why there is none.
 type Answer struct {
 	Name  string
@@ -114,7 +121,26 @@ func Ask(ctx context.Context, sess *zenoh.Session, names []string, v Verb, req R
 		}()
 	}
 	wg.Wait()
+	ignored(sess, out, v, timeout)
 	return out, nil
+}
+
+// ignored marks the answers missing from recorders whose liveliness
+// token is there: ErrIgnored, said so.
+func ignored(sess *zenoh.Session, answers []Answer, v Verb, timeout time.Duration) {
+	var tokens []string
+	for i, a := range answers {
+		if !errors.Is(a.Err, ErrNoAnswer) {
+			continue
+		}
+		if tokens == nil {
+			tokens, _ = sess.LiveTokens(TokenKey("*"), time.Second)
+		}
+		if slices.Contains(tokens, TokenKey(a.Name)) {
+			answers[i].Err = fmt.Errorf("%w: %s is on the network (its liveliness token %s is there) but did not answer %s within %v: a router's access control lets only the controller's identity ask recorders (docs/deployment.md, \"Access control\"), a partition on its way (a token outlives its link for zenoh's lease, 10 s), or the recorder is stalled",
+				ErrIgnored, a.Name, TokenKey(a.Name), Key(a.Name, v), timeout.Round(100*time.Millisecond))
+		}
+	}
 }
 
 // ask sends one request to one recorder.

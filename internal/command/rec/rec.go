@@ -407,6 +407,8 @@ func outcome(answers []recctl.Answer, v recctl.Verb, timeout time.Duration) erro
 		switch {
 		case errors.As(a.Err, &absent):
 			refused = append(refused, absent.Error())
+		case errors.Is(a.Err, recctl.ErrIgnored):
+			failed = append(failed, a.Err.Error())
 		case a.Err != nil:
 			failed = append(failed, fmt.Sprintf("no recorder answered %s within %s (is one running with --name %s, and does zenoh reach it?)", recctl.Key(a.Name, v), timeout, a.Name))
 		case a.Reply.OK:
