@@ -101,12 +101,11 @@ func Find(ctx context.Context, sess *zenoh.Session, names []string, timeout time
 	if err != nil {
 		return nil, err
 	}
-	tokens := f.tokens()
 	for i, a := range answers {
 		m := f.members[i]
 		switch {
 		case a.Err != nil:
-			m.Role, m.Silent, m.Why = LeftOut, true, silence(a, recctl.Status, timeout, tokens)
+			m.Role, m.Silent, m.Why = LeftOut, true, silence(a, recctl.Status, timeout)
 		case a.Reply.Status == nil:
 			m.Role, m.Why = LeftOut, fmt.Sprintf("its status answer held no status (%s)", a.Reply.Error)
 		default:
@@ -123,18 +122,12 @@ func Find(ctx context.Context, sess *zenoh.Session, names []string, timeout time
 	return f, nil
 }
 
-// tokens lists the recorders' liveliness tokens the session sees.
-func (f *Fleet) tokens() []string {
-	keys, _ := f.sess.LiveTokens(recctl.TokenKey("*"), time.Second)
-	return keys
-}
-
-// silence says why a recorder answered nothing: it is not on the
-// network, or it is there (its token) and this identity gets no answer.
-func silence(a recctl.Answer, v recctl.Verb, timeout time.Duration, tokens []string) string {
-	if slices.Contains(tokens, recctl.TokenKey(a.Name)) {
-		return fmt.Sprintf("it is on the network (its liveliness token %s is there) but did not answer %s within %v: a partition on its way, a router's access control that lets only the controller's identity ask recorders (docs/deployment.md, \"Access control\"), or a stalled recorder",
-			recctl.TokenKey(a.Name), recctl.Key(a.Name, v), timeout)
+// silence says why a recorder answered nothing: it is there (its token)
+// and this identity gets no answer (recctl.ErrIgnored says so), or it is
+// not on the network.
+func silence(a recctl.Answer, v recctl.Verb, timeout time.Duration) string {
+	if errors.Is(a.Err, recctl.ErrIgnored) {
+		return a.Err.Error()
 	}
 	return fmt.Sprintf("no recorder answered %s within %v, and none holds its liveliness token %s: is one running with --name %s, and does zenoh reach it?",
 		recctl.Key(a.Name, v), timeout, recctl.TokenKey(a.Name), a.Name)

@@ -60,7 +60,9 @@ func recorders(t *testing.T, idle, busy []string) (dirs map[string]string, ep st
 					}
 				}
 			},
-			Mount: func(r *recorder.Recorder, s *zenoh.Session) (io.Closer, error) { return recctl.Serve(s, name, r, recctl.Options{}) }})
+			Mount: func(r *recorder.Recorder, s *zenoh.Session) (io.Closer, error) {
+				return recctl.Serve(s, name, r, recctl.Options{})
+			}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,4 +191,3 @@ func waitUntil(t *testing.T, d time.Duration, what string, ok func() bool) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
-

@@ -101,7 +101,8 @@ func CheckEndpoint(ep string) error {
 }
 
 // OpenError classifies a failure to open a zenoh session: a configuration
-// zenoh refused is a usage error, anything else a runtime failure.
+// zenoh refused is a usage error, anything else a runtime failure, said
+// with its usual causes (a client's router unreachable, or refusing it).
 func OpenError(err error) error {
 	if err == nil {
 		return nil
@@ -109,7 +110,7 @@ func OpenError(err error) error {
 	if errors.Is(err, zenoh.ErrInvalid) {
 		return cliutil.Usage("%v", err)
 	}
-	return cliutil.Runtime(err)
+	return cliutil.Runtime(fmt.Errorf("%w (is the router running and reachable? a router with access control, deploy/router-acl.json5, refuses a client whose --zenoh-config gives no user and password of its own)", err))
 }
 
 // Open reads the Flags and opens a session with them; the error carries

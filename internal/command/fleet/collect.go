@@ -117,18 +117,12 @@ func collectSetup(c *cli.Context, verb string) (out, merged string, err error) {
 	return out, merged, nil
 }
 
-// openSession opens the zenoh session of the flags, saying what a
-// client the router refuses may lack.
+// openSession opens the zenoh session of the flags; its error names the
+// verb and keeps its exit code.
 func openSession(c *cli.Context, verb string) (*zenoh.Session, error) {
-	zc, err := zenohflags.Config(c)
+	sess, err := zenohflags.Open(c)
 	if err != nil {
-		return nil, err
-	}
-	sess, err := zenoh.Open(zc)
-	if errors.Is(err, zenoh.ErrInvalid) {
-		return nil, cliutil.Usage("%s: %v", verb, err)
-	} else if err != nil {
-		return nil, cliutil.Runtime(fmt.Errorf("%s: %w (is the router running and reachable? a router with access control (deploy/router-acl.json5) refuses a client whose --zenoh-config gives no user and password of its own)", verb, err))
+		return nil, &cliutil.Error{Code: cliutil.Code(err), Err: fmt.Errorf("%s: %w", verb, err)}
 	}
 	return sess, nil
 }
