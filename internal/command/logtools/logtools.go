@@ -209,12 +209,13 @@ func same(a, b string) bool {
 // ---- small printing helpers ----
 
 // status is where a verb's summary of what it wrote goes: stdout, stderr
-// when its output took stdout (-o -, -o /dev/stdout), nowhere with -q.
+// when its output or --json took stdout (-o -, -o /dev/stdout; collect
+// and fleet merge with --json), nowhere with -q.
 func status(c *cli.Context) io.Writer {
 	switch {
 	case c.Bool("quiet"):
 		return io.Discard
-	case outfile.IsStdout(c.String("output")): // -o - or /dev/stdout took it
+	case outfile.IsStdout(c.String("output")), c.Bool("json"): // -o - or /dev/stdout took it, or JSON
 		return c.App.ErrWriter
 	}
 	return c.App.Writer
