@@ -70,16 +70,26 @@ func (f *fleetBed) armed(t *testing.T, dir string, acl bool) (a, b *fleetHost) {
 // state is recorder name's state as the controller's host sees it with
 // config ("" if it does not answer).
 func (f *fleetBed) state(t *testing.T, config, name string) string {
+	st, _ := f.status(t, config, name)
+	return st
+}
+
+// status is recorder name's state and how many files it wrote, as the
+// controller's host sees it with config ("" if it does not answer).
+func (f *fleetBed) status(t *testing.T, config, name string) (state string, files int) {
 	out, _ := f.ctl.Command(vrlogBin, append([]string{"rec", "status", name, "--json", "--timeout", "3s"}, f.zenoh(f.ctl, config, zenohPort)...)...).Output()
 	var as []struct {
 		Reply struct {
-			Status struct{ State string } `json:"status"`
+			Status struct {
+				State string
+				Files int
+			} `json:"status"`
 		} `json:"reply"`
 	}
 	if json.Unmarshal(out, &as) != nil || len(as) != 1 {
-		return ""
+		return "", 0
 	}
-	return as[0].Reply.Status.State
+	return as[0].Reply.Status.State, as[0].Reply.Status.Files
 }
 
 // fleet runs vrlog fleet ARGS on the controller's host with config.
@@ -358,5 +368,178 @@ func TestFleetRecordAcrossHosts(t *testing.T) {
 	t.Logf("start skew %.3f ms ± %.3f ms", float64(sk.SpreadNs)/1e6, float64(sk.UncertaintyNs)/1e6)
 	if !slices.ContainsFunc(strings.Split(p.stderr.String(), "\n"), func(l string) bool { return strings.HasPrefix(l, "fleet: start skew ") }) {
 		t.Fatalf("fleet did not say its start skew:\n%s", p.stderr)
+	}
+}
+
+// A recorder host partitioned (its link down) at the start and during a
+// fleet recording, on a router without access control: with
+// --require-all the fleet exits 3 at once, naming the host, and nothing
+// is recorded; without it the other host records alone, the partitioned
+// one said and left out (exit 3 at the end, the other's log collected
+// and merged). Cut in the middle of a recording and still cut at its
+// stop, the host is said to be silent with what it last held, asked to
+// stop again until its link returns, then stopped and collected: every
+// record it wrote is in the merged log, its camera (iceoryx2, on its own
+// host) without a gap.
+func TestFleetRecordPartitions(t *testing.T) {
+	f := newFleetBed(t)
+	f.startRouter(t, filepath.Join(root(), "deploy", "router.json5"), "f1ee74")
+	dir := t.TempDir()
+	a, b := f.armed(t, dir, false)
+	noFiles := func(h *fleetHost) {
+		t.Helper()
+		if m, _ := filepath.Glob(filepath.Join(h.dir, "*.vrlog")); len(m) > 0 {
+			t.Fatalf("%s holds %v: a recording was started", h.name, m)
+		}
+	}
+
+	// Host b cut before the start, --require-all.
+	f.cut(f.b)
+	begun := time.Now()
+	o, code := runCmd(t, f.fleet(t, "client.json5", "hosta", "hostb", "-o", filepath.Join(dir, "all"), "--require-all", "--timeout", "2s"))
+	if code != 3 || !strings.Contains(o, "fleet: hostb: LEFT OUT: ") || !strings.Contains(o, "a partition") || !strings.Contains(o, "--require-all: nothing was recorded") ||
+		strings.Contains(o, "hosta: LEFT OUT") || time.Since(begun) > 20*time.Second {
+		t.Fatalf("--require-all with host b cut: exit %d after %v:\n%s", code, time.Since(begun), o)
+	}
+	noFiles(a)
+	if st := f.state(t, "client.json5", "hosta"); st != "idle" {
+		t.Fatalf("host a is %q after a refused --require-all", st)
+	}
+
+	// The same without --require-all: host a records alone; host b,
+	// healed meanwhile, is idle and not part of it.
+	p := startCmd(t, f.fleet(t, "client.json5", "hosta", "hostb", "-o", filepath.Join(dir, "alone"), "--duration", "3s", "--timeout", "2s"))
+	waitStarted(t, p)
+	f.heal(f.b)
+	code = p.wait(t, 120*time.Second)
+	rep := parseFleet(t, p.stderr.String())
+	if role, _, silent := rep.role("hostb"); code != 3 || role != "left-out" || !silent || len(rep.files("hosta")) != 1 || rep.Merged == "" ||
+		!strings.Contains(p.stderr.String(), "fleet: hostb: LEFT OUT: ") || !strings.Contains(p.stderr.String(), "hostb did not answer or did not stop") {
+		t.Fatalf("host b cut at the start: exit %d, hostb %q:\n%s", code, role, p.stderr)
+	}
+	noFiles(b)
+
+	// Host b cut during the recording and at its stop; back 2.5 s later.
+	waitFor(t, 60*time.Second, "host b back", func() bool { return f.state(t, "client.json5", "hostb") == "idle" })
+	p = startCmd(t, f.fleet(t, "client.json5", "hosta", "hostb", "-o", filepath.Join(dir, "cut"), "--duration", "4s", "--timeout", "2s", "--patience", "60s"))
+	waitStarted(t, p)
+	time.Sleep(time.Second)
+	f.cut(f.b)
+	waitFor(t, 30*time.Second, "the stop", func() bool { return strings.Contains(p.stderr.String(), "no answer to the stop yet") })
+	time.Sleep(2500 * time.Millisecond)
+	f.heal(f.b)
+	if code := p.wait(t, 120*time.Second); code != 0 {
+		t.Fatalf("host b cut during the recording: exit %d:\n%s", code, p.stderr)
+	}
+	t.Log(p.stderr.String())
+	out := p.stderr.String()
+	if !strings.Contains(out, "fleet: hostb: NO ANSWER to its status for ") || !strings.Contains(out, "it last said: recording") {
+		t.Fatalf("the fleet did not say host b went silent, and what it held:\n%s", out)
+	}
+	rep = parseFleet(t, out)
+	endSims(t, a, b)
+	var inputs []string
+	for _, h := range []*fleetHost{a, b} {
+		got := rep.files(h.name)
+		ents, _ := filepath.Glob(filepath.Join(h.dir, "run-2.vrlog")) // host a's second recording
+		if h == b {
+			ents, _ = filepath.Glob(filepath.Join(h.dir, "run.vrlog")) // host b's first
+		}
+		if role, why, _ := rep.role(h.name); role != "stopped" || len(got) != 1 || len(ents) != 1 || fileSHA(t, got[0]) != fileSHA(t, ents[0]) {
+			t.Fatalf("%s: %s (%s): collected %v, the host holds %v", h.name, role, why, got, ents)
+		}
+		inputs = append(inputs, got...)
+	}
+	want, got := dataByChannel(t, inputs...), dataByChannel(t, rep.Merged)
+	if len(want) != 4 || fmt.Sprint(want) != fmt.Sprint(got) {
+		t.Fatalf("records per channel: the hosts' files %v, the merged log %v", want, got)
+	}
+	cam := "vr/" + b.robot + "/camera/front"
+	n := published(t, dataRecords(t, rep.files("hostb")...)[cam], readTruth(t, b.truth), cam)
+	t.Logf("host b's camera across the partition: %d frames, none missing; states %d", n, got["vr/"+b.robot+"/state"])
+}
+
+// Access control of the recorders' verbs and of a fleet recording
+// (deploy/router-acl.json5): a client without credentials is refused by
+// the router when it connects; another identity the router lets in (the
+// simulators', vrlog-client) gets no answer from a recorder nor from a
+// fleet, and is told why: it can neither start, stop, pause nor split a
+// recorder, run a fleet recording nor stop the controller's. The
+// recorders' state, as the controller's status sees it, is what the
+// controller made it. The controller's fleet, ended with Ctrl-C, records,
+// collects and merges both hosts.
+func TestFleetAccessControl(t *testing.T) {
+	f := newFleetBed(t)
+	f.startRouter(t, aclRouterConfig(t), "acc2")
+	dir := t.TempDir()
+	a, b := f.armed(t, dir, true)
+	rec := func(config, verb string) *exec.Cmd {
+		return f.ctl.Command(vrlogBin, append([]string{"rec", verb, "hosta", "--timeout", "3s"}, f.zenoh(f.ctl, config, zenohPort)...)...)
+	}
+	verbs := []string{"start", "stop", "pause", "split"}
+	refused := func(who string, cmds []*exec.Cmd, want ...string) {
+		t.Helper()
+		ps := make([]*proc, len(cmds))
+		for i, c := range cmds {
+			ps[i] = startCmd(t, c)
+		}
+		for i, p := range ps {
+			code := p.wait(t, 60*time.Second)
+			out := p.stderr.String()
+			ok := code == 3
+			for _, w := range want {
+				ok = ok && strings.Contains(out, w)
+			}
+			if !ok {
+				t.Fatalf("%s: %s: exit %d:\n%s", who, strings.Join(cmds[i].Args[1:3], " "), code, out)
+			}
+		}
+	}
+
+	// No credentials: the router refuses the client.
+	var cmds []*exec.Cmd
+	for _, v := range verbs {
+		cmds = append(cmds, rec("client.json5", v))
+	}
+	refused("no credentials", append(cmds, f.fleet(t, "client.json5", "hosta", "-o", filepath.Join(dir, "anon"))), "Unable to connect", "user and password")
+	// Another identity: its requests are dropped on the router.
+	cmds = nil
+	for _, v := range verbs {
+		cmds = append(cmds, rec("authclient.json5", v))
+	}
+	refused("another identity", append(cmds, f.fleet(t, "authclient.json5", "hosta", "-o", filepath.Join(dir, "other"), "--timeout", "3s")),
+		"hosta is on the network", "access control")
+	if st, n := f.status(t, "controller.json5", "hosta"); st != "idle" || n != 0 {
+		t.Fatalf("host a after the refused requests: %s, %d files", st, n)
+	}
+
+	// The controller's fleet; the other identity can neither stop, pause
+	// nor split its recorders, nor stop it.
+	p := startCmd(t, f.fleet(t, "controller.json5", "hosta", "hostb", "-o", filepath.Join(dir, "ctl"), "--timeout", "5s"))
+	waitStarted(t, p)
+	cmds = nil
+	for _, v := range verbs[1:] {
+		cmds = append(cmds, rec("authclient.json5", v))
+	}
+	stop := f.ctl.Command(peertest.Python(t), filepath.Join(root(), "peers", "fleet_stop.py"), "--config", filepath.Join(root(), "deploy", "authclient.json5"),
+		"--connect", "tcp/"+f.routerIP[f.ctl]+":"+zenohPort, "--timeout", "3", "ctl")
+	refused("another identity, while recording", cmds, "hosta is on the network", "access control")
+	refused("another identity's stop query", []*exec.Cmd{stop}, "no fleet recording answered vrlog/fleet/ctl/stop")
+	if st, n := f.status(t, "controller.json5", "hosta"); st != "recording" || n != 1 {
+		t.Fatalf("host a while the controller records: %s, %d files: another identity changed it", st, n)
+	}
+	p.signal(syscall.SIGINT)
+	if code := p.wait(t, 120*time.Second); code != 0 {
+		t.Fatalf("the controller's fleet, ended with Ctrl-C: exit %d:\n%s", code, p.stderr)
+	}
+	rep := parseFleet(t, p.stderr.String())
+	for _, h := range []*fleetHost{a, b} {
+		ents, _ := filepath.Glob(filepath.Join(h.dir, "*.vrlog"))
+		if role, why, _ := rep.role(h.name); role != "stopped" || len(ents) != 1 || len(rep.files(h.name)) != 1 {
+			t.Fatalf("%s: %s (%s); the host holds %v", h.name, role, why, ents)
+		}
+	}
+	if !strings.Contains(rep.StoppedBy, "interrupted") || rep.Merged == "" {
+		t.Fatalf("stopped by %q, merged %q", rep.StoppedBy, rep.Merged)
 	}
 }

@@ -149,6 +149,12 @@ func runFleet(c *cli.Context) error {
 			return err
 		}
 	}
+	if !has(fl.Members(), fleetctl.Ready) {
+		if err := leftOut(fl.Members(), true, "nothing was recorded"); err != nil {
+			return err
+		}
+		return cliutil.Runtime(errors.New("fleet: no recorder answered idle: nothing was recorded"))
+	}
 	srv, err := fleetctl.ServeStop(sess, name)
 	if err != nil {
 		return cliutil.Runtime(fmt.Errorf("fleet: %w", err))
@@ -173,9 +179,11 @@ func runFleet(c *cli.Context) error {
 	}
 	v.done()
 	v.say(false, "stopping (%s)", stoppedBy)
+	said := false
 	fl.Stop(bg, c.Duration("patience"), func(silent []string, since time.Duration) {
-		if since < 2*time.Second { // once, then the verdict
+		if !said { // once, then the verdict
 			v.say(true, "%s: no answer to the stop yet: asking again every second for up to %v", strings.Join(silent, ", "), c.Duration("patience"))
+			said = true
 		}
 	})
 	ms = fl.Members()
