@@ -37,6 +37,7 @@ type view struct {
 	jsonOut bool
 	tty     bool
 	width   int
+	height  int
 	name    string
 
 	mu        sync.Mutex
@@ -48,8 +49,9 @@ type view struct {
 }
 
 func newView(c *cli.Context, name string) *view {
-	return &view{w: c.App.ErrWriter, out: c.App.Writer, quiet: c.Bool("quiet"), jsonOut: c.Bool("json"), tty: cliutil.IsTerminal(c.App.ErrWriter),
-		width: max(cliutil.TextWidth(c.App.ErrWriter), 40), name: name, base: map[string]*fleetctl.Member{}, silent: map[string]bool{}}
+	width, height, tty := cliutil.Terminal(c.App.ErrWriter)
+	return &view{w: c.App.ErrWriter, out: c.App.Writer, quiet: c.Bool("quiet"), jsonOut: c.Bool("json"), tty: tty,
+		width: max(width, 40), height: max(height, 4), name: name, base: map[string]*fleetctl.Member{}, silent: map[string]bool{}}
 }
 
 // say prints a line on stderr, above the table (unless quiet and not
@@ -129,11 +131,8 @@ func (v *view) update(ms []fleetctl.Member, until string, pollStart time.Time) {
 	elapsed := now.Sub(v.since).Round(time.Second)
 	if v.tty {
 		v.clear()
-		lines := append([]string{fmt.Sprintf("fleet %s: recording for %v; stops %s", v.name, elapsed, until)}, v.table(ms)...)
+		lines := fit(append([]string{fmt.Sprintf("fleet %s: recording for %v; stops %s", v.name, elapsed, until)}, v.table(ms)...), v.width, v.height)
 		for _, l := range lines {
-			if r := []rune(l); len(r) > v.width-1 {
-				l = string(r[:v.width-1])
-			}
 			fmt.Fprintln(v.w, "\x1b[2K"+l)
 		}
 		v.drawn = len(lines)
@@ -153,6 +152,22 @@ func (v *view) line(m fleetctl.Member) string {
 		return fmt.Sprintf("%s: %s", m.Name, r[2])
 	}
 	return fmt.Sprintf("%s (host %s): %s, file %s, %s written, receiving %s, %s dropped, disk %s", r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7])
+}
+
+// fit cuts lines to a terminal of width × height: each line short of
+// the last column, and the rows that do not fit summed up in one line
+// (redrawing in place needs every line on the screen).
+func fit(lines []string, width, height int) []string {
+	if len(lines) > height-1 {
+		more := len(lines) - (height - 2)
+		lines = append(lines[:height-2:height-2], fmt.Sprintf("… and %d more recorders (vrlog recorders lists them all)", more))
+	}
+	for i, l := range lines {
+		if r := []rune(l); len(r) > width-1 {
+			lines[i] = string(r[:width-1])
+		}
+	}
+	return lines
 }
 
 // done removes the table.
