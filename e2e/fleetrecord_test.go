@@ -61,8 +61,15 @@ func (f *fleetBed) armed(t *testing.T, dir string, acl bool) (a, b *fleetHost) {
 	if acl {
 		ctlCfg = "controller.json5"
 	}
-	waitFor(t, 60*time.Second, "both recorders idle", func() bool {
-		return f.state(t, ctlCfg, "hosta") == "idle" && f.state(t, ctlCfg, "hostb") == "idle"
+	// Idle, and receiving both of its simulator's streams: a recording
+	// started now begins in the middle of them, as a user's would.
+	waitFor(t, 60*time.Second, "both recorders idle, receiving their streams", func() bool {
+		for _, h := range []*fleetHost{a, b} {
+			if st, _, receiving := f.status(t, ctlCfg, h.name); st != "idle" || receiving < 2 {
+				return false
+			}
+		}
+		return true
 	})
 	return a, b
 }
@@ -70,26 +77,37 @@ func (f *fleetBed) armed(t *testing.T, dir string, acl bool) (a, b *fleetHost) {
 // state is recorder name's state as the controller's host sees it with
 // config ("" if it does not answer).
 func (f *fleetBed) state(t *testing.T, config, name string) string {
-	st, _ := f.status(t, config, name)
+	st, _, _ := f.status(t, config, name)
 	return st
 }
 
-// status is recorder name's state and how many files it wrote, as the
-// controller's host sees it with config ("" if it does not answer).
-func (f *fleetBed) status(t *testing.T, config, name string) (state string, files int) {
+// status is recorder name's state, how many files it wrote and how many
+// of its data channels receive, as the controller's host sees it with
+// config ("" if it does not answer).
+func (f *fleetBed) status(t *testing.T, config, name string) (state string, files, receiving int) {
 	out, _ := f.ctl.Command(vrlogBin, append([]string{"rec", "status", name, "--json", "--timeout", "3s"}, f.zenoh(f.ctl, config, zenohPort)...)...).Output()
 	var as []struct {
 		Reply struct {
 			Status struct {
-				State string
-				Files int
+				State    string
+				Files    int
+				Channels []struct {
+					Transport string
+					Hz        float64
+				}
 			} `json:"status"`
 		} `json:"reply"`
 	}
 	if json.Unmarshal(out, &as) != nil || len(as) != 1 {
-		return "", 0
+		return "", 0, 0
 	}
-	return as[0].Reply.Status.State, as[0].Reply.Status.Files
+	st := as[0].Reply.Status
+	for _, c := range st.Channels {
+		if c.Transport != "internal" && c.Hz > 0 {
+			receiving++
+		}
+	}
+	return st.State, st.Files, receiving
 }
 
 // fleet runs vrlog fleet ARGS on the controller's host with config.
@@ -509,7 +527,7 @@ func TestFleetAccessControl(t *testing.T) {
 	}
 	refused("another identity", append(cmds, f.fleet(t, "authclient.json5", "hosta", "-o", filepath.Join(dir, "other"), "--timeout", "3s")),
 		"hosta is on the network", "access control")
-	if st, n := f.status(t, "controller.json5", "hosta"); st != "idle" || n != 0 {
+	if st, n, _ := f.status(t, "controller.json5", "hosta"); st != "idle" || n != 0 {
 		t.Fatalf("host a after the refused requests: %s, %d files", st, n)
 	}
 
@@ -525,7 +543,7 @@ func TestFleetAccessControl(t *testing.T) {
 		"--connect", "tcp/"+f.routerIP[f.ctl]+":"+zenohPort, "--timeout", "3", "ctl")
 	refused("another identity, while recording", cmds, "hosta is on the network", "access control")
 	refused("another identity's stop query", []*exec.Cmd{stop}, "no fleet recording answered vrlog/fleet/ctl/stop")
-	if st, n := f.status(t, "controller.json5", "hosta"); st != "recording" || n != 1 {
+	if st, n, _ := f.status(t, "controller.json5", "hosta"); st != "recording" || n != 1 {
 		t.Fatalf("host a while the controller records: %s, %d files: another identity changed it", st, n)
 	}
 	p.signal(syscall.SIGINT)

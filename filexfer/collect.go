@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -204,7 +205,21 @@ func (c *Client) collectOne(ctx context.Context, name string, o CollectOptions, 
 	for start := time.Now(); ; {
 		var err error
 		if l, err = c.List(ctx, name); err == nil {
-			break
+			first, ok := o.Recording[name]
+			if !ok || !slices.ContainsFunc(l.Pending, func(p Pending) bool { return p.Name == first }) {
+				break
+			}
+			// The recording was just stopped: its recorder finishes the
+			// file (the index, the sync) after it says it stopped.
+			if time.Since(start) > c.patience() || ctx.Err() != nil {
+				break // OfRecording says it is not finished
+			}
+			p.set("waiting: %s is being finished on its host", first)
+			select {
+			case <-ctx.Done():
+			case <-time.After(250 * time.Millisecond):
+			}
+			continue
 		}
 		switch {
 		case !errors.Is(err, ErrNoAnswer) || !c.alive(name):

@@ -425,3 +425,38 @@ func list(t *testing.T, c *Client) Listing {
 	})
 	return l
 }
+
+// A collection of one recording whose file is still being finished (its
+// recorder answered the stop, then writes the index and syncs) waits for
+// it and fetches it, and only it.
+func TestCollectWaitsForTheRecordingsFile(t *testing.T) {
+	dir, _, cs := serving(t)
+	w, err := logfmt.Create(filepath.Join(dir, "rec.vrlog"), logfmt.WriterOptions{Metadata: map[string]string{"recording": "r1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, _ := w.AddChannel(logfmt.Channel{Name: "vr/r1/state", Transport: logfmt.TransportZenoh, Topic: "vr/r1/state"})
+	if err := w.Write(&logfmt.Record{Channel: ch, RecvWallNs: 1, RecvMonoNs: 1, Payload: []byte("s")}); err != nil {
+		t.Fatal(err)
+	}
+	c := &Client{Sess: cs, Timeout: 5 * time.Second, Patience: 30 * time.Second}
+	waitUntil(t, 10*time.Second, "the recorder's token", func() bool { n, _ := c.Discover(time.Second); return len(n) == 1 })
+	p := &Progress{Name: "gpu-box"}
+	done := make(chan []Collection, 1)
+	go func() {
+		cols, err := c.Collect(context.Background(), []string{"gpu-box"}, CollectOptions{Out: t.TempDir(), Recording: map[string]string{"gpu-box": "rec.vrlog"}}, []*Progress{p})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- cols
+	}()
+	waitUntil(t, 10*time.Second, "the collection to wait", func() bool { return strings.Contains(p.State(), "rec.vrlog is being finished") })
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cols := <-done
+	if len(cols) != 1 || len(cols[0].Files) != 1 || cols[0].Files[0].Name != "rec.vrlog" {
+		t.Fatalf("collected %+v", cols)
+	}
+	sameBytes(t, filepath.Join(dir, "rec.vrlog"), cols[0].Files[0].Path)
+}
