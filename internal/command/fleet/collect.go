@@ -132,18 +132,31 @@ func fileClient(c *cli.Context, sess *zenoh.Session) *filexfer.Client {
 	return &filexfer.Client{Sess: sess, Window: c.Int("window"), Timeout: c.Duration("timeout"), Patience: c.Duration("patience")}
 }
 
-func runCollect(c *cli.Context) error {
+// recorderNames are the recorders the arguments name, checked; nil with
+// --all.
+func recorderNames(c *cli.Context, verb string) ([]string, error) {
 	names := c.Args().Slice()
 	switch {
 	case c.Bool("all") && len(names) > 0:
-		return cliutil.Usage("collect: give recorder names or --all, not both")
+		return nil, cliutil.Usage("%s: give recorder names or --all, not both", verb)
 	case !c.Bool("all") && len(names) == 0:
-		return cliutil.Usage("collect: name the recorders (their --name) or give --all")
+		return nil, cliutil.Usage("%s: name the recorders (their --name) or give --all", verb)
+	}
+	if c.Bool("all") {
+		return nil, nil
 	}
 	for _, n := range names {
 		if err := filexfer.CheckName(n); err != nil {
-			return cliutil.Usage("collect: %v", err)
+			return nil, cliutil.Usage("%s: %v", verb, err)
 		}
+	}
+	return names, nil
+}
+
+func runCollect(c *cli.Context) error {
+	names, err := recorderNames(c, "collect")
+	if err != nil {
+		return err
 	}
 	out, merged, err := collectSetup(c, "collect")
 	if err != nil {

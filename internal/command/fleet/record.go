@@ -95,22 +95,12 @@ type fleetReport struct {
 const pollTimeout = 2 * time.Second
 
 func runFleet(c *cli.Context) error {
-	names := c.Args().Slice()
-	switch {
-	case c.Bool("all") && len(names) > 0:
-		return cliutil.Usage("fleet: give recorder names or --all, not both")
-	case !c.Bool("all") && len(names) == 0:
-		return cliutil.Usage("fleet: name the recorders (their --name) or give --all")
-	case c.IsSet("duration") && c.Duration("duration") <= 0:
+	names, err := recorderNames(c, "fleet")
+	if err != nil {
+		return err
+	}
+	if c.IsSet("duration") && c.Duration("duration") <= 0 {
 		return cliutil.Usage("fleet: --duration %v: want a positive duration", c.Duration("duration"))
-	}
-	for _, n := range names {
-		if err := recctl.CheckName(n); err != nil {
-			return cliutil.Usage("fleet: %v", err)
-		}
-	}
-	if c.Bool("all") {
-		names = nil
 	}
 	out, merged, err := collectSetup(c, "fleet")
 	if err != nil {
@@ -140,7 +130,9 @@ func runFleet(c *cli.Context) error {
 	v := newView(c, name)
 
 	fl, err := fleetctl.Find(c.Context, sess, names, c.Duration("timeout"))
-	if err != nil {
+	if c.Context.Err() != nil {
+		return cliutil.Runtime(errors.New("fleet: interrupted before the start: nothing was recorded"))
+	} else if err != nil {
 		return cliutil.Runtime(fmt.Errorf("fleet: %w", err))
 	}
 	v.found(fl.Members())
@@ -160,14 +152,14 @@ func runFleet(c *cli.Context) error {
 		return cliutil.Runtime(fmt.Errorf("fleet: %w", err))
 	}
 	defer srv.Close()
+	bg := context.Background() // from the start on, a signal stops the recording, which then finishes
 	begun := time.Now()
-	started, err := fl.Start(c.Context, req)
+	started, err := fl.Start(bg, req)
 	if err != nil {
 		return cliutil.Runtime(fmt.Errorf("fleet: %w", err))
 	}
 	ms := fl.Members()
 	v.started(ms, time.Since(begun))
-	bg := context.Background() // past here a signal stops the recording, which then finishes
 	if started == 0 && !has(ms, fleetctl.Unanswered) {
 		return leftOut(ms, true, "nothing was recorded")
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/vrlog/vrlog/fleetctl"
 	"github.com/vrlog/vrlog/internal/cliutil"
 	"github.com/vrlog/vrlog/internal/ui"
+	"github.com/vrlog/vrlog/textfit"
 )
 
 // StatusSchema names the JSON lines `fleet --json` prints while it
@@ -180,32 +181,14 @@ func (v *view) done() {
 // table is the status table's lines: a header and one row per recorder,
 // columns aligned.
 func (v *view) table(ms []fleetctl.Member) []string {
-	rows := [][]string{{"NAME", "HOST", "STATE", "FILE", "WRITTEN", "RECEIVING", "DROPS", "DISK"}}
+	t := textfit.Table{}
+	t.Row("NAME", "HOST", "STATE", "FILE", "WRITTEN", "RECEIVING", "DROPS", "DISK")
 	for _, m := range ms {
-		rows = append(rows, v.row(m))
+		t.Row(v.row(m)...)
 	}
-	widths := make([]int, len(rows[0]))
-	for _, r := range rows {
-		for i, f := range r {
-			widths[i] = max(widths[i], len(f))
-		}
-	}
-	var lines []string
-	for _, r := range rows {
-		var b strings.Builder
-		for i, f := range r {
-			if i > 0 {
-				b.WriteString("  ")
-			}
-			if i == len(r)-1 {
-				b.WriteString(f)
-			} else {
-				fmt.Fprintf(&b, "%-*s", widths[i], f)
-			}
-		}
-		lines = append(lines, b.String())
-	}
-	return lines
+	var b strings.Builder
+	t.Write(&b, 0) // a strings.Builder takes every write
+	return strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
 }
 
 // row is a recorder's cells: what it wrote and dropped since the start
