@@ -44,9 +44,9 @@ any host of the zenoh network), or every one with --all, as one recording:
  5. collects the files of this recording from each recorder into DIR/NAME/
     (what vrlog collect does: resumed, verified, atomic) and merges them
     on the simulator's clock into DIR/session.vrlog;
- 6. reports the start skew: how far apart the recorders' first records
-    are on the simulator's clock (each host's offset from its clock-sync
-    probes, as the merge found it).
+ 6. reports the start skew (unless --no-merge): how far apart the
+    recorders' first records are on the simulator's clock (each host's
+    offset from its clock-sync probes, as the merge found it).
 
 A second Ctrl-C later than a second after the first stops at once (exit 3);
 collected partial files are kept and vrlog collect resumes them. Who may
