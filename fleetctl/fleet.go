@@ -113,9 +113,9 @@ func Find(ctx context.Context, sess *zenoh.Session, names []string, timeout time
 			m.Status, m.LastAnswer = st, time.Now()
 			switch {
 			case st.Mode != "files":
-				m.Role, m.Why = LeftOut, fmt.Sprintf("it runs in %s mode (record --snapshot): it keeps the last moments and writes only snapshots", st.Mode)
+				m.Role, m.Why = LeftOut, fmt.Sprintf("it runs in %s mode: it keeps the last moments and writes only snapshots", st.Mode)
 			case st.State != "idle":
-				m.Role, m.Why = LeftOut, fmt.Sprintf("it is %s already (into %s): stop it first (vrlog rec stop %s), or start it armed (record --idle)", st.State, st.File, m.Name)
+				m.Role, m.Why = LeftOut, fmt.Sprintf("it is %s already (into %s): stop its recording first, or start it idle", st.State, st.File)
 			}
 		}
 	}
@@ -129,8 +129,8 @@ func silence(a recctl.Answer, v recctl.Verb, timeout time.Duration) string {
 	if errors.Is(a.Err, recctl.ErrIgnored) {
 		return a.Err.Error()
 	}
-	return fmt.Sprintf("no recorder answered %s within %v, and none holds its liveliness token %s: is one running with --name %s, and does zenoh reach it?",
-		recctl.Key(a.Name, v), timeout, recctl.TokenKey(a.Name), a.Name)
+	return fmt.Sprintf("no recorder answered %s within %v, and none holds its liveliness token %s: none of that name runs, or zenoh does not reach it",
+		recctl.Key(a.Name, v), timeout, recctl.TokenKey(a.Name))
 }
 
 // Members returns a copy of the fleet's members, in the order found.

@@ -102,7 +102,7 @@ func TestFleetStartsAndStopsTogether(t *testing.T) {
 		t.Fatal(err)
 	}
 	ms := fl.Members()
-	if ms[0].Role != Ready || ms[1].Role != Ready || ms[2].Role != LeftOut || ms[2].Silent || !strings.Contains(ms[2].Why, "vrlog rec stop busy") ||
+	if ms[0].Role != Ready || ms[1].Role != Ready || ms[2].Role != LeftOut || ms[2].Silent || !strings.Contains(ms[2].Why, "recording already") ||
 		ms[3].Role != LeftOut || !ms[3].Silent || !strings.Contains(ms[3].Why, "none holds its liveliness token") {
 		t.Fatalf("found %+v", ms)
 	}

@@ -24,7 +24,7 @@ func TestLibrariesNameNoFlag(t *testing.T) {
 		"vrlog view --live":      true, // the live viewer's server name: the command serving
 	}
 	for _, pkg := range []string{"analyzer", "logfmt", "livecheck", "replayctl", "outfile", "player", "replayer", "codec", "keyexpr",
-		"sampler", "hostclock", "textfit", "internal/ui", "foxglove", "foxws", "viewer", "mcapexport"} {
+		"sampler", "hostclock", "textfit", "internal/ui", "foxglove", "foxws", "viewer", "mcapexport", "fleetctl"} {
 		files, _ := filepath.Glob(filepath.Join("..", "..", pkg, "*.go"))
 		if len(files) == 0 {
 			t.Fatalf("no Go files in %s", pkg)

@@ -81,9 +81,23 @@ func (v *view) found(ms []fleetctl.Member) {
 		m := ms[i]
 		v.base[m.Name] = &m
 		if m.Role == fleetctl.LeftOut {
-			v.say(true, "%s: LEFT OUT: %s", m.Name, m.Why)
+			v.say(true, "%s: LEFT OUT: %s%s", m.Name, m.Why, hint(m))
 		}
 	}
+}
+
+// hint says what to do about a recorder found unfit, in the words of
+// the command line.
+func hint(m fleetctl.Member) string {
+	switch st := m.Status; {
+	case m.Silent && st == nil && !strings.Contains(m.Why, "is on the network"):
+		return fmt.Sprintf(" (started with record --name %s, and reachable?)", m.Name)
+	case st != nil && st.Mode != "files":
+		return " (record --snapshot)"
+	case st != nil && st.State != "idle":
+		return fmt.Sprintf(" (vrlog rec stop %s; record --idle arms a recorder without recording)", m.Name)
+	}
+	return ""
 }
 
 // started reports the start's outcome.

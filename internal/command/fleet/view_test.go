@@ -45,7 +45,7 @@ func TestViewRows(t *testing.T) {
 	if got := v.line(ms[0]); got != "gpu-box (host gpu1): recording, file run.vrlog, 2.4 MiB written, receiving 130 msg/s, 2.5 MB/s, 2 dropped, disk keeps up" {
 		t.Fatalf("line %q", got)
 	}
-	if got := v.row(ms[1]); got[2] != "no answer for 3s (last: recording)" || got[7] != "behind by 300.0 MiB" {
+	if got := v.row(ms[1]); got[2] != "no answer for 3s (last: recording)" || got[7] != "behind by 300 MiB" {
 		t.Fatalf("row %q", got)
 	}
 	lines := v.table(ms)
