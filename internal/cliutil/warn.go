@@ -40,7 +40,7 @@ func WarnDamage(c *cli.Context, ds ...logfmt.Damage) {
 // ("logfmt: CRC mismatch"): the library's, for its callers; the command
 // line says the rest. The transports' names (zenoh, iceoryx2) stay: they
 // tell the user which one.
-var goPackage = regexp.MustCompile(`\b(logfmt|player|replayer|recorder|codec|hostclock|replayctl|outfile|keyexpr|mcapexport|sampler|analyzer|livecheck): `)
+var goPackage = regexp.MustCompile(`\b(logfmt|player|replayer|recorder|codec|hostclock|replayctl|outfile|keyexpr|mcapexport|sampler|analyzer|livecheck|recctl|filexfer|fleetctl): `)
 
 // Readable is an error or warning text as a verb prints it: without the
 // Go package names the library's errors begin with.

@@ -64,7 +64,7 @@ func (v *view) say(warn bool, format string, args ...any) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.clear()
-	fmt.Fprintf(v.w, "fleet: "+format+"\n", args...)
+	fmt.Fprintln(v.w, cliutil.Readable("fleet: "+fmt.Sprintf(format, args...)))
 }
 
 // clear removes the table from the terminal (the caller holds v.mu).
