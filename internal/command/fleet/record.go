@@ -17,6 +17,7 @@ import (
 	"github.com/vrlog/vrlog/internal/ui"
 	"github.com/vrlog/vrlog/internal/zenohflags"
 	"github.com/vrlog/vrlog/recctl"
+	"github.com/vrlog/vrlog/transport/zenoh"
 )
 
 // FleetCommand is `vrlog fleet`.
@@ -185,34 +186,41 @@ func runFleet(c *cli.Context) error {
 		return leftOut(ms, true, "--require-all: the recorders that started were stopped at once (their files stay on their hosts: vrlog collect)")
 	}
 
-	var recorded []string
-	recording := map[string]string{}
-	for _, m := range ms {
-		if m.Recorded() {
-			recorded = append(recorded, m.Name)
-			recording[m.Name] = filepath.Base(m.File)
-		}
-	}
-	rep := fleetReport{Schema: FleetSchema, Name: name, Dir: out, StoppedBy: stoppedBy, Recorders: ms, Merged: merged}
-	var cerr error
-	if len(recorded) == 0 {
-		cerr = cliutil.Runtime(errors.New("fleet: no recorder finished a file: nothing to collect"))
-	} else {
-		opts := filexfer.CollectOptions{Out: out, Shared: c.StringSlice("shared"), Force: c.Bool("force"), Recording: recording}
-		rep.Collected, cerr = collectMerge(c, bg, "fleet", fileClient(c, sess), recorded, opts, merged)
-	}
-	if cerr == nil && merged != "" {
-		rep.StartSkew = startSkew(v, merged, rep.Collected)
-	}
-	if cerr != nil {
-		rep.Merged = ""
-	}
+	rep := fleetReport{Schema: FleetSchema, Name: name, Dir: out, StoppedBy: stoppedBy, Recorders: ms}
+	cerr := collectRecording(c, sess, v, &rep, merged)
 	if c.Bool("json") {
 		if err := v.printJSON(rep); err != nil {
 			return cliutil.Runtime(err)
 		}
 	}
 	return worst(cerr, leftOut(ms, !c.Bool("all"), "the others were recorded"))
+}
+
+// collectRecording collects into rep.Dir the files of the recording of
+// each recorder that recorded, merges them into merged ("": not merged)
+// and measures the start skew, all into rep. The error carries its exit
+// code.
+func collectRecording(c *cli.Context, sess *zenoh.Session, v *view, rep *fleetReport, merged string) error {
+	var recorded []string
+	recording := map[string]string{}
+	for _, m := range rep.Recorders {
+		if m.Recorded() {
+			recorded = append(recorded, m.Name)
+			recording[m.Name] = filepath.Base(m.File)
+		}
+	}
+	if len(recorded) == 0 {
+		return cliutil.Runtime(errors.New("fleet: no recorder finished a file: nothing to collect"))
+	}
+	opts := filexfer.CollectOptions{Out: rep.Dir, Shared: c.StringSlice("shared"), Force: c.Bool("force"), Recording: recording}
+	var err error
+	// Not the verb's context: a signal stopped the recording, and the
+	// collection of what it recorded goes on (a second one ends it).
+	if rep.Collected, err = collectMerge(c, context.Background(), "fleet", fileClient(c, sess), recorded, opts, merged); err != nil || merged == "" {
+		return err
+	}
+	rep.Merged, rep.StartSkew = merged, startSkew(v, merged, rep.Collected)
+	return nil
 }
 
 // record shows the recording until it is to stop, and says why it stops.
