@@ -122,7 +122,7 @@ func Open(ctx context.Context, cfg Config) (*Recorder, error) {
 		sess := cfg.Session
 		if sess == nil && (len(cfg.ZenohKeys) > 0 || cfg.All || cfg.ProbeInterval > 0 || cfg.Mount != nil) {
 			if sess, err = zenoh.Open(cfg.Zenoh); err != nil {
-				return fmt.Errorf("zenoh: %w", err)
+				return zenoh.Named(err)
 			}
 			closers = append(closers, func() { sess.Close() })
 		}

@@ -122,7 +122,7 @@ func Open(c *cli.Context) (*zenoh.Session, error) {
 	}
 	s, err := zenoh.Open(zc)
 	if err != nil {
-		return nil, OpenError(fmt.Errorf("zenoh: %w", err))
+		return nil, OpenError(zenoh.Named(err))
 	}
 	return s, nil
 }

@@ -22,6 +22,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -198,4 +199,13 @@ type Reply struct {
 type GetReply struct {
 	Sample
 	Err bool
+}
+
+// Named is err said as zenoh's: prefixed "zenoh: " unless the native
+// library's message says so already ("zenoh: open session: ...").
+func Named(err error) error {
+	if err == nil || strings.HasPrefix(err.Error(), "zenoh") {
+		return err
+	}
+	return fmt.Errorf("zenoh: %w", err)
 }

@@ -142,7 +142,7 @@ func run(c *cli.Context) error {
 	}
 	sess, err := zenoh.Open(zc)
 	if err != nil {
-		return zenohflags.OpenError(fmt.Errorf("zenoh: %w", err))
+		return zenohflags.OpenError(zenoh.Named(err))
 	}
 	defer sess.Close()
 	node, err := iceoryx2.NewNode("vrlog-sim-" + cfg.Robot)
