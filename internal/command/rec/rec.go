@@ -16,9 +16,11 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/vrlog/vrlog/internal/cliutil"
+	"github.com/vrlog/vrlog/internal/ui"
 	"github.com/vrlog/vrlog/internal/zenohflags"
 	"github.com/vrlog/vrlog/keyexpr"
 	"github.com/vrlog/vrlog/recctl"
+	"github.com/vrlog/vrlog/textfit"
 	"github.com/vrlog/vrlog/transport/zenoh"
 )
 
@@ -166,12 +168,14 @@ func runRecorders(c *cli.Context) error {
 	return nil
 }
 
-// printTable prints one line per recorder.
+// printTable prints one line per recorder, fitted to the terminal (a
+// table too wide splits into groups of columns, each led by the name).
 func printTable(w io.Writer, answers []recctl.Answer) {
-	rows := [][]string{{"NAME", "HOST", "STATE", "FILE", "WRITTEN", "RECEIVING", "DROPS", "DISK"}}
+	t := textfit.Table{Keep: 1}
+	t.Row("NAME", "HOST", "STATE", "FILE", "WRITTEN", "RECEIVING", "DROPS", "DISK")
 	for _, a := range answers {
 		if a.Err != nil {
-			rows = append(rows, []string{a.Name, "-", "no answer", "-", "-", "-", "-", "-"})
+			t.Row(a.Name, "-", "no answer", "-", "-", "-", "-", "-")
 			continue
 		}
 		st := a.Reply.Status
@@ -182,47 +186,15 @@ func printTable(w io.Writer, answers []recctl.Answer) {
 		}
 		disk := "keeps up"
 		if !st.DiskKeepsUp {
-			disk = fmt.Sprintf("behind by %s", bytes(st.BacklogBytes))
+			disk = "behind by " + ui.Bytes(st.BacklogBytes)
 		}
 		file := st.File
 		if file == "" {
 			file = "-"
 		}
-		rows = append(rows, []string{st.Name, st.Host, st.State, file, bytes(st.BytesWritten), fmt.Sprintf("%.0f msg/s, %.1f MB/s", hz, mbps),
-			fmt.Sprint(st.Drops), disk})
+		t.Row(st.Name, st.Host, st.State, file, ui.Bytes(st.BytesWritten), fmt.Sprintf("%.0f msg/s, %.1f MB/s", hz, mbps), fmt.Sprint(st.Drops), disk)
 	}
-	widths := make([]int, len(rows[0]))
-	for _, r := range rows {
-		for i, f := range r {
-			widths[i] = max(widths[i], len(f))
-		}
-	}
-	for _, r := range rows {
-		var b strings.Builder
-		for i, f := range r {
-			if i > 0 {
-				b.WriteString("  ")
-			}
-			if i == len(r)-1 {
-				b.WriteString(f)
-			} else {
-				fmt.Fprintf(&b, "%-*s", widths[i], f)
-			}
-		}
-		fmt.Fprintln(w, b.String())
-	}
-}
-
-func bytes(n int64) string {
-	switch {
-	case n >= 1e9:
-		return fmt.Sprintf("%.2f GB", float64(n)/1e9)
-	case n >= 1e6:
-		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
-	case n >= 1e3:
-		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
-	}
-	return fmt.Sprintf("%d B", n)
+	t.Write(w, cliutil.TextWidth(w))
 }
 
 func runRec(c *cli.Context) error {
@@ -382,7 +354,7 @@ func describe(a recctl.Answer) string {
 	}
 	var parts []string
 	if f := r.Finished; f != nil {
-		parts = append(parts, fmt.Sprintf("finished %s (%s, %d records)", f.Path, bytes(f.Bytes), f.Records))
+		parts = append(parts, fmt.Sprintf("finished %s (%s, %d records)", f.Path, ui.Bytes(f.Bytes), f.Records))
 	}
 	if r.File != "" {
 		switch r.Verb {
