@@ -300,6 +300,7 @@ func TestUnfinishedInputIsSaid(t *testing.T) {
 	const said = "k9.vrlog: no footer: the log was not closed"
 	var cases []sysCase
 	for _, c := range []struct{ verb, args string }{
+		{"info", "k9.vrlog"},
 		{"cat", "k9.vrlog --limit 3"},
 		{"cut", "k9.vrlog -o c.vrlog"},
 		{"merge", "k9.vrlog run.vrlog -o m.vrlog"},

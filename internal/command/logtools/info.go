@@ -204,6 +204,7 @@ func runInfo(c *cli.Context) error {
 			continue
 		}
 		in := infoOf(path, r, tf)
+		warnDamage(c, r) // also on stderr: a script reading the report may miss it
 		r.Close()
 		if c.Bool("json") {
 			if err := writeJSONLine(out, in); err != nil {
