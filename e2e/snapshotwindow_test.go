@@ -118,7 +118,7 @@ func TestSnapshotAfterGuaranteed(t *testing.T) {
 	}
 	checkCovers(t, files[0], recs, snap, published, "vr/"+s.robot+"/state", 5*time.Millisecond)
 	checkCovers(t, files[0], recs, snap, published, "vr/"+s.robot+"/camera/front", 33*time.Millisecond)
-	if !strings.Contains(errs, "record: WARNING: snapshot buffer: 64 MiB holds about ") || !strings.Contains(errs, "--snapshot 30s needs about ") ||
+	if !strings.Contains(errs, "record: WARNING: snapshot buffer: 64 MiB holds about ") || !strings.Contains(errs, "a window of 30s before the trigger needs about ") ||
 		!strings.Contains(errs, "writing it as it comes to "+files[0]+".partial") {
 		t.Fatalf("record's stderr:\n%s", errs)
 	}
@@ -307,8 +307,8 @@ func TestSnapshotAfterHeldPastBound(t *testing.T) {
 	if !strings.Contains(snap.Short, "the memory bound (16 MiB) held only ") || strings.Contains(snap.Short, "after the trigger") || strings.Contains(snap.Short, "dropped") {
 		t.Fatalf("short %q: want the bound's part before the trigger said, nothing of the after part", snap.Short)
 	}
-	if !strings.Contains(errs, "record: WARNING: snapshot buffer: 16 MiB holds about ") || !strings.Contains(errs, "--snapshot 2s needs about ") ||
-		!strings.Contains(errs, "and all of --after 5s, written to disk as it comes") {
+	if !strings.Contains(errs, "record: WARNING: snapshot buffer: 16 MiB holds about ") || !strings.Contains(errs, "a window of 2s before the trigger needs about ") ||
+		!strings.Contains(errs, "and all of the 5s after it, written to disk as it comes") {
 		t.Fatalf("record's stderr:\n%s", errs)
 	}
 	ms := regexp.MustCompile(`snapshot buffer: .* of 16.0 MiB \(peak ([0-9.]+) MiB\)`).FindAllStringSubmatch(errs, -1)

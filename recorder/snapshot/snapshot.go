@@ -115,7 +115,7 @@ func (s Status) String() string {
 		line += fmt.Sprintf("; %d snapshot(s) being written from their journals", s.Finishing)
 	}
 	if s.LostBound > 0 {
-		line += fmt.Sprintf("; %d records dropped by the memory bound (a snapshot window held in memory, its journal not written, needs more than %s: raise --snapshot-bytes or lower --after)", s.LostBound, ui.Bytes(s.MaxBytes))
+		line += fmt.Sprintf("; %d records dropped by the memory bound (a snapshot window held in memory, its journal not written, needs more than %s: raise the memory bound or shorten the part after the trigger)", s.LostBound, ui.Bytes(s.MaxBytes))
 	}
 	if s.LostBehind > 0 {
 		line += fmt.Sprintf("; %d records dropped while snapshots were written (the disk is slower than the streams)", s.LostBehind)
@@ -452,7 +452,7 @@ func (s *Output) recheck() {
 	if said > 0 {
 		was = fmt.Sprintf("%.1f s when said before, ", said)
 	}
-	s.sc.OnNotice(fmt.Sprintf("snapshot buffer: %s now holds %.1f s of the streams (%sthe buffer takes %.1f MB/s now): a snapshot holds about %.1f s before its trigger, --snapshot %s asked",
+	s.sc.OnNotice(fmt.Sprintf("snapshot buffer: %s now holds %.1f s of the streams (%sthe buffer takes %.1f MB/s now): a snapshot holds about %.1f s before its trigger, %s asked",
 		ui.Bytes(s.sc.MaxBytes), held, was, rate/1e6, held, s.sc.Before))
 }
 
@@ -528,7 +528,7 @@ func (s *Output) sayShortfall(k *kept) {
 	if holds >= need {
 		return
 	}
-	s.sc.OnNotice(fmt.Sprintf("snapshot buffer: %s holds about %.1f s of the current %.0f MB/s; --snapshot %s needs about %s in memory: a snapshot holds about %.1f s before its trigger, and all of --after %s, written to disk as it comes (raise --snapshot-bytes, or lower the rate)",
+	s.sc.OnNotice(fmt.Sprintf("snapshot buffer: %s holds about %.1f s of the current %.0f MB/s; a window of %s before the trigger needs about %s in memory: a snapshot holds about %.1f s before its trigger, and all of the %s after it, written to disk as it comes (raise the memory bound, or lower the rate)",
 		ui.Bytes(s.sc.MaxBytes), holds, rate/1e6, s.sc.Before, ui.Bytes(int64(rate*need)), holds, s.sc.After))
 }
 
@@ -789,7 +789,7 @@ func (s *Output) closeLocked(to int64, end string) {
 			if rate <= 0 {
 				rate = s.rate(nil)
 			}
-			why = append(why, fmt.Sprintf("the memory bound (%s) held %.3f s after the trigger of the %s asked: --after %s at the current %.0f MB/s needs about %s (--snapshot-bytes); %d records dropped by the recorder in the window (the memory bound: the window needs more than --snapshot-bytes)",
+			why = append(why, fmt.Sprintf("the memory bound (%s) held %.3f s after the trigger of the %s asked: %s after the trigger at the current %.0f MB/s needs a bound of about %s; %d records dropped by the recorder in the window (the memory bound: the window needs more than the bound)",
 				ui.Bytes(s.sc.MaxBytes), held, s.sc.After, s.sc.After, rate/1e6, ui.Bytes(int64(rate*(s.sc.After+settle).Seconds())), s.dropsIn(w.from, w.to)))
 			if all > bound {
 				why = append(why, fmt.Sprintf("%d more records dropped while an earlier snapshot was written (the disk is slower than the streams)", all-bound))
@@ -866,9 +866,9 @@ func (s *Output) dropsByName(from, to int64) map[string]uint64 {
 func dropWhy(why dropCause) string {
 	switch why {
 	case dropBound:
-		return "the memory bound: the window, its journal not written, needs more than --snapshot-bytes"
+		return "the memory bound: the window, its journal not written, needs more than the bound"
 	case dropJournal:
-		return "its journal fell behind by --snapshot-bytes: the disk is slower than the streams"
+		return "its journal fell behind by the memory bound: the disk is slower than the streams"
 	}
 	return "while an earlier snapshot was written: the disk is slower than the streams"
 }

@@ -193,8 +193,8 @@ func TestSnapshotMemoryBound(t *testing.T) {
 		snap.FromMonoNs != recs[0] || snap.ToMonoNs != 30*sec {
 		t.Fatalf("window %d..%d (%+v): want the seconds the bound holds before the trigger at 25 s and all 5 s after", recs[0], recs[len(recs)-1], snap)
 	}
-	if len(notices) != 1 || !strings.Contains(notices[0], "snapshot buffer: 32 MiB holds about 9.") || !strings.Contains(notices[0], "--snapshot 20s needs about 6") ||
-		!strings.Contains(notices[0], "and all of --after 5s, written to disk as it comes") {
+	if len(notices) != 1 || !strings.Contains(notices[0], "snapshot buffer: 32 MiB holds about 9.") || !strings.Contains(notices[0], "a window of 20s before the trigger needs about 6") ||
+		!strings.Contains(notices[0], "and all of the 5s after it, written to disk as it comes") {
 		t.Fatalf("notices %q: want the shortfall at the first fill", notices)
 	}
 	t.Logf("held at most %d of %d bytes; snapshot %d records, %.2f s: %s; %s", r.peak, bound, len(recs), float64(recs[len(recs)-1]-recs[0])/1e9, snap.Short, notices[0])
@@ -463,7 +463,7 @@ func TestSnapshotAfterLargerThanBound(t *testing.T) {
 	if snap.FromMonoNs != first || snap.ToMonoNs != last {
 		t.Fatalf("metadata window %d..%d, the records %d..%d", snap.FromMonoNs, snap.ToMonoNs, first, last)
 	}
-	want := fmt.Sprintf("the memory bound (16 MiB) held %.3f s after the trigger of the 10s asked: --after 10s at the current 3 MB/s needs about", float64(last-20*sec)/1e9)
+	want := fmt.Sprintf("the memory bound (16 MiB) held %.3f s after the trigger of the 10s asked: 10s after the trigger at the current 3 MB/s needs a bound of about", float64(last-20*sec)/1e9)
 	if !strings.Contains(snap.Short, want) || !strings.Contains(snap.Short, "records dropped by the recorder in the window (the memory bound") ||
 		strings.Contains(snap.Short, "-0.") || strings.Contains(snap.Short, "kept the 10s after") {
 		t.Fatalf("short %q: want %q and the drops", snap.Short, want)

@@ -127,7 +127,7 @@ func (s *Output) reserve(t Trigger) (name string, out journalFile, err error) {
 func (s *Output) journal(w *window) {
 	s.mu.Lock()
 	t0 := w.triggers[0]
-	md := s.metadata(w, "the recorder stopped before this snapshot was written (a journal of record --snapshot, written as the window was taken): it holds what the journal had written by then (docs/cli.md: what a kill -9 loses)")
+	md := s.metadata(w, "the recorder stopped before this snapshot was written (a snapshot's journal, written as the window was taken): it holds what the journal had written by then (docs/cli.md: what a kill -9 loses)")
 	s.mu.Unlock()
 	name, out, err := s.reserve(t0)
 	path := name + ".partial"
@@ -135,7 +135,7 @@ func (s *Output) journal(w *window) {
 	created := err == nil
 	fail := func(err error) { // mu not held
 		if s.sc.OnNotice != nil {
-			s.sc.OnNotice(fmt.Sprintf("snapshot journal %s: %v: a kill -9 before the snapshot is written would lose it, and the rest of the window is held in memory (its --after only while it fits in --snapshot-bytes)", path, err))
+			s.sc.OnNotice(fmt.Sprintf("snapshot journal %s: %v: a kill -9 before the snapshot is written would lose it, and the rest of the window is held in memory (the part after the trigger only while it fits in the memory bound)", path, err))
 		}
 		if lw != nil {
 			lw.Close()

@@ -123,7 +123,7 @@ while the disk keeps up (when it does not, the oldest part before the
 trigger gives way first, then the after part is cut short, and the log says
 so with the numbers); the first time the buffer fills, record says what it
 holds at the current rate ("512 MiB holds about 2.6 s of the current 186
-MB/s; --snapshot 30s needs about 5.2 GiB in memory"), and again when that
+MB/s; a window of 30s before the trigger needs about 5.2 GiB in memory"), and again when that
 changes by a tenth. A window closes once every stream still receiving has
 what was captured up to its end (3 s at most past it: frames received late
 are waited for). The snapshot is then

@@ -80,8 +80,12 @@ func snapshotConfig(c *cli.Context, cfg *recorder.Config) error {
 // snapshotReports wires the reports of a snapshot recording: each
 // snapshot written is printed, and what a person should know.
 func snapshotReports(c *cli.Context, cfg *recorder.Config, name string, errw io.Writer) {
-	cfg.Snapshot.OnNotice = func(msg string) { fmt.Fprintf(errw, "record: WARNING: %s\n", withCheckFlag(msg)) }
-	cfg.OnNotice = cfg.Snapshot.OnNotice
+	// The buffer's notices speak of the window before a trigger, the part
+	// after it and the memory bound: the flags that set them are said here.
+	cfg.Snapshot.OnNotice = func(msg string) {
+		fmt.Fprintf(errw, "record: WARNING: %s (the window before a trigger is --snapshot, the part after it --after, the memory bound --snapshot-bytes)\n", msg)
+	}
+	cfg.OnNotice = func(msg string) { fmt.Fprintf(errw, "record: WARNING: %s\n", withCheckFlag(msg)) }
 	if !c.Bool("quiet") {
 		cfg.Snapshot.OnOpen = func(t logfmt.SnapshotTrigger, journal string) {
 			fmt.Fprintf(errw, "record: snapshot: triggered by %s; writing it as it comes to %s (what a kill -9 would leave, for vrlog recover)\n", t.Cause, journal)
