@@ -31,7 +31,7 @@ func Lookup(schema string) (c Codec, ok bool) {
 
 // Schemas lists the schema names Lookup knows.
 func Schemas() []string {
-	return []string{SchemaState, SchemaFrame, SchemaTimeReply, SchemaClockProbe, SchemaReplayClock}
+	return []string{SchemaState, SchemaFrame, SchemaTimeReply, SchemaClockProbe, SchemaReplayClock, SchemaPause}
 }
 
 var builtin = map[string]Codec{
@@ -40,6 +40,7 @@ var builtin = map[string]Codec{
 	SchemaTimeReply:   timeReplyCodec{},
 	SchemaClockProbe:  clockProbeCodec{},
 	SchemaReplayClock: replayClockCodec{},
+	SchemaPause:       pauseCodec{},
 }
 
 type stateCodec struct{}
@@ -96,6 +97,18 @@ func (replayClockCodec) Restamp(_, p []byte, delta int64) error {
 	}
 	shift(p[8:], delta)
 	return nil
+}
+
+type pauseCodec struct{}
+
+func (pauseCodec) Schema() string                           { return SchemaPause }
+func (pauseCodec) Stamp(_, _ []byte) (uint64, int64, error) { return 0, 0, ErrNoStamp }
+func (pauseCodec) Decode(_, p []byte, _ int64) (any, error) { return DecodePause(p) }
+
+// Restamp leaves a pause alone: its stamps are the recorder's clocks.
+func (pauseCodec) Restamp(_, p []byte, _ int64) error {
+	_, err := DecodePause(p)
+	return err
 }
 
 // ErrResize: the restamped sample would not fit in its bytes (a protobuf

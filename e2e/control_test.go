@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -273,6 +274,15 @@ func TestRecordersListsThree(t *testing.T) {
 	})
 	if !slices.Equal(listed, names) {
 		t.Fatalf("listed %v, want %v", listed, names)
+	}
+	// A fourth recorder with a name taken is refused before it records:
+	// two would each take some of the requests.
+	twin := b.recorder(t, false, "-o", filepath.Join(b.dir, "twin.vrlog"), "--name", names[0], "--idle")
+	if code := twin.wait(t, 30*time.Second); code != 2 || !strings.Contains(twin.stderr.String(), "a recorder named \""+names[0]+"\" already answers") {
+		t.Fatalf("a second recorder named %s: exit %d\n%s", names[0], code, twin.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(b.dir, "twin.vrlog")); err == nil {
+		t.Fatal("the refused recorder left a file")
 	}
 	r := shell(t, b.dir, "vrlog recorders"+b.z())
 	for _, n := range names {

@@ -131,6 +131,8 @@ func (e *Encoder) Encode(dst []byte, r *logfmt.Record) (head, tail []byte, err e
 		return appendClockProbeJSON(dst, &x), nil, nil
 	case codec.ReplayClock:
 		return appendReplayClockJSON(dst, &x), nil, nil
+	case codec.Pause:
+		return appendPauseJSON(dst, &x), nil, nil
 	}
 	return nil, nil, fmt.Errorf("foxglove: no JSON mapping for %T", v)
 }

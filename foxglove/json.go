@@ -2,7 +2,9 @@ package foxglove
 
 import (
 	"encoding/base64"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -202,6 +204,26 @@ func appendHeartbeatJSON(dst []byte, recvWallNs int64) []byte {
 	dst = appendTimestamp(dst, recvWallNs)
 	dst = appendInt(append(dst, ','), "recv_wall_ns", recvWallNs)
 	return append(dst, '}')
+}
+
+// appendPauseJSON appends a pause record's message, stamped at its end.
+func appendPauseJSON(dst []byte, p *codec.Pause) []byte {
+	dst = append(dst, `{"timestamp":`...)
+	dst = appendTimestamp(dst, p.ToWallNs)
+	dst = appendInt(append(dst, ','), "from_wall_ns", p.FromWallNs)
+	dst = appendInt(append(dst, ','), "from_mono_ns", p.FromMonoNs)
+	dst = appendInt(append(dst, ','), "to_wall_ns", p.ToWallNs)
+	dst = appendInt(append(dst, ','), "to_mono_ns", p.ToMonoNs)
+	dst = appendKey(append(dst, ','), "unwritten")
+	dst = append(dst, '{')
+	for i, name := range slices.Sorted(maps.Keys(p.Unwritten)) {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(appendString(dst, name), ':') // a channel's name: escaped
+		dst = strconv.AppendUint(dst, p.Unwritten[name], 10)
+	}
+	return append(dst, "}}"...)
 }
 
 // appendOpaqueJSON appends a record of a schema vrlog does not know: its

@@ -56,6 +56,8 @@ func builtinSchema(name string) (Schema, Kind) {
 		return Schema{codec.SchemaReplayClock, "jsonschema", []byte(replayClockSchema)}, KindJSON
 	case codec.SchemaHeartbeat:
 		return Schema{codec.SchemaHeartbeat, "jsonschema", []byte(heartbeatSchema)}, KindHeartbeat
+	case codec.SchemaPause:
+		return Schema{codec.SchemaPause, "jsonschema", []byte(pauseSchema)}, KindJSON
 	}
 	return Schema{SchemaOpaque, "jsonschema", []byte(opaqueSchema)}, KindOpaque
 }
@@ -179,6 +181,19 @@ const heartbeatSchema = `{` + jsonSchemaDialect + `,
   "type": "object",
   "properties": {"timestamp": ` + timeSchema + `, "recv_wall_ns": {"type": "integer"}},
   "required": ["timestamp", "recv_wall_ns"]
+}`
+
+const pauseSchema = `{` + jsonSchemaDialect + `,
+  "title": "vrlog.Pause/1",
+  "description": "A recording's pause (channel vrlog/pause), at its end: when the recorder stopped writing and went on, on its wall and monotonic clocks (ns), and the records of each channel it received meanwhile and did not write.",
+  "type": "object",
+  "properties": {
+    "timestamp": ` + timeSchema + `,
+    "from_wall_ns": {"type": "integer"}, "from_mono_ns": {"type": "integer"},
+    "to_wall_ns": {"type": "integer"}, "to_mono_ns": {"type": "integer"},
+    "unwritten": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 0}}
+  },
+  "required": ["timestamp", "from_wall_ns", "from_mono_ns", "to_wall_ns", "to_mono_ns", "unwritten"]
 }`
 
 const opaqueSchema = `{` + jsonSchemaDialect + `,

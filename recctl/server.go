@@ -27,6 +27,15 @@ const maxWait = 10 * time.Minute
 // are refused at once (a flood of queries costs no memory).
 const maxPending = 64
 
+// nameCheck bounds how long Serve looks for another recorder of the same
+// name before it takes the name.
+const nameCheck = time.Second
+
+// ErrNameTaken: another recorder answers as that name: two of them would
+// each take some of the requests (a stop reaching one while the other
+// records).
+var ErrNameTaken = errors.New("recctl: name taken")
+
 // Options is what a Server says of its recorder beyond its status.
 type Options struct {
 	Version string // vrlog's, as --version prints it
@@ -51,6 +60,9 @@ type Server struct {
 func Serve(sess *zenoh.Session, name string, r *recorder.Recorder, opts Options) (*Server, error) {
 	if err := CheckName(name); err != nil {
 		return nil, err
+	}
+	if keys, err := sess.LiveTokens(TokenKey(name), nameCheck); err == nil && len(keys) > 0 {
+		return nil, fmt.Errorf("%w: a recorder named %q already answers on this zenoh network (give this one another name)", ErrNameTaken, name)
 	}
 	s := &Server{name: name, r: r, opts: opts, slots: make(chan struct{}, maxPending)}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
@@ -181,9 +193,20 @@ func (s *Server) do(ctx context.Context, v Verb, req Request, q zenoh.Query) Rep
 			Short: sn.Snapshot.Short, HeldOpen: sn.Snapshot.HeldOpen}
 	}
 	if err != nil {
-		rep.Code, rep.Error = codeOf(err), err.Error()
+		rep.Code, rep.Error = codeOf(err), message(err)
 	}
 	return rep
+}
+
+// message is err for the person who asked: the words of its kind left
+// out (the reply's code says them), what the recorder says of it kept
+// ("paused already", "recording into run.vrlog already").
+func message(err error) string {
+	s := err.Error()
+	for _, e := range []error{files.ErrState, files.ErrName, files.ErrExists, recorder.ErrMode} {
+		s = strings.Replace(s, e.Error()+": ", "", 1)
+	}
+	return s
 }
 
 // codeOf classifies a refusal or failure.

@@ -37,20 +37,21 @@ type books struct {
 
 // channel is the books' view of one recorded channel.
 type channel struct {
-	def         logfmt.Channel
-	codec       codec.Codec
-	declared    *schema.Codec // a declared schema's, or zenoh timestamps' (then codec is nil)
-	received    uint64        // records so far (a declared seq=count)
-	stream      *sampler.Stream
-	msgs        uint64
-	bytes       uint64
-	undecodable uint64
-	drops       uint64
-	dropsMark   uint64 // the drop count at its latest zenoh record: dropSpan.lo (lostBefore)
-	lastMsgs    uint64
-	lastBytes   uint64
-	hz, mbps    float64
-	unwritten   uint64 // received while the recording was paused or idle (withheld)
+	def            logfmt.Channel
+	codec          codec.Codec
+	declared       *schema.Codec // a declared schema's, or zenoh timestamps' (then codec is nil)
+	received       uint64        // records so far (a declared seq=count)
+	stream         *sampler.Stream
+	msgs           uint64
+	bytes          uint64
+	undecodable    uint64
+	drops          uint64
+	dropsMark      uint64 // the drop count at its latest zenoh record: dropSpan.lo (lostBefore)
+	lastMsgs       uint64
+	lastBytes      uint64
+	hz, mbps       float64
+	unwritten      uint64 // received while the recording was paused or idle (withheld)
+	unwrittenBytes uint64
 }
 
 // drop is n records of a channel (its number) lost by the recorder at
@@ -119,6 +120,7 @@ func (b *books) take(s *sample, how fate) *accounted {
 	switch how {
 	case withheld:
 		ch.unwritten++
+		ch.unwrittenBytes += uint64(len(s.rec.Header) + len(s.rec.Payload))
 		a.seen = &s.rec
 	case cutOff:
 		a.before = append(a.before, drop{ch.def.ID, 1, s.rec.RecvMonoNs})
@@ -161,7 +163,7 @@ func (b *books) onOurClock(s *sample) {
 // cut off), and books the overflow they reveal; it returns the channel's
 // overflow and the sample's gap, if undecided.
 func (b *books) stamp(a *accounted, ch *channel, s *sample, keep bool) (*overflow, *gap) {
-	if ch.declared == nil && (ch.codec == nil || ch.def.Schema == codec.SchemaClockProbe) {
+	if ch.declared == nil && (ch.codec == nil || ch.def.Transport == logfmt.TransportInternal) { // the recorder's own: probes, pauses
 		return nil, nil
 	}
 	rec := &s.rec
@@ -466,9 +468,9 @@ const unwatchedAfter = 2 * time.Second
 // at once rather than when the recording ends.
 func (b *books) tick() []firing {
 	for _, ch := range b.order {
-		ch.hz = float64(ch.msgs + ch.unwritten - ch.lastMsgs) // received, also while paused
-		ch.mbps = float64(ch.bytes-ch.lastBytes) / 1e6
-		ch.lastMsgs, ch.lastBytes = ch.msgs+ch.unwritten, ch.bytes
+		msgs, bytes := ch.msgs+ch.unwritten, ch.bytes+ch.unwrittenBytes // received, also while paused or idle
+		ch.hz, ch.mbps = float64(msgs-ch.lastMsgs), float64(bytes-ch.lastBytes)/1e6
+		ch.lastMsgs, ch.lastBytes = msgs, bytes
 	}
 	if b.watch == nil {
 		return nil

@@ -197,7 +197,7 @@ func (w *writer) do(c command) {
 		w.status()
 	case verbPause:
 		if on, _ := w.files.Recording(); !on || w.pause != nil {
-			answer(Outcome{}, fmt.Errorf("%w: %s", ErrState, w.state()))
+			answer(Outcome{}, fmt.Errorf("%w: %s", ErrState, map[State]string{StatePaused: "paused already", StateIdle: "idle: no recording to pause"}[w.state()]))
 			return
 		}
 		w.writeSmall()
@@ -205,7 +205,7 @@ func (w *writer) do(c command) {
 		answer(Outcome{}, nil)
 	case verbResume:
 		if w.pause == nil {
-			answer(Outcome{}, fmt.Errorf("%w: %s", ErrState, w.state()))
+			answer(Outcome{}, fmt.Errorf("%w: not paused: %s", ErrState, w.state()))
 			return
 		}
 		w.endPause()

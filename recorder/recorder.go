@@ -169,6 +169,17 @@ func Open(ctx context.Context, cfg Config) (*Recorder, error) {
 		}
 		return nil
 	}()
+	r.started = time.Now() // the transports are open: the recording starts
+	w.start = r.started
+	r.publish(false)
+	if setupErr == nil && cfg.Mount != nil && r.sess != nil {
+		m, err := cfg.Mount(r, r.sess) // its requests wait for the writer stage, started below
+		if err != nil {
+			setupErr = err
+		} else {
+			closers = append(closers, func() { m.Close() })
+		}
+	}
 	if setupErr != nil {
 		cancel()
 		src.wg.Wait()
@@ -182,20 +193,6 @@ func Open(ctx context.Context, cfg Config) (*Recorder, error) {
 	go func() { defer src.wg.Done(); src.heartbeat(rctx, cfg.FlushInterval) }()
 	src.feed(rctx)
 	go func() { src.wg.Wait(); w.lanes.close() }()
-
-	r.started = time.Now() // the transports are open: the recording starts
-	w.start = r.started
-	r.publish(false)
-	if cfg.Mount != nil && r.sess != nil {
-		m, err := cfg.Mount(r, r.sess)
-		if err != nil {
-			cancel()
-			endRecording()
-			<-r.runWriter(rctx, teardown, stopEnd, endRecording)
-			return nil, err
-		}
-		closers = append(closers, func() { m.Close() })
-	}
 	if cfg.OnStart != nil {
 		cfg.OnStart()
 	}

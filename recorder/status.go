@@ -13,8 +13,8 @@ type ChannelStatus struct {
 	Schema      string
 	Msgs        uint64 // written
 	Bytes       uint64
-	Hz          float64 // received, over the last second
-	MBps        float64 // written, over the last second
+	Hz          float64 // received, over the last second (also while paused or idle)
+	MBps        float64 // received, over the last second
 	Skipped     uint64  // publisher-side seq gaps
 	Restarts    uint64
 	Undecodable uint64

@@ -119,12 +119,13 @@ func (o *Output) split() bool { return o.opts.SplitSize > 0 || o.opts.SplitDurat
 // Start starts a recording into name, a file name in the output's
 // directory (.vrlog added if missing; {time} becomes the UTC time, {n}
 // the recording's number), or, with name "", into Path for the first
-// recording and BASE-N.vrlog after it; note, if given, is its files'
+// recording (or any later one while it does not exist) and BASE-N.vrlog
+// after it; note, if given, is its files'
 // note. The file opens now (or, after an error, not at all); it returns
 // its path.
 func (o *Output) Start(name, note string) (string, error) {
 	if o.started {
-		return "", fmt.Errorf("%w: recording into %s", ErrState, o.cur)
+		return "", fmt.Errorf("%w: recording into %s already", ErrState, o.cur)
 	}
 	path, err := o.pathFor(name)
 	if err != nil {
@@ -145,6 +146,9 @@ func (o *Output) pathFor(name string) (string, error) {
 	if name == "" {
 		if o.starts == 0 || outfile.InPlace(o.opts.Path) { // a device or FIFO takes every recording in place
 			return o.opts.Path, nil
+		}
+		if _, err := os.Lstat(o.opts.Path); errors.Is(err, os.ErrNotExist) {
+			return o.opts.Path, nil // the -o file, while a recording started by name left it free
 		}
 		base := strings.TrimSuffix(o.opts.Path, ".vrlog")
 		for n := o.starts + 1; ; n++ {
@@ -215,7 +219,7 @@ func expand(name string, n int, now time.Time) (string, error) {
 // finished off the writer stage: done tells when.
 func (o *Output) Stop() (done <-chan Finished, err error) {
 	if !o.started {
-		return nil, fmt.Errorf("%w: idle", ErrState)
+		return nil, fmt.Errorf("%w: idle: no recording to stop", ErrState)
 	}
 	o.started = false
 	return o.finishCurrent(), nil
@@ -227,7 +231,7 @@ func (o *Output) Stop() (done <-chan Finished, err error) {
 func (o *Output) Split() (next string, done <-chan Finished, err error) {
 	switch {
 	case !o.started:
-		return "", nil, fmt.Errorf("%w: idle", ErrState)
+		return "", nil, fmt.Errorf("%w: idle: no recording to split", ErrState)
 	case o.w == nil:
 		return "", nil, fmt.Errorf("%w: nothing was written since the last file was finished", ErrState)
 	}

@@ -214,3 +214,25 @@ func TestPathAsGiven(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A start without a name takes the -o file while it is free, also after
+// recordings started by name.
+func TestDefaultNameAfterNamedStarts(t *testing.T) {
+	dir := t.TempDir()
+	o, err := New(Options{Path: filepath.Join(dir, "cam.vrlog"), FlushInterval: -1, Idle: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []struct{ name, path string }{{"first", "first.vrlog"}, {"", "cam.vrlog"}, {"", "cam-3.vrlog"}} {
+		p, err := o.Start(want.name, "")
+		if err != nil || p != filepath.Join(dir, want.path) {
+			t.Fatalf("start %q: %q, %v; want %s", want.name, p, err, want.path)
+		}
+		done, err := o.Stop()
+		if err != nil {
+			t.Fatal(err)
+		}
+		<-done
+	}
+	o.Close()
+}

@@ -70,7 +70,7 @@ func recCommand() *cli.Command {
 		Usage:     "drive running recorders over zenoh: " + strings.Join(verbs, ", "),
 		ArgsUsage: "VERB NAME... | VERB --all",
 		Description: `Sends VERB to the recorders NAME (their record --name; a pattern such as
-'cam-*' names every recorder it matches), or every recorder with --all, at
+'cam-$*', a zenoh key expression, names every recorder it matches), or every recorder with --all, at
 once, and prints what each did:
    status    its state, file, bytes, rates, drops (as vrlog recorders)
    start     start recording: into --file (a name in the recorder's directory,
@@ -228,10 +228,10 @@ func runRec(c *cli.Context) error {
 		printTable(c.App.Writer, answers)
 	} else {
 		for _, a := range answers {
-			fmt.Fprintln(c.App.Writer, describe(a))
+			fmt.Fprintln(c.App.Writer, describe(a, v, c.Duration("timeout")))
 		}
 	}
-	return outcome(answers, v, c.Duration("timeout"))
+	return outcome(answers, v, c.Duration("timeout"), c.Bool("json") || v != recctl.Status) // the status table says no more than "no answer"
 }
 
 // drive resolves the recorders named by pats (nil: every one) and sends
@@ -239,7 +239,7 @@ func runRec(c *cli.Context) error {
 func drive(c *cli.Context, pats []string, v recctl.Verb, req recctl.Request) ([]recctl.Answer, error) {
 	for _, p := range pats {
 		if _, err := keyexpr.Parse(p); err != nil || strings.Contains(p, "/") {
-			return nil, cliutil.Usage("%q: want a recorder's --name (one zenoh key level) or a pattern such as 'cam-*'", p)
+			return nil, cliutil.Usage("%q: want a recorder's --name (one zenoh key level) or a pattern such as 'cam-$*' or '*' (zenoh key expressions: $* inside a name)", p)
 		}
 	}
 	if c.Duration("timeout") <= 0 {
@@ -288,13 +288,16 @@ func resolve(ctx context.Context, sess *zenoh.Session, pats []string, deadline t
 		found, absent = nil, nil
 		for _, p := range pats {
 			kp, _ := keyexpr.Parse(p) // checked by drive
-			n := 0
+			matched := false
 			for _, r := range running {
-				if kp.Match(r) && !slices.Contains(found, r) {
-					found, n = append(found, r), n+1
+				if kp.Match(r) {
+					matched = true
+					if !slices.Contains(found, r) { // a name given twice is asked once
+						found = append(found, r)
+					}
 				}
 			}
-			if n == 0 {
+			if !matched && !slices.Contains(absent, p) {
 				absent = append(absent, p)
 			}
 		}
@@ -307,7 +310,7 @@ func resolve(ctx context.Context, sess *zenoh.Session, pats []string, deadline t
 			}
 		case time.Now().After(deadline):
 			for _, p := range absent {
-				if kp, _ := keyexpr.Parse(p); kp.Literal() {
+				if kp, _ := keyexpr.Parse(p); kp.Literal() && !slices.Contains(found, p) {
 					found = append(found, p) // asked, and reported as not answering
 				}
 			}
@@ -339,18 +342,26 @@ func (e *absentError) Error() string {
 	return fmt.Sprintf("no recorder named %q (the recorders running: %s)", e.name, strings.Join(e.running, ", "))
 }
 
+// noAnswer says that a recorder did not answer, and what may be why.
+func noAnswer(a recctl.Answer, v recctl.Verb, timeout time.Duration) string {
+	if errors.Is(a.Err, recctl.ErrIgnored) {
+		return fmt.Sprintf("%s: %v", a.Name, a.Err) // it is there: the answer says why it may be silent
+	}
+	return fmt.Sprintf("no recorder answered %s within %s (is one running with --name %s, and does zenoh reach it?)", recctl.Key(a.Name, v), timeout, a.Name)
+}
+
 // describe says in one line what a recorder did.
-func describe(a recctl.Answer) string {
+func describe(a recctl.Answer, v recctl.Verb, timeout time.Duration) string {
 	var absent *absentError
 	switch {
 	case errors.As(a.Err, &absent):
 		return fmt.Sprintf("%s: %v", a.Name, a.Err)
 	case a.Err != nil:
-		return fmt.Sprintf("%s: no answer: %v", a.Name, a.Err)
+		return a.Name + ": " + noAnswer(a, v, timeout)
 	}
 	r := a.Reply
 	if !r.OK {
-		return fmt.Sprintf("%s: %s refused (%s): %s; it is %s", a.Name, r.Verb, r.Code, r.Error, r.State)
+		return fmt.Sprintf("%s: %s refused (%s): %s", a.Name, r.Verb, r.Code, r.Error)
 	}
 	var parts []string
 	if f := r.Finished; f != nil {
@@ -371,8 +382,10 @@ func describe(a recctl.Answer) string {
 	return fmt.Sprintf("%s: %s: %s", a.Name, r.Verb, strings.Join(parts, "; "))
 }
 
-// outcome is the exit code of a set of answers to v: the worst of them.
-func outcome(answers []recctl.Answer, v recctl.Verb, timeout time.Duration) error {
+// outcome is the exit code of a set of answers to v: the worst of them;
+// with printed, each answer was printed already, and the error only
+// counts them.
+func outcome(answers []recctl.Answer, v recctl.Verb, timeout time.Duration, printed bool) error {
 	var refused, failed []string
 	for _, a := range answers {
 		var absent *absentError
@@ -382,7 +395,7 @@ func outcome(answers []recctl.Answer, v recctl.Verb, timeout time.Duration) erro
 		case errors.Is(a.Err, recctl.ErrIgnored):
 			failed = append(failed, a.Err.Error())
 		case a.Err != nil:
-			failed = append(failed, fmt.Sprintf("no recorder answered %s within %s (is one running with --name %s, and does zenoh reach it?)", recctl.Key(a.Name, v), timeout, a.Name))
+			failed = append(failed, noAnswer(a, v, timeout))
 		case a.Reply.OK:
 		case a.Reply.Code == recctl.CodeFailed || a.Reply.Code == recctl.CodeClosed:
 			failed = append(failed, a.Name+": "+a.Reply.Error)
@@ -391,6 +404,10 @@ func outcome(answers []recctl.Answer, v recctl.Verb, timeout time.Duration) erro
 		}
 	}
 	switch {
+	case printed && len(failed) > 0:
+		return cliutil.Runtime(fmt.Errorf("%d of %d recorders failed or did not answer, %d refused (see above)", len(failed), len(answers), len(refused)))
+	case printed && len(refused) > 0:
+		return cliutil.Usage("%d of %d recorders refused the request (see above)", len(refused), len(answers))
 	case len(failed) == 1 && len(answers) == 1:
 		return cliutil.Runtime(errors.New(failed[0]))
 	case len(failed) > 0:
@@ -438,7 +455,7 @@ func runSnapshot(c *cli.Context) error {
 			fmt.Fprintf(c.App.Writer, "%s: wrote %s\n", recctl.Key(a.Name, recctl.Snapshot), a.Reply.Snapshot.Path)
 		}
 	}
-	return outcome(answers, recctl.Snapshot, c.Duration("timeout"))
+	return outcome(answers, recctl.Snapshot, c.Duration("timeout"), false)
 }
 
 func printJSON(w io.Writer, v any) error {

@@ -23,6 +23,7 @@ import (
 	"github.com/vrlog/vrlog/keyexpr"
 	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/outfile"
+	"github.com/vrlog/vrlog/recctl"
 	"github.com/vrlog/vrlog/recorder"
 	"github.com/vrlog/vrlog/schema"
 	"github.com/vrlog/vrlog/transport/zenoh"
@@ -353,7 +354,7 @@ func run(c *cli.Context) error {
 	case err == nil:
 	case errors.Is(err, fs.ErrExist):
 		return cliutil.Output(err)
-	case errors.Is(err, zenoh.ErrInvalid):
+	case errors.Is(err, zenoh.ErrInvalid), errors.Is(err, recctl.ErrNameTaken):
 		return cliutil.Usage("%v", err)
 	case cfg.Snapshot != nil && (errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EFBIG) || errors.Is(err, syscall.EDQUOT)):
 		return cliutil.Runtime(fmt.Errorf("disk full: %w; that snapshot was not written (nothing half-written is left), the others are complete", err))
