@@ -418,7 +418,7 @@ func TestSnapshotMemoryBound(t *testing.T) {
 	s.finish(t)
 	recs, snap := readSnapshot(t, files[0])
 	st, _ := os.Stat(files[0])
-	ms := regexp.MustCompile(`snapshot buffer: .* of 256.0 MiB \(peak ([0-9.]+) MiB\)`).FindAllStringSubmatch(s.rec.stderr.String(), -1)
+	ms := regexp.MustCompile(`snapshot buffer: .* of 256 MiB \(peak ([0-9.]+) MiB\)`).FindAllStringSubmatch(s.rec.stderr.String(), -1)
 	if ms == nil {
 		t.Fatalf("no buffer status in the recorder's output:\n%s", s.rec.stderr)
 	}

@@ -311,7 +311,7 @@ func TestSnapshotAfterHeldPastBound(t *testing.T) {
 		!strings.Contains(errs, "and all of the 5s after it, written to disk as it comes") {
 		t.Fatalf("record's stderr:\n%s", errs)
 	}
-	ms := regexp.MustCompile(`snapshot buffer: .* of 16.0 MiB \(peak ([0-9.]+) MiB\)`).FindAllStringSubmatch(errs, -1)
+	ms := regexp.MustCompile(`snapshot buffer: .* of 16 MiB \(peak ([0-9.]+) MiB\)`).FindAllStringSubmatch(errs, -1)
 	if ms == nil {
 		t.Fatalf("no buffer status in the recorder's output:\n%s", errs)
 	}
