@@ -61,6 +61,12 @@ type Config struct {
 	// drops leave (and counted in the log's drops).
 	RecorderDrops uint64
 	Seed          uint64
+	// StateStore, FrameStore: how the state and camera channels are
+	// stored; nil: zstd.
+	StateStore, FrameStore *logfmt.Compression
+	// SealEvery > 0 seals the open chunk each time the receive clock
+	// passes a multiple of it, as the recorder's flush timer does.
+	SealEvery time.Duration
 }
 
 // Default is the bundled sample's session: 30 s of a 25 Hz state stream and
@@ -110,13 +116,13 @@ func Write(w *logfmt.Writer, cfg Config) (Truth, error) {
 	var tr Truth
 	r := rand.New(rand.NewPCG(cfg.Seed, 0x5eed))
 	stateCh, err := w.AddChannel(logfmt.Channel{Name: StateKey(cfg.Robot), Transport: logfmt.TransportZenoh,
-		Topic: StateKey(cfg.Robot), Schema: codec.SchemaState, Compression: logfmt.Compression{Kind: logfmt.CompressionZstd},
+		Topic: StateKey(cfg.Robot), Schema: codec.SchemaState, Compression: store(cfg.StateStore),
 		Meta: map[string]string{"zenoh.encoding": "application/octet-stream"}})
 	if err != nil {
 		return tr, err
 	}
 	frameCh, err := w.AddChannel(logfmt.Channel{Name: CameraKey(cfg.Robot), Transport: logfmt.TransportIceoryx2,
-		Topic: CameraKey(cfg.Robot), Schema: codec.SchemaFrame, Compression: logfmt.Compression{Kind: logfmt.CompressionZstd},
+		Topic: CameraKey(cfg.Robot), Schema: codec.SchemaFrame, Compression: store(cfg.FrameStore),
 		Meta: map[string]string{"iox2.payload.type_name": "u8", "iox2.payload.size": "1", "iox2.payload.alignment": "1",
 			"iox2.payload.variant": "dynamic", "iox2.user_header.type_name": "vrsdk::FrameHeader", "iox2.user_header.size": "48",
 			"iox2.user_header.alignment": "8", "iox2.user_header.variant": "fixed"}})
@@ -194,7 +200,7 @@ func Write(w *logfmt.Writer, cfg Config) (Truth, error) {
 		tr.States++
 	})
 	pix := make([]byte, cfg.Width*cfg.Height*3)
-	tr.SkippedFrames, tr.FrameGaps = stream(cfg.FrameHz, t0+cfg.FrameLag.Nanoseconds(), cfg.DropFrames, func(seq uint64, t int64) {
+	frame := func(seq uint64, t int64) {
 		if seq >= RecorderDropFrom && seq < RecorderDropFrom+cfg.RecorderDrops && t < restartAt {
 			return // published, and dropped by the recorder
 		}
@@ -206,7 +212,10 @@ func Write(w *logfmt.Writer, cfg Config) (Truth, error) {
 		recs = append(recs, rec{logfmt.Record{Channel: frameCh, RecvWallNs: wall, RecvMonoNs: mono, CaptureNs: t, Seq: seq, HasStamp: true,
 			PublisherID: []byte("cam-front"), Header: codec.AppendFrameHeader(nil, &h), Payload: slices.Clone(pix)}})
 		tr.Frames++
-	})
+	}
+	if cfg.FrameHz > 0 { // 0: no frames
+		tr.SkippedFrames, tr.FrameGaps = stream(cfg.FrameHz, t0+cfg.FrameLag.Nanoseconds(), cfg.DropFrames, frame)
+	}
 	// Stray payloads on the state key: not states, kept raw and counted.
 	for i := range cfg.GarbageStates {
 		t := t0 + int64(i+1)*1_234_567_891
@@ -245,6 +254,11 @@ func Write(w *logfmt.Writer, cfg Config) (Truth, error) {
 	}
 	slices.SortStableFunc(recs, func(a, b rec) int { return cmp.Compare(a.RecvMonoNs, b.RecvMonoNs) })
 	for i := range recs {
+		if every := cfg.SealEvery.Nanoseconds(); every > 0 && i > 0 && recs[i].RecvMonoNs/every != recs[i-1].RecvMonoNs/every {
+			if err := w.Seal(); err != nil {
+				return tr, err
+			}
+		}
 		if err := w.Write(&recs[i].Record); err != nil {
 			return tr, err
 		}
@@ -253,6 +267,27 @@ func Write(w *logfmt.Writer, cfg Config) (Truth, error) {
 		w.AddDrops(frameCh, cfg.RecorderDrops)
 	}
 	return tr, nil
+}
+
+// store is a channel's storage: c, or zstd when c is nil.
+func store(c *logfmt.Compression) logfmt.Compression {
+	if c == nil {
+		return logfmt.Compression{Kind: logfmt.CompressionZstd}
+	}
+	return *c
+}
+
+// ParseStore reads a storage name: none, lz4 or zstd (zstd-1).
+func ParseStore(s string) (logfmt.Compression, error) {
+	switch s {
+	case "none":
+		return logfmt.Compression{Kind: logfmt.CompressionNone}, nil
+	case "lz4":
+		return logfmt.Compression{Kind: logfmt.CompressionLZ4}, nil
+	case "zstd":
+		return logfmt.Compression{Kind: logfmt.CompressionZstd, Level: 1}, nil
+	}
+	return logfmt.Compression{}, fmt.Errorf("%q: want none, lz4 or zstd", s)
 }
 
 // WriteFile creates path and writes the session into it.
