@@ -292,6 +292,21 @@ def test_crc_c_package_and_fallback_agree():
     assert vrlog.crc32c(b"123456789") == 0xE3069283
 
 
+@pytest.mark.parametrize("path", [GOLDEN_ZSTD, GOLDEN_LZ4, SAMPLE])
+def test_payloads_are_read_only_views(path):
+    """header and payload are read-only memoryviews (one empty one where a
+    record has no header), made as the records are taken: held past their
+    group of chunks, they read what a loop that copies them read."""
+    with vrlog.open(path) as log:
+        copied = [(bytes(r.header), bytes(r.payload)) for r in log.records()]
+        held = list(log.records())
+    assert [(bytes(r.header), bytes(r.payload)) for r in held] == copied
+    for r in held:
+        for v, n in ((r.header, r.header_len), (r.payload, r.payload_len)):
+            assert isinstance(v, memoryview) and v.readonly and len(v) == n
+    assert any(r.header_len == 0 for r in held) and any(r.header_len for r in held)
+
+
 def test_frames_are_views_of_the_map():
     """A frame stored uncompressed comes out without a copy: Frame.data is
     a view of the log's memory map and pixels() an array over it (read

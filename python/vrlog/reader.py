@@ -8,6 +8,7 @@ import fnmatch
 import functools
 import itertools
 import mmap
+import operator
 import os
 from collections.abc import Iterator
 from typing import NamedTuple, Optional
@@ -342,20 +343,8 @@ class Log:
                 yield got
 
     def _record_groups(self, want, start_ns, end_ns, clock, payloads):
-        for cols, pubs, blocks in self._groups(want, start_ns, end_ns, clock, payloads):
-            ch, wall, mono, hl, pl = (_list(cols[k]) for k in ("channel", "wall", "mono", "hlen", "plen"))
-            capture, seq = _masked(cols["capture"], cols["stamp"]), _masked(cols["seq"], cols["stamp"])
-            sn = _masked(cols["sn"], cols["has_sn"])
-            pub = _lookup(pubs, cols["pub"]) if pubs else itertools.repeat(None)
-            if payloads:
-                heads, bodies = [], []
-                for o, h, p, b in zip(_list(cols["off"]), hl, pl, _list(cols["block"])):
-                    blk = blocks[b]
-                    heads.append(blk[o:o + h])
-                    bodies.append(blk[o + h:o + h + p])
-            else:
-                heads = bodies = itertools.repeat(None)
-            yield map(_make_record, zip(ch, wall, mono, capture, seq, pub, sn, hl, pl, heads, bodies))
+        for got in self._groups(want, start_ns, end_ns, clock, payloads):
+            yield _records(*got, payloads)
 
     def iter_batches(self, channels=None, start_ns: int | None = None, end_ns: int | None = None, *, clock: str = "mono"):
         """Record metadata in receive order, one dict of columns per group of
@@ -467,6 +456,33 @@ class Log:
         return f"<vrlog.Log {self.path!r} {how}, {len(self.channels)} channels, {len(self.chunks)} chunks>"
 
 
+def _records(cols, pubs, blocks, payloads):
+    """A group's Record objects, made as they are taken, header and payload
+    views too: no Python frame runs per record, and no record is held
+    longer than the caller holds it."""
+    ch, wall, mono, hl, pl = (_list(cols[k]) for k in ("channel", "wall", "mono", "hlen", "plen"))
+    capture, seq = _masked(cols["capture"], cols["stamp"]), _masked(cols["seq"], cols["stamp"])
+    sn = _masked(cols["sn"], cols["has_sn"])
+    pub = _lookup(pubs, cols["pub"]) if pubs else itertools.repeat(None)
+    if payloads:
+        of = _lookup(blocks, cols["block"])  # each record's payload block
+        off = _list(cols["off"])
+        if any(hl):
+            at = list(map(operator.add, off, hl))
+            heads = map(operator.getitem, of, map(slice, off, at))
+        else:
+            heads, at = itertools.repeat(_NO_HEADER), off
+        bodies = map(operator.getitem, of, map(slice, at, map(operator.add, at, pl)))
+    else:
+        heads = bodies = itertools.repeat(None)
+    return map(_make_record, zip(ch, wall, mono, capture, seq, pub, sn, hl, pl, heads, bodies))
+
+
+# The header of every record that has none (read with payloads): one empty
+# read-only view, shared.
+_NO_HEADER = memoryview(b"")
+
+
 def _list(v) -> list:
     return v.tolist() if hasattr(v, "tolist") else v
 
@@ -474,17 +490,20 @@ def _list(v) -> list:
 def _lookup(table: list, idx) -> list:
     """table[i] for each i of idx, None where i is -1."""
     if np is not None and hasattr(idx, "dtype"):
-        t = np.empty(len(table) + 1, dtype=object)
-        t[:-1] = table
+        t = np.empty(len(table) + 1, dtype=object)  # None
+        for i, x in enumerate(table):
+            t[i] = x  # one at a time: a view (a buffer) is stored as it is, not as an array
         return t[idx].tolist()  # -1 picks the trailing None
     return [table[i] if i >= 0 else None for i in idx]
 
 
-def _masked(values, present) -> list:
-    """values as a list, None where present is false."""
+def _masked(values, present):
+    """values as a list (or an iterable), None where present is false."""
     if np is not None and hasattr(values, "dtype"):
         if present.all():
             return values.tolist()
+        if not present.any():
+            return itertools.repeat(None, len(values))
         out = values.astype(object)
         out[~present] = None
         return out.tolist()
