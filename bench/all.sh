@@ -8,6 +8,7 @@
 #   loss accounting, memory bound      simulator's frame ring, truth log)
 #   recorder vs iox2 service record  bench/iox2_compare.sh
 #   replay pacing as received        bench/replay/pacing.sh
+#   Python reader vs a Python read   bench/pyread.sh
 #
 #   make build peers && IOX2=/path/to/iox2 bench/all.sh
 #   ROUNDS=3 bench/all.sh            # rounds of the record and replay rows
@@ -28,4 +29,5 @@ for r in $(seq "$ROUNDS"); do
 done
 ROUNDS=$ROUNDS bench/iox2_compare.sh 10s 150 1920 1080
 ROUNDS=$((ROUNDS + 2)) bench/replay/pacing.sh
+bench/pyread.sh
 echo "# $(date -u +%FT%TZ) $(uptime)"

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Downstream speed (issue 27): `vrlog export --format mcap` against a plain
 # copy of the same log, and with zstd chunks against the zstd CLI on the
-# same bytes; the Python reader's payload path against reading the same
-# file in Python in 1 MiB blocks. Each pair runs interleaved, ROUNDS times,
-# on a warm page cache; prints every run, the medians and the ratios.
+# same bytes (the Python reader's loop: bench/pyread.sh). Each pair runs
+# interleaved, ROUNDS times, on a warm page cache; prints every run, the
+# medians and the ratios.
 #
 #   bench/downstream.sh                 # 1 GiB of 1080p frames, 5 rounds
 #   MIB=4096 ROUNDS=7 bench/downstream.sh
@@ -23,7 +23,6 @@ cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-5}
 MIB=${MIB:-1024}
 DIR=${DIR:-/var/tmp}
-PY=${PY:-.venv/bin/python}
 TMP=$(mktemp -d "$DIR/vrlog-downstream.XXXXXX")
 MNT=""
 cleanup() {
@@ -77,14 +76,13 @@ argv() {
 	export_zstd) ARGV=("$TMP/vrlog" export "$LOG" --compression zstd -f -o "$OUT") ;;
 	base_export_none) ARGV=("$TMP/vrlog-base" export "$LOG" --compression none -f -o "$OUT") ;;
 	base_export_zstd) ARGV=("$TMP/vrlog-base" export "$LOG" --compression zstd -f -o "$OUT") ;;
-	py_blocks | py_payloads | py_frames) ARGV=("$PY" bench/pyread.py "${1#py_}" "$LOG") ;;
 	cp_sync_disk) ARGV=(sh -c 'cp "$1" "$2" && sync "$2"' sh "$LOG" "$DOUT") ;;
 	export_none_disk) ARGV=("$TMP/vrlog" export "$LOG" --compression none -f -o "$DOUT") ;;
 	esac
 }
 
 declare -A T
-pairs=(cp cat export_none zstd_T1 zstd_T0 export_zstd py_blocks py_payloads py_frames)
+pairs=(cp cat export_none zstd_T1 zstd_T0 export_zstd)
 [ -n "${BASE:-}" ] && pairs+=(base_export_none base_export_zstd)
 [ "${DISK:-0}" = 1 ] && pairs+=(cp_sync_disk export_none_disk)
 declare -A C
@@ -116,8 +114,6 @@ ratio "export --compression none vs cp" export_none cp 50
 ratio "export --compression none vs cat LOG > OUT" export_none cat 50
 ratio "export --compression zstd vs zstd -3 -T1" export_zstd zstd_T1 80
 ratio "export --compression zstd vs zstd -3 -T0" export_zstd zstd_T0 80
-ratio "python payloads vs 1 MiB blocks" py_payloads py_blocks 50
-ratio "python frames() as numpy vs 1 MiB blocks" py_frames py_blocks 50
 if [ -n "${BASE:-}" ]; then
 	ratio "export none vs $BASE's export none" export_none base_export_none 100
 	ratio "export zstd vs $BASE's export zstd" export_zstd base_export_zstd 100

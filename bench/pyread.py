@@ -1,55 +1,102 @@
-"""One timed read of a log in Python, for bench/downstream.sh (which
+"""One timed loop over a log in Python, for bench/pyread.sh (which
 interleaves the modes and takes medians):
 
-    pyread.py MODE FILE     # MODE: blocks, payloads, frames
+    pyread.py MODE TOUCH FILE
 
-blocks: the file read in 1 MiB blocks (readinto, unbuffered): the floor.
-payloads: every record with its payload (vrlog.Log.records()), touching
-each payload's bytes through the buffer protocol (len of a memoryview).
-frames: every frame as a numpy array (Log.frames(), Frame.pixels()).
+MODE is what a user's loop does:
+  blocks    the peer, a plain Python read of the file: open(FILE, "rb",
+            buffering=0), readinto one reused 1 MiB bytearray until the end,
+            each block touched;
+  payloads  every record with its payload: vrlog.open(FILE).records(), each
+            record's header and payload touched;
+  frames    every frame as a numpy array: Log.frames(), each Frame.pixels()
+            touched;
+  floor     the least any reader's user loop costs: as many prebuilt
+            (header, payload) pairs as the log has records (views of one
+            bytes object, made before the clock starts, payload_len bytes
+            each), touched as payloads touches them.
+TOUCH is what the loop does with each piece of bytes:
+  len       len(x): the loop itself reads none of them (the reader has read
+            every stored byte for its CRC, the peer's kernel has copied every
+            byte into the buffer);
+  crc32     zlib.crc32(x): the loop reads every byte, on both sides.
 
-Prints "MODE SECONDS BYTES".
+Timed: the loop, with opening the file or the log, without the imports.
+Prints "MODE TOUCH WALL_S CPU_S BYTES" (CPU: this process's user + system).
 """
 import os
 import sys
 import time
+import zlib
 
 import vrlog
 
+TOUCH = {"len": len, "crc32": zlib.crc32}
 
-def blocks(path):
+
+def blocks(path, touch):
     buf = bytearray(1 << 20)
+    mv = memoryview(buf)
     n = 0
     with open(path, "rb", buffering=0) as f:
         while True:
             k = f.readinto(buf)
             if not k:
                 return n
+            touch(mv[:k])
             n += k
 
 
-def payloads(path):
+def payloads(path, touch):
     n = 0
     with vrlog.open(path) as log:
         for r in log.records():
+            touch(r.header)
+            touch(r.payload)
             n += len(r.header) + len(r.payload)
     return n
 
 
-def frames(path):
+def frames(path, touch):
     n = 0
     with vrlog.open(path) as log:
         for _, f in log.frames():
-            n += f.pixels().nbytes
+            px = f.pixels()
+            touch(px)
+            n += px.nbytes
     return n
 
 
-def main(mode, path):
-    fn = {"blocks": blocks, "payloads": payloads, "frames": frames}[mode]
-    t = time.perf_counter()
-    n = fn(path)
-    print(f"{mode} {time.perf_counter() - t:.4f} {n}")
+def prebuilt(path):
+    """The floor's records: one (header, payload) pair of views per record
+    of the log, of the log's sizes, over one bytes object."""
+    with vrlog.open(path) as log:
+        sizes = [(r.header_len, r.payload_len) for r in log.records(payloads=False)]
+    data = memoryview(bytes(max((h + p for h, p in sizes), default=0)))
+    return [(data[:h], data[h:h + p]) for h, p in sizes]
+
+
+def floor(recs, touch):
+    n = 0
+    for header, payload in recs:
+        touch(header)
+        touch(payload)
+        n += len(header) + len(payload)
+    return n
+
+
+def main(mode, touch_name, path):
+    touch = TOUCH[touch_name]
+    if mode == "floor":
+        recs = prebuilt(path)
+        run = lambda: floor(recs, touch)  # noqa: E731
+    else:
+        fn = {"blocks": blocks, "payloads": payloads, "frames": frames}[mode]
+        run = lambda: fn(path, touch)  # noqa: E731
+    w, c = time.perf_counter(), time.process_time()
+    n = run()
+    print(f"{mode} {touch_name} {time.perf_counter() - w:.4f} {time.process_time() - c:.4f} {n}")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], os.fspath(sys.argv[2]))
+    main(sys.argv[1], sys.argv[2], os.fspath(sys.argv[3]))
