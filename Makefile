@@ -36,9 +36,11 @@ test-pure:
 # kill -9 behind a backlog (TestKill9UnderBackPressureKeepsStates), which
 # the other packages' tests, run beside them on two cores, made lose states
 # 2-3 s old (13 and 245 in two runs; 0 alone, 3 of 3).
+# The pure packages' tests ran in test-pure: their code is the same with
+# cgo (they import no transport), so they are not run twice.
 test-go: native peers foxglove-client
 	$(GO) test $(NATIVE_LDFLAGS) -count=1 ./transport/...
-	$(GO) test $(NATIVE_LDFLAGS) -count=1 $$($(GO) list ./... | grep -v -e /transport/ -e /e2e$$)
+	$(GO) test $(NATIVE_LDFLAGS) -count=1 $$($(GO) list ./... | grep -v -e /transport/ -e /e2e$$ | grep -vxF "$$($(GO) list $(PURE_PKGS))")
 	$(GO) test $(NATIVE_LDFLAGS) -count=1 -timeout 40m -skip '^TestRelease$$' ./e2e/
 
 # The concurrent pieces under the race detector (-short thins logfmt's
