@@ -92,12 +92,16 @@ type marker struct {
 	Note   string `json:"note,omitempty"`
 }
 
-// Open opens dir for appending, creating it and its marker if missing.
+// Open opens dir for appending, creating it and its marker if missing
+// (not the directories above it, as for every output: outfile.ErrNoDir).
 // A directory whose marker names another schema is refused (ErrSchema):
 // a dataset is never silently mixed. Several processes may open and
 // append to one directory at once.
 func Open(dir string) (*Dataset, error) {
-	if err := os.MkdirAll(dir, 0o777); err != nil {
+	if err := outfile.ParentExists(dir); err != nil {
+		return nil, err
+	}
+	if err := os.Mkdir(dir, 0o777); err != nil && !errors.Is(err, fs.ErrExist) {
 		return nil, fmt.Errorf("dataset %s: %w", dir, err)
 	}
 	path := filepath.Join(dir, MarkerFile)

@@ -34,7 +34,7 @@ func CreateDir(path string, o Options) (*Dir, error) {
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("create %s: %w", path, unwrapPath(err))
 	}
-	if err := parentExists(path); err != nil {
+	if err := ParentExists(path); err != nil {
 		return nil, err
 	}
 	live.mu.Lock() // created and registered at once, as Create's files
@@ -54,9 +54,9 @@ func CreateDir(path string, o Options) (*Dir, error) {
 // exists, as for a shell's redirection; nothing creates it.
 var ErrNoDir = errors.New("outfile: no such directory")
 
-// parentExists is ErrNoDir, naming it, when the directory path goes in
+// ParentExists is ErrNoDir, naming it, when the directory path goes in
 // does not exist.
-func parentExists(path string) error {
+func ParentExists(path string) error {
 	dir := filepath.Dir(filepath.Clean(path)) // timing/'s is .
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("create %s: %w: %s (create it first)", path, ErrNoDir, dir)

@@ -54,7 +54,7 @@ func Create(path string, o Options) (*File, error) {
 	if t.kind != kindTemp {
 		return openInPlace(t)
 	}
-	if err := parentExists(t.target); err != nil {
+	if err := ParentExists(t.target); err != nil {
 		return nil, err
 	}
 	// Created and registered under the lock: an interrupt removes it

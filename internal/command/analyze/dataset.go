@@ -16,7 +16,7 @@ import (
 
 func datasetFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "dataset", Usage: "append this run to the Parquet dataset in `DIR` (tables runs, channels, events; created if missing; docs/analytics.md); a failed analysis appends a run of status error"},
+		&cli.StringFlag{Name: "dataset", Usage: "append this run to the Parquet dataset in `DIR` (tables runs, channels, events; DIR created if missing, not the directories above it; docs/analytics.md); a failed analysis appends a run of status error"},
 		&cli.StringSliceFlag{Name: "label", Usage: "with --dataset: a `KEY=VALUE` for the run's labels (commit, branch, job...); repeatable"},
 	}
 }

@@ -64,6 +64,15 @@ func TestDatasetFlags(t *testing.T) {
 	if n := len(partFiles(t, ds, dataset.TableChannels)); n != 3 {
 		t.Fatalf("%d channels files, want 3 (one per run; the failed run's has no row)", n)
 	}
+	// DIR is created, the directories above it are not (an output's
+	// parent must exist).
+	deep := filepath.Join(dir, "nonexist", "ds")
+	if code, _, errs := invoke(t, "-q", "--dataset", deep, sample); code != cliutil.ExitUsage || !strings.Contains(errs, "no such directory: "+filepath.Dir(deep)) {
+		t.Fatalf("--dataset under a missing directory: exit %d\n%s", code, errs)
+	}
+	if _, err := os.Stat(filepath.Dir(deep)); !os.IsNotExist(err) {
+		t.Fatalf("--dataset created the directory above DIR (%v)", err)
+	}
 	newer := filepath.Join(dir, "newer")
 	os.MkdirAll(newer, 0o755)
 	os.WriteFile(filepath.Join(newer, dataset.MarkerFile), []byte(`{"schema": "vrlog.dataset/7"}`), 0o644)
