@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,10 +17,16 @@ import (
 // collector finds every recorder that serves files (Discover).
 func TokenKey(name string) string { return FilesKey(name) }
 
+// settle is how long Discover keeps looking once it sees a recorder: a
+// new session meets the network's peers, and learns their tokens, in its
+// first moments, one after another.
+const settle = 300 * time.Millisecond
+
 // Discover returns the names of the recorders serving files, from their
-// liveliness tokens.
-func (c *Client) Discover(timeout time.Duration) ([]string, error) {
-	keys, err := c.Sess.LiveTokens(FilesKey("*"), timeout)
+// liveliness tokens: it waits up to timeout for the first, then as long
+// as new ones keep arriving (zenoh.Session.FindTokens).
+func (c *Client) Discover(ctx context.Context, timeout time.Duration) ([]string, error) {
+	keys, err := c.Sess.FindTokens(ctx, FilesKey("*"), timeout, settle)
 	if err != nil {
 		return nil, fmt.Errorf("filexfer: list recorders: %w", err)
 	}
@@ -32,18 +37,7 @@ func (c *Client) Discover(timeout time.Duration) ([]string, error) {
 			names = append(names, name)
 		}
 	}
-	sort.Strings(names)
-	return slicesCompact(names), nil
-}
-
-func slicesCompact(s []string) []string {
-	out := s[:0]
-	for i, v := range s {
-		if i == 0 || v != s[i-1] {
-			out = append(out, v)
-		}
-	}
-	return out
+	return names, nil
 }
 
 // ErrNotAllowed: a recorder that is there does not answer this

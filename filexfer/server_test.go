@@ -125,7 +125,7 @@ func TestCollectOverZenoh(t *testing.T) {
 
 	var names []string
 	waitUntil(t, 10*time.Second, "the recorder's token", func() bool {
-		names, _ = c.Discover(time.Second)
+		names, _ = c.Discover(context.Background(), time.Second)
 		return slices.Equal(names, []string{"gpu-box"})
 	})
 	l := list(t, c)
@@ -440,7 +440,7 @@ func TestCollectWaitsForTheRecordingsFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &Client{Sess: cs, Timeout: 5 * time.Second, Patience: 30 * time.Second}
-	waitUntil(t, 10*time.Second, "the recorder's token", func() bool { n, _ := c.Discover(time.Second); return len(n) == 1 })
+	waitUntil(t, 10*time.Second, "the recorder's token", func() bool { n, _ := c.Discover(context.Background(), time.Second); return len(n) == 1 })
 	p := &Progress{Name: "gpu-box"}
 	done := make(chan []Collection, 1)
 	go func() {

@@ -169,7 +169,7 @@ func runCollect(c *cli.Context) error {
 	defer sess.Close()
 	cl := fileClient(c, sess)
 	if c.Bool("all") {
-		if names, err = cl.Discover(2 * time.Second); err != nil {
+		if names, err = cl.Discover(c.Context, 2*time.Second); err != nil {
 			return cliutil.Runtime(fmt.Errorf("collect: %w", err))
 		}
 		if len(names) == 0 {
