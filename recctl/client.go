@@ -35,39 +35,23 @@ type Answer struct {
 const discovery = 300 * time.Millisecond
 
 // List names the recorders sess reaches, sorted, from their liveliness
-// tokens; it waits up to timeout for the first one.
+// tokens; it waits up to timeout for the first one, then while new ones
+// arrive (zenoh.Session.FindTokens).
 func List(ctx context.Context, sess *zenoh.Session, timeout time.Duration) ([]string, error) {
-	deadline := time.Now().Add(timeout)
-	var names []string
-	var seenAt time.Time
-	for {
-		keys, err := sess.LiveTokens(TokenKey("*"), min(discovery, max(time.Until(deadline), time.Millisecond)))
-		if err != nil {
-			return nil, fmt.Errorf("recctl: liveliness query %s: %w", TokenKey("*"), err)
-		}
-		grew := false
-		for _, k := range keys {
-			if n, ok := strings.CutPrefix(k, Prefix+"/"); ok && !strings.Contains(n, "/") && !slices.Contains(names, n) {
-				names, grew = append(names, n), true
-			}
-		}
-		if grew {
-			seenAt = time.Now()
-		}
-		switch {
-		case len(names) > 0 && time.Since(seenAt) >= discovery:
-			slices.Sort(names)
-			return names, nil
-		case time.Now().After(deadline):
-			slices.Sort(names)
-			return names, nil
-		}
-		select {
-		case <-ctx.Done():
+	keys, err := sess.FindTokens(ctx, TokenKey("*"), timeout, discovery)
+	if err != nil {
+		if ctx.Err() != nil {
 			return nil, ctx.Err()
-		case <-time.After(50 * time.Millisecond):
+		}
+		return nil, fmt.Errorf("recctl: liveliness query %s: %w", TokenKey("*"), err)
+	}
+	var names []string
+	for _, k := range keys {
+		if n, ok := strings.CutPrefix(k, Prefix+"/"); ok && !strings.Contains(n, "/") {
+			names = append(names, n)
 		}
 	}
+	return names, nil
 }
 
 // waitFor waits until every name's token is seen (its queryables, declared
