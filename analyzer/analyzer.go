@@ -251,11 +251,11 @@ func (a *Analysis) AddFile(path string) error {
 	if sim != nil {
 		a.onSim++
 		for _, h := range sim.Hosts {
-			a.hosts = append(a.hosts, HostReport{File: h.File, ProbeChannel: h.ProbeChannel, TimeService: sim.Service,
+			a.hosts = append(a.hosts, HostReport{Name: h.Name, File: h.File, Files: append([]string{}, h.Files...), ProbeChannel: h.ProbeChannel, TimeService: sim.Service,
 				OffsetMs: ms3(h.OffsetNs), UncertaintyMs: ms3(h.UncertaintyNs), RTTMs: ms3(h.RTTNs), Probes: h.Probes, Used: h.Used,
 				DriftPPM: round3(h.DriftPPM), DriftValid: h.DriftValid, Channels: append([]string{}, h.Channels...), RecoveredFrom: h.RecoveredFrom})
 			for _, c := range h.Channels {
-				a.hostsOf[c] = append(a.hostsOf[c], h.File)
+				a.hostsOf[c] = append(a.hostsOf[c], h.Label())
 			}
 		}
 	}

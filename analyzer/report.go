@@ -332,16 +332,21 @@ type ClockReport struct {
 // HostReport is one recorder host of a log merged onto the simulator's
 // clock: the clock model its receive stamps were converted with.
 type HostReport struct {
-	File          string  `json:"file"` // the host's log, as merged
-	ProbeChannel  string  `json:"probe_channel"`
-	TimeService   string  `json:"time_service"`
-	OffsetMs      float64 `json:"offset_ms"` // simulator clock minus the host's
-	UncertaintyMs float64 `json:"uncertainty_ms"`
-	RTTMs         float64 `json:"rtt_ms"`
-	Probes        int     `json:"probes"`
-	Used          int     `json:"used"`
-	DriftPPM      float64 `json:"drift_ppm"`
-	DriftValid    bool    `json:"drift_valid"`
+	// Name is the host's name when the merge had one (collect: its
+	// recorder's); File its first log, as merged, and Files all of
+	// them when it had several (split files, one recorder's files).
+	Name          string   `json:"name"`
+	File          string   `json:"file"`
+	Files         []string `json:"files"`
+	ProbeChannel  string   `json:"probe_channel"`
+	TimeService   string   `json:"time_service"`
+	OffsetMs      float64  `json:"offset_ms"` // simulator clock minus the host's
+	UncertaintyMs float64  `json:"uncertainty_ms"`
+	RTTMs         float64  `json:"rtt_ms"`
+	Probes        int      `json:"probes"`
+	Used          int      `json:"used"`
+	DriftPPM      float64  `json:"drift_ppm"`
+	DriftValid    bool     `json:"drift_valid"`
 	// Channels are the streams this host recorded (its probes aside).
 	Channels []string `json:"channels"`
 	// RecoveredFrom, when set, says the host's log was the verified copy

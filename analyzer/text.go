@@ -207,8 +207,20 @@ func (r *Report) WriteTextWidth(out io.Writer, tf codec.TimeFormat, width int) e
 			if h.DriftValid {
 				drift = fmt.Sprintf("; drift %+.3f ppm", h.DriftPPM)
 			}
+			label := h.File
+			if h.Name != "" {
+				label = h.Name
+			}
 			p("  %s: offset %+.3f ms ± %.3f ms (simulator minus host) from the %d lowest-RTT of %d probes on %s; rtt %.3f ms%s\n",
-				h.File, h.OffsetMs, h.UncertaintyMs, h.Used, h.Probes, h.ProbeChannel, h.RTTMs, drift)
+				label, h.OffsetMs, h.UncertaintyMs, h.Used, h.Probes, h.ProbeChannel, h.RTTMs, drift)
+			switch fs := h.Files; {
+			case len(fs) > 4:
+				p("    %d files: %s … %s\n", len(fs), fs[0], fs[len(fs)-1])
+			case len(fs) > 0:
+				p("    files: %s\n", strings.Join(fs, ", "))
+			case h.Name != "":
+				p("    file: %s\n", h.File)
+			}
 			if len(h.Channels) > 0 {
 				p("    streams: %s\n", strings.Join(h.Channels, ", "))
 			}

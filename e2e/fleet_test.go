@@ -468,35 +468,38 @@ func TestCollectAcrossHosts(t *testing.T) {
 		t.Fatalf("records per channel: the hosts' files %v, the merged log %v", want, got)
 	}
 
-	// Each host's offset, and what analyze says of the hosts.
+	// Each host's offset, and what analyze says of the hosts: one per
+	// recorder, with all its files (host b's two recordings too).
 	rep := analyzeJSON(t, c.Merged)
 	hosts, _ := rep["hosts"].([]any)
-	if len(hosts) != len(inputs) {
-		t.Fatalf("analyze: %d hosts, want one per file (%d)", len(hosts), len(inputs))
+	if len(hosts) != 2 {
+		t.Fatalf("analyze: %d hosts, want one per recorder", len(hosts))
 	}
-	for _, h := range hosts {
+	for i, h := range hosts {
 		h := h.(map[string]any)
-		file := h["file"].(string)
-		ahead := aAhead
-		r := ra
-		if strings.Contains(file, "/hostb/") {
+		name := h["name"].(string)
+		ahead, r := aAhead, ra
+		if name == "hostb" {
 			ahead, r = bAhead, rb
+		}
+		if files, _ := h["files"].([]any); name != c.Recorders[i].Name || len(files) != len(c.Recorders[i].Files) {
+			t.Fatalf("host %d: %s with files %v, want %s with its %d", i, name, files, c.Recorders[i].Name, len(c.Recorders[i].Files))
 		}
 		off, unc := h["offset_ms"].(float64), h["uncertainty_ms"].(float64)
 		if want := float64((simAhead - ahead).Milliseconds()); off < want-unc-1 || off > want+unc+1 {
-			t.Fatalf("%s: offset %.3f ms ± %.3f, injected %.0f", file, off, unc, want)
+			t.Fatalf("%s: offset %.3f ms ± %.3f, injected %.0f", name, off, unc, want)
 		}
 		chans := fmt.Sprint(h["channels"])
 		if !strings.Contains(chans, "vr/"+r+"/state") || !strings.Contains(chans, "vr/"+r+"/camera/front") {
-			t.Fatalf("%s: channels %s", file, chans)
+			t.Fatalf("%s: channels %s", name, chans)
 		}
-		if (h["recovered_from"] != "") != (file == recovered) {
-			t.Fatalf("%s: recovered_from %q", file, h["recovered_from"])
+		if (h["recovered_from"] != "") != (name == "hostb") {
+			t.Fatalf("%s: recovered_from %q", name, h["recovered_from"])
 		}
 	}
 	for _, r := range []string{ra, rb} {
 		ch := channelReport(t, rep, "vr/"+r+"/state")
-		if hs := fmt.Sprint(ch["hosts"]); !strings.Contains(hs, map[string]string{ra: "/hosta/", rb: "/hostb/"}[r]) {
+		if hs := fmt.Sprint(ch["hosts"]); hs != map[string]string{ra: "[hosta]", rb: "[hostb]"}[r] {
 			t.Fatalf("vr/%s/state: hosts %s", r, hs)
 		}
 	}

@@ -56,7 +56,9 @@ func StartSkew(merged string, files map[string][]string) (Skew, error) {
 	}
 	hosts := map[string]hostclock.Host{}
 	for _, h := range sc.Hosts {
-		hosts[h.File] = h
+		for _, f := range h.Inputs() {
+			hosts[f] = h
+		}
 	}
 	var sk Skew
 	for name, paths := range files {

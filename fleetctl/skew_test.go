@@ -62,7 +62,7 @@ func mergeOnSim(t *testing.T, out string, files ...string) {
 		defer r.Close()
 		rs = append(rs, r)
 	}
-	al, err := hostclock.Align(rs, files, nil)
+	al, err := hostclock.Align(rs, files, hostclock.AlignOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -23,23 +24,26 @@ type host struct {
 	offset, latency, jitter time.Duration
 	channel                 string
 	services                []string
-	monoBase                int64 // its monotonic clock's origin, in wall time
+	monoBase                int64  // its monotonic clock's origin, in wall time
+	recording               string // its files' MetaRecording, if any
 }
 
 // write records 2 s of h's stream at 100 Hz and its probes at 10 Hz, in
 // monotonic order, and opens the log.
 func (h host) write(t *testing.T) (*logfmt.Reader, string) {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), "host.vrlog")
-	w, err := logfmt.Create(p, logfmt.WriterOptions{FlushInterval: -1, ChunkSize: 4096})
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, _ := w.AddChannel(logfmt.Channel{Name: h.channel, Transport: logfmt.TransportZenoh, Topic: h.channel, Schema: "test.Sample/1"})
-	var probeIDs []uint16
-	for _, s := range h.services {
-		id, _ := w.AddChannel(logfmt.Channel{Name: "vrlog/clock/" + s, Transport: logfmt.TransportInternal, Topic: s, Schema: codec.SchemaClockProbe})
-		probeIDs = append(probeIDs, id)
+	rs, ps := h.split(t, 1)
+	return rs[0], ps[0]
+}
+
+// split writes what write does into n files, as a recorder's splits:
+// consecutive records, every file with every channel.
+func (h host) split(t *testing.T, n int) ([]*logfmt.Reader, []string) {
+	t.Helper()
+	const data = 1
+	probeIDs := []uint16{}
+	for i := range h.services {
+		probeIDs = append(probeIDs, uint16(2+i))
 	}
 	var recs []logfmt.Record
 	hostWall := func(sim int64) int64 { return sim - h.offset.Nanoseconds() }
@@ -64,20 +68,39 @@ func (h host) write(t *testing.T) (*logfmt.Reader, string) {
 		}
 	}
 	slices.SortStableFunc(recs, func(a, b logfmt.Record) int { return cmp.Compare(a.RecvMonoNs, b.RecvMonoNs) })
-	for i := range recs {
-		if err := w.Write(&recs[i]); err != nil {
+	dir := t.TempDir()
+	var rs []*logfmt.Reader
+	var ps []string
+	for part := range n {
+		p := filepath.Join(dir, fmt.Sprintf("host_%03d.vrlog", part))
+		meta := map[string]string{}
+		if h.recording != "" {
+			meta[MetaRecording] = h.recording
+		}
+		w, err := logfmt.Create(p, logfmt.WriterOptions{FlushInterval: -1, ChunkSize: 4096, Metadata: meta})
+		if err != nil {
 			t.Fatal(err)
 		}
+		w.AddChannel(logfmt.Channel{Name: h.channel, Transport: logfmt.TransportZenoh, Topic: h.channel, Schema: "test.Sample/1"})
+		for _, s := range h.services {
+			w.AddChannel(logfmt.Channel{Name: "vrlog/clock/" + s, Transport: logfmt.TransportInternal, Topic: s, Schema: codec.SchemaClockProbe})
+		}
+		for i := part * len(recs) / n; i < (part+1)*len(recs)/n; i++ {
+			if err := w.Write(&recs[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		r, err := logfmt.Open(p, logfmt.ReaderOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { r.Close() })
+		rs, ps = append(rs, r), append(ps, p)
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	r, err := logfmt.Open(p, logfmt.ReaderOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.Close() })
-	return r, p
+	return rs, ps
 }
 
 // Two hosts, one recording states 370 ms behind the simulator's clock
@@ -99,7 +122,7 @@ func TestAlignMergesOnTheSimulatorsClock(t *testing.T) {
 		r, p := h.write(t)
 		rs, files = append(rs, r), append(files, p)
 	}
-	al, err := Align(rs, files, nil)
+	al, err := Align(rs, files, AlignOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +230,7 @@ func TestAlignMergesOnTheSimulatorsClock(t *testing.T) {
 
 	// A merged log is not converted again, nor merged as recorded with a
 	// log on its recorder's clock; parts of it merge as they are.
-	if _, err := Align([]*logfmt.Reader{mr, rs[0]}, []string{p, files[0]}, nil); !errors.Is(err, ErrAligned) {
+	if _, err := Align([]*logfmt.Reader{mr, rs[0]}, []string{p, files[0]}, AlignOptions{}); !errors.Is(err, ErrAligned) {
 		t.Fatalf("aligning a merged log: %v", err)
 	}
 	if err := SameClock([]*logfmt.Reader{rs[0], mr}, []string{files[0], p}); !errors.Is(err, ErrMixedClocks) {
@@ -253,7 +276,7 @@ func TestAlignErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := Align(c.rs, c.files, c.service)
+			_, err := Align(c.rs, c.files, AlignOptions{Service: c.service})
 			if !errors.Is(err, c.want) {
 				t.Fatalf("got %v, want %v", err, c.want)
 			}
@@ -261,10 +284,82 @@ func TestAlignErrors(t *testing.T) {
 		})
 	}
 	// The service chosen: the log with two probes the one the other has.
-	if al, err := Align([]*logfmt.Reader{r1, r2}, []string{p1, p2}, pat("vr/r1/time")); err != nil || al.Model(1).Service != "vr/r1/time" {
+	if al, err := Align([]*logfmt.Reader{r1, r2}, []string{p1, p2}, AlignOptions{Service: pat("vr/r1/time")}); err != nil || al.Model(1).Service != "vr/r1/time" {
 		t.Fatalf("chosen by --time-service: %v", err)
 	}
-	if al, err := Align([]*logfmt.Reader{r2, ro}, []string{p2, po}, pat("vrlog/clock/vr/r2/time")); err != nil || al.Service() != "vr/r2/time" {
+	if al, err := Align([]*logfmt.Reader{r2, ro}, []string{p2, po}, AlignOptions{Service: pat("vrlog/clock/vr/r2/time")}); err != nil || al.Service() != "vr/r2/time" {
 		t.Fatalf("chosen by channel name: %v", err)
+	}
+}
+
+// A host split into files is one host: the files of one recording (its
+// MetaRecording), or the files the caller names one host, get one model
+// from all their probes and one probe channel in the merge; a file of it
+// without probes is converted with the others' model.
+func TestAlignOneHostPerRecording(t *testing.T) {
+	a := host{offset: 40 * time.Millisecond, latency: 2 * time.Millisecond, channel: "vr/r1/state", services: []string{"vr/r1/time"},
+		monoBase: simT0 - 3_600e9, recording: "rec-a"}
+	b := host{offset: -7 * time.Millisecond, latency: time.Millisecond, channel: "vr/r1/camera/front", services: []string{"vr/r1/time"},
+		monoBase: simT0 - 7_200e9}
+	ra, pa := a.split(t, 4)
+	rb, pb := b.split(t, 3) // no recording id: three hosts unless named one
+	// A file of host a that holds no probe: its channels declared, its
+	// records the stream's only.
+	noProbe := a
+	noProbe.services = nil
+	rn, pn := noProbe.write(t)
+	rs := append(append(append([]*logfmt.Reader{}, ra...), rn), rb...)
+	files := append(append(append([]string{}, pa...), pn), pb...)
+
+	al, err := Align(rs, files, AlignOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hs := al.Hosts(); !slices.Equal(hs, []int{0, 0, 0, 0, 0, 1, 2, 3}) {
+		t.Fatalf("hosts by recording id: %v", hs)
+	}
+	names := []string{"", "", "", "", "", "b", "b", "b"}
+	al, err = Align(rs, files, AlignOptions{Hosts: names})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hs := al.Hosts(); !slices.Equal(hs, []int{0, 0, 0, 0, 0, 1, 1, 1}) {
+		t.Fatalf("hosts by name: %v", hs)
+	}
+	for i := range rs {
+		m, want := al.Model(i), a.offset
+		if i >= 5 {
+			want = b.offset
+		}
+		if d := m.OffsetNs() - want.Nanoseconds(); d < -m.UncertaintyNs() || d > m.UncertaintyNs() || m.Estimate.Probes != 20 {
+			t.Fatalf("input %d: offset %v ± %v from %d probes, want %v from all 20", i, time.Duration(m.OffsetNs()),
+				time.Duration(m.UncertaintyNs()), m.Estimate.Probes, want)
+		}
+	}
+	plan, err := logfmt.PlanMerge(rs, logfmt.MergeOptions{Apart: IsProbe, Hosts: al.Hosts(), Restamp: al.Restamp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := al.SimClock(plan)
+	if len(sc.Hosts) != 2 || sc.Hosts[0].Name != "" || sc.Hosts[1].Name != "b" || !slices.Equal(sc.Hosts[0].Files, files[:5]) ||
+		!slices.Equal(sc.Hosts[1].Inputs(), files[5:]) || sc.Hosts[0].ProbeChannel != "vrlog/clock/vr/r1/time" ||
+		sc.Hosts[1].ProbeChannel != "vrlog/clock/vr/r1/time@2" || sc.Hosts[1].Label() != "b" || sc.Hosts[0].Label() != files[0] ||
+		!slices.Equal(sc.Hosts[0].Channels, []string{"vr/r1/state"}) {
+		t.Fatalf("sim clock %+v", sc)
+	}
+	for i := range rs {
+		want := map[bool]string{false: "vrlog/clock/vr/r1/time", true: "vrlog/clock/vr/r1/time@2"}[i >= 5]
+		if i == 4 {
+			want = "" // no probe channel
+		}
+		if got := plan.Name(i, 2); got != want {
+			t.Fatalf("input %d: probes on %q in the merge, want %q", i, got, want)
+		}
+	}
+
+	// A host whose files hold no probe at all is named by all its files.
+	_, err = Align([]*logfmt.Reader{rn, rb[0]}, []string{pn, pb[0]}, AlignOptions{})
+	if !errors.Is(err, ErrNoProbes) || !strings.Contains(err.Error(), pn) {
+		t.Fatalf("a host without probes: %v", err)
 	}
 }

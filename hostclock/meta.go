@@ -31,11 +31,17 @@ type SimClock struct {
 	Hosts []Host `json:"hosts"`
 }
 
-// Host is one input of the merge: its file, where its probes are in the
-// merged log, and the model its stamps were converted with.
+// Host is one host of the merge (Alignment): its files, where its probes
+// are in the merged log, and the model its stamps were converted with.
 type Host struct {
-	File         string `json:"file"`
-	ProbeChannel string `json:"probe_channel"`
+	// Name is the host's name when the merge was given one (collect: the
+	// recorder's).
+	Name string `json:"name,omitempty"`
+	// File is its first file; Files all of them, when it had several
+	// (the split files of one recording; the files of one recorder).
+	File         string   `json:"file"`
+	Files        []string `json:"files,omitempty"`
+	ProbeChannel string   `json:"probe_channel"`
 	// OffsetNs is the simulator's clock minus the host's at RefNs (host
 	// time); UncertaintyNs bounds its error (RTT/2).
 	OffsetNs      int64 `json:"offset_ns"`
@@ -52,9 +58,26 @@ type Host struct {
 	// Channels are the merged log's channels this input recorded (its
 	// probes aside): which host each stream, and each loss on it, is from.
 	Channels []string `json:"channels,omitempty"`
-	// RecoveredFrom, when set, says the input was the verified copy of a
-	// log its recorder never finished (logfmt.MetaRecoveredFrom).
+	// RecoveredFrom, when set, says an input was the verified copy of a
+	// log its recorder never finished (logfmt.MetaRecoveredFrom; several
+	// are joined by ", ").
 	RecoveredFrom string `json:"recovered_from,omitempty"`
+}
+
+// Label names the host: its name, else its first file.
+func (h Host) Label() string {
+	if h.Name != "" {
+		return h.Name
+	}
+	return h.File
+}
+
+// Inputs are the host's files.
+func (h Host) Inputs() []string {
+	if len(h.Files) > 0 {
+		return h.Files
+	}
+	return []string{h.File}
 }
 
 // ToSim converts a stamp of the host's wall clock to the simulator's
@@ -76,7 +99,7 @@ func (sc SimClock) Encode() string {
 func (sc *SimClock) files() string {
 	var fs []string
 	for _, h := range sc.Hosts {
-		fs = append(fs, h.File)
+		fs = append(fs, h.Inputs()...)
 	}
 	return strings.Join(fs, ", ")
 }

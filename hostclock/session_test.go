@@ -27,7 +27,7 @@ func TestOneReceiveClock(t *testing.T) {
 	if !errors.Is(err, ErrSeveralRecorders) || !strings.Contains(err.Error(), p1) || !strings.Contains(err.Error(), pb) || !strings.Contains(err.Error(), "50ms") {
 		t.Fatalf("two hosts 50 ms apart: %v", err)
 	}
-	al, err := Align([]*logfmt.Reader{a1, b}, []string{p1, pb}, nil)
+	al, err := Align([]*logfmt.Reader{a1, b}, []string{p1, pb}, AlignOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

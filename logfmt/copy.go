@@ -9,6 +9,16 @@ type CopyStats struct {
 	// Renamed lists the channels MergeCopy renamed to keep two different
 	// streams of one name apart.
 	Renamed []Renamed
+	// Duplicates are the records a merge left out, per channel: second
+	// copies of samples another input recorded too.
+	Duplicates []Duplicates
+}
+
+// Duplicates is how many second copies of one channel's samples a merge
+// left out.
+type Duplicates struct {
+	Channel string
+	Records uint64
 }
 
 // Renamed is a channel that a merge gave a new name.
@@ -94,6 +104,11 @@ type MergeOptions struct {
 	// measure that host's clock only. A later input's is renamed NAME@N
 	// like a different stream (Renamed.Apart set).
 	Apart func(Channel) bool
+	// Hosts, if not nil, is each input's host (an index from 0): the
+	// channels kept apart are then one channel per host, not per input,
+	// a later host's renamed NAME@N, N the host's index + 1 (the split
+	// files of one recording share their probes' channel).
+	Hosts []int
 	// Restamp rewrites each record as it is read, before the records are
 	// ordered by RecvWallNs (MergeRestamped): e.g. puts each host's
 	// receive stamps on the simulator's clock.
@@ -111,6 +126,7 @@ type MergePlan struct {
 	defs    []Channel        // the output's channels, in the order they are added
 	idx     []map[uint16]int // per input: channel id → index in defs
 	drops   []uint64         // per def: the inputs' recorder drops, added up
+	inputs  []int            // per def: how many inputs hold it
 	renamed []Renamed
 }
 
@@ -129,14 +145,18 @@ func PlanMerge(rs []*Reader, opts MergeOptions) (*MergePlan, error) {
 		for _, c := range r.Channels() {
 			apart := opts.Apart != nil && opts.Apart(c)
 			k := streamKey{StreamOf(c), -1}
+			rename := i
 			if apart {
 				k.input = i
+				if opts.Hosts != nil {
+					k.input, rename = opts.Hosts[i], opts.Hosts[i]
+				}
 			}
 			n, ok := byKey[k]
 			if !ok {
 				def := renumbered(c)
 				if used[c.Name] {
-					def.Name = InputName(c.Name, i)
+					def.Name = InputName(c.Name, rename)
 					if used[def.Name] {
 						return nil, fmt.Errorf("logfmt: merge: input %d: channel %s cannot be renamed %s: that name is taken", i+1, c.Name, def.Name)
 					}
@@ -146,8 +166,10 @@ func PlanMerge(rs []*Reader, opts MergeOptions) (*MergePlan, error) {
 				n = len(p.defs)
 				p.defs = append(p.defs, def)
 				p.drops = append(p.drops, 0)
+				p.inputs = append(p.inputs, 0)
 				byKey[k] = n
 			}
+			p.inputs[n]++
 			p.idx[i][c.ID] = n
 			p.drops[n] += r.StatsOf(c.ID).Drops
 		}
@@ -168,7 +190,9 @@ func (p *MergePlan) Renamed() []Renamed { return p.renamed }
 
 // Copy writes the planned merge to w: the channels, their drops, and the
 // records of every input in receive wall-clock order (after Restamp; ties
-// in input order). It does not close w. Errors are as Copy's.
+// in input order), but for the second copy of a sample that two inputs
+// recorded (two recorders of one stream: Dedup), counted in
+// CopyStats.Duplicates. It does not close w. Errors are as Copy's.
 func (p *MergePlan) Copy(w *Writer) (CopyStats, error) {
 	st := CopyStats{Channels: len(p.defs), Renamed: p.renamed}
 	ids := make([]uint16, len(p.defs))
@@ -186,13 +210,23 @@ func (p *MergePlan) Copy(w *Writer) (CopyStats, error) {
 		defer its[i].Close() // stops the read-ahead on a write error
 	}
 	m := MergeRestamped(its, p.opts.Restamp, func(_ int, r *Record) int64 { return r.RecvWallNs })
+	dd := newDedup(len(p.defs))
 	for m.Next() {
 		cp := *m.Record()
-		cp.Channel = ids[p.idx[m.Input()][cp.Channel]]
+		n := p.idx[m.Input()][cp.Channel]
+		if p.inputs[n] > 1 && dd.again(n, m.Input(), &cp) {
+			continue
+		}
+		cp.Channel = ids[n]
 		if err := w.Write(&cp); err != nil {
 			return st, err
 		}
 		st.Records++
+	}
+	for n, k := range dd.dropped {
+		if k > 0 {
+			st.Duplicates = append(st.Duplicates, Duplicates{Channel: p.defs[n].Name, Records: k})
+		}
 	}
 	return st, m.Err()
 }

@@ -313,3 +313,75 @@ func (f *failAfter) Write(p []byte) (int, error) {
 	f.n -= len(p)
 	return len(p), nil
 }
+
+// A sample two inputs recorded (two recorders of one stream) is merged
+// once: the second copy, from another input, is left out and counted;
+// a sample sent twice and recorded twice by one input is kept twice (the
+// publisher's duplicate), as are records with nothing to tell them apart
+// and samples of another publisher. With Hosts, the channels kept apart
+// are one per host.
+func TestMergeLeavesOutSecondCopies(t *testing.T) {
+	type rec struct {
+		wall, capture int64
+		seq           uint64
+		pub           string
+	}
+	mk := func(recs []rec, bare int) *Reader {
+		p := tempPath(t, "m.vrlog")
+		w, _ := Create(p, WriterOptions{FlushInterval: -1})
+		probe, _ := w.AddChannel(Channel{Name: "probe", Topic: "t", Schema: "p"})
+		s, _ := w.AddChannel(Channel{Name: "s", Topic: "s"})
+		raw, _ := w.AddChannel(Channel{Name: "raw", Topic: "raw"})
+		for _, r := range recs {
+			w.Write(&Record{Channel: s, RecvWallNs: r.wall, RecvMonoNs: r.wall, CaptureNs: r.capture, Seq: r.seq, HasStamp: true, PublisherID: []byte(r.pub)})
+		}
+		for i := range bare {
+			w.Write(&Record{Channel: raw, RecvWallNs: int64(i), RecvMonoNs: int64(i), Payload: []byte{1}})
+		}
+		w.Write(&Record{Channel: probe, RecvWallNs: 1, RecvMonoNs: 1})
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		r, err := Open(p, ReaderOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { r.Close() })
+		return r
+	}
+	a := mk([]rec{{10, 1, 1, "P"}, {20, 2, 2, "P"}, {21, 2, 2, "P"}, {30, 3, 3, "P"}}, 3)
+	b := mk([]rec{{12, 1, 1, "P"}, {23, 2, 2, "P"}, {32, 3, 3, "P"}, {33, 3, 3, "Q"}, {40, 4, 4, "P"},
+		{30 + DedupWindow, 1, 1, "P"}}, 3) // seq 1 again, long after: another sample
+	c := mk(nil, 0) // the same host as a
+	plan, err := PlanMerge([]*Reader{a, b, c}, MergeOptions{Apart: func(c Channel) bool { return c.Name == "probe" }, Hosts: []int{0, 1, 0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.Name(0, 1) != "probe" || plan.Name(2, 1) != "probe" || plan.Name(1, 1) != "probe@2" {
+		t.Fatalf("probes %q %q %q", plan.Name(0, 1), plan.Name(1, 1), plan.Name(2, 1))
+	}
+	p := tempPath(t, "o.vrlog")
+	out, _ := Create(p, WriterOptions{FlushInterval: -1})
+	st, err := plan.Copy(out)
+	if err != nil || out.Close() != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(st.Duplicates, []Duplicates{{Channel: "s", Records: 3}}) || st.Records != 7+6+3 {
+		t.Fatalf("%+v", st)
+	}
+	r, err := Open(p, ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var got []int64
+	it := r.Records(Filter{})
+	for it.Next() {
+		if ch, _ := r.Channel(it.Record().Channel); ch.Name == "s" {
+			got = append(got, it.Record().RecvWallNs)
+		}
+	}
+	if want := []int64{10, 20, 21, 30, 33, 40, 30 + DedupWindow}; !slices.Equal(got, want) {
+		t.Fatalf("merged receive stamps %v, want %v", got, want)
+	}
+}

@@ -208,16 +208,16 @@ func collectMerge(c *cli.Context, ctx context.Context, verb string, cl *filexfer
 	if merged == "" {
 		return cols, nil
 	}
-	var paths []string
+	var paths, hosts []string
 	for _, col := range cols {
 		for _, f := range col.Files {
-			paths = append(paths, f.Path)
+			paths, hosts = append(paths, f.Path), append(hosts, col.Name)
 		}
 	}
 	if len(paths) == 0 {
 		return cols, cliutil.Runtime(fmt.Errorf("%s: the recorders hold no finished log: nothing to merge", verb))
 	}
-	return cols, logtools.MergeOnSimClock(c, paths, merged, c.Bool("force"))
+	return cols, logtools.MergeOnSimClock(c, paths, hosts, merged, c.Bool("force"))
 }
 
 // collectError says what a failed collection leaves, with its exit code.

@@ -26,23 +26,28 @@ receive clock comparable across recorders and hosts; monotonic stamps are
 kept as recorded). Channels are matched by name, transport, topic and schema:
 the same stream recorded in two files becomes one channel; channel ids are
 renumbered. Two different streams with the same name are kept apart, the
-later one renamed NAME@N (N = the input's position, from 1). Recorder drops
-of matched channels are added up. Metadata is the first input's, plus
-vrlog.merged_from listing the inputs.
+later one renamed NAME@N (N = the input's position, from 1). A sample two
+inputs both recorded (two recorders of one stream: same channel, publisher,
+seq and capture stamp) is kept once, the first copy, and merge says how many
+copies it left out. Recorder drops of matched channels are added up.
+Metadata is the first input's, plus vrlog.merged_from listing the inputs.
 
 Use it to join the files of a split recording, or logs of one session taken
 by two recorders (one per transport or host).
 
---clock sim puts every input on the simulator's clock: each input's receive
+--clock sim puts every input on the simulator's clock: each host's receive
 stamps (wall and monotonic) are converted with the clock offset its own
 clock-sync probes measured (the lowest-RTT half of them, known within half
 their round trip), so records of several hosts are ordered by simulator time
 and the latency analyze reports is each host's transport latency, not the
-clocks' difference. Each input's probes stay a channel of their own (a later
-input's renamed NAME@N), their payloads as recorded. The output's metadata
+clocks' difference. The files of one recording (split files: the same
+recording id in their header) are one host: one model from all their
+probes. Each host's probes stay a channel of their own (a later host's
+renamed NAME@N), their payloads as recorded. The output's metadata
 (vrlog.sim_clock) keeps every host's offset, uncertainty and probe count;
-info and analyze show them. An input without usable probes, or with probes of
-several time services and no --time-service choosing one, is an input error.
+info and analyze show them. A host without usable probes, or an input with
+probes of several time services and no --time-service choosing one, is an
+input error.
 
 The output is written to a temporary file next to OUT, verified by reading
 it back, then renamed to OUT; an existing OUT is kept unless --force.
@@ -87,19 +92,20 @@ func runMerge(c *cli.Context) error {
 		}
 		service = &p
 	}
-	return mergeLogs(c, c.Args().Slice(), c.String("output"), c.Bool("force"), sim, service)
+	return mergeLogs(c, c.Args().Slice(), c.String("output"), c.Bool("force"), sim, hostclock.AlignOptions{Service: service})
 }
 
 // MergeOnSimClock is `merge --clock sim PATHS -o OUT`, for verbs that
 // bring the hosts' logs together (collect): the same checks, output and
-// report, on c's writers.
-func MergeOnSimClock(c *cli.Context, paths []string, out string, force bool) error {
-	return mergeLogs(c, paths, out, force, true, nil)
+// report, on c's writers. hosts names each path's host (the recorder it
+// was collected from): one clock model and one probe channel each.
+func MergeOnSimClock(c *cli.Context, paths, hosts []string, out string, force bool) error {
+	return mergeLogs(c, paths, out, force, true, hostclock.AlignOptions{Hosts: hosts})
 }
 
 // mergeLogs merges paths into out; sim puts them on the simulator's
-// clock of service (nil: the one time service each probed).
-func mergeLogs(c *cli.Context, paths []string, out string, force, sim bool, service *keyexpr.Pattern) error {
+// clock as align says.
+func mergeLogs(c *cli.Context, paths []string, out string, force, sim bool, align hostclock.AlignOptions) error {
 	var readers []*logfmt.Reader
 	defer func() {
 		for _, r := range readers {
@@ -124,10 +130,10 @@ func mergeLogs(c *cli.Context, paths []string, out string, force, sim bool, serv
 	var al *hostclock.Alignment
 	if sim {
 		var err error
-		if al, err = hostclock.Align(readers, paths, service); err != nil {
+		if al, err = hostclock.Align(readers, paths, align); err != nil {
 			return clockError(err)
 		}
-		opts = logfmt.MergeOptions{Apart: hostclock.IsProbe, Restamp: al.Restamp}
+		opts = logfmt.MergeOptions{Apart: hostclock.IsProbe, Hosts: al.Hosts(), Restamp: al.Restamp}
 	} else if err := hostclock.SameClock(readers, paths); err != nil {
 		return cliutil.Input(fmt.Errorf("merge: %w; merge the hosts' own logs with --clock sim", err))
 	}
@@ -162,9 +168,12 @@ func mergeLogs(c *cli.Context, paths []string, out string, force, sim bool, serv
 		}
 	}
 	fmt.Fprintf(status(c), "wrote %s: %d records on %d channels from %d inputs (%s)\n", f.Path(), st.Records, st.Channels, len(paths), checked(f))
+	for _, d := range st.Duplicates {
+		fmt.Fprintf(status(c), "  %s: %d records left out: second copies of samples another input recorded too (same publisher, seq and capture stamp: two recorders of one stream)\n", d.Channel, d.Records)
+	}
 	if al != nil {
 		sc := al.SimClock(plan)
-		fmt.Fprintf(status(c), "receive stamps on the simulator's clock (time service %s), each input's converted by its probes' offset:\n", sc.Service)
+		fmt.Fprintf(status(c), "receive stamps on the simulator's clock (time service %s), each host's converted by its probes' offset:\n", sc.Service)
 		printHosts(status(c), sc.Hosts)
 	}
 	return nil
@@ -190,11 +199,24 @@ func printHosts(w io.Writer, hosts []hostclock.Host) {
 			drift = fmt.Sprintf(", drift %+.3f ppm", h.DriftPPM)
 		}
 		fmt.Fprintf(w, "  %s: offset %+.3f ms ± %.3f ms (simulator minus host; from %d of %d probes, rtt %.3f ms%s), probes on %s\n",
-			h.File, ms(h.OffsetNs), ms(h.UncertaintyNs), h.Used, h.Probes, ms(h.RTTNs), drift, h.ProbeChannel)
+			h.Label(), ms(h.OffsetNs), ms(h.UncertaintyNs), h.Used, h.Probes, ms(h.RTTNs), drift, h.ProbeChannel)
+		if h.Name != "" || len(h.Files) > 1 {
+			fmt.Fprintf(w, "    %s\n", hostFiles(h))
+		}
 		if h.RecoveredFrom != "" {
 			fmt.Fprintf(w, "    RECOVERED: its recorder never finished %s (crash, kill -9, power loss); this is the verified copy, without what the recorder still held\n", h.RecoveredFrom)
 		}
 	}
+}
+
+// hostFiles says which files a host's are: "files: a, b, c", or for many
+// "13 files: a … m".
+func hostFiles(h hostclock.Host) string {
+	fs := h.Inputs()
+	if len(fs) > 4 {
+		return fmt.Sprintf("%d files: %s … %s", len(fs), fs[0], fs[len(fs)-1])
+	}
+	return "files: " + strings.Join(fs, ", ")
 }
 
 func ms(ns int64) float64 { return float64(ns) / float64(time.Millisecond) }

@@ -41,6 +41,9 @@ func TestMergeOnSimClock(t *testing.T) {
 		t.Fatalf("merge --clock sim: %d\n%s%s", code, out, errs)
 	}
 	t.Log(out)
+	if !strings.Contains(out, "  vr/r1/state: 198 records left out: second copies of samples another input recorded too") {
+		t.Fatalf("merge did not say it left out the second copies:\n%s", out)
+	}
 	for _, want := range []string{"receive stamps on the simulator's clock (time service vr/r1/time)", a + ": offset +4", b + ": offset -",
 		"probes on " + synth.ProbeName("r1") + "\n", "probes on " + synth.ProbeName("r1") + "@2\n"} {
 		if !strings.Contains(out, want) {
@@ -66,8 +69,8 @@ func TestMergeOnSimClock(t *testing.T) {
 		strings.Contains(text, hostclock.MetaKey) {
 		t.Fatalf("info:\n%s", text)
 	}
-	// Two copies of one stream, each on the simulator's clock now: they
-	// arrive within the hosts' latencies of their capture.
+	// Two copies of one stream: each sample once, on the simulator's
+	// clock now: within the hosts' latencies of its capture.
 	r, err := logfmt.Open(m, logfmt.ReaderOptions{})
 	if err != nil {
 		t.Fatal(err)
