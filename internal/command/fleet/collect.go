@@ -19,10 +19,12 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/vrlog/vrlog/filexfer"
+	"github.com/vrlog/vrlog/hostclock"
 	"github.com/vrlog/vrlog/internal/cliutil"
 	"github.com/vrlog/vrlog/internal/command/logtools"
 	"github.com/vrlog/vrlog/internal/ui"
 	"github.com/vrlog/vrlog/internal/zenohflags"
+	"github.com/vrlog/vrlog/logfmt"
 	"github.com/vrlog/vrlog/transport/zenoh"
 )
 
@@ -49,6 +51,12 @@ DIR with the same checksum is not fetched again; a file found in a --shared
 directory (SHARED/NAME/FILE or SHARED/FILE, same size and checksum) is linked,
 not copied. A full disk stops the collection with exit 3 and leaves no
 partial file.
+
+Run again into the same DIR (finished split files can be collected while the
+recorders go on), it fetches only the files finished since and makes the
+merged log again from every file collected: the merged log an earlier
+collection made is replaced (no --force needed); each recorder's files are
+one host in it (one clock model, one probe channel).
 
 Who may list and fetch is decided by the zenoh router's access control, not
 by vrlog: with the deployment of docs/deployment.md, only the controller's
@@ -88,7 +96,7 @@ func collectFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "shared", Usage: "`DIR` where recorders' logs are reachable already (a network file system): link them instead of copying (repeatable)"},
 		&cli.StringFlag{Name: "merge", Usage: "merged log `FILE` (default DIR/session.vrlog)"},
 		&cli.BoolFlag{Name: "no-merge", Usage: "only fetch; do not merge"},
-		&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "replace different files already in DIR, and the merged log"},
+		&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "replace different files already in DIR, and a file at the merged log's path that is not a merged log an earlier collection made"},
 		&cli.DurationFlag{Name: "timeout", Value: filexfer.DefaultTimeout, Usage: "how long one request to a recorder waits for its answer (a byte range of a file is then asked again)"},
 		&cli.DurationFlag{Name: "patience", Value: filexfer.DefaultPatience, Usage: "how long a recorder may stay unreachable (partition, router restart) before its collection gives up (its partial files are kept for the next run)"},
 		&cli.IntFlag{Name: "window", Value: filexfer.DefaultWindow, Usage: "requests in flight per recorder (each of 1 MiB): enough for the link's round trip"},
@@ -217,7 +225,21 @@ func collectMerge(c *cli.Context, ctx context.Context, verb string, cl *filexfer
 	if len(paths) == 0 {
 		return cols, cliutil.Runtime(fmt.Errorf("%s: the recorders hold no finished log: nothing to merge", verb))
 	}
-	return cols, logtools.MergeOnSimClock(c, paths, hosts, merged, c.Bool("force"))
+	return cols, logtools.MergeOnSimClock(c, paths, hosts, merged, c.Bool("force") || remade(merged))
+}
+
+// remade says whether merged is what an earlier collection merged: a log
+// on the simulator's clock, which this one makes again from everything
+// it collected, the new files too. Anything else there is kept unless
+// --force.
+func remade(merged string) bool {
+	r, err := logfmt.Open(merged, logfmt.ReaderOptions{})
+	if err != nil {
+		return false
+	}
+	defer r.Close()
+	sc, err := hostclock.ParseSimClock(r.Header().Metadata)
+	return err == nil && sc != nil
 }
 
 // collectError says what a failed collection leaves, with its exit code.
