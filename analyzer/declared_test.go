@@ -75,6 +75,17 @@ func TestDeclaredChannel(t *testing.T) {
 		if r := rep.Channel("sim/cmd"); r.StampSource != "receive stamp" || r.Kind != KindRaw {
 			t.Fatalf("raw channel: %+v", r)
 		}
+		// The text says where both channels' timing came from (the
+		// declared struct's stamp field is named t_ns, as a vrsdk state's).
+		var text strings.Builder
+		if err := rep.WriteText(&text, 0); err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"\n  sim/pose  stamp: payload t_ns; seq: payload seq\n", "\n  sim/cmd  stamp: receive stamp;"} {
+			if !strings.Contains(text.String(), want) {
+				t.Fatalf("full %v: the timing sources lack %q:\n%s", full, want, text.String())
+			}
+		}
 	}
 }
 

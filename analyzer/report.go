@@ -166,7 +166,7 @@ const (
 type ChannelReport struct {
 	Name string `json:"name"`
 	// Hosts are the host logs of a merged log that recorded the channel
-	// (HostReport.File); empty for one host's log.
+	// (HostReport.Name, else File); empty for one host's log.
 	Hosts     []string `json:"hosts"`
 	Transport string   `json:"transport"`
 	Topic     string   `json:"topic"`

@@ -266,8 +266,11 @@ func on(c ChannelReport) string {
 
 // sourceWorthSaying: a channel timed from anything but a built-in
 // schema's payload (a declared schema, zenoh's stamps, receive stamps).
+// A declared C struct whose stamp field is named t_ns is said too: its
+// schema, not its field's name, makes a channel built in.
 func sourceWorthSaying(c ChannelReport) bool {
-	return !strings.HasPrefix(c.StampSource, "payload t_ns") && !strings.HasPrefix(c.StampSource, "payload (frame header)")
+	k := livecheck.KindOf(c.Schema)
+	return k != livecheck.KindState && k != livecheck.KindFrame
 }
 
 // sourceAdvice says what a channel's sources cannot show.
