@@ -154,6 +154,9 @@ func (r *Report) add(c check, s subject, l Limit) {
 			msg += fmt.Sprintf(" (skipped by the publisher; %d more missing by seq were dropped by the recorder, not counted here)", ch.Skipped-ch.PublisherSkipped)
 		}
 	}
+	if why := r.unmeasured(s.name); why != "" { // its value is no measurement
+		pass, msg = false, fmt.Sprintf("%s %s: nothing measured: %s", c.name, s.name, why)
+	}
 	if why := r.failsAnyway(c.name, s.name); why != "" {
 		pass, msg = false, msg+": "+why
 		if r.noReaction(c.name, s.name) { // no value to compare: not "0 ms"
@@ -161,6 +164,22 @@ func (r *Report) add(c check, s subject, l Limit) {
 		}
 	}
 	r.Checks = append(r.Checks, Check{Name: c.name, Channel: s.name, Value: s.value, Limit: l.Value, Unit: c.unit, Pass: pass, Message: msg})
+}
+
+// unmeasured says why no check can measure channel name: a channel of a
+// known or declared schema none of whose records decoded (a declaration
+// that does not fit the payload) has no stamp, seq or rate to judge, and
+// its zero skips, restarts and outages are no pass. "" when it can.
+func (r *Report) unmeasured(name string) string {
+	ch := r.Channel(name)
+	if ch == nil || ch.Kind == KindRaw || ch.Count == 0 || ch.Undecodable < ch.Count {
+		return ""
+	}
+	why := fmt.Sprintf("none of its %d records decoded", ch.Count)
+	if u := ch.FirstUndecodable; u != nil {
+		why += fmt.Sprintf(" (the first at byte %d: %s)", u.Offset, u.Reason)
+	}
+	return why
 }
 
 // judge compares a check's value on a channel with its limit and says

@@ -142,3 +142,69 @@ func BenchmarkTimingScanDeclared(b *testing.B) {
 		})
 	}
 }
+
+// A declared schema that fits none of its channel's payloads (a C struct
+// declared 16 bytes for 24-byte payloads) leaves nothing to measure: every
+// check on the channel fails saying so, with the first record's reason,
+// rather than passing on zero skips and outages; a channel that decoded
+// is judged as ever.
+func TestChecksOnAnUndecodableChannel(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "wrong.vrlog")
+	d, err := schema.Parse(`sim/*/pose cstruct struct="uint64_t seq; int64_t t_ns" stamp=t_ns seq=seq`, ".", "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d = d.Resolve(&logfmt.Record{}, false)
+	cd, err := schema.Compile(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := logfmt.Create(p, logfmt.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pose, _ := w.AddChannel(logfmt.Channel{Name: "sim/r1/pose", Transport: logfmt.TransportZenoh, Topic: "sim/r1/pose", Schema: d.Name, Meta: d.Meta()})
+	state, _ := w.AddChannel(logfmt.Channel{Name: "vr/r1/state", Transport: logfmt.TransportZenoh, Topic: "vr/r1/state", Schema: codec.SchemaState})
+	const t0, period = int64(1_767_225_600e9), int64(20e6)
+	for i := range int64(50) {
+		payload := binary.LittleEndian.AppendUint64(nil, uint64(i))
+		payload = binary.LittleEndian.AppendUint64(payload, uint64(t0+i*period))
+		payload = binary.LittleEndian.AppendUint64(payload, 7) // 8 bytes the declaration leaves out
+		rec := &logfmt.Record{Channel: pose, RecvWallNs: t0 + i*period + 1e6, RecvMonoNs: 1e9 + i*period, Payload: payload}
+		cd.StampRecord(rec, schema.Arrival{})
+		if err := w.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+		st := &logfmt.Record{Channel: state, RecvWallNs: rec.RecvWallNs + 1, RecvMonoNs: rec.RecvMonoNs + 1, CaptureNs: t0 + i*period,
+			Seq: uint64(i), HasStamp: true, Payload: codec.AppendState(nil, &codec.State{Seq: uint64(i), TNs: t0 + i*period})}
+		if err := w.Write(st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := AnalyzeFiles([]string{p}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := rep.Channel("sim/r1/pose"); c.Undecodable != 50 || c.Count != 50 {
+		t.Fatalf("pose: %d of %d undecodable", c.Undecodable, c.Count)
+	}
+	zero := func(ch string) []Limit { l, _ := ParseLimit(ch+"0", false); return []Limit{l} }
+	if err := rep.ApplyChecks(Thresholds{MaxSkips: zero(""), MaxRestarts: zero("sim/r1/pose="), MaxOutageMs: zero("sim/**=")}); err != nil {
+		t.Fatal(err)
+	}
+	failed := map[string]string{}
+	for _, c := range rep.Failed() {
+		failed[c.Name+" "+c.Channel] = c.Message
+	}
+	for _, k := range []string{"max-skips sim/r1/pose", "max-restarts sim/r1/pose", "max-outage sim/r1/pose"} {
+		if m := failed[k]; !strings.Contains(m, "nothing measured: none of its 50 records decoded (the first at byte 16: ") || !strings.Contains(m, "trailing bytes") {
+			t.Fatalf("%s: %q; failed: %v", k, m, failed)
+		}
+	}
+	if len(failed) != 3 || rep.Pass {
+		t.Fatalf("failed %v, pass %v: the state channel's check passes", failed, rep.Pass)
+	}
+}
