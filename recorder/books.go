@@ -1,6 +1,9 @@
 package recorder
 
 import (
+	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/vrlog/vrlog/codec"
@@ -52,6 +55,7 @@ type channel struct {
 	hz, mbps       float64
 	unwritten      uint64 // received while the recording was paused or idle (withheld)
 	unwrittenBytes uint64
+	warning        string // said once: its declaration fits few of its records (undecodable)
 }
 
 // drop is n records of a channel (its number) lost by the recorder at
@@ -171,6 +175,7 @@ func (b *books) stamp(a *accounted, ch *channel, s *sample, keep bool) (*overflo
 	if err != nil {
 		if keep {
 			ch.undecodable++
+			b.undecodable(a, ch, err)
 		}
 		return nil, nil
 	}
@@ -182,6 +187,25 @@ func (b *books) stamp(a *accounted, ch *channel, s *sample, keep bool) (*overflo
 		return nil, nil
 	}
 	return b.bookOverflow(a, s, ch, seq) // a dropped frame's seq still closes the gap before it
+}
+
+// undecodableSaid is how many records of a declared channel must have
+// failed its declaration, more than half of those received, before the
+// recorder says so: a declaration that fits none of the payloads (a C
+// struct of the wrong size) shows within its first records.
+const undecodableSaid = 10
+
+// undecodable says once, as a problem of the channel (Config.OnProblem)
+// and in its status, that most records of a declared channel do not fit
+// its declaration, with the reason of this one.
+func (b *books) undecodable(a *accounted, ch *channel, err error) {
+	if _, declared := ch.def.Meta[schema.MetaEncoding]; !declared || ch.warning != "" ||
+		ch.undecodable < undecodableSaid || 2*ch.undecodable <= ch.received {
+		return
+	}
+	ch.warning = fmt.Sprintf("%d of its first %d records do not fit its declared schema %s: they are written, but have no stamp or seq (%v)",
+		ch.undecodable, ch.received, ch.def.Schema, err)
+	a.problem = &ChannelStatus{Name: ch.def.Name, Transport: ch.def.Transport.String(), Schema: ch.def.Schema, Warning: ch.warning}
 }
 
 // count books a written record in its channel's figures.
@@ -526,7 +550,8 @@ func (b *books) channels() []ChannelStatus {
 		sum := ch.stream.Summary()
 		out = append(out, ChannelStatus{Name: ch.def.Name, Transport: ch.def.Transport.String(), Schema: ch.def.Schema,
 			Msgs: ch.msgs, Bytes: ch.bytes, Hz: ch.hz, MBps: ch.mbps, Skipped: sum.Skipped, Restarts: sum.RestartCount,
-			Undecodable: ch.undecodable, Drops: ch.drops, Unwritten: ch.unwritten, Error: ch.def.Meta[logfmt.MetaError], Warning: ch.def.Meta[logfmt.MetaWarning]})
+			Undecodable: ch.undecodable, Drops: ch.drops, Unwritten: ch.unwritten, Error: ch.def.Meta[logfmt.MetaError],
+			Warning: strings.Join(slices.DeleteFunc([]string{ch.def.Meta[logfmt.MetaWarning], ch.warning}, func(w string) bool { return w == "" }), "; ")})
 	}
 	return out
 }
