@@ -191,3 +191,57 @@ func TestDeclaredMetaAndBrokenDeclaration(t *testing.T) {
 		t.Fatalf("opaque: %s %v", head, err)
 	}
 }
+
+// A declared JSON or C-struct message is named after its channel (not
+// the declaration's pattern: own/*/pose names no message; a log recorded
+// before had the pattern as its schema), and a stamped record's message
+// carries a foxglove "timestamp" {sec, nsec} of its capture stamp, in its
+// schema too when that lists properties (a C struct's): JavaScript's
+// numbers would round the int64 ns field. A message that has a
+// "timestamp" of its own keeps it.
+func TestDeclaredNameAndTimestamp(t *testing.T) {
+	set := schema.Set{}
+	for _, line := range []string{`own/*/pose cstruct struct="uint64_t seq; int64_t t_ns; double x" stamp=t_ns seq=seq`,
+		`own/*/cmd json stamp=header.stamp_ns seq=header.seq`} {
+		d, err := schema.Parse(line, ".", "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		set = append(set, d)
+	}
+	le := binary.LittleEndian
+	st := le.AppendUint64(le.AppendUint64(nil, 9), uint64(t0))
+	st = le.AppendUint64(st, math.Float64bits(1.5))
+	for _, tc := range []struct {
+		name    string
+		payload []byte
+		want    string
+	}{
+		{"own/r1/pose", st, `{"timestamp":{"sec":1767225600,"nsec":123456789},"seq":9,"t_ns":1767225600123456789,"x":1.5}`},
+		{"own/r1/cmd", []byte(`{"header": {"seq": 9, "stamp_ns": 1767225600123456789}, "cmd": "go"}`),
+			`{"timestamp":{"sec":1767225600,"nsec":123456789},"header":{"seq":9,"stamp_ns":1767225600123456789},"cmd":"go"}`},
+		{"own/r1/cmd", []byte(`{"header": {"seq": 9, "stamp_ns": 1767225600123456789}, "timestamp": "theirs"}`),
+			`{"header":{"seq":9,"stamp_ns":1767225600123456789},"timestamp":"theirs"}`},
+	} {
+		d := set.Find(tc.name, tc.name)
+		c := logfmt.Channel{ID: 3, Name: tc.name, Topic: tc.name, Schema: d.Name, Meta: d.Resolve(&logfmt.Record{}, false).Meta()}
+		old := c
+		old.Schema = d.Pattern // as recorded before
+		for _, ch := range []logfmt.Channel{c, old} {
+			e := NewEncoder(&ch, 0)
+			s := e.Schema()
+			var doc struct {
+				Properties map[string]json.RawMessage `json:"properties"`
+			}
+			if err := json.Unmarshal(s.Data, &doc); err != nil || s.Name != tc.name || (doc.Properties != nil) != (doc.Properties["timestamp"] != nil) ||
+				(tc.name == "own/r1/pose") != (doc.Properties != nil) {
+				t.Fatalf("%s (schema %q): schema %q %s: %v", tc.name, ch.Schema, s.Name, s.Data, err)
+			}
+			rec := logfmt.Record{Payload: tc.payload, CaptureNs: t0, Seq: 9, HasStamp: true}
+			head, _, err := e.Encode([]byte("before"), &rec)
+			if err != nil || !bytes.HasPrefix(head, []byte("before")) || canon(t, head[6:]) != canon(t, []byte(tc.want)) {
+				t.Fatalf("%s: Encode %s, %v; want %s", tc.name, head, err, tc.want)
+			}
+		}
+	}
+}

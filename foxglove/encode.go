@@ -55,8 +55,10 @@ type Encoder struct {
 	kind    Kind
 	codec   codec.Codec   // KindJSON
 	decl    *schema.Codec // KindNative, KindDeclared
+	stamped bool          // KindDeclared: its messages get a "timestamp" (stampedSchema)
 	epochNs int64
 	state   codec.State // states: the last decoded, reused
+	scratch []byte      // a declared message before its timestamp goes in
 }
 
 // NewEncoder returns the encoder of channel c: its declared schema's
@@ -69,7 +71,10 @@ func NewEncoder(c *logfmt.Channel, epochNs int64) *Encoder {
 	if cd, ok := schema.Lookup(c); ok {
 		if sc, declared := cd.(*schema.Codec); declared {
 			e.decl = sc
-			e.sch, e.kind = declaredSchema(sc)
+			e.sch, e.kind = declaredSchema(sc, c.Name)
+			if e.kind == KindDeclared {
+				e.sch.Data, e.stamped = stampedSchema(e.sch.Data)
+			}
 		}
 	}
 	if e.kind == KindJSON {
@@ -101,8 +106,16 @@ func (e *Encoder) Encode(dst []byte, r *logfmt.Record) (head, tail []byte, err e
 		}
 		return dst, r.Payload, nil
 	case KindDeclared:
-		b, err := e.decl.AppendJSON(dst, r.Header, r.Payload)
-		return b, nil, err
+		if !e.stamped || !r.HasStamp {
+			b, err := e.decl.AppendJSON(dst, r.Header, r.Payload)
+			return b, nil, err
+		}
+		msg, err := e.decl.AppendJSON(e.scratch[:0], r.Header, r.Payload)
+		if err != nil {
+			return nil, nil, err
+		}
+		e.scratch = msg
+		return appendStamped(dst, msg, r.CaptureNs), nil, nil
 	case KindOpaque:
 		return appendOpaqueJSON(dst, e.schema, r.Header, r.Payload), nil, nil
 	case KindHeartbeat:

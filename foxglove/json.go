@@ -1,6 +1,7 @@
 package foxglove
 
 import (
+	"bytes"
 	"encoding/base64"
 	"maps"
 	"math"
@@ -236,4 +237,19 @@ func appendOpaqueJSON(dst []byte, schema string, header, payload []byte) []byte 
 	dst = appendKey(append(dst, ','), "payload")
 	dst = appendBase64(dst, payload)
 	return append(dst, '}')
+}
+
+// appendStamped appends msg, a JSON object, with a "timestamp" of ns first
+// (stampedSchema); a message that is no object, or that has a
+// "timestamp" anywhere already, goes as it is.
+func appendStamped(dst, msg []byte, ns int64) []byte {
+	if len(msg) < 2 || msg[0] != '{' || bytes.Contains(msg, []byte(`"timestamp"`)) {
+		return append(dst, msg...)
+	}
+	dst = append(dst, `{"timestamp":`...)
+	dst = appendTimestamp(dst, ns)
+	if rest := bytes.TrimLeft(msg[1:], " \t\r\n"); len(rest) > 0 && rest[0] != '}' {
+		dst = append(dst, ',')
+	}
+	return append(dst, msg[1:]...)
 }

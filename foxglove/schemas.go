@@ -1,6 +1,9 @@
 package foxglove
 
 import (
+	"encoding/json"
+	"strings"
+
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/schema"
 )
@@ -67,7 +70,12 @@ func builtinSchema(name string) (Schema, Kind) {
 // protobuf with its FileDescriptorSet and ROS 2 CDR with its ros2msg text
 // carry the payload as it is (Foxglove and the MCAP libraries decode
 // them); JSON and a C struct's fields go as JSON with a JSON schema.
-func declaredSchema(sc *schema.Codec) (Schema, Kind) {
+//
+// A JSON or C-struct message is named by its declaration's name=, else by
+// its channel (channel): a log recorded before declarations named their
+// channels has the declaration's pattern there (team/*/cmd), which names
+// no message.
+func declaredSchema(sc *schema.Codec, channel string) (Schema, Kind) {
 	d := sc.Decl()
 	switch d.Encoding {
 	case schema.EncProtobuf:
@@ -75,7 +83,44 @@ func declaredSchema(sc *schema.Codec) (Schema, Kind) {
 	case schema.EncROS2:
 		return Schema{d.Name, "ros2msg", d.Data}, KindNative
 	}
-	return Schema{d.Name, "jsonschema", sc.JSONSchema()}, KindDeclared
+	name := d.Name
+	if strings.Contains(name, "*") {
+		name = channel
+	}
+	return Schema{name, "jsonschema", sc.JSONSchema()}, KindDeclared
+}
+
+// stampedSchema is a declared JSON message's schema with a foxglove-style
+// "timestamp" {sec, nsec} property, the record's capture stamp: as the
+// built-in schemas' messages, so that Foxglove, whose numbers are
+// JavaScript's, plots a stamp past 2^53 ns exactly. ok false, and js as
+// it is, when the schema is not an object's or has a "timestamp" already.
+// A schema that lists no properties (JSON declared without json_schema)
+// stays as it is: it allows any, and a message's own "timestamp" too.
+func stampedSchema(js []byte) (_ []byte, ok bool) {
+	var doc map[string]any
+	if json.Unmarshal(js, &doc) != nil || (doc["type"] != nil && doc["type"] != "object") {
+		return js, false
+	}
+	if doc["properties"] == nil {
+		return js, true
+	}
+	props, _ := doc["properties"].(map[string]any)
+	if props == nil {
+		return js, false
+	}
+	if _, taken := props["timestamp"]; taken {
+		return js, false
+	}
+	var ts any
+	json.Unmarshal([]byte(timeSchema), &ts) // a constant: it parses
+	props["timestamp"] = ts
+	doc["properties"] = props
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return js, false
+	}
+	return b, true
 }
 
 // PoseSchema is the schema of a state channel's "<topic>:pose" companion.

@@ -60,6 +60,7 @@ type Decl struct {
 	// Where the declaration was written, for errors: "schemas.txt:12" or "--schema".
 	Where string
 	pat   keyexpr.Pattern
+	named bool // Name is the message's (name=, message=, type=), not the pattern
 }
 
 // Match reports whether d declares a channel of that name or topic.
@@ -69,11 +70,18 @@ func (d *Decl) Match(name, topic string) bool { return d.pat.Match(name) || d.pa
 // channel wins (as --compression).
 type Set []*Decl
 
-// Find returns the declaration of a channel, or nil.
+// Find returns the declaration of a channel, or nil. A declaration that
+// names no message (json, cstruct or none without name=) is the channel's
+// own: its Name is the channel's name, which tools show as its schema
+// (the pattern, team/*/cmd, names no message).
 func (s Set) Find(name, topic string) *Decl {
 	for i := len(s) - 1; i >= 0; i-- {
 		if s[i].Match(name, topic) {
-			return s[i]
+			d := *s[i]
+			if !d.named {
+				d.Name = name
+			}
+			return &d
 		}
 	}
 	return nil
@@ -223,8 +231,8 @@ func parse(line, dir, where string) (*Decl, error) {
 	if len(d.Data) > MaxSchemaData {
 		return nil, bad("the schema is %d bytes, more than the %d a channel's meta holds", len(d.Data), MaxSchemaData)
 	}
-	if d.Name == "" {
-		d.Name = d.Pattern
+	if d.named = d.Name != ""; !d.named {
+		d.Name = d.Pattern // until Set.Find gives it the channel's
 	}
 	if _, err := Compile(d); err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)

@@ -331,3 +331,32 @@ func TestRMWAttachment(t *testing.T) {
 		t.Fatal("no transport stamps: want nil meta")
 	}
 }
+
+// A declaration's schema name is the message it names (message=, type=,
+// name=); one that names none (json, cstruct, none) is its channel's own:
+// Find gives each channel a copy named after it, not after the pattern,
+// and the set's declaration is left as it was.
+func TestFindNamesTheMessage(t *testing.T) {
+	var set Set
+	for _, line := range []string{
+		`team/*/pose protobuf proto=../../peers/ownmsg/team.proto message=team.Pose stamp=header.stamp`,
+		`team/*/cmd json stamp=t seq=n`,
+		`team/*/odo cstruct struct="uint64_t n; int64_t t" stamp=t seq=n name=team.Odo`,
+		`team/*/raw none stamp=zenoh.timestamp`,
+	} {
+		d, err := Parse(line, "testdata", "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		set = append(set, d)
+	}
+	for ch, want := range map[string]string{"team/r1/pose": "team.Pose", "team/r1/cmd": "team/r1/cmd", "team/r2/cmd": "team/r2/cmd",
+		"team/r1/odo": "team.Odo", "team/r1/raw": "team/r1/raw"} {
+		if d := set.Find(ch, ch); d == nil || d.Name != want {
+			t.Fatalf("%s: schema name %v, want %s", ch, d, want)
+		}
+	}
+	if set[1].Name != "team/*/cmd" || set.Find("vr/r1/state", "vr/r1/state") != nil {
+		t.Fatalf("the set's declaration changed (%s), or an undeclared channel found one", set[1].Name)
+	}
+}
