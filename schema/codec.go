@@ -84,6 +84,9 @@ func Compile(d *Decl) (*Codec, error) {
 		c.f, err = newProtoFormat(d.Data, d.Name)
 	case EncJSON:
 		c.f = jsonFormat{}
+		if len(d.Data) > 0 && !json.Valid(d.Data) { // a log's meta: the MCAP export would store it as the schema
+			err = errors.New("json_schema: not JSON")
+		}
 	case EncROS2:
 		c.f, err = newCDRFormat(d.Data, d.Name)
 	case EncCStruct:

@@ -100,8 +100,8 @@ func newStructFormat(layout, endian string) (*structFormat, error) {
 			}
 			name, n = name[:j], k
 		}
-		if name == "" || seen[name] || strings.ContainsAny(name, ".@[]") {
-			return nil, fmt.Errorf("struct: field %q: name missing, repeated or with . @ [ ]", decl)
+		if name == "" || seen[name] || !cIdent(name) {
+			return nil, fmt.Errorf("struct: field %q: name missing, repeated or not a C identifier (letters, digits, _)", decl)
 		}
 		seen[name] = true
 		if at >= 0 {
@@ -265,4 +265,15 @@ func appendNum(dst []byte, v num) []byte {
 		return strconv.AppendInt(dst, v.i, 10)
 	}
 	return strconv.AppendUint(dst, v.u, 10)
+}
+
+// cIdent reports whether s is a C identifier: a field name, and a JSON
+// key and CSV column as it is.
+func cIdent(s string) bool {
+	for i, r := range s {
+		if !(r == '_' || ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z') || (i > 0 && '0' <= r && r <= '9')) {
+			return false
+		}
+	}
+	return s != ""
 }
