@@ -12,13 +12,11 @@ import (
 	"github.com/vrlog/vrlog/schema"
 )
 
-// A channel with a declared schema (a packed C struct) is timed from the
-// stamps the recorder stored through its declaration, like a vrsdk state
-// channel; the report says where they came from, and why its first
-// undecodable record failed.
-func TestDeclaredChannel(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "declared.vrlog")
-	d, err := schema.Parse(`sim/pose cstruct struct="uint64_t seq; int64_t t_ns; double x" stamp=t_ns seq=seq`, ".", "test")
+// declaredLog starts a log at p for channels declared by line: the
+// declaration (resolved as record resolves it), its codec, the writer.
+func declaredLog(t *testing.T, p, line string) (*schema.Decl, *schema.Codec, *logfmt.Writer) {
+	t.Helper()
+	d, err := schema.Parse(line, ".", "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,6 +29,16 @@ func TestDeclaredChannel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return d, cd, w
+}
+
+// A channel with a declared schema (a packed C struct) is timed from the
+// stamps the recorder stored through its declaration, like a vrsdk state
+// channel; the report says where they came from, and why its first
+// undecodable record failed.
+func TestDeclaredChannel(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "declared.vrlog")
+	d, cd, w := declaredLog(t, p, `sim/pose cstruct struct="uint64_t seq; int64_t t_ns; double x" stamp=t_ns seq=seq`)
 	id, _ := w.AddChannel(logfmt.Channel{Name: "sim/pose", Transport: logfmt.TransportZenoh, Topic: "sim/pose", Schema: d.Name, Meta: d.Meta()})
 	raw, _ := w.AddChannel(logfmt.Channel{Name: "sim/cmd", Transport: logfmt.TransportZenoh, Topic: "sim/cmd"})
 	const t0, period = int64(1_767_225_600e9), int64(10e6)
@@ -150,19 +158,7 @@ func BenchmarkTimingScanDeclared(b *testing.B) {
 // is judged as ever.
 func TestChecksOnAnUndecodableChannel(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "wrong.vrlog")
-	d, err := schema.Parse(`sim/*/pose cstruct struct="uint64_t seq; int64_t t_ns" stamp=t_ns seq=seq`, ".", "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	d = d.Resolve(&logfmt.Record{}, false)
-	cd, err := schema.Compile(d)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := logfmt.Create(p, logfmt.WriterOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, cd, w := declaredLog(t, p, `sim/*/pose cstruct struct="uint64_t seq; int64_t t_ns" stamp=t_ns seq=seq`)
 	pose, _ := w.AddChannel(logfmt.Channel{Name: "sim/r1/pose", Transport: logfmt.TransportZenoh, Topic: "sim/r1/pose", Schema: d.Name, Meta: d.Meta()})
 	state, _ := w.AddChannel(logfmt.Channel{Name: "vr/r1/state", Transport: logfmt.TransportZenoh, Topic: "vr/r1/state", Schema: codec.SchemaState})
 	const t0, period = int64(1_767_225_600e9), int64(20e6)
