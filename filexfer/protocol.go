@@ -84,8 +84,7 @@ func RangeKey(name string) string { return "vrlog/record/" + name + "/file" }
 // CheckName validates a recorder's name: one level of a zenoh key,
 // without wildcards.
 func CheckName(name string) error {
-	p, err := keyexpr.Parse(name)
-	if err != nil || !p.Literal() || strings.Contains(name, "/") || name == "" {
+	if !keyexpr.IsName(name) {
 		return fmt.Errorf("%w: recorder name %q: want one level of a zenoh key without wildcards (e.g. gpu-box)", ErrRequest, name)
 	}
 	return nil

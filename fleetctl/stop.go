@@ -43,8 +43,7 @@ var (
 // CheckName validates a fleet recording's name: one key level, no
 // wildcard.
 func CheckName(name string) error {
-	p, err := keyexpr.Parse(name)
-	if err != nil || !p.Literal() || strings.Contains(name, "/") || name == "" {
+	if !keyexpr.IsName(name) {
 		return fmt.Errorf("%w: fleet name %q: want one zenoh key level without wildcards (e.g. run1)", ErrRequest, name)
 	}
 	return nil

@@ -126,6 +126,14 @@ func (p Pattern) Literal() bool {
 	return len(p.levels) > 0
 }
 
+// IsName reports whether s names one thing at one key level: a level
+// without wildcards or '/' (a recorder's, replay's or fleet's name, which
+// the control keys put between fixed levels).
+func IsName(s string) bool {
+	p, err := Parse(s)
+	return err == nil && p.Literal() && !strings.Contains(s, "/")
+}
+
 // Match reports whether subject is in the set p denotes.
 func (p Pattern) Match(subject string) bool {
 	if len(p.levels) == 0 {

@@ -175,3 +175,11 @@ func slowMatch(ls []level, parts []string) bool {
 	}
 	return false
 }
+
+func TestIsName(t *testing.T) {
+	for s, want := range map[string]bool{"gpu-box": true, "ci_1": true, "": false, "a/b": false, "*": false, "a*": false, "$*": false, "**": false, "a b": true} {
+		if IsName(s) != want {
+			t.Errorf("IsName(%q) = %v", s, !want)
+		}
+	}
+}

@@ -60,8 +60,7 @@ var ErrRequest = errors.New("recctl: bad request")
 
 // CheckName validates a recorder's name: one key level, no wildcard.
 func CheckName(name string) error {
-	p, err := keyexpr.Parse(name)
-	if err != nil || !p.Literal() || strings.Contains(name, "/") || name == "" {
+	if !keyexpr.IsName(name) {
 		return fmt.Errorf("%w: recorder name %q: want one zenoh key level without wildcards (e.g. cam-host)", ErrRequest, name)
 	}
 	return nil

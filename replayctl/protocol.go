@@ -34,8 +34,7 @@ func StatusKey(name string) string  { return "vrlog/replay/" + name + "/status" 
 
 // CheckName validates a replay's name: one level of a key, no wildcard.
 func CheckName(name string) error {
-	p, err := keyexpr.Parse(name)
-	if err != nil || !p.Literal() || strings.Contains(name, "/") {
+	if !keyexpr.IsName(name) {
 		return fmt.Errorf("%w: replay name %q: want one key level without wildcards (e.g. ci-1)", ErrCommand, name)
 	}
 	return nil
