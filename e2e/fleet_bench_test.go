@@ -33,9 +33,9 @@ func BenchmarkCollect(b *testing.B) {
 		b.Skip("needs socat (apt-get install socat)")
 	}
 	const mib = 256
-	window := os.Getenv("VRLOG_BENCH_WINDOW")
-	if window == "" {
-		window = "8"
+	var window []string // collect's default, or VRLOG_BENCH_WINDOW requests in flight
+	if w := os.Getenv("VRLOG_BENCH_WINDOW"); w != "" {
+		window = []string{"--window", w}
 	}
 	for _, link := range []struct {
 		name   string
@@ -107,8 +107,9 @@ func BenchmarkCollect(b *testing.B) {
 			var cpu time.Duration // the collector's CPU time (user + system)
 			collect := func(out string) time.Duration {
 				start := time.Now()
-				cmd := exec.Command("ip", "netns", "exec", f.ctl.Name, vrlogBin, "collect", "hosta", "-q", "--no-merge", "-o", out, "--window", window,
-					"--zenoh-config", filepath.Join(root(), "deploy", "client.json5"), "--connect", "tcp/"+net.JoinHostPort(f.routerIP[f.ctl], zport))
+				args := append([]string{"netns", "exec", f.ctl.Name, vrlogBin, "collect", "hosta", "-q", "--no-merge", "-o", out,
+					"--zenoh-config", filepath.Join(root(), "deploy", "client.json5"), "--connect", "tcp/" + net.JoinHostPort(f.routerIP[f.ctl], zport)}, window...)
+				cmd := exec.Command("ip", args...)
 				if o, err := cmd.CombinedOutput(); err != nil {
 					b.Fatalf("collect: %v: %s", err, o)
 				}

@@ -23,7 +23,8 @@ import (
 type Client struct {
 	Sess *zenoh.Session
 	// Chunk is the bytes one request asks for (default 1 MiB, at most
-	// MaxChunk); Window the requests in flight per file (default 8).
+	// MaxChunk); Window the requests in flight per file (default 64: a
+	// 20 ms round trip at the speed of a plain TCP copy, BenchmarkCollect).
 	// Memory per file fetched is Window × Chunk, whatever its size.
 	Chunk  int64
 	Window int
@@ -43,7 +44,7 @@ type Client struct {
 // Defaults of Client.
 const (
 	DefaultChunk    = 1 << 20
-	DefaultWindow   = 8
+	DefaultWindow   = 64
 	DefaultTimeout  = 10 * time.Second
 	DefaultPatience = 2 * time.Minute
 )

@@ -40,7 +40,7 @@ type job struct {
 // client asks again.
 const (
 	workers = 4
-	queued  = 64
+	queued  = 256
 )
 
 // rescanEvery is how often the output directory is looked at between

@@ -460,3 +460,36 @@ func TestCollectWaitsForTheRecordingsFile(t *testing.T) {
 	}
 	sameBytes(t, filepath.Join(dir, "rec.vrlog"), cols[0].Files[0].Path)
 }
+
+// More requests at once than the server queues (a client whose window is
+// far past any default): the ones beyond the queue are answered busy at
+// once, the client asks them again, and the file arrives whole.
+func TestFloodAnsweredBusy(t *testing.T) {
+	dir, _, cs := serving(t)
+	var busy []error
+	var mu sync.Mutex
+	c := &Client{Sess: cs, Chunk: 1 << 10, Window: 4 * queued, OnWait: func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			busy = append(busy, err)
+		}
+	}}
+	var f File
+	for _, g := range list(t, c).Files {
+		if g.Name == "run.0.vrlog" { // 2 MiB: 2048 requests of 1 KiB
+			f = g
+		}
+	}
+	dst := filepath.Join(t.TempDir(), f.Name)
+	if _, err := c.Fetch(context.Background(), "gpu-box", f, dst, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	sameBytes(t, filepath.Join(dir, f.Name), dst)
+	mu.Lock()
+	defer mu.Unlock()
+	var re *RemoteError
+	if len(busy) == 0 || !errors.As(busy[0], &re) || re.Code != CodeBusy {
+		t.Fatalf("waits %v: want the requests beyond the queue answered busy", busy)
+	}
+}
