@@ -391,7 +391,7 @@ func inFile(path string, err error) error {
 func (a *Analysis) channels(r *logfmt.Reader) (ids []*channel, dataIDs, probeIDs []uint16) {
 	responseLog := isResponseLog(r.Channels())
 	for _, c := range r.Channels() {
-		if isHeartbeat(c) || isOutcome(c) || isPause(c) {
+		if isHeartbeat(c) || isOutcome(c) || IsPause(c) {
 			continue
 		}
 		ch := a.channel(c)

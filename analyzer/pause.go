@@ -1,7 +1,9 @@
 package analyzer
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/vrlog/vrlog/codec"
 	"github.com/vrlog/vrlog/logfmt"
@@ -15,28 +17,98 @@ import (
 // so that the pause is reported as not captured, as the time between two
 // snapshots is: no skip, outage or restart counted across it.
 
-// isPause reports whether c is the recorder's pause channel.
-func isPause(c logfmt.Channel) bool {
+//
+// A merged log of several recorders keeps each one's pause channel apart
+// (vrlog/pause, vrlog/pause@2, ...) and says in its metadata which
+// channels each pause channel's recorder recorded (MetaPauseScope): a
+// pause of one recorder breaks only those, while the others were
+// captured throughout.
+
+// IsPause reports whether c is a recorder's pause channel.
+func IsPause(c logfmt.Channel) bool {
 	return c.Transport == logfmt.TransportInternal && c.Schema == codec.SchemaPause
 }
 
-// pauseMark is a pause record: its payload and its receive stamp.
+// MetaPauseScope is the metadata key of a merged log's pause scopes: a
+// JSON object from each pause channel's name to the names of the
+// channels its recorder recorded.
+const MetaPauseScope = "vrlog.pause_scope"
+
+// PauseScope is the MetaPauseScope of merging rs as plan does (its pause
+// channels kept apart), or "" when no input has a pause channel.
+func PauseScope(rs []*logfmt.Reader, plan *logfmt.MergePlan) string {
+	scope := map[string][]string{}
+	for i, r := range rs {
+		var pauses []string
+		for _, c := range r.Channels() {
+			if IsPause(c) {
+				pauses = append(pauses, plan.Name(i, c.ID))
+			}
+		}
+		for _, p := range pauses {
+			for _, c := range r.Channels() {
+				if name := plan.Name(i, c.ID); !IsPause(c) && !slices.Contains(scope[p], name) {
+					scope[p] = append(scope[p], name)
+				}
+			}
+		}
+	}
+	if len(scope) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(scope) // strings only: never fails
+	return string(b)
+}
+
+// pauseScopes reads a log's MetaPauseScope: nil when it has none (a
+// recorder's own log, whose pauses are every channel's).
+func pauseScopes(meta map[string]string) (map[string]map[string]bool, error) {
+	s, ok := meta[MetaPauseScope]
+	if !ok {
+		return nil, nil
+	}
+	var raw map[string][]string
+	if err := json.Unmarshal([]byte(s), &raw); err != nil {
+		return nil, fmt.Errorf("metadata %s: %w", MetaPauseScope, err)
+	}
+	out := map[string]map[string]bool{}
+	for p, chans := range raw {
+		out[p] = map[string]bool{}
+		for _, c := range chans {
+			out[p][c] = true
+		}
+	}
+	return out, nil
+}
+
+// pauseMark is a pause record: its payload, its receive stamp and the
+// channels it paused (nil: all).
 type pauseMark struct {
 	codec.Pause
-	at int64
+	at    int64
+	scope map[string]bool
 }
+
+// pauses reports whether p paused ch's recording.
+func (p pauseMark) pauses(ch *channel) bool { return p.scope == nil || p.scope[ch.rep.Name] }
 
 // readPauses reads r's pause records from a.readFrom on, in order; a
 // damaged one is a note, and the log is read across it.
 func (a *Analysis) readPauses(path string, r *logfmt.Reader) ([]pauseMark, error) {
 	var ids []uint16
+	names := map[uint16]string{}
 	for _, c := range r.Channels() {
-		if isPause(c) {
+		if IsPause(c) {
 			ids = append(ids, c.ID)
+			names[c.ID] = c.Name
 		}
 	}
 	if len(ids) == 0 {
 		return nil, nil
+	}
+	scopes, err := pauseScopes(r.Header().Metadata)
+	if err != nil {
+		return nil, err
 	}
 	var out []pauseMark
 	it := r.Records(logfmt.Filter{Channels: ids, Start: a.readFrom})
@@ -48,29 +120,45 @@ func (a *Analysis) readPauses(path string, r *logfmt.Reader) ([]pauseMark, error
 			a.notes = append(a.notes, fmt.Sprintf("%s: a pause record at %d ns (receive clock) is not read: %v", path, rec.RecvMonoNs, err))
 			continue
 		}
-		out = append(out, pauseMark{p, rec.RecvMonoNs})
+		m := pauseMark{Pause: p, at: rec.RecvMonoNs}
+		if scopes != nil {
+			m.scope = scopes[names[rec.Channel]]
+			if m.scope == nil {
+				m.scope = map[string]bool{} // a pause channel the merge did not scope: it paused nothing it can name
+			}
+		}
+		out = append(out, m)
 	}
 	return out, it.Err()
 }
 
 // paused starts a captured span after pause p of the log at path: the
-// channels' timing starts afresh, and the time from the last capture
-// before the pause to the first after it is not captured.
+// timing of the channels it paused starts afresh, and the time from
+// their last capture before the pause to their first after it is not
+// captured.
 func (a *Analysis) paused(path string, r *logfmt.Reader, p pauseMark, dataIDs []uint16, ids []*channel) error {
 	var from int64
 	for _, ch := range a.order {
-		if ch.kind == KindProbe || ch.kind == KindRaw || ch.rep.Count == 0 {
+		if ch.kind == KindProbe || ch.kind == KindRaw || ch.rep.Count == 0 || !p.pauses(ch) {
 			continue
 		}
 		from = max(from, ch.stream.Summary().MaxTNs)
 	}
-	to, have, err := firstCaptureAfter(r, p.at, dataIDs, ids)
+	var pausedIDs []uint16
+	for _, id := range dataIDs {
+		if int(id) < len(ids) && ids[id] != nil && p.pauses(ids[id]) {
+			pausedIDs = append(pausedIDs, id)
+		}
+	}
+	to, have, err := firstCaptureAfter(r, p.at, pausedIDs, ids)
 	if err != nil {
 		return err
 	}
 	for _, ch := range a.order {
-		ch.stream.Break()
-		if ch.lag != nil {
+		if p.pauses(ch) {
+			ch.stream.Break()
+		}
+		if ch.lag != nil && (p.pauses(ch) || (ch.lagOf != nil && p.pauses(ch.lagOf))) {
 			ch.lag.Break()
 		}
 	}

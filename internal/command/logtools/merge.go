@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/vrlog/vrlog/analyzer"
 	"github.com/vrlog/vrlog/hostclock"
 	"github.com/vrlog/vrlog/internal/cliutil"
 	"github.com/vrlog/vrlog/keyexpr"
@@ -133,9 +134,12 @@ func mergeLogs(c *cli.Context, paths []string, out string, force, sim bool, alig
 		if al, err = hostclock.Align(readers, paths, align); err != nil {
 			return clockError(err)
 		}
-		opts = logfmt.MergeOptions{Apart: hostclock.IsProbe, Hosts: al.Hosts(), Restamp: al.Restamp}
+		opts = logfmt.MergeOptions{Apart: func(c logfmt.Channel) bool { return hostclock.IsProbe(c) || analyzer.IsPause(c) },
+			Hosts: al.Hosts(), Restamp: al.Restamp}
 	} else if err := hostclock.SameClock(readers, paths); err != nil {
 		return cliutil.Input(fmt.Errorf("merge: %w; merge the hosts' own logs with --clock sim", err))
+	} else {
+		opts.Apart = analyzer.IsPause // each recorder's pauses are its own channels'
 	}
 	opts.Workers = mergeReadAhead(len(readers))
 	plan, err := logfmt.PlanMerge(readers, opts)
@@ -144,6 +148,10 @@ func mergeLogs(c *cli.Context, paths []string, out string, force, sim bool, alig
 	}
 	if al != nil {
 		meta[hostclock.MetaKey] = al.SimClock(plan).Encode()
+	}
+	delete(meta, analyzer.MetaPauseScope) // the first input's own, if it was merged
+	if scope := analyzer.PauseScope(readers, plan); scope != "" {
+		meta[analyzer.MetaPauseScope] = scope
 	}
 	f, err := createOutputAt(c, out, force, paths...)
 	if err != nil {
