@@ -313,22 +313,24 @@ func (a *Analysis) AddFile(path string) error {
 	// Data channels: metadata only unless FullDecode; in segments
 	// between the recording's pauses.
 	pauses, err := a.readPauses(path, r)
-	for i := 0; err == nil && i <= len(pauses); i++ {
+	bounds := boundsOf(pauses)
+	for i := 0; err == nil && i <= len(bounds); i++ {
 		if i > 0 {
-			a.readFrom = pauses[i-1].at
-			if err = a.paused(path, r, pauses[i-1], dataIDs, ids); err != nil {
+			b := bounds[i-1]
+			a.readFrom = b.at
+			if !b.end {
+				b.p.pausing(a.order)
+			} else if err = a.paused(path, r, b.p, dataIDs, ids); err != nil {
 				break
 			}
 		}
 		a.readTo = 0
-		if i < len(pauses) {
-			a.readTo = pauses[i].at
+		if i < len(bounds) {
+			a.readTo = bounds[i].at
 		}
 		err = a.readData(r, ids, dataIDs)
-		if i < len(pauses) {
-			fr.pauses = append(fr.pauses, pauses[i].at)
-		}
 	}
+	fr.pauses = pauses
 	if err == nil {
 		err = a.whyUndecodable(r, ids)
 	}

@@ -30,18 +30,18 @@ const CSVHeader = "channel,seq,t_ns,time,recv_wall_ns,recv_mono_ns,dt_ns,latency
 // csvFile reads f's records for the CSV as AddFile read them: from where
 // it was read (overlapping snapshots), in segments between the
 // recording's pauses, breaking the timing at each (brk).
-func (a *Analysis) csvFile(r *logfmt.Reader, f FileReport, row func(*channel, *logfmt.Record), brk func()) error {
+func (a *Analysis) csvFile(r *logfmt.Reader, f FileReport, row func(*channel, *logfmt.Record), brk func(pauseMark)) error {
 	ids, dataIDs, _ := a.channels(r)
 	defer func() { a.readFrom, a.readTo = 0, 0 }()
 	a.readFrom = f.readFrom
 	for i := 0; i <= len(f.pauses); i++ {
 		if i > 0 {
-			a.readFrom = f.pauses[i-1]
-			brk()
+			a.readFrom = f.pauses[i-1].at
+			brk(f.pauses[i-1])
 		}
 		a.readTo = 0
 		if i < len(f.pauses) {
-			a.readTo = f.pauses[i]
+			a.readTo = f.pauses[i].at
 		}
 		if err := a.eachData(r, ids, dataIDs, row); err != nil {
 			return err
@@ -106,9 +106,11 @@ func (a *Analysis) WriteCSV(w io.Writer, rep *Report, tf codec.TimeFormat) error
 		if err != nil {
 			return err
 		}
-		err = a.csvFile(r, f, row, func() {
-			for _, p := range passes {
-				p.stream.Break()
+		err = a.csvFile(r, f, row, func(pm pauseMark) {
+			for ch, p := range passes {
+				if pm.pauses(ch) {
+					p.stream.Break()
+				}
 			}
 		})
 		r.Close()

@@ -1,6 +1,7 @@
 package analyzer
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -92,6 +93,47 @@ type pauseMark struct {
 // pauses reports whether p paused ch's recording.
 func (p pauseMark) pauses(ch *channel) bool { return p.scope == nil || p.scope[ch.rep.Name] }
 
+// pairedAcross reports whether p paused the states that frame channel
+// f's lag pairs with while f itself went on being recorded (one
+// recorder of a merge paused).
+func (p pauseMark) pairedAcross(f *channel) bool {
+	return !p.pauses(f) && f.lagOf != nil && p.pauses(f.lagOf)
+}
+
+// pausing is the start of scoped pause p: the frames recorded on after
+// it pair with no state before it (sampler.LagStream.Break), as their
+// states were not captured.
+func (p pauseMark) pausing(order []*channel) {
+	for _, ch := range order {
+		if ch.lag != nil && p.pairedAcross(ch) {
+			ch.lag.Break()
+		}
+	}
+}
+
+// pauseBound is where a pause starts or ends on the log's receive clock.
+type pauseBound struct {
+	at  int64
+	p   pauseMark
+	end bool
+}
+
+// boundsOf is where the log is read apart: at each pause's end and, for
+// a pause of one recorder of a merge (scoped), at its start too, its
+// length back from its record (the other recorders' records go on
+// between the two); in receive order.
+func boundsOf(ps []pauseMark) []pauseBound {
+	var out []pauseBound
+	for _, p := range ps {
+		if p.scope != nil {
+			out = append(out, pauseBound{at: p.at - (p.ToMonoNs - p.FromMonoNs), p: p})
+		}
+		out = append(out, pauseBound{at: p.at, p: p, end: true})
+	}
+	slices.SortStableFunc(out, func(x, y pauseBound) int { return cmp.Compare(x.at, y.at) })
+	return out
+}
+
 // readPauses reads r's pause records from a.readFrom on, in order; a
 // damaged one is a note, and the log is read across it.
 func (a *Analysis) readPauses(path string, r *logfmt.Reader) ([]pauseMark, error) {
@@ -158,7 +200,7 @@ func (a *Analysis) paused(path string, r *logfmt.Reader, p pauseMark, dataIDs []
 		if p.pauses(ch) {
 			ch.stream.Break()
 		}
-		if ch.lag != nil && (p.pauses(ch) || (ch.lagOf != nil && p.pauses(ch.lagOf))) {
+		if ch.lag != nil && (p.pauses(ch) || p.pairedAcross(ch)) {
 			ch.lag.Break()
 		}
 	}

@@ -94,12 +94,21 @@ func TestPauseOfOneRecorderInAMerge(t *testing.T) {
 		t.Fatal(err)
 	}
 	st, _ := w.AddChannel(logfmt.Channel{Name: "vr/r2/state", Transport: logfmt.TransportZenoh, Topic: "vr/r2/state", Schema: codec.SchemaState})
+	// The camera of robot r1, whose states the paused recorder kept.
+	cam, _ := w.AddChannel(logfmt.Channel{Name: "vr/r1/camera/front", Transport: logfmt.TransportIceoryx2, Topic: "vr/r1/camera/front", Schema: codec.SchemaFrame})
 	const t0, ms = int64(1.7e18), int64(1e6)
 	for i := int64(0); i < 300; i++ {
 		s := codec.State{Seq: uint64(i), TNs: t0 + i*10*ms + 5*ms, Sensors: []codec.Sensor{}}
 		if err := w.Write(&logfmt.Record{Channel: st, RecvMonoNs: 1e9 + i*10*ms + 5*ms, RecvWallNs: t0 + i*10*ms + 6*ms,
 			Payload: codec.AppendState(nil, &s), Seq: s.Seq, CaptureNs: s.TNs, HasStamp: true}); err != nil {
 			t.Fatal(err)
+		}
+		if i%3 == 0 { // 33 Hz, each frame captured with a state of r1 and received 2 ms later
+			h := codec.NewFrameHeader(uint64(i/3), t0+i*10*ms, 1, 4, 4, codec.RGB8)
+			if err := w.Write(&logfmt.Record{Channel: cam, RecvMonoNs: 1e9 + i*10*ms + 2*ms, RecvWallNs: t0 + i*10*ms + 2*ms,
+				Header: codec.AppendFrameHeader(nil, &h), Payload: make([]byte, 48), Seq: uint64(i / 3), CaptureNs: t0 + i*10*ms, HasStamp: true}); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	if err := w.Close(); err != nil {
@@ -137,10 +146,29 @@ func TestPauseOfOneRecorderInAMerge(t *testing.T) {
 	if len(rep.NotCaptured) != 1 || rep.NotCaptured[0].Why != "paused" || rep.NotCaptured[0].Unwritten != 100 || rep.NotCaptured[0].GapS != 1.01 {
 		t.Fatalf("not captured %+v", rep.NotCaptured)
 	}
-	for name, want := range map[string]uint64{"vr/r1/state": 200, "vr/r2/state": 300} {
+	// The frames captured while r1's states were not: paired with none,
+	// not with the state before the pause (1 s old at its end).
+	if len(rep.Lag) != 1 || rep.Lag[0].AcrossOutage != 0 || rep.Lag[0].LatestMs.Max > 1 ||
+		rep.Lag[0].Count != 100 || rep.Lag[0].Unpaired != 33 || rep.Lag[0].LatestMs.Count != 67 {
+		t.Fatalf("lag %+v", rep.Lag)
+	}
+	for name, want := range map[string]uint64{"vr/r1/state": 200, "vr/r2/state": 300, "vr/r1/camera/front": 100} {
 		c := rep.Channel(name)
 		if c == nil || c.Count != want || c.Skipped != 0 || len(c.Outages) != 0 {
 			t.Fatalf("%s: %+v, want %d records, no skip, no outage", name, c, want)
+		}
+	}
+	var b bytes.Buffer
+	if err := a.WriteCSV(&b, rep, codec.TimeElapsed); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&b).ReadAll()
+	if err != nil || len(rows) != 1+600 {
+		t.Fatalf("%d CSV rows (%v), want 600", len(rows)-1, err)
+	}
+	for _, r := range rows[1:] {
+		if strings.Contains(r[9], "skip") || strings.Contains(r[9], "outage") {
+			t.Fatalf("row %v: the pause counted", r)
 		}
 	}
 }

@@ -81,13 +81,16 @@ func (a *Analysis) repairFile(fr FileReport, f *channel, l *sampler.LagStream) e
 	}
 	// In the segments AddFile read, between the recording's pauses.
 	from := fr.readFrom
-	for i := 0; i <= len(fr.pauses); i++ {
+	bounds := boundsOf(fr.pauses)
+	for i := 0; i <= len(bounds); i++ {
 		to := int64(0)
-		if i < len(fr.pauses) {
-			to = fr.pauses[i]
+		if i < len(bounds) {
+			to = bounds[i].at
 		}
 		if i > 0 {
-			l.Break()
+			if b := bounds[i-1]; b.p.pairedAcross(f) || (b.end && b.p.pauses(f)) {
+				l.Break()
+			}
 		}
 		if err := a.repairSegment(r, ids, chOf, f, l, from, to); err != nil {
 			return err

@@ -118,7 +118,7 @@ type FileReport struct {
 	response      bool                  // a response log (it has a trigger channel)
 	readFrom      int64                 // RecvMonoNs it was read from (Analysis.readFrom)
 	apart         bool                  // it began a captured span (Analysis.apart)
-	pauses        []int64               // RecvMonoNs of its pauses, where its segments begin (pause.go)
+	pauses        []pauseMark           // its pauses, whose ends begin its segments (pause.go)
 }
 
 // Dist summarises a distribution in milliseconds.
