@@ -110,13 +110,13 @@ func (r *Report) checks(t Thresholds) []check {
 		}
 		data = append(data, subject{c.Name, c.Topic, c.RateHz})
 		outage = append(outage, subject{c.Name, c.Topic, longest})
-		if c.Kind != KindRaw {
+		if livecheck.Counted(c.Kind, c.SeqSource) {
 			seqd = append(seqd, subject{c.Name, c.Topic, float64(c.PublisherSkipped)}) // the publisher's, as live max-skips
 		}
 	}
 	restarts := make([]subject, 0, len(seqd))
 	for _, c := range r.Channels {
-		if c.Kind != KindProbe && c.Kind != KindRaw {
+		if c.Kind != KindProbe && livecheck.Counted(c.Kind, c.SeqSource) {
 			restarts = append(restarts, subject{c.Name, c.Topic, float64(c.RestartCount)})
 		}
 	}

@@ -204,3 +204,59 @@ func TestChecksOnAnUndecodableChannel(t *testing.T) {
 		t.Fatalf("failed %v, pass %v: the state channel's check passes", failed, rep.Pass)
 	}
 }
+
+// A declared channel whose seq is its record count (no seq= in its
+// declaration) has no counter a skip or restart shows in: max-skips and
+// max-restarts do not apply to it, as to a raw channel, so a gate over
+// every channel leaves it out and one that names it is an error (it
+// passed with 0 skips, unmeasured).
+func TestNoCounterNoSkipCheck(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "nocounter.vrlog")
+	d, cd, w := declaredLog(t, p, `sim/raw none stamp=zenoh.timestamp`)
+	id, _ := w.AddChannel(logfmt.Channel{Name: "sim/raw", Transport: logfmt.TransportZenoh, Topic: "sim/raw", Schema: d.Name, Meta: d.Meta()})
+	state, _ := w.AddChannel(logfmt.Channel{Name: "vr/r1/state", Transport: logfmt.TransportZenoh, Topic: "vr/r1/state", Schema: codec.SchemaState})
+	const t0, period = int64(1_767_225_600e9), int64(10e6)
+	for i := range int64(50) {
+		rec := &logfmt.Record{Channel: id, RecvWallNs: t0 + i*period + 1e6, RecvMonoNs: 1e9 + i*period, Payload: []byte("x")}
+		if err := cd.StampRecord(rec, schema.Arrival{ZenohNs: t0 + i*period, HasZenohTs: true, Count: uint64(i + 1)}); err != nil {
+			t.Fatal(err)
+		}
+		st := &logfmt.Record{Channel: state, RecvWallNs: rec.RecvWallNs + 1, RecvMonoNs: rec.RecvMonoNs + 1, CaptureNs: t0 + i*period,
+			Seq: uint64(i), HasStamp: true, Payload: codec.AppendState(nil, &codec.State{Seq: uint64(i), TNs: t0 + i*period})}
+		for _, r := range []*logfmt.Record{rec, st} {
+			if err := w.Write(r); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	analyze := func() *Report {
+		rep, err := AnalyzeFiles([]string{p}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := rep.Channel("sim/raw"); c == nil || c.SeqSource != "record count" || c.Count != 50 {
+			t.Fatalf("sim/raw: %+v", c)
+		}
+		return rep
+	}
+	zero := func(ch string) []Limit { l, _ := ParseLimit(ch+"0", false); return []Limit{l} }
+	rep := analyze()
+	if err := rep.ApplyChecks(Thresholds{MaxSkips: zero(""), MaxRestarts: zero("")}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range rep.Checks {
+		if c.Channel == "sim/raw" {
+			t.Fatalf("%+v: a channel without a counter checked", c)
+		}
+	}
+	if len(rep.Checks) != 2 || !rep.Pass {
+		t.Fatalf("checks %+v: want the state channel's two", rep.Checks)
+	}
+	err := analyze().ApplyChecks(Thresholds{MaxSkips: zero("sim/raw=")})
+	if err == nil || !strings.Contains(err.Error(), `"sim/raw" matches no channel with seq stamps (there are: vr/r1/state)`) {
+		t.Fatalf("max-skips sim/raw=0: %v", err)
+	}
+}

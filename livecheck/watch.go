@@ -448,6 +448,12 @@ func (w *Watch) check(fired []Fired, check string, ch *watched, value float64, c
 	return append(fired, Fired{Check: check, Channel: ch.name, Value: value, Limit: l.Value, Message: msg, CaptureNs: captureNs})
 }
 
+// Counted reports whether a channel of kind, whose seq comes from
+// seqFrom (Timing.SeqFrom), has a counter a skip or restart shows in: not
+// a raw channel, nor one whose seq is its record count (a declaration
+// without seq=), which max-skips and max-restarts would pass unmeasured.
+func Counted(kind, seqFrom string) bool { return kind != KindRaw && seqFrom != FromCount }
+
 // applies reports whether check applies to ch, as analyze applies it.
 func applies(check string, ch *watched) bool {
 	if ch.internal {
@@ -455,7 +461,7 @@ func applies(check string, ch *watched) bool {
 	}
 	switch check {
 	case "max-skips", "max-restarts":
-		return ch.kind != KindProbe && ch.kind != KindRaw
+		return ch.kind != KindProbe && Counted(ch.kind, ch.timing.SeqFrom)
 	case "max-lag":
 		return ch.kind == KindFrame && ch.pair != nil
 	}
