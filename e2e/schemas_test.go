@@ -145,7 +145,7 @@ func TestRecordDeclaredSchemas(t *testing.T) {
 			if out, err := exec.Command(vrlogBin, "export", logPath, "--format", "csv", "-o", csvDir).CombinedOutput(); err != nil {
 				t.Fatalf("export csv: %v\n%s", err, out)
 			}
-			xCol := map[string]string{"protobuf": "x", "json": "x", "ros2": "pose.position.x", "cstruct": "x"}[enc.name]
+			xCol := map[string]string{"protobuf": "msg.x", "json": "msg.x", "ros2": "msg.pose.position.x", "cstruct": "msg.x"}[enc.name]
 			rows := readCSV(t, filepath.Join(csvDir, mcapexport.CSVName(prefix+"/pose")))
 			if len(rows)-1 != len(truth[prefix+"/pose"]) {
 				t.Fatalf("csv: %d rows, %d sent", len(rows)-1, len(truth[prefix+"/pose"]))

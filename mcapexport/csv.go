@@ -28,10 +28,10 @@ type CSVOptions struct {
 	StateColumns bool
 	Sensors      int
 	// Fields appends the decoded fields of channels with a declared
-	// schema (schema.Flatten's paths, DeclaredFields) as columns, after
-	// the others; a row whose message lacks one (another channel's row,
-	// an undecodable payload) leaves it empty. Rows of such channels must
-	// carry their payload (see Records).
+	// schema (schema.Flatten's paths, DeclaredFields) as columns named
+	// FieldPrefix+path, after the others; a row whose message lacks one
+	// (another channel's row, an undecodable payload) leaves it empty.
+	// Rows of such channels must carry their payload (see Records).
 	Fields []string
 }
 
@@ -68,6 +68,12 @@ var StateColumns = []string{"decoded", "estimate_t_ns",
 	"orientation.x", "orientation.y", "orientation.z", "orientation.w",
 	"linear_velocity.x", "linear_velocity.y", "linear_velocity.z",
 	"angular_velocity.x", "angular_velocity.y", "angular_velocity.z"}
+
+// FieldPrefix begins the column of every decoded field of a declared
+// schema (CSVOptions.Fields), whatever its encoding: a message's own seq
+// or t_ns (a C struct's, docs/schemas.md) is msg.seq, msg.t_ns, never a
+// second column of a name CSVColumns or StateColumns hold.
+const FieldPrefix = "msg."
 
 type csvChan struct {
 	n        uint64
@@ -110,7 +116,9 @@ func NewCSV(out io.Writer, opts CSVOptions) (*CSVWriter, error) {
 	for i, f := range opts.Fields {
 		c.field[f] = i
 	}
-	hdr = append(hdr, opts.Fields...)
+	for _, f := range opts.Fields {
+		hdr = append(hdr, FieldPrefix+f)
+	}
 	c.cells = make([]string, len(opts.Fields))
 	if err := c.w.Write(hdr); err != nil {
 		return nil, fmt.Errorf("mcapexport: csv: %w", err)

@@ -57,8 +57,9 @@ recv_wall_ns, recv_mono_ns, dt_ns, recv_dt_ns, latency_ns, skipped, restart,
 header_bytes, payload_bytes, then for states decoded, estimate_t_ns,
 position.*, orientation.*, linear_velocity.*, angular_velocity.*,
 sensor_count, sensors.<i>.id, sensors.<i>.t_ns, and for channels with a
-declared schema their decoded fields by dotted path (header.stamp.sec,
-...; an array as one JSON cell). t and recv_wall in
+declared schema their decoded fields by dotted path after msg.
+(msg.header.stamp.sec, msg.seq, ...: never a second seq or t_ns column;
+an array as one JSON cell). t and recv_wall in
 --time-format (default elapsed, from --epoch); the *_ns columns integer nanoseconds. No integer cell is ever
 empty, so pandas reads them as exact int64 (docs/log-tools.md).
 
