@@ -320,8 +320,10 @@ func TestUnfinishedInputIsSaid(t *testing.T) {
 	runSystem(t, map[string]string{"%R%": nameOf(t)}, cases)
 }
 
-// `vrlog snapshot NAME` for a NAME no running recorder has lists the ones
-// there are instead of waiting for its --timeout.
+// `vrlog snapshot NAME` and `vrlog rec VERB NAME` for a NAME no running
+// recorder has list the ones there are instead of waiting for their
+// --timeout, exit 2, and say no more than that: nothing refused anything
+// (rec said "1 of 1 recorders refused the request").
 func TestSnapshotOfAnUnknownRecorder(t *testing.T) {
 	r := nameOf(t)
 	port := strconv.Itoa(freePort(t))
@@ -335,7 +337,13 @@ func TestSnapshotOfAnUnknownRecorder(t *testing.T) {
 	ep := " --no-multicast --connect tcp/127.0.0.1:" + port
 	runSystem(t, nil, []sysCase{
 		{name: "wrong name", script: "timeout 60 vrlog snapshot " + r + "wrong --timeout 2m" + ep, code: 2,
-			want: []string{`no recorder named "` + r + `wrong" (the recorders running: ` + r + `good)`}},
+			want: []string{`no recorder named "` + r + `wrong" (the recorders running: ` + r + `good)`}, not: []string{"refused"}},
+		{name: "rec status", script: "timeout 60 vrlog rec status " + r + "wrong --timeout 2m" + ep, code: 2,
+			want: []string{"no such recorder", `no recorder named "` + r + `wrong" (the recorders running: ` + r + `good)`}, not: []string{"refused", "no answer"}},
+		{name: "rec stop", script: "timeout 60 vrlog rec stop " + r + "wrong --timeout 2m" + ep, code: 2,
+			want: []string{`no recorder named "` + r + `wrong" (the recorders running: ` + r + `good)`, `vrlog: no recorder named "` + r + `wrong" (see above)`}, not: []string{"refused"}},
+		{name: "rec stop --json", script: "timeout 60 vrlog rec stop " + r + "wrong " + r + "good --json --timeout 2m" + ep, code: 2,
+			want: []string{`"error": "no recorder named \"` + r + `wrong\"`, `vrlog: 1 of 2 recorders refused the request; no recorder named "` + r + `wrong" (see above)`}},
 	})
 }
 

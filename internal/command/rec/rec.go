@@ -32,9 +32,10 @@ func Commands() []*cli.Command {
 const exitHelp = `
    rec, snapshot: 2 when a recorder refused the request (not in its state or
    mode, a file name outside its directory, a file that exists) or no
-   recorder has a NAME given while others run; 3 when a recorder did not
-   answer within --timeout or could not carry the request out. Every
-   recorder's outcome is printed either way.`
+   recorder has a NAME given while others run (said at once); 3 when a
+   recorder did not answer within --timeout (no recorder running at all
+   included) or could not carry the request out. Every recorder's outcome
+   is printed either way.`
 
 func recordersCommand() *cli.Command {
 	return &cli.Command{
@@ -86,7 +87,7 @@ once, and prints what each did:
              lost or written twice across the seam
    snapshot  (snapshot mode) write the last moments and --after, as vrlog snapshot
 A recorder that answers nothing within --timeout is reported; one request is
-sent once, never again. --json prints each answer (schema
+sent once, never again. --json prints a JSON array of the answers (schema
 ` + recctl.ReplySchema + `, docs/cli.md).
 
 EXAMPLES:
@@ -174,7 +175,12 @@ func printTable(w io.Writer, answers []recctl.Answer) {
 	t := textfit.Table{Keep: 1}
 	t.Row("NAME", "HOST", "STATE", "FILE", "WRITTEN", "RECEIVING", "DROPS", "DISK")
 	for _, a := range answers {
-		if a.Err != nil {
+		var absent *absentError
+		switch {
+		case errors.As(a.Err, &absent):
+			t.Row(a.Name, "-", "no such recorder", "-", "-", "-", "-", "-")
+			continue
+		case a.Err != nil:
 			t.Row(a.Name, "-", "no answer", "-", "-", "-", "-", "-")
 			continue
 		}
@@ -384,14 +390,15 @@ func describe(a recctl.Answer, v recctl.Verb, timeout time.Duration) string {
 
 // outcome is the exit code of a set of answers to v: the worst of them;
 // with printed, each answer was printed already, and the error only
-// counts them.
+// counts them. A NAME no recorder has is exit 2 like a refusal, but is
+// said as what it is: nothing refused it.
 func outcome(answers []recctl.Answer, v recctl.Verb, timeout time.Duration, printed bool) error {
-	var refused, failed []string
+	var refused, failed, absent, absentWhy []string
 	for _, a := range answers {
-		var absent *absentError
+		var ab *absentError
 		switch {
-		case errors.As(a.Err, &absent):
-			refused = append(refused, absent.Error())
+		case errors.As(a.Err, &ab):
+			absent, absentWhy = append(absent, fmt.Sprintf("%q", ab.name)), append(absentWhy, ab.Error())
 		case errors.Is(a.Err, recctl.ErrIgnored):
 			failed = append(failed, a.Err.Error())
 		case a.Err != nil:
@@ -403,21 +410,37 @@ func outcome(answers []recctl.Answer, v recctl.Verb, timeout time.Duration, prin
 			refused = append(refused, a.Name+": "+a.Reply.Error)
 		}
 	}
+	none := "" // the NAMEs no recorder has
+	if len(absent) > 0 {
+		none = "no recorder named " + strings.Join(absent, ", ")
+	}
 	switch {
 	case printed && len(failed) > 0:
-		return cliutil.Runtime(fmt.Errorf("%d of %d recorders failed or did not answer, %d refused (see above)", len(failed), len(answers), len(refused)))
+		return cliutil.Runtime(fmt.Errorf("%d of %d recorders failed or did not answer, %d refused%s (see above)", len(failed), len(answers), len(refused), also(none)))
 	case printed && len(refused) > 0:
-		return cliutil.Usage("%d of %d recorders refused the request (see above)", len(refused), len(answers))
+		return cliutil.Usage("%d of %d recorders refused the request%s (see above)", len(refused), len(answers), also(none))
+	case printed && none != "":
+		return cliutil.Usage("%s (see above)", none)
 	case len(failed) == 1 && len(answers) == 1:
 		return cliutil.Runtime(errors.New(failed[0]))
 	case len(failed) > 0:
-		return cliutil.Runtime(fmt.Errorf("%d of %d recorders: %s", len(failed)+len(refused), len(answers), strings.Join(append(failed, refused...), "; ")))
+		return cliutil.Runtime(fmt.Errorf("%d of %d recorders: %s%s", len(failed)+len(refused), len(answers), strings.Join(append(failed, refused...), "; "), also(none)))
 	case len(refused) == 1 && len(answers) == 1:
 		return cliutil.Usage("%s", refused[0])
 	case len(refused) > 0:
-		return cliutil.Usage("%d of %d recorders refused: %s", len(refused), len(answers), strings.Join(refused, "; "))
+		return cliutil.Usage("%d of %d recorders refused: %s%s", len(refused), len(answers), strings.Join(refused, "; "), also(none))
+	case none != "":
+		return cliutil.Usage("%s", strings.Join(absentWhy, "; "))
 	}
 	return nil
+}
+
+// also is "; " and s, or nothing when s is empty.
+func also(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "; " + s
 }
 
 // answerJSON is an answer as --json prints it.
