@@ -323,7 +323,9 @@ func TestUnfinishedInputIsSaid(t *testing.T) {
 // `vrlog snapshot NAME` and `vrlog rec VERB NAME` for a NAME no running
 // recorder has list the ones there are instead of waiting for their
 // --timeout, exit 2, and say no more than that: nothing refused anything
-// (rec said "1 of 1 recorders refused the request").
+// (rec said "1 of 1 recorders refused the request"). `rec --all` with no
+// recorder at all gives up after vrlog recorders' 3 s discovery, not its
+// --timeout (it waited the whole 30 s).
 func TestSnapshotOfAnUnknownRecorder(t *testing.T) {
 	r := nameOf(t)
 	port := strconv.Itoa(freePort(t))
@@ -342,6 +344,8 @@ func TestSnapshotOfAnUnknownRecorder(t *testing.T) {
 			want: []string{"no such recorder", `no recorder named "` + r + `wrong" (the recorders running: ` + r + `good)`}, not: []string{"refused", "no answer"}},
 		{name: "rec stop", script: "timeout 60 vrlog rec stop " + r + "wrong --timeout 2m" + ep, code: 2,
 			want: []string{`no recorder named "` + r + `wrong" (the recorders running: ` + r + `good)`, `vrlog: no recorder named "` + r + `wrong" (see above)`}, not: []string{"refused"}},
+		{name: "rec --all, none running", script: "timeout 20 vrlog rec status --all --timeout 60s --no-multicast --listen tcp/127.0.0.1:%FREEPORT%", code: 3,
+			want: []string{"no recorder found within 3s"}},
 		{name: "rec stop --json", script: "timeout 60 vrlog rec stop " + r + "wrong " + r + "good --json --timeout 2m" + ep, code: 2,
 			want: []string{`"error": "no recorder named \"` + r + `wrong\"`, `vrlog: 1 of 2 recorders refused the request; no recorder named "` + r + `wrong" (see above)`}},
 	})

@@ -37,6 +37,11 @@ const exitHelp = `
    included) or could not carry the request out. Every recorder's outcome
    is printed either way.`
 
+// discoveryWait is how long recorders, and rec --all, look for the
+// recorders' liveliness tokens (until the first, then while new ones
+// arrive: recctl.List); rec's --timeout is for their answers.
+const discoveryWait = 3 * time.Second
+
 func recordersCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "recorders",
@@ -54,7 +59,7 @@ EXAMPLES:
 
 ` + cliutil.ExitCodesHelp,
 		Flags: append([]cli.Flag{
-			&cli.DurationFlag{Name: "timeout", Value: 3 * time.Second, Usage: "how long to look for recorders and wait for their answers"},
+			&cli.DurationFlag{Name: "timeout", Value: discoveryWait, Usage: "how long to look for recorders and wait for their answers"},
 			&cli.BoolFlag{Name: "json", Usage: "print the statuses as JSON"},
 		}, zenohflags.Flags()...),
 		Action: runRecorders,
@@ -97,7 +102,7 @@ EXAMPLES:
 
 ` + cliutil.ExitCodesHelp + exitHelp,
 		Flags: append([]cli.Flag{
-			&cli.BoolFlag{Name: "all", Aliases: []string{"a"}, Usage: "every recorder on the network"},
+			&cli.BoolFlag{Name: "all", Aliases: []string{"a"}, Usage: "every recorder on the network: those whose liveliness tokens appear within 3 s, as vrlog recorders finds them (none: exit 3 then)"},
 			&cli.StringFlag{Name: "file", Usage: "with start: the `NAME` of the file, in the recorder's directory"},
 			&cli.StringFlag{Name: "note", Usage: "with start or snapshot: a `TEXT` stored in the file"},
 			&cli.DurationFlag{Name: "timeout", Value: 30 * time.Second, Usage: "how long to wait for the answers (a stop waits for the file's footer; a snapshot for its --after window)"},
@@ -257,12 +262,18 @@ func drive(c *cli.Context, pats []string, v recctl.Verb, req recctl.Request) ([]
 	}
 	defer sess.Close()
 	deadline := time.Now().Add(c.Duration("timeout"))
-	names, absent, running, err := resolve(c.Context, sess, pats, deadline)
-	if err != nil {
+	var names, absent, running []string
+	looked := c.Duration("timeout")
+	if pats == nil { // --all: whoever is there, found as vrlog recorders finds them
+		looked = min(discoveryWait, looked)
+		if names, err = recctl.List(c.Context, sess, looked); err != nil {
+			return nil, cliutil.Runtime(err)
+		}
+	} else if names, absent, running, err = resolve(c.Context, sess, pats, deadline); err != nil {
 		return nil, err
 	}
 	var answers []recctl.Answer
-	if len(names) > 0 || pats == nil {
+	if len(names) > 0 {
 		if answers, err = recctl.Ask(c.Context, sess, names, v, req, time.Until(deadline)); err != nil {
 			return nil, cliutil.Runtime(err)
 		}
@@ -271,7 +282,7 @@ func drive(c *cli.Context, pats []string, v recctl.Verb, req recctl.Request) ([]
 		answers = append(answers, recctl.Answer{Name: p, Err: &absentError{p, running}})
 	}
 	if len(answers) == 0 {
-		return nil, cliutil.Runtime(fmt.Errorf("no recorder found within %s (started with record --name, --idle or --snapshot, and reachable over zenoh?)", c.Duration("timeout")))
+		return nil, cliutil.Runtime(fmt.Errorf("no recorder found within %s (started with record --name, --idle or --snapshot, and reachable over zenoh?)", looked))
 	}
 	return answers, nil
 }
