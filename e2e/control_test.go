@@ -284,6 +284,13 @@ func TestRecordersListsThree(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(b.dir, "twin.vrlog")); err == nil {
 		t.Fatal("the refused recorder left a file")
 	}
+	// Not quiet, it never says it is armed (it said so before the refusal).
+	twin = start(t, vrlogBin, "record", "--no-multicast", "--connect", "tcp/127.0.0.1:"+b.port, "-k", "vr/"+b.robot+"/**",
+		"-o", filepath.Join(b.dir, "twin.vrlog"), "--name", names[0], "--idle")
+	if code := twin.wait(t, 30*time.Second); code != 2 || strings.Contains(twin.stderr.String(), "armed") ||
+		!strings.Contains(twin.stderr.String(), "a recorder named \""+names[0]+"\" already answers") {
+		t.Fatalf("a second recorder named %s, not quiet: exit %d\n%s", names[0], code, twin.stderr)
+	}
 	r := shell(t, b.dir, "vrlog recorders"+b.z())
 	for _, n := range names {
 		if !strings.Contains(r.stdout, n) {

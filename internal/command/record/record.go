@@ -317,8 +317,8 @@ func run(c *cli.Context) error {
 	if !quiet {
 		cfg.OnStatus = func(s recorder.Status) { mu.Lock(); defer mu.Unlock(); st.show(s) }
 		switch {
-		case cfg.Idle:
-			cfg.OnOpen = func() {
+		case cfg.Idle: // once its control plane is up: a name taken is said, not armed
+			cfg.OnStart = func() {
 				fmt.Fprintf(errw, "record: armed, writing nothing until 'vrlog rec start %s' (Ctrl-C to stop)\n", name)
 			}
 		case cfg.Snapshot == nil:
