@@ -115,6 +115,8 @@ type Stream struct {
 	nRestart  uint64
 	reorders  []ReorderEvent
 	gaps      gapHeap // the largest gaps, for outages
+	gapsFull  bool    // gaps holds MaxEvents: a gap is offered only if it beats gaps[0], the least kept,
+	floor     Gap     // a copy of which is here
 	median    int64   // cached median interval, refreshed as the stream grows
 	refreshAt uint64  // Dt count at which median is next refreshed
 	broken    bool    // Break: the next sample starts a new captured span
@@ -144,14 +146,14 @@ func (s *Stream) Add(x Sample) Event {
 	if x.RecvWallNs != 0 {
 		s.Latency.Add(x.RecvWallNs - x.TNs)
 	}
-	return s.next(x)
+	return s.next(&x)
 }
 
 // next is Add but for x's latency.
-func (s *Stream) next(x Sample) Event {
+func (s *Stream) next(x *Sample) Event {
 	s.n++
 	if s.n == 1 {
-		s.first, s.last, s.minTNs, s.maxTNs = x, x, x.TNs, x.TNs
+		s.first, s.last, s.minTNs, s.maxTNs = *x, *x, x.TNs, x.TNs
 		return Event{Kind: First}
 	}
 	s.minTNs, s.maxTNs = min(s.minTNs, x.TNs), max(s.maxTNs, x.TNs)
@@ -159,34 +161,36 @@ func (s *Stream) next(x Sample) Event {
 		s.broken = false
 		s.spans++
 		s.notCapt += max(x.TNs-s.last.TNs, 0)
-		s.last = x
+		s.last = *x
 		return Event{Kind: First}
 	}
 	ev := Event{Kind: Next}
-	last := &s.last // read before s.last = x below
-	newPub := x.Publisher != "" && last.Publisher != "" && !sameString(x.Publisher, last.Publisher)
-	switch {
-	case x.Seq == last.Seq && !newPub:
-		s.dups++
-		return Event{Kind: Duplicate}
-	case x.Seq <= last.Seq && x.TNs < last.TNs && !newPub:
-		s.reorder++
-		if len(s.reorders) < s.cfg.MaxEvents {
-			s.reorders = append(s.reorders, ReorderEvent{LastSeq: last.Seq, Seq: x.Seq, TNs: x.TNs})
-		}
-		return Event{Kind: Reorder}
-	case x.Seq <= last.Seq:
-		ev.Kind = Restart
-		s.nRestart++
-		if len(s.restarts) < s.cfg.MaxEvents {
-			s.restarts = append(s.restarts, RestartEvent{LastSeq: last.Seq, Seq: x.Seq, BeforeTNs: last.TNs, AfterTNs: x.TNs, PublisherChange: newPub})
-		}
-	case x.Seq > last.Seq+1:
-		ev.Kind, ev.Skipped = Skip, x.Seq-last.Seq-1
-		s.skipped += ev.Skipped
-		s.nSkips++
-		if len(s.skips) < s.cfg.MaxEvents {
-			s.skips = append(s.skips, SkipEvent{LastSeq: last.Seq, Seq: x.Seq, Skipped: ev.Skipped, PrevTNs: last.TNs, TNs: x.TNs})
+	last := &s.last                        // read before s.last = x below
+	if x.Seq-1 != last.Seq || x.Seq == 0 { // not the next seq (most are): whatever the publisher, Next
+		newPub := x.Publisher != "" && last.Publisher != "" && !sameString(x.Publisher, last.Publisher)
+		switch {
+		case x.Seq == last.Seq && !newPub:
+			s.dups++
+			return Event{Kind: Duplicate}
+		case x.Seq <= last.Seq && x.TNs < last.TNs && !newPub:
+			s.reorder++
+			if len(s.reorders) < s.cfg.MaxEvents {
+				s.reorders = append(s.reorders, ReorderEvent{LastSeq: last.Seq, Seq: x.Seq, TNs: x.TNs})
+			}
+			return Event{Kind: Reorder}
+		case x.Seq <= last.Seq:
+			ev.Kind = Restart
+			s.nRestart++
+			if len(s.restarts) < s.cfg.MaxEvents {
+				s.restarts = append(s.restarts, RestartEvent{LastSeq: last.Seq, Seq: x.Seq, BeforeTNs: last.TNs, AfterTNs: x.TNs, PublisherChange: newPub})
+			}
+		default: // x.Seq > last.Seq+1
+			ev.Kind, ev.Skipped = Skip, x.Seq-last.Seq-1
+			s.skipped += ev.Skipped
+			s.nSkips++
+			if len(s.skips) < s.cfg.MaxEvents {
+				s.skips = append(s.skips, SkipEvent{LastSeq: last.Seq, Seq: x.Seq, Skipped: ev.Skipped, PrevTNs: last.TNs, TNs: x.TNs})
+			}
 		}
 	}
 	ev.DtNs = x.TNs - last.TNs
@@ -199,12 +203,12 @@ func (s *Stream) next(x Sample) Event {
 			ev.Outage = true
 		}
 	}
-	if len(s.gaps) < s.cfg.MaxEvents || ev.DtNs > s.gaps[0].Len() || (ev.DtNs == s.gaps[0].Len() && last.TNs < s.gaps[0].FromTNs) {
+	if !s.gapsFull || ev.DtNs > s.floor.Len() || (ev.DtNs == s.floor.Len() && last.TNs < s.floor.FromTNs) {
 		// Most gaps are shorter than the shortest kept, or as short and
 		// later (gapLess): no call.
-		s.gaps.offer(Gap{FromTNs: last.TNs, ToTNs: x.TNs, Restart: ev.Kind == Restart}, s.cfg.MaxEvents)
+		s.offerGap(Gap{FromTNs: last.TNs, ToTNs: x.TNs, Restart: ev.Kind == Restart})
 	}
-	s.last = x
+	s.last = *x
 	return ev
 }
 
@@ -258,7 +262,7 @@ func (s *Stream) Merge(next *Stream) (ev Event, ok bool) {
 	}
 	// next's first sample as s would have taken it (its latency is
 	// next's already), then the rest of next.
-	ev = s.next(next.first)
+	ev = s.next(&next.first)
 	s.n += next.n - 1
 	s.minTNs, s.maxTNs = min(s.minTNs, next.minTNs), max(s.maxTNs, next.maxTNs)
 	s.skipped += next.skipped
@@ -270,7 +274,7 @@ func (s *Stream) Merge(next *Stream) (ev Event, ok bool) {
 	s.restarts = appendCapped(s.restarts, next.restarts, s.cfg.MaxEvents)
 	s.reorders = appendCapped(s.reorders, next.reorders, s.cfg.MaxEvents)
 	for _, g := range next.gaps {
-		s.gaps.offer(g, s.cfg.MaxEvents)
+		s.offerGap(g)
 	}
 	s.spans += next.spans
 	s.notCapt += next.notCapt
@@ -281,6 +285,14 @@ func (s *Stream) Merge(next *Stream) (ev Event, ok bool) {
 	s.RecvDt.absorb(&next.RecvDt)
 	s.Latency.absorb(&next.Latency)
 	return ev, true
+}
+
+// offerGap offers g to the gaps kept, and keeps gapsFull and floor.
+func (s *Stream) offerGap(g Gap) {
+	s.gaps.offer(g, s.cfg.MaxEvents)
+	if len(s.gaps) >= s.cfg.MaxEvents {
+		s.gapsFull, s.floor = true, s.gaps[0]
+	}
 }
 
 // appendCapped appends b to a while a holds fewer than n.
