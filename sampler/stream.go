@@ -161,7 +161,7 @@ func (s *Stream) next(x *Sample) Event {
 		s.broken = false
 		s.spans++
 		s.notCapt += max(x.TNs-s.last.TNs, 0)
-		s.last = *x
+		s.keepLast(x)
 		return Event{Kind: First}
 	}
 	ev := Event{Kind: Next}
@@ -208,8 +208,16 @@ func (s *Stream) next(x *Sample) Event {
 		// later (gapLess): no call.
 		s.offerGap(Gap{FromTNs: last.TNs, ToTNs: x.TNs, Restart: ev.Kind == Restart})
 	}
-	s.last = *x
+	s.keepLast(x)
 	return ev
+}
+
+// keepLast sets s.last to x field by field: a struct copy while the GC
+// marks would go through the runtime's bulk write barrier (wbMove, a
+// few hundred instructions), a field its one-pointer barrier.
+func (s *Stream) keepLast(x *Sample) {
+	s.last.Seq, s.last.TNs, s.last.RecvWallNs, s.last.RecvMonoNs = x.Seq, x.TNs, x.RecvWallNs, x.RecvMonoNs
+	s.last.Publisher = x.Publisher
 }
 
 // Mergeable says whether Merge would take next (it changes nothing).

@@ -3,6 +3,7 @@ package sampler
 import (
 	"container/heap"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 	"unsafe"
@@ -80,4 +81,28 @@ func TestHistogramBucketsApart(t *testing.T) {
 	}
 	var empty Histogram
 	empty.Buckets(func(lo, hi int64, c uint64) { t.Fatal("a bucket in an empty histogram") })
+}
+
+// Stream.keepLast copies a Sample field by field: every field, a new
+// one included.
+func TestKeepLastCopiesEveryField(t *testing.T) {
+	var x Sample
+	v := reflect.ValueOf(&x).Elem()
+	for i := range v.NumField() {
+		switch f := v.Field(i); f.Kind() {
+		case reflect.Int64:
+			f.SetInt(int64(i + 1))
+		case reflect.Uint64:
+			f.SetUint(uint64(i + 1))
+		case reflect.String:
+			f.SetString("pub")
+		default:
+			t.Fatalf("Sample.%s: a field of a kind this test does not fill", v.Type().Field(i).Name)
+		}
+	}
+	var s Stream
+	s.keepLast(&x)
+	if s.last != x {
+		t.Fatalf("last %+v, want %+v", s.last, x)
+	}
 }
