@@ -87,7 +87,7 @@ func NewLagStream(cfg LagConfig) *LagStream {
 
 // State accounts for the next state to arrive.
 func (l *LagStream) State(s Stamped) {
-	if l.cfg.Part {
+	if l.cfg.Part && (l.inHead || !l.hasState || s.TNs < l.minState) { // partState would change something
 		l.partState(s)
 	}
 	if n := len(l.states); n > 0 && s.TNs > l.states[n-1].TNs {
