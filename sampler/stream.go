@@ -142,15 +142,13 @@ func (s *Stream) Reserve(n int) {
 }
 
 // Add accounts for x, the next sample to arrive.
-func (s *Stream) Add(x Sample) Event {
-	if x.RecvWallNs != 0 {
+func (s *Stream) Add(x Sample) Event { return s.next(&x, true) }
+
+// next is Add, without x's latency unless latency.
+func (s *Stream) next(x *Sample, latency bool) Event {
+	if latency && x.RecvWallNs != 0 {
 		s.Latency.Add(x.RecvWallNs - x.TNs)
 	}
-	return s.next(&x)
-}
-
-// next is Add but for x's latency.
-func (s *Stream) next(x *Sample) Event {
 	s.n++
 	if s.n == 1 {
 		s.first, s.last, s.minTNs, s.maxTNs = *x, *x, x.TNs, x.TNs
@@ -270,7 +268,7 @@ func (s *Stream) Merge(next *Stream) (ev Event, ok bool) {
 	}
 	// next's first sample as s would have taken it (its latency is
 	// next's already), then the rest of next.
-	ev = s.next(&next.first)
+	ev = s.next(&next.first, false)
 	s.n += next.n - 1
 	s.minTNs, s.maxTNs = min(s.minTNs, next.minTNs), max(s.maxTNs, next.maxTNs)
 	s.skipped += next.skipped
