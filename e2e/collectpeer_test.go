@@ -74,6 +74,21 @@ func TestCollectAllPeersOnLoopback(t *testing.T) {
 		lastInode = ino
 		time.Sleep(300 * time.Millisecond)
 	}
+	// A mistyped name is said at once (the discovery window, not
+	// --patience), with the recorders that serve files, and nothing is
+	// fetched for it.
+	for _, args := range [][]string{{r + "-x"}, {r + "-a", r + "-x"}} {
+		begin := time.Now()
+		o, code := runCmd(t, exec.Command(vrlogBin, append(append([]string{"collect"}, args...), append([]string{"-o", filepath.Join(dir, "typo")}, z...)...)...))
+		want := fmt.Sprintf(`no recorder named "%s-x" (the recorders serving files: %s-a, %s-b)`, r, r, r)
+		if took := time.Since(begin); code != 2 || !strings.Contains(o, want) || took > 20*time.Second {
+			t.Fatalf("collect %v: exit %d after %v, want 2 within the discovery window saying %s:\n%s", args, code, took.Round(time.Millisecond), want, o)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "typo", r+"-a")); err == nil {
+			t.Fatalf("collect %v fetched before saying the name is wrong", args)
+		}
+	}
+
 	if n := len(c.Recorders[0].Files) + len(c.Recorders[1].Files); fetched <= n-4 {
 		t.Fatalf("%d files fetched over the collections, %d collected: the later ones fetched nothing new", fetched, n)
 	}

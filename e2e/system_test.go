@@ -212,7 +212,7 @@ func TestQuietOnEveryVerb(t *testing.T) {
 		"snapshot":   {script: "vrlog snapshot -q x --timeout 1s" + ep, code: 3, want: []string{"no recorder answered"}},
 		"rec":        {script: "vrlog rec status -q x --timeout 1s" + ep, code: 3, want: []string{"no recorder answered"}},
 		"recorders":  {script: "vrlog recorders -q --timeout 300ms" + ep, want: []string{"none found"}},
-		"collect":    {script: "vrlog collect -q x -o got --patience 1s --timeout 1s" + ep, code: 3, want: []string{"no recorder of that name is reachable"}},
+		"collect":    {script: "vrlog collect -q x -o got --patience 1s --timeout 1s" + ep, code: 3, want: []string{`no recorder named "x": no recorder serves files`}},
 		"fleet":      {script: "vrlog fleet -q x -o got --timeout 1s" + ep, code: 3, want: []string{"x: LEFT OUT: ", "none holds its liveliness token", "nothing was recorded"}},
 		"replay":     {script: "vrlog replay -q run.vrlog --rate max --linger 0 --no-multicast --prefix %R%", want: []string{"replayed"}},
 		"analyze":    {script: "vrlog analyze -q run.vrlog"},

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -51,6 +52,11 @@ DIR with the same checksum is not fetched again; a file found in a --shared
 directory (SHARED/NAME/FILE or SHARED/FILE, same size and checksum) is linked,
 not copied. A full disk stops the collection with exit 3 and leaves no
 partial file.
+
+A NAME no recorder serving files has (none holds its liveliness token
+after up to 3 s of looking) is said at once, with the recorders that do
+serve files: exit 2, or 3 when none does. --patience is for a recorder found
+that then goes away.
 
 Run again into the same DIR (finished split files can be collected while the
 recorders go on), it fetches only the files finished since and makes the
@@ -183,6 +189,8 @@ func runCollect(c *cli.Context) error {
 		if len(names) == 0 {
 			return cliutil.Runtime(errors.New("collect --all: no recorder serves files on this zenoh network (none declared vrlog/record/*/files within 2 s: are they running with --name, and reachable?)"))
 		}
+	} else if err := checkServing(c.Context, cl, names); err != nil {
+		return err
 	}
 	opts := filexfer.CollectOptions{Out: out, Shared: c.StringSlice("shared"), Force: c.Bool("force")}
 	cols, err := collectMerge(c, c.Context, "collect", cl, names, opts, merged)
@@ -196,6 +204,32 @@ func runCollect(c *cli.Context) error {
 		}
 	}
 	return nil
+}
+
+// checkServing says at once which of names no recorder serving files
+// has (exit 2 while others serve; 3 with none at all), rather than
+// waiting --patience for each: --patience is for a recorder found that
+// then goes away. It looks as vrlog rec does: up to 3 s for the first
+// token, then until no new one arrives for 0.3 s.
+func checkServing(ctx context.Context, cl *filexfer.Client, names []string) error {
+	serving, err := cl.Discover(ctx, 3*time.Second)
+	if err != nil {
+		return cliutil.Runtime(fmt.Errorf("collect: %w", err))
+	}
+	var absent []string
+	for _, n := range names {
+		if !slices.Contains(serving, n) {
+			absent = append(absent, fmt.Sprintf("%q", n))
+		}
+	}
+	switch {
+	case len(absent) == 0:
+		return nil
+	case len(serving) == 0:
+		return cliutil.Runtime(fmt.Errorf("collect: no recorder named %s: no recorder serves files on this zenoh network (none declared vrlog/record/*/files within 3 s: are they running with --name, and reachable?)", strings.Join(absent, ", ")))
+	}
+	sort.Strings(serving)
+	return cliutil.Usage("collect: no recorder named %s (the recorders serving files: %s)", strings.Join(absent, ", "), strings.Join(serving, ", "))
 }
 
 // collectMerge fetches the files of the recorders names (with progress,
