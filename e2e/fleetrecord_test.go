@@ -432,7 +432,7 @@ func TestFleetRecordPartitions(t *testing.T) {
 	code = p.wait(t, 120*time.Second)
 	rep := parseFleet(t, p.stderr.String())
 	if role, _, silent := rep.role("hostb"); code != 3 || role != "left-out" || !silent || len(rep.files("hosta")) != 1 || rep.Merged == "" ||
-		!strings.Contains(p.stderr.String(), "fleet: hostb: LEFT OUT: ") || !strings.Contains(p.stderr.String(), "hostb did not answer or did not stop") {
+		!strings.Contains(p.stderr.String(), "fleet: hostb: LEFT OUT: ") || !strings.Contains(p.stderr.String(), "left out or not stopped: hostb (") {
 		t.Fatalf("host b cut at the start: exit %d, hostb %q:\n%s", code, role, p.stderr)
 	}
 	noFiles(b)

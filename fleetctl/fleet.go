@@ -53,6 +53,10 @@ type Member struct {
 	// Silent: the recorder did not answer (as opposed to refusing); a
 	// partition, a recorder gone, or access control.
 	Silent bool `json:"silent,omitempty"`
+	// Left says in a few words why a LeftOut recorder is: "not found"
+	// (no liveliness token of its name), "no answer", "busy: recording",
+	// "snapshot mode", "refused its start", "did not record".
+	Left string `json:"left,omitempty"`
 	// File is a file of its recording, absolute on its host: the one
 	// the start opened, or the one its status showed first.
 	File string `json:"file,omitempty"`
@@ -105,17 +109,20 @@ func Find(ctx context.Context, sess *zenoh.Session, names []string, timeout time
 		m := f.members[i]
 		switch {
 		case a.Err != nil:
-			m.Role, m.Silent, m.Why = LeftOut, true, silence(a, recctl.Status, timeout)
+			m.Role, m.Silent, m.Why, m.Left = LeftOut, true, silence(a, recctl.Status, timeout), "not found"
+			if errors.Is(a.Err, recctl.ErrIgnored) {
+				m.Left = "no answer"
+			}
 		case a.Reply.Status == nil:
-			m.Role, m.Why = LeftOut, fmt.Sprintf("its status answer held no status (%s)", a.Reply.Error)
+			m.Role, m.Left, m.Why = LeftOut, "no status", fmt.Sprintf("its status answer held no status (%s)", a.Reply.Error)
 		default:
 			st := a.Reply.Status
 			m.Status, m.LastAnswer = st, time.Now()
 			switch {
 			case st.Mode != "files":
-				m.Role, m.Why = LeftOut, fmt.Sprintf("it runs in %s mode: it keeps the last moments and writes only snapshots", st.Mode)
+				m.Role, m.Left, m.Why = LeftOut, st.Mode+" mode", fmt.Sprintf("it runs in %s mode: it keeps the last moments and writes only snapshots", st.Mode)
 			case st.State != "idle":
-				m.Role, m.Why = LeftOut, fmt.Sprintf("it is %s already (into %s): stop its recording first, or start it idle", st.State, st.File)
+				m.Role, m.Left, m.Why = LeftOut, "busy: "+st.State, fmt.Sprintf("it is %s already (into %s): stop its recording first, or start it idle", st.State, st.File)
 			}
 		}
 	}
@@ -188,7 +195,7 @@ func (f *Fleet) Start(ctx context.Context, req recctl.Request) (int, error) {
 		case a.Err != nil:
 			m.Role, m.Silent, m.Why = Unanswered, true, fmt.Sprintf("did not answer its start within %v: it may be recording (its status will tell)", f.timeout)
 		case !a.Reply.OK:
-			m.Role, m.Why = LeftOut, fmt.Sprintf("refused the start (%s): %s", a.Reply.Code, a.Reply.Error)
+			m.Role, m.Left, m.Why = LeftOut, "refused its start", fmt.Sprintf("refused the start (%s): %s", a.Reply.Code, a.Reply.Error)
 			m.LastAnswer = time.Now()
 		default:
 			m.Role, m.File, m.LastAnswer = Recording, a.Reply.File, time.Now()
@@ -224,7 +231,7 @@ func (f *Fleet) Poll(ctx context.Context, timeout time.Duration) error {
 			m.Role, m.File, m.Silent = Recording, st.File, false
 			m.Why = "its start was answered late; its status says it records"
 		case "idle":
-			m.Role, m.Silent = LeftOut, false
+			m.Role, m.Silent, m.Left = LeftOut, false, "did not record"
 			m.Why = "its start went unanswered and it is idle: the start did not reach it"
 		}
 	}
@@ -304,7 +311,7 @@ func (f *Fleet) stopped(answers []recctl.Answer) (silent []string) {
 		case a.Reply.Code == recctl.CodeState && a.Reply.State == "idle":
 			m.Role, m.Silent = Stopped, false
 			if m.File == "" { // its start never reached it
-				m.Role, m.Why = LeftOut, "its start went unanswered and it was idle at the stop: it did not record"
+				m.Role, m.Left, m.Why = LeftOut, "did not record", "its start went unanswered and it was idle at the stop: it did not record"
 			} else {
 				m.Why = "it was idle already at the stop (an earlier stop reached it, or someone else's)"
 			}

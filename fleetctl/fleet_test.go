@@ -103,7 +103,8 @@ func TestFleetStartsAndStopsTogether(t *testing.T) {
 	}
 	ms := fl.Members()
 	if ms[0].Role != Ready || ms[1].Role != Ready || ms[2].Role != LeftOut || ms[2].Silent || !strings.Contains(ms[2].Why, "recording already") ||
-		ms[3].Role != LeftOut || !ms[3].Silent || !strings.Contains(ms[3].Why, "none holds its liveliness token") {
+		ms[3].Role != LeftOut || !ms[3].Silent || !strings.Contains(ms[3].Why, "none holds its liveliness token") ||
+		ms[2].Left != "busy: recording" || ms[3].Left != "not found" {
 		t.Fatalf("found %+v", ms)
 	}
 	if fl, err := Find(ctx, ctl, nil, 2*time.Second); err != nil || len(fl.Members()) != 3 {

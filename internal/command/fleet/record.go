@@ -296,27 +296,49 @@ func startSkew(v *view, merged string, cols []filexfer.Collection) *fleetctl.Ske
 	return &sk
 }
 
-// leftOut is the error of the recorders not recorded (nil if none):
-// exit 3 when one did not answer or did not stop, else 2 when one
-// refused; named false counts only those that did not answer or stop
-// (--all: a recorder busy with another recording is not an error).
+// leftOut is the error of the recorders not recorded (nil if none),
+// each said with its own reason: exit 3 when one did not answer or did
+// not stop, else 2 when one was left out answering (busy, refused);
+// named false counts only those that did not answer or stop (--all: a
+// recorder busy with another recording is not an error).
 func leftOut(ms []fleetctl.Member, named bool, then string) error {
-	var silent, refused []string
+	var why []string
+	silent, answered := false, false
 	for _, m := range ms {
+		r := leftOutReason(m)
 		switch {
-		case m.Role == fleetctl.NotStopped, m.Role == fleetctl.LeftOut && m.Silent, m.Role == fleetctl.Unanswered:
-			silent = append(silent, m.Name)
-		case m.Role == fleetctl.LeftOut && named:
-			refused = append(refused, m.Name)
+		case r == "":
+			continue
+		case m.Role == fleetctl.LeftOut && !m.Silent:
+			answered = answered || named
+		default:
+			silent = true
 		}
+		why = append(why, fmt.Sprintf("%s (%s)", m.Name, r))
 	}
 	switch {
-	case len(silent) > 0:
-		return cliutil.Runtime(fmt.Errorf("fleet: %s did not answer or did not stop (said above); %s", strings.Join(append(silent, refused...), ", "), then))
-	case len(refused) > 0:
-		return cliutil.Usage("fleet: %s left out (said above); %s", strings.Join(refused, ", "), then)
+	case silent:
+		return cliutil.Runtime(fmt.Errorf("fleet: left out or not stopped: %s (said above); %s", strings.Join(why, ", "), then))
+	case answered:
+		return cliutil.Usage("fleet: left out: %s (said above); %s", strings.Join(why, ", "), then)
 	}
 	return nil
+}
+
+// leftOutReason says in a few words why m is not part of the recording
+// or not stopped ("" when it is).
+func leftOutReason(m fleetctl.Member) string {
+	switch {
+	case m.Role == fleetctl.NotStopped:
+		return "did not stop"
+	case m.Role == fleetctl.Unanswered:
+		return "did not answer its start"
+	case m.Role != fleetctl.LeftOut:
+		return ""
+	case m.Left != "":
+		return m.Left
+	}
+	return "did not record"
 }
 
 // worst is the error with the higher exit code.

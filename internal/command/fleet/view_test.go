@@ -90,3 +90,27 @@ func TestLeftOutCodes(t *testing.T) {
 		t.Errorf("worst of none and a usage error: %v", got)
 	}
 }
+
+// The summary of the recorders left out says each with its own reason:
+// a busy one answered (it is not said to be silent), a name without a
+// token is not found; under --all a busy one alone is no error.
+func TestLeftOutSaysEachReason(t *testing.T) {
+	busy := fleetctl.Member{Name: "s44a", Role: fleetctl.LeftOut, Left: "busy: recording", Status: status("recording", 0, 0, true)}
+	ok := fleetctl.Member{Name: "s44b", Role: fleetctl.Stopped, File: "/data/run.vrlog"}
+	absent := fleetctl.Member{Name: "nosuch", Role: fleetctl.LeftOut, Silent: true, Left: "not found"}
+	err := leftOut([]fleetctl.Member{busy, ok, absent}, true, "the others were recorded")
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	if cliutil.Code(err) != 3 || !strings.Contains(msg, "s44a (busy: recording), nosuch (not found)") || strings.Contains(msg, "did not answer") {
+		t.Errorf("busy and absent: exit %d: %q", cliutil.Code(err), msg)
+	}
+	err = leftOut([]fleetctl.Member{busy, ok}, true, "the others were recorded")
+	if cliutil.Code(err) != 2 || err.Error() != "fleet: left out: s44a (busy: recording) (said above); the others were recorded" {
+		t.Errorf("busy: exit %d: %v", cliutil.Code(err), err)
+	}
+	if err := leftOut([]fleetctl.Member{busy, ok}, false, "the others were recorded"); err != nil {
+		t.Errorf("--all, busy: %v", err)
+	}
+}
