@@ -437,6 +437,16 @@ func TestFleetRecordPartitions(t *testing.T) {
 	}
 	noFiles(b)
 
+	// The same -o again: refused before anything is recorded, naming what
+	// is there; the earlier recording's merged log and files are kept.
+	alone := filepath.Join(dir, "alone")
+	ino := inode(t, filepath.Join(alone, "session.vrlog"))
+	o, code = runCmd(t, f.fleet(t, "client.json5", "hosta", "hostb", "-o", alone, "--duration", "3s", "--timeout", "2s"))
+	if ents, _ := os.ReadDir(filepath.Join(alone, "hosta")); code != 2 || !strings.Contains(o, "holds an earlier recording's output already ("+filepath.Join(alone, "session.vrlog")) ||
+		!strings.Contains(o, "--force") || !strings.Contains(o, "nothing was recorded") || inode(t, filepath.Join(alone, "session.vrlog")) != ino || len(ents) != 1 {
+		t.Fatalf("fleet into the same -o again: exit %d, %d files in hosta/:\n%s", code, len(ents), o)
+	}
+
 	// Host b cut during the recording and at its stop; back 2.5 s later.
 	waitFor(t, 60*time.Second, "host b back", func() bool { return f.state(t, "client.json5", "hostb") == "idle" })
 	p = startCmd(t, f.fleet(t, "client.json5", "hosta", "hostb", "-o", filepath.Join(dir, "cut"), "--duration", "4s", "--timeout", "2s", "--patience", "60s"))

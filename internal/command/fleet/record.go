@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -49,6 +50,12 @@ any host of the zenoh network), or every one with --all, as one recording:
     recorders' first records are on the simulator's clock (each host's
     offset from its clock-sync probes, as the merge found it).
 
+DIR is one recording: one that holds an earlier recording's output (its
+merged log, or files in DIR/NAME/ of a recorder named) is refused before
+anything is recorded (exit 2): give another -o, or --force to record into
+it anyway (the merged log is then replaced and DIR/NAME/ holds the files of
+both). vrlog collect into its DIR again is the way to fetch more.
+
 A second Ctrl-C later than a second after the first stops at once (exit 3);
 collected partial files are kept and vrlog collect resumes them. Who may
 start, stop and fetch is decided by the zenoh router's access control
@@ -62,7 +69,7 @@ EXAMPLES:
 
 ` + cliutil.ExitCodesHelp + `
    fleet: 2 when a recorder named refused (not idle, in snapshot mode, a bad
-   --file); 3 when one did not answer (with --require-all, before anything
+   --file) or DIR holds an earlier recording's output without --force; 3 when one did not answer (with --require-all, before anything
    is recorded), did not stop within --patience, or its files could not be
    collected. What could be recorded is collected and merged either way.`,
 		Flags: append(append(zenohflags.Flags(), collectFlags()...),
@@ -137,6 +144,9 @@ func runFleet(c *cli.Context) error {
 		return cliutil.Runtime(fmt.Errorf("fleet: %w", err))
 	}
 	v.found(fl.Members())
+	if earlier := earlierOutput(out, merged, fl.Members()); len(earlier) > 0 && !c.Bool("force") {
+		return cliutil.Usage("fleet: %s holds an earlier recording's output already (%s): a second recording into it would replace its merged log and mix its files with the earlier ones; give another -o, or --force to record into it anyway: nothing was recorded", out, strings.Join(earlier, ", "))
+	}
 	if c.Bool("require-all") {
 		if err := leftOut(fl.Members(), true, "--require-all: nothing was recorded"); err != nil {
 			return err
@@ -252,6 +262,24 @@ func record(c *cli.Context, fl *fleetctl.Fleet, srv *fleetctl.StopServer, v *vie
 		case <-tick.C:
 		}
 	}
+}
+
+// earlierOutput names what an earlier fleet recording into out left
+// there: its merged log and the folders of these recorders that hold
+// files. Unlike collect, which fetches again into its DIR on purpose, a
+// fleet's DIR is one recording.
+func earlierOutput(out, merged string, ms []fleetctl.Member) []string {
+	var found []string
+	if _, err := os.Stat(merged); merged != "" && err == nil {
+		found = append(found, merged)
+	}
+	for _, m := range ms {
+		dir := filepath.Join(out, m.Name)
+		if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
+			found = append(found, fmt.Sprintf("%s/ with %d files", dir, len(ents)))
+		}
+	}
+	return found
 }
 
 // stopped says what each recorder did at the stop.
