@@ -430,3 +430,32 @@ func TestReadmePeerClaimsCited(t *testing.T) {
 		t.Fatalf("%d rows in the comparison", rows)
 	}
 }
+
+// The README's exit-code table says what docs/cli.md's says of an
+// interruption: exit 3, except for the verbs a signal is the way to stop
+// (record on SIGINT exits 0). The README listed "interrupted" under 3
+// without the exception.
+func TestReadmeExitCodesAgreeWithCLI(t *testing.T) {
+	row3 := func(file string) string {
+		b, err := os.ReadFile(filepath.Join(root(), file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, "| 3 | ") {
+				return l
+			}
+		}
+		t.Fatalf("%s: no row for exit code 3", file)
+		return ""
+	}
+	cli := row3("docs/cli.md")
+	i := strings.Index(cli, "interrupted by SIGINT or SIGTERM (")
+	if i < 0 {
+		t.Fatalf("docs/cli.md's exit code 3 says nothing of interruptions: %s", cli)
+	}
+	j := strings.Index(cli[i:], ")")
+	if want := cli[i : i+j+1]; !strings.Contains(row3("README.md"), want) {
+		t.Errorf("README's exit code 3 does not say what docs/cli.md says: %q", want)
+	}
+}

@@ -32,7 +32,8 @@ const ExitCodesHelp = `EXIT CODES:
       --snapshot-on check watched nothing)
    2  usage or input error (bad flags, unreadable, corrupt or foreign file)
    3  runtime failure (transport error, disk full, an output that could not be
-      written, interrupted by SIGINT/SIGTERM)
+      written, interrupted by SIGINT/SIGTERM, except where that is the
+      way to stop: record, sim, controller, fleet)
    See docs/cli.md for the whole command-line contract.`
 
 // Error is an error with an exit code.
