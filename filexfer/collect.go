@@ -30,6 +30,38 @@ func (c *Client) Discover(ctx context.Context, timeout time.Duration) ([]string,
 	if err != nil {
 		return nil, fmt.Errorf("filexfer: list recorders: %w", err)
 	}
+	return namesOf(keys), nil
+}
+
+// Await waits up to timeout for each of names to serve files, and
+// returns as soon as all do (no settling: the names are known); else the
+// names still absent at the timeout and the recorders that do serve.
+func (c *Client) Await(ctx context.Context, names []string, timeout time.Duration) (absent, serving []string, err error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		keys, err := c.Sess.LiveTokens(FilesKey("*"), min(settle, max(time.Until(deadline), time.Millisecond)))
+		if err != nil {
+			return nil, nil, fmt.Errorf("filexfer: list recorders: %w", err)
+		}
+		serving, absent = namesOf(keys), absent[:0]
+		for _, n := range names {
+			if !slices.Contains(serving, n) {
+				absent = append(absent, n)
+			}
+		}
+		if len(absent) == 0 || !time.Now().Before(deadline) {
+			return absent, serving, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// namesOf is the recorder names of file servers' token keys.
+func namesOf(keys []string) []string {
 	var names []string
 	for _, k := range keys {
 		name := strings.TrimSuffix(strings.TrimPrefix(k, "vrlog/record/"), "/files")
@@ -37,7 +69,8 @@ func (c *Client) Discover(ctx context.Context, timeout time.Duration) ([]string,
 			names = append(names, name)
 		}
 	}
-	return names, nil
+	slices.Sort(names)
+	return names
 }
 
 // ErrNotAllowed: a recorder that is there does not answer this

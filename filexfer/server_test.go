@@ -493,3 +493,20 @@ func TestFloodAnsweredBusy(t *testing.T) {
 		t.Fatalf("waits %v: want the requests beyond the queue answered busy", busy)
 	}
 }
+
+// Await returns as soon as every name asked for serves files (collect
+// NAME goes on without Discover's settling), and at its timeout says
+// which do not, beside those that do.
+func TestAwait(t *testing.T) {
+	_, _, cs := serving(t)
+	c := &Client{Sess: cs}
+	start := time.Now()
+	absent, _, err := c.Await(context.Background(), []string{"gpu-box"}, 10*time.Second)
+	if err != nil || len(absent) != 0 || time.Since(start) > 5*time.Second {
+		t.Fatalf("Await(gpu-box): absent %v, %v, after %v", absent, err, time.Since(start))
+	}
+	absent, serving, err := c.Await(context.Background(), []string{"gpu-box", "nosuch"}, time.Second)
+	if err != nil || !slices.Equal(absent, []string{"nosuch"}) || !slices.Equal(serving, []string{"gpu-box"}) {
+		t.Fatalf("Await(gpu-box, nosuch): absent %v, serving %v, %v", absent, serving, err)
+	}
+}

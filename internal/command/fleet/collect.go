@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -206,21 +205,19 @@ func runCollect(c *cli.Context) error {
 	return nil
 }
 
-// checkServing says at once which of names no recorder serving files
-// has (exit 2 while others serve; 3 with none at all), rather than
-// waiting --patience for each: --patience is for a recorder found that
-// then goes away. It looks as vrlog rec does: up to 3 s for the first
-// token, then until no new one arrives for 0.3 s.
+// checkServing says which of names no recorder serving files has (exit
+// 2 while others serve; 3 with none at all) after up to 3 s of looking
+// for their tokens, rather than waiting --patience for each: --patience
+// is for a recorder found that then goes away. Names all found end the
+// look at once.
 func checkServing(ctx context.Context, cl *filexfer.Client, names []string) error {
-	serving, err := cl.Discover(ctx, 3*time.Second)
+	missing, serving, err := cl.Await(ctx, names, 3*time.Second)
 	if err != nil {
 		return cliutil.Runtime(fmt.Errorf("collect: %w", err))
 	}
 	var absent []string
-	for _, n := range names {
-		if !slices.Contains(serving, n) {
-			absent = append(absent, fmt.Sprintf("%q", n))
-		}
+	for _, n := range missing {
+		absent = append(absent, fmt.Sprintf("%q", n))
 	}
 	switch {
 	case len(absent) == 0:
@@ -228,7 +225,6 @@ func checkServing(ctx context.Context, cl *filexfer.Client, names []string) erro
 	case len(serving) == 0:
 		return cliutil.Runtime(fmt.Errorf("collect: no recorder named %s: no recorder serves files on this zenoh network (none declared vrlog/record/*/files within 3 s: are they running with --name, and reachable?)", strings.Join(absent, ", ")))
 	}
-	sort.Strings(serving)
 	return cliutil.Usage("collect: no recorder named %s (the recorders serving files: %s)", strings.Join(absent, ", "), strings.Join(serving, ", "))
 }
 
